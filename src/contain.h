@@ -1,0 +1,65 @@
+/* contain.h — keeping the command's whole process tree together, whatever it does.
+ *
+ * Two tiers behind one interface, strongest first:
+ *   CONTAIN_CGROUP    a cgroup v2 leaf created for this run (cgroup2 mount found in
+ *                     /proc/self/mountinfo). Membership survives setsid() and double forks;
+ *                     cgroup.procs lists members; cgroup.kill kills all at once; cpu.stat counts
+ *                     the CPU of every process that was ever inside.
+ *   CONTAIN_SUBREAPER PR_SET_CHILD_SUBREAPER on resmon-run: orphans re-parent to it, so every
+ *                     descendant stays below it; members are found by walking parent links in /proc.
+ * The command also gets a process group of its own in both tiers (spawn.h).
+ *
+ * Lifetime: contain_new() before the fork; contain_child_join() in the child before exec;
+ * contain_free() after the tree is gone (removes the cgroup). Not thread-safe (nothing is).
+ */
+#ifndef RESMON_CONTAIN_H
+#define RESMON_CONTAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum contain_mode { CONTAIN_AUTO, CONTAIN_MODE_CGROUP, CONTAIN_MODE_SUBREAPER };
+enum contain_tier { CONTAIN_CGROUP, CONTAIN_SUBREAPER };
+
+struct contain;
+
+/* Set up containment. AUTO tries the cgroup tier and falls back to the subreaper tier; an explicit
+ * mode fails (-errno) when that tier is unavailable. ret_why, when not NULL, receives a static
+ * string explaining an AUTO fallback (or NULL). The subreaper flag is set in every tier (it also
+ * makes resmon-run the reaper of orphans in the cgroup tier, so no zombie escapes wait4). */
+int contain_new(enum contain_mode mode, struct contain **ret, const char **ret_why);
+void contain_free(struct contain *c);
+
+enum contain_tier contain_tier(const struct contain *c);
+const char *contain_tier_name(enum contain_tier t); /* "cgroup" / "subreaper" */
+/* Path of the cgroup directory (cgroup tier) or NULL. */
+const char *contain_cgroup_path(const struct contain *c);
+/* An O_PATH|O_DIRECTORY fd of the cgroup directory (cgroup tier), or -1: the sampler reads
+ * cpu.stat, memory.peak, ... relative to it. Owned by c. */
+int contain_cgroup_fd(const struct contain *c);
+
+/* In the forked child, before exec: move the calling process into the tier (cgroup: write "0" to
+ * cgroup.procs through an fd opened before the fork). Async-signal-safe. Returns 0 or -errno. */
+int contain_child_join(const struct contain *c);
+
+/* Record the command's pid (the root of the tree) once forked. */
+void contain_set_root(struct contain *c, pid_t pid);
+
+/* Live members of the tree (excluding resmon-run itself), in *ret_pids (malloc'ed, caller frees),
+ * count in *ret_n. A process may exit right after it is listed: callers treat ESRCH/ENOENT on a
+ * listed pid as normal. Zombies are listed until reaped. Returns 0 or -errno. */
+int contain_members(struct contain *c, pid_t **ret_pids, size_t *ret_n);
+
+/* Send sig to every member (the group of the command and every listed pid, so setsid escapers are
+ * reached). Returns the number of processes signalled (>= 0) or -errno. */
+int contain_signal_all(struct contain *c, int sig);
+/* Kill every member with SIGKILL until none is left alive (cgroup.kill, or freeze with SIGSTOP and
+ * kill in a loop so a forking process cannot outrun it). Zombies still need reaping by the
+ * caller. Returns the number of kill passes or -errno. */
+int contain_kill_all(struct contain *c);
+/* True when no live member is left (zombies waiting to be reaped do not count). */
+bool contain_empty(struct contain *c);
+
+#endif

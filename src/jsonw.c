@@ -1,0 +1,306 @@
+/* jsonw.c — see jsonw.h. */
+#include "jsonw.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void jsonw_init(struct jsonw *w)
+{
+    memset(w, 0, sizeof *w);
+    w->first[0] = true;
+}
+
+void jsonw_release(struct jsonw *w)
+{
+    free(w->buf);
+    jsonw_init(w);
+}
+
+void jsonw_reset(struct jsonw *w)
+{
+    char *buf = w->buf;
+    size_t cap = w->cap;
+    jsonw_init(w);
+    w->buf = buf;
+    w->cap = cap;
+    if (buf)
+        buf[0] = '\0';
+}
+
+static bool reserve(struct jsonw *w, size_t more)
+{
+    if (w->failed)
+        return false;
+    if (w->len + more + 1 <= w->cap)
+        return true;
+    size_t cap = w->cap ? w->cap : 256;
+    while (cap < w->len + more + 1) {
+        if (cap > SIZE_MAX / 2) {
+            w->failed = true;
+            return false;
+        }
+        cap *= 2;
+    }
+    char *p = realloc(w->buf, cap);
+    if (!p) {
+        w->failed = true;
+        return false;
+    }
+    w->buf = p;
+    w->cap = cap;
+    return true;
+}
+
+void jsonw_append(struct jsonw *w, const char *s, size_t n)
+{
+    if (!reserve(w, n))
+        return;
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+    w->buf[w->len] = '\0';
+}
+
+static inline void put(struct jsonw *w, char c)
+{
+    if (!reserve(w, 1))
+        return;
+    w->buf[w->len++] = c;
+    w->buf[w->len] = '\0';
+}
+
+/* Called before every value: the comma between array elements (object members get theirs in
+ * jsonw_key). */
+static void before_value(struct jsonw *w)
+{
+    if (w->after_key) {
+        w->after_key = false;
+        return;
+    }
+    if (!w->first[w->depth])
+        put(w, ',');
+    w->first[w->depth] = false;
+}
+
+static void open_(struct jsonw *w, char c)
+{
+    before_value(w);
+    if (w->depth >= JSONW_MAX_DEPTH) {
+        w->failed = true;
+        return;
+    }
+    put(w, c);
+    w->first[++w->depth] = true;
+}
+
+static void close_(struct jsonw *w, char c)
+{
+    if (w->depth <= 0) {
+        w->failed = true;
+        return;
+    }
+    w->depth--;
+    put(w, c);
+}
+
+void jsonw_obj_open(struct jsonw *w) { open_(w, '{'); }
+void jsonw_obj_close(struct jsonw *w) { close_(w, '}'); }
+void jsonw_arr_open(struct jsonw *w) { open_(w, '['); }
+void jsonw_arr_close(struct jsonw *w) { close_(w, ']'); }
+
+void jsonw_key(struct jsonw *w, const char *key)
+{
+    before_value(w);
+    put(w, '"');
+    jsonw_escape(w, key, strlen(key));
+    put(w, '"');
+    put(w, ':');
+    w->after_key = true;
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid (RFC 3629: no overlongs, no
+ * surrogates, nothing above U+10FFFF). */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    if (c < 0x80)
+        return 1;
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else
+        return 0;
+    if (n < len)
+        return 0;
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return len;
+}
+
+size_t utf8_valid_prefix(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        size_t k = utf8_seq(u + i, n - i);
+        if (k == 0)
+            break;
+        i += k;
+    }
+    return i;
+}
+
+void jsonw_escape(struct jsonw *w, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    /* Worst case every byte becomes \ufffd (3 bytes out for an invalid byte) or \u00XX (6). */
+    if (!reserve(w, n * 6))
+        return;
+    char *o = w->buf + w->len;
+    while (i < n) {
+        unsigned char c = u[i];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            *o++ = (char)c;
+            i++;
+            continue;
+        }
+        if (c < 0x80) {
+            *o++ = '\\';
+            switch (c) {
+            case '"': *o++ = '"'; break;
+            case '\\': *o++ = '\\'; break;
+            case '\n': *o++ = 'n'; break;
+            case '\r': *o++ = 'r'; break;
+            case '\t': *o++ = 't'; break;
+            case '\b': *o++ = 'b'; break;
+            case '\f': *o++ = 'f'; break;
+            default:
+                *o++ = 'u';
+                *o++ = '0';
+                *o++ = '0';
+                *o++ = hex[c >> 4];
+                *o++ = hex[c & 15];
+            }
+            i++;
+            continue;
+        }
+        size_t k = utf8_seq(u + i, n - i);
+        if (k == 0) {
+            /* One U+FFFD per invalid byte: simple, and never swallows a valid character. */
+            *o++ = (char)0xEF;
+            *o++ = (char)0xBF;
+            *o++ = (char)0xBD;
+            i++;
+            continue;
+        }
+        memcpy(o, u + i, k);
+        o += k;
+        i += k;
+    }
+    w->len = (size_t)(o - w->buf);
+    w->buf[w->len] = '\0';
+}
+
+void jsonw_strn(struct jsonw *w, const char *s, size_t n)
+{
+    before_value(w);
+    put(w, '"');
+    jsonw_escape(w, s, n);
+    put(w, '"');
+}
+
+void jsonw_str(struct jsonw *w, const char *s)
+{
+    if (!s)
+        jsonw_null(w);
+    else
+        jsonw_strn(w, s, strlen(s));
+}
+
+void jsonw_uint(struct jsonw *w, uint64_t v)
+{
+    char tmp[24];
+    int n = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
+    before_value(w);
+    jsonw_append(w, tmp, (size_t)n);
+}
+
+void jsonw_int(struct jsonw *w, int64_t v)
+{
+    char tmp[24];
+    int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
+    before_value(w);
+    jsonw_append(w, tmp, (size_t)n);
+}
+
+void jsonw_double(struct jsonw *w, double v, int decimals)
+{
+    if (!isfinite(v)) {
+        jsonw_null(w);
+        return;
+    }
+    if (decimals < 1)
+        decimals = 1;
+    if (decimals > 9)
+        decimals = 9;
+    char tmp[400];
+    /* %f never uses an exponent; resmon-run never calls setlocale(LC_NUMERIC), so the decimal
+     * point is '.'. */
+    int n = snprintf(tmp, sizeof tmp, "%.*f", decimals, v);
+    if (n < 0 || (size_t)n >= sizeof tmp) {
+        jsonw_null(w);
+        return;
+    }
+    while (n > 2 && tmp[n - 1] == '0' && tmp[n - 2] != '.')
+        n--;
+    if (n == 2 && tmp[0] == '-' && tmp[1] == '0')
+        n = 1, tmp[0] = '0';
+    if (n == 4 && memcmp(tmp, "-0.0", 4) == 0) /* negative zero reads oddly */
+        memmove(tmp, tmp + 1, (size_t)--n);
+    before_value(w);
+    jsonw_append(w, tmp, (size_t)n);
+}
+
+void jsonw_bool(struct jsonw *w, bool v)
+{
+    before_value(w);
+    jsonw_append(w, v ? "true" : "false", v ? 4 : 5);
+}
+
+void jsonw_null(struct jsonw *w)
+{
+    before_value(w);
+    jsonw_append(w, "null", 4);
+}
+
+void jsonw_raw(struct jsonw *w, const char *json, size_t n)
+{
+    before_value(w);
+    jsonw_append(w, json, n);
+}
+
+void jsonw_kv_str(struct jsonw *w, const char *key, const char *s) { jsonw_key(w, key), jsonw_str(w, s); }
+void jsonw_kv_strn(struct jsonw *w, const char *key, const char *s, size_t n) { jsonw_key(w, key), jsonw_strn(w, s, n); }
+void jsonw_kv_int(struct jsonw *w, const char *key, int64_t v) { jsonw_key(w, key), jsonw_int(w, v); }
+void jsonw_kv_uint(struct jsonw *w, const char *key, uint64_t v) { jsonw_key(w, key), jsonw_uint(w, v); }
+void jsonw_kv_double(struct jsonw *w, const char *key, double v, int decimals) { jsonw_key(w, key), jsonw_double(w, v, decimals); }
+void jsonw_kv_bool(struct jsonw *w, const char *key, bool v) { jsonw_key(w, key), jsonw_bool(w, v); }

@@ -1,0 +1,81 @@
+/* testlog.h — recognising structured test-log lines (test-logs.md) and turning them into
+ * markers (profile-format.md §5): every test, its status and duration, suites, subtest results,
+ * crashes, errors — and what each test cost the process tree.
+ *
+ * The supervisor feeds complete lines (linebuf.h) from the command's stdout and stderr with their
+ * arrival time. Per line, formats are tried in priority order (mozlog JSON, TBPL, mach, TAP, go
+ * test, GoogleTest, best-effort text) after stripping, for matching only, a trailing '\r', ANSI
+ * escapes and CI prefixes. A line that does not parse is simply output. Parsers are pure functions
+ * of (line, len) → test events (testlog_*.c); this module keys open tests by id (+ subsuite or
+ * package) so interleaved parallel output pairs correctly, and emits markers on the sink.
+ *
+ * Per-test cost: at a test's start and end the module asks the tree probe for the tree's
+ * cumulative CPU; testlog_tree_sample() after every sample updates the peak RSS of open tests.
+ */
+#ifndef RESMON_TESTLOG_H
+#define RESMON_TESTLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "markers.h"
+
+/* Formats, as bits for --parse=LIST. */
+enum testlog_format {
+    TL_FMT_MOZLOG = 1 << 0,
+    TL_FMT_TBPL = 1 << 1,
+    TL_FMT_MACH = 1 << 2,
+    TL_FMT_TAP = 1 << 3,
+    TL_FMT_GO = 1 << 4,
+    TL_FMT_GTEST = 1 << 5,
+    TL_FMT_PYTEST = 1 << 6,
+    TL_FMT_UNITTEST = 1 << 7,
+    TL_FMT_LIBTEST = 1 << 8,
+    TL_FMT_CHECK = 1 << 9,
+    TL_FMT_ALL = (1 << 10) - 1,
+};
+
+/* Parse a --parse argument: "auto", "none" or a comma list of format names ("mozlog,tap,...").
+ * Returns the mask (0 for none) or -EINVAL. */
+int testlog_parse_formats(const char *arg, unsigned *ret_mask);
+
+struct testlog_probe {
+    uint64_t (*tree_cpu_ns)(void *ctx); /* cumulative tree CPU now */
+    void *ctx;
+};
+
+struct testlog_config {
+    unsigned formats;      /* mask of enum testlog_format */
+    bool log_info;         /* also INFO/DEBUG log lines as instants */
+    bool process_output;   /* mozlog process_output as "output" instants */
+    double wall_at_t0_ms;  /* wall clock of profile time 0, to map producer timestamps */
+    uint64_t t0_ns;        /* monotonic profile time 0 */
+};
+
+struct testlog_stats {
+    uint64_t lines, recognised;
+    uint64_t tests;        /* test markers emitted */
+    uint64_t by_status[16]; /* indexed by testlog_status_index() */
+    uint64_t unexpected;
+};
+
+struct testlog;
+
+int testlog_new(const struct testlog_config *cfg, const struct marker_sink *sink,
+                const struct testlog_probe *probe, struct testlog **ret);
+void testlog_free(struct testlog *tl);
+
+/* A line of output; stream is 1 (stdout) or 2 (stderr). */
+void testlog_line(struct testlog *tl, int stream, const char *line, size_t len, bool truncated,
+                  uint64_t arrival_ns);
+/* After every sample: the tree's RSS now (bytes), to track each open test's peak. */
+void testlog_tree_sample(struct testlog *tl, uint64_t rss);
+/* Call fn for each open test id (for the timeout marker and the summary). */
+void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const char *id), void *ctx);
+/* End of run: tests still open become test markers ending at now_ns with status TIMEOUT
+ * (timed_out) or INCOMPLETE. */
+void testlog_finish(struct testlog *tl, uint64_t now_ns, bool timed_out);
+void testlog_get_stats(const struct testlog *tl, struct testlog_stats *ret);
+
+#endif

@@ -1,0 +1,64 @@
+/* util.c — see util.h. */
+#include "util.h"
+
+#include <fcntl.h>
+#include <time.h>
+
+uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+double wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+ssize_t read_retry(int fd, void *buf, size_t len)
+{
+    for (;;) {
+        ssize_t n = read(fd, buf, len);
+        if (n >= 0 || errno != EINTR)
+            return n < 0 ? -errno : n;
+    }
+}
+
+ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t max)
+{
+    if (max == 0)
+        return -EINVAL;
+    _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -errno;
+    size_t got = 0;
+    while (got < max - 1) {
+        ssize_t n = read_retry(fd, buf + got, max - 1 - got);
+        if (n < 0)
+            return n;
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    buf[got] = '\0';
+    return (ssize_t)got;
+}

@@ -1,0 +1,73 @@
+/* util.h — small helpers every module uses: scope-bound cleanup, monotonic time, and I/O that
+ * survives EINTR and short transfers.
+ *
+ * Cleanup attributes run when a variable goes out of scope, so an early `return -errno` never
+ * leaks. TAKE_PTR/TAKE_FD hand ownership out of such a variable.
+ */
+#ifndef RESMON_UTIL_H
+#define RESMON_UTIL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#define NSEC_PER_SEC UINT64_C(1000000000)
+#define NSEC_PER_MSEC UINT64_C(1000000)
+#define NSEC_PER_USEC UINT64_C(1000)
+/* A deadline that never comes. */
+#define NS_INFINITY UINT64_MAX
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+static inline void freep(void *p) { free(*(void **)p); }
+static inline void closep(int *fd)
+{
+    if (*fd >= 0) {
+        int saved = errno;
+        close(*fd);
+        errno = saved;
+    }
+}
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+
+#define TAKE_PTR(p)                                                                                \
+    ({                                                                                             \
+        __typeof__(p) _tp = (p);                                                                   \
+        (p) = NULL;                                                                                \
+        _tp;                                                                                       \
+    })
+#define TAKE_FD(fd)                                                                                \
+    ({                                                                                             \
+        int _tf = (fd);                                                                            \
+        (fd) = -1;                                                                                 \
+        _tf;                                                                                       \
+    })
+
+/* Monotonic clock in nanoseconds: every interval and deadline in resmon-run uses it. */
+uint64_t now_ns(void);
+/* Wall clock, epoch milliseconds (only for the profile's startTime and producer timestamps). */
+double wall_ms(void);
+
+/* write(2) until all of buf is written; retries EINTR and EAGAIN is NOT handled (use on blocking
+ * fds). Returns 0 or -errno. */
+int write_all(int fd, const void *buf, size_t len);
+/* read(2) retrying EINTR. Returns bytes read (0 at EOF) or -errno. */
+ssize_t read_retry(int fd, void *buf, size_t len);
+/* Read a whole small file (at most max bytes) at dirfd/path into buf, NUL-terminated.
+ * Returns the length or -errno. Truncates silently at max-1 bytes. */
+ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t max);
+
+/* Saturating helpers for counters from untrusted text. */
+static inline uint64_t sat_add_u64(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
+
+/* Allocation that aborts on exhaustion is NOT used: allocation failures propagate as -ENOMEM. */
+
+#endif
