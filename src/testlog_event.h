@@ -1,0 +1,90 @@
+/* testlog_event.h — the contract between the per-format parsers (testlog_<format>.c) and the
+ * test-log core (testlog.c).
+ *
+ * A parser is a pure function of one line (already stripped of '\r', ANSI escapes and CI prefixes
+ * by the core) plus the format's own small state (TAP nesting, the mach formatter's clock, a
+ * pytest line whose result is still to come, ...). It fills up to TL_MAX_EVENTS events and returns
+ * how many (0: not this format). Strings in events point into the line or into the parser's state
+ * and are valid until the next call on the same state; they are NOT NUL-terminated.
+ */
+#ifndef RESMON_TESTLOG_EVENT_H
+#define RESMON_TESTLOG_EVENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TL_MAX_EVENTS 4
+
+enum tl_kind {
+    TLE_SUITE_START,   /* id = suite name */
+    TLE_SUITE_END,
+    TLE_GROUP_START,   /* id = group name */
+    TLE_GROUP_END,
+    TLE_TEST_START,    /* id, scope */
+    TLE_TEST_END,      /* id (empty: the most recent open test), scope, status, expected, message,
+                          duration_ms when the producer says how long it took (a test with no
+                          start then starts duration_ms before), timeoutfactor */
+    TLE_SUBTEST,       /* id, subtest, status, expected, message */
+    TLE_LOG,           /* level, message */
+    TLE_CRASH,         /* id, signature, reason, minidump */
+    TLE_PROCESS_START, /* process (an id), command */
+    TLE_PROCESS_EXIT,  /* process, command, exitcode */
+    TLE_ASSERT,        /* id, message (assertion count outside expectations) */
+    TLE_LEAK,          /* name = marker name ("LSan Leak", "LSan Summary", "Leaked Total",
+                          "SHUTDOWN-FAIL"), message */
+    TLE_OUTPUT,        /* process, message (only when the config asks) */
+    TLE_BAIL_OUT,      /* message: the run gave up; open tests end INCOMPLETE */
+};
+
+struct tl_str {
+    const char *p;
+    size_t n;
+};
+
+struct tl_event {
+    enum tl_kind kind;
+    double time_ms;     /* producer timestamp, epoch ms; NAN when none */
+    double duration_ms; /* producer-reported duration; NAN when none */
+    struct tl_str id, scope, name, status, expected, message, subtest, level, signature, reason,
+        minidump, process, command;
+    int64_t exitcode;
+    bool has_exitcode;
+    int64_t timeoutfactor; /* 0 when not given */
+    bool unexpected;       /* the producer says the result is unexpected (already decided,
+                              e.g. TBPL TEST-UNEXPECTED-*, mozlog with known_intermittent) */
+    bool expected_known;   /* unexpected is meaningful */
+};
+
+struct tl_format {
+    const char *name;   /* as in --parse */
+    unsigned bit;       /* enum testlog_format */
+    size_t state_size;  /* zeroed state allocated by the core; 0 = stateless */
+    /* Returns the number of events filled (0..TL_MAX_EVENTS). arrival_ns is when the line
+     * arrived (for formats that time tests by arrival). */
+    int (*parse)(void *state, const char *line, size_t len, uint64_t arrival_ns,
+                 struct tl_event *ev);
+    void (*release)(void *state); /* NULL if the state owns no memory */
+};
+
+/* The formats, in the priority order of test-logs.md. */
+extern const struct tl_format tl_format_mozlog, tl_format_tbpl, tl_format_mach, tl_format_tap,
+    tl_format_go, tl_format_gtest, tl_format_pytest, tl_format_unittest, tl_format_libtest,
+    tl_format_check;
+
+/* Helpers for parsers. */
+static inline struct tl_str tl_str_make(const char *p, size_t n)
+{
+    struct tl_str s = {p, n};
+    return s;
+}
+static inline void tl_event_init(struct tl_event *ev, enum tl_kind kind)
+{
+    struct tl_event z = {0};
+    z.kind = kind;
+    z.time_ms = __builtin_nan("");
+    z.duration_ms = __builtin_nan("");
+    *ev = z;
+}
+
+#endif
