@@ -22,6 +22,10 @@ struct contain {
     char *cg_path;  /* absolute directory of our leaf */
     int cg_dirfd;   /* O_PATH of the leaf */
     int cg_procs_w; /* cgroup.procs opened for writing before the fork (child joins through it) */
+    /* children we had before the command started (a caller's `sleep & exec resmon-run`): not
+     * part of the tree */
+    pid_t *foreign;
+    size_t n_foreign;
     /* cgroup.procs text, reused between listings */
     char *buf;
     size_t buf_cap;
@@ -112,6 +116,26 @@ static int find_own_cgroup(char *ret, size_t size)
     return -ENOENT;
 }
 
+/* A run killed outright (SIGKILL) cannot remove its leaf. Tidy up such leaves beside ours: empty
+ * ones whose owner pid is gone. Best effort. */
+static void remove_stale_leaves(const char *parent)
+{
+    DIR *d = opendir(parent);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        int pid;
+        if (strncmp(e->d_name, "resmon-run.", 11) != 0 || sscanf(e->d_name + 11, "%d.", &pid) != 1 || pid <= 0)
+            continue;
+        if (kill(pid, 0) == 0 || errno != ESRCH)
+            continue;
+        /* rmdir fails with EBUSY while processes are inside: exactly the guard wanted. */
+        unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+    }
+    closedir(d);
+}
+
 static int cgroup_setup(struct contain *c)
 {
     char mnt[PATH_MAX], own[PATH_MAX], path[PATH_MAX];
@@ -127,6 +151,10 @@ static int cgroup_setup(struct contain *c)
                      (int)c->self, (unsigned long long)(now_ns() & 0xffffff));
     if (n < 0 || (size_t)n >= sizeof path)
         return -ENAMETOOLONG;
+    char *slash = strrchr(path, '/');
+    *slash = '\0';
+    remove_stale_leaves(path);
+    *slash = '/';
     if (mkdir(path, 0755) < 0)
         return -errno;
     c->cg_dirfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -160,6 +188,44 @@ fail:
     return r;
 }
 
+static int stat_ppid(int procfd, const char *name, pid_t *ret_ppid, char *ret_state);
+static int push_pid(pid_t **v, size_t *n, size_t *cap, pid_t pid);
+
+static void record_foreign_children(struct contain *c)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return;
+    size_t cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        pid_t ppid;
+        char state;
+        if (stat_ppid(dirfd(d), e->d_name, &ppid, &state) == 0 && ppid == c->self)
+            push_pid(&c->foreign, &c->n_foreign, &cap, (pid_t)atoi(e->d_name));
+    }
+    closedir(d);
+}
+
+static bool is_foreign(const struct contain *c, pid_t pid)
+{
+    for (size_t i = 0; i < c->n_foreign; i++)
+        if (c->foreign[i] == pid)
+            return true;
+    return false;
+}
+
+void contain_reaped(struct contain *c, pid_t pid)
+{
+    for (size_t i = 0; i < c->n_foreign; i++)
+        if (c->foreign[i] == pid) {
+            c->foreign[i] = c->foreign[--c->n_foreign];
+            return;
+        }
+}
+
 int contain_new(enum contain_mode mode, struct contain **ret, const char **ret_why)
 {
     struct contain *c = calloc(1, sizeof *c);
@@ -177,6 +243,7 @@ int contain_new(enum contain_mode mode, struct contain **ret, const char **ret_w
         return r;
     }
     c->tier = CONTAIN_SUBREAPER;
+    record_foreign_children(c);
     if (mode != CONTAIN_MODE_SUBREAPER) {
         int r = cgroup_setup(c);
         if (r >= 0)
@@ -212,6 +279,33 @@ static void remove_tree(int parentfd, const char *name)
     unlinkat(parentfd, name, AT_REMOVEDIR);
 }
 
+static int cgroup_members(struct contain *c, pid_t **ret, size_t *ret_n);
+
+/* Processes still in the leaf when we go (leftovers the user chose to keep): hand them to the
+ * parent cgroup, so the leaf can be removed and nothing of ours lingers in the hierarchy. */
+static void release_members(struct contain *c)
+{
+    pid_t *pids = NULL;
+    size_t n = 0;
+    if (cgroup_members(c, &pids, &n) < 0 || n == 0) {
+        free(pids);
+        return;
+    }
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/../cgroup.procs", c->cg_path);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        for (size_t i = 0; i < n; i++) {
+            char num[16];
+            int len = snprintf(num, sizeof num, "%d", (int)pids[i]);
+            ssize_t w = write(fd, num, (size_t)len);
+            (void)w;
+        }
+        close(fd);
+    }
+    free(pids);
+}
+
 void contain_free(struct contain *c)
 {
     if (!c)
@@ -221,6 +315,7 @@ void contain_free(struct contain *c)
     if (c->cg_dirfd >= 0)
         close(c->cg_dirfd);
     if (c->cg_path) {
+        release_members(c);
         char *slash = strrchr(c->cg_path, '/');
         if (slash) {
             *slash = '\0';
@@ -232,6 +327,7 @@ void contain_free(struct contain *c)
         }
     }
     free(c->cg_path);
+    free(c->foreign);
     free(c->buf);
     free(c);
 }
@@ -416,6 +512,8 @@ static int subreaper_members(struct contain *c, pid_t **ret, size_t *ret_n)
                 hi = mid;
         }
         for (size_t i = lo; i < n && all[i].ppid == parent; i++) {
+            if (parent == c->self && is_foreign(c, all[i].pid))
+                continue;
             if (push_pid(&queue, &qn, &qcap, all[i].pid) < 0 || push_pid(&out, &nout, &capout, all[i].pid) < 0) {
                 r = -ENOMEM;
                 break;

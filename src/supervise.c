@@ -247,6 +247,7 @@ static void reap(struct sv *sv)
         pid_t p = wait4(-1, &st, WNOHANG, &ru);
         if (p <= 0)
             break;
+        contain_reaped(sv->contain, p);
         if (p == sv->pid) {
             sv->exited = true;
             sv->wstatus = st;

@@ -49,5 +49,14 @@ expect_status 0 "$TIMEOUT_LINK" --kill-leftovers --grace=0.2 10 "$HELPER" daemon
 pid=$(wait_event "daemon *" | cut -d' ' -f2)
 alive "$pid" && fail "--kill-leftovers did not stop $pid"
 
+# A child that existed before resmon-run (exec'ed by a shell with a background job) is not part
+# of the command's tree: it is neither killed nor waited for.
+for tier in $tiers; do
+    sh -c "'$HELPER' sleep 60 & exec '$RESMON_RUN' --no-profile --containment=$tier --grace=0.2 -- true"
+    pid=$(wait_event "ready *" | cut -d' ' -f2)
+    alive "$pid" || fail "$tier: a pre-existing child was killed as a leftover"
+    kill "$pid"
+done
+
 # No zombie is left: every child was reaped (the command's group is gone too).
 exit 0
