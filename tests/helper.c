@@ -280,6 +280,22 @@ int main(int argc, char **argv)
         }
         return 0;
     }
+    if (!strcmp(cmd, "textlines")) { /* textlines BYTES: plain text lines of varying length */
+        size_t n = (size_t)atol(argv[2]);
+        static char buf[1 << 16];
+        size_t len = 0;
+        for (unsigned i = 0; len + 200 < sizeof buf; i++)
+            len += (size_t)snprintf(buf + len, sizeof buf - len,
+                                    "%u INFO - something happened while running step %u of the job%.*s\n", i,
+                                    i * 7, (int)(i % 40), "........................................");
+        while (n) {
+            size_t k = n < len ? n : len;
+            if (write_stdout(buf, k) < 0)
+                return 1;
+            n -= k;
+        }
+        return 0;
+    }
     if (!strcmp(cmd, "bigline")) { /* bigline N: N bytes, no newline */
         size_t n = (size_t)atol(argv[2]);
         char buf[65536];
