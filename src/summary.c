@@ -80,11 +80,10 @@ static void copy_status(char *dst, size_t size, const char *status)
     copy_text(dst, size, status ? status : "", status ? strlen(status) : 0);
 }
 
-void summary_add_test(struct summary_facts *f, const char *id, size_t id_len, const char *status,
-                      bool unexpected, uint64_t duration_ns)
+void summary_add_status(struct summary_facts *f, const char *status, uint64_t n)
 {
     f->tests_known = true;
-    f->tests++;
+    f->tests += n;
     char st[16];
     copy_status(st, sizeof st, status);
     size_t i;
@@ -94,21 +93,27 @@ void summary_add_test(struct summary_facts *f, const char *id, size_t id_len, co
     if (i == f->n_status && f->n_status < SUMMARY_MAX_STATUSES)
         copy_status(f->by_status[f->n_status++].status, sizeof f->by_status[0].status, st);
     if (i < f->n_status)
-        f->by_status[i].n++;
+        f->by_status[i].n += n;
+}
 
-    if (unexpected) {
-        f->unexpected_total++;
-        if (f->n_unexpected < SUMMARY_MAX_LIST) {
-            struct summary_test *t = &f->unexpected[f->n_unexpected++];
-            copy_text(t->id, sizeof t->id, id, id_len);
-            copy_status(t->status, sizeof t->status, st);
-            t->duration_ns = duration_ns;
-        }
+void summary_add_unexpected(struct summary_facts *f, const char *id, size_t id_len, const char *status,
+                            uint64_t duration_ns)
+{
+    f->unexpected_total++;
+    if (f->n_unexpected < SUMMARY_MAX_LIST) {
+        struct summary_test *t = &f->unexpected[f->n_unexpected++];
+        copy_text(t->id, sizeof t->id, id, id_len);
+        copy_status(t->status, sizeof t->status, status);
+        t->duration_ns = duration_ns;
     }
+}
 
+void summary_add_slowest(struct summary_facts *f, const char *id, size_t id_len, const char *status,
+                         uint64_t duration_ns)
+{
     size_t keep = f->max_slowest ? MIN(f->max_slowest, (size_t)SUMMARY_MAX_LIST) : 5;
     /* Insertion into a short sorted list; equal durations keep the earlier test first. */
-    size_t pos = f->n_slowest;
+    size_t pos = MIN(f->n_slowest, keep);
     while (pos > 0 && f->slowest[pos - 1].duration_ns < duration_ns)
         pos--;
     if (pos >= keep)
@@ -117,10 +122,19 @@ void summary_add_test(struct summary_facts *f, const char *id, size_t id_len, co
     memmove(&f->slowest[pos + 1], &f->slowest[pos], (last - pos) * sizeof f->slowest[0]);
     struct summary_test *t = &f->slowest[pos];
     copy_text(t->id, sizeof t->id, id, id_len);
-    copy_status(t->status, sizeof t->status, st);
+    copy_status(t->status, sizeof t->status, status);
     t->duration_ns = duration_ns;
     if (f->n_slowest < keep)
         f->n_slowest++;
+}
+
+void summary_add_test(struct summary_facts *f, const char *id, size_t id_len, const char *status,
+                      bool unexpected, uint64_t duration_ns)
+{
+    summary_add_status(f, status, 1);
+    if (unexpected)
+        summary_add_unexpected(f, id, id_len, status, duration_ns);
+    summary_add_slowest(f, id, id_len, status, duration_ns);
 }
 
 void summary_add_open(struct summary_facts *f, const char *id, size_t id_len)

@@ -122,10 +122,19 @@ void summary_series_add(struct summary_series *s, double value);
 /* Value of bucket i (mean or max of its samples); 0 for an empty or out-of-range bucket. */
 double summary_series_value(const struct summary_series *s, size_t i);
 
-/* Count one test result: status (e.g. "PASS") into by_status, unexpected ones into the bounded
- * list, and the duration into the slowest-N list. id may hold any bytes (id_len of them). */
+/* Count one test result: summary_add_status(status, 1), summary_add_unexpected() when
+ * unexpected, summary_add_slowest(). id may hold any bytes (id_len of them). */
 void summary_add_test(struct summary_facts *f, const char *id, size_t id_len, const char *status,
                       bool unexpected, uint64_t duration_ns);
+/* The pieces, for a caller that already has totals (testlog_get_stats, testlog_unexpected,
+ * testlog_slowest): n results with this status (also sets tests_known, adds n to tests); one
+ * unexpected result (first SUMMARY_MAX_LIST kept, all counted); one candidate for the slowest
+ * list (kept when among the max_slowest longest). */
+void summary_add_status(struct summary_facts *f, const char *status, uint64_t n);
+void summary_add_unexpected(struct summary_facts *f, const char *id, size_t id_len, const char *status,
+                            uint64_t duration_ns);
+void summary_add_slowest(struct summary_facts *f, const char *id, size_t id_len, const char *status,
+                         uint64_t duration_ns);
 /* Note a test open when the run was stopped / a process alive then (bounded; totals counted). */
 void summary_add_open(struct summary_facts *f, const char *id, size_t id_len);
 void summary_add_alive(struct summary_facts *f, int pid, const char *cmd, size_t cmd_len);
