@@ -47,6 +47,9 @@ int contain_child_join(const struct contain *c);
 /* Record the command's pid (the root of the tree) once forked. */
 void contain_set_root(struct contain *c, pid_t pid);
 
+/* The supervisor reaped pid (bookkeeping of children that predate the command). */
+void contain_reaped(struct contain *c, pid_t pid);
+
 /* Live members of the tree (excluding resmon-run itself), in *ret_pids (malloc'ed, caller frees),
  * count in *ret_n. A process may exit right after it is listed: callers treat ESRCH/ENOENT on a
  * listed pid as normal. Zombies are listed until reaped. Returns 0 or -errno. */

@@ -1,8 +1,58 @@
 /* main.c — entry point: options → run → exit status. The only place that exits. */
+#include "cli.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include "log.h"
+#include "supervise.h"
+
+/* Die of the signal the command died of, so our caller sees what it would have seen without us.
+ * Core dumps are disabled first: the command already dumped one if it was going to. */
+static void raise_signal(int sig)
+{
+    struct rlimit rl = {0, 0};
+    if (setrlimit(RLIMIT_CORE, &rl) < 0)
+        return;
+    signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+}
 
 int main(int argc, char **argv)
 {
     log_set_program(argv[0]);
-    return 125;
+    struct options o;
+    int r = cli_parse(argc, argv, &o);
+    if (r)
+        return r;
+    int status = EXIT_CANCELED;
+    switch (o.action) {
+    case CLI_EXIT:
+        status = fflush(stdout) == 0 ? 0 : EXIT_CANCELED;
+        break;
+    case CLI_RECOVER:
+    case CLI_MARK:
+        log_msg("not available yet");
+        break;
+    case CLI_RUN: {
+        struct supervise_result res;
+        if (supervise_run(&o, &res) == 0) {
+            status = res.exit_status;
+            if (res.raise_signal) {
+                cli_release(&o);
+                raise_signal(res.raise_signal);
+            }
+        }
+        break;
+    }
+    }
+    cli_release(&o);
+    return status;
 }

@@ -1,0 +1,452 @@
+/* cli.c — see cli.h. */
+#include "cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+#include "testlog.h"
+#include "util.h"
+
+/* ---- durations ----------------------------------------------------------------------------- */
+
+int parse_duration(const char *s, uint64_t *ret_ns)
+{
+    if (!s || !*s)
+        return -EINVAL;
+    /* strtold skips leading blanks and accepts "inf" and hex floats, as GNU timeout does; a sign
+     * is checked on the text because -1e-10000 underflows to -0.0, which compares equal to 0. */
+    const char *p = s;
+    while (isspace((unsigned char)*p))
+        p++;
+    bool negative = *p == '-';
+    char *end;
+    errno = 0;
+    long double v = strtold(s, &end);
+    int err = errno;
+    if (end == s)
+        return -EINVAL;
+    long double mult = 1;
+    if (*end) {
+        switch (*end) {
+        case 's': mult = 1; break;
+        case 'm': mult = 60; break;
+        case 'h': mult = 3600; break;
+        case 'd': mult = 86400; break;
+        default: return -EINVAL;
+        }
+        if (end[1])
+            return -EINVAL;
+    }
+    if (isnan(v))
+        return -EINVAL;
+    if (negative) {
+        /* "-0" is zero; any negative amount, even an infinitesimal one, is an error. */
+        if (v != 0 || err == ERANGE)
+            return -EINVAL;
+        *ret_ns = 0;
+        return 0;
+    }
+    if (v == 0) {
+        /* Underflow: the text named a positive amount too small to represent. */
+        *ret_ns = err == ERANGE ? 1 : 0;
+        return 0;
+    }
+    long double ns = ceill(v * mult * 1e9L);
+    if (!(ns < 18446744073709551615.0L)) /* also catches inf */
+        *ret_ns = UINT64_MAX;
+    else
+        *ret_ns = ns < 1 ? 1 : (uint64_t)ns;
+    return 0;
+}
+
+/* ---- signals ------------------------------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    int num;
+} signals[] = {
+    {"HUP", SIGHUP},   {"INT", SIGINT},       {"QUIT", SIGQUIT},   {"ILL", SIGILL},
+    {"TRAP", SIGTRAP}, {"ABRT", SIGABRT},     {"IOT", SIGIOT},     {"BUS", SIGBUS},
+    {"FPE", SIGFPE},   {"KILL", SIGKILL},     {"USR1", SIGUSR1},   {"SEGV", SIGSEGV},
+    {"USR2", SIGUSR2}, {"PIPE", SIGPIPE},     {"ALRM", SIGALRM},   {"TERM", SIGTERM},
+    {"STKFLT", SIGSTKFLT}, {"CHLD", SIGCHLD}, {"CLD", SIGCHLD},    {"CONT", SIGCONT},
+    {"STOP", SIGSTOP}, {"TSTP", SIGTSTP},     {"TTIN", SIGTTIN},   {"TTOU", SIGTTOU},
+    {"URG", SIGURG},   {"XCPU", SIGXCPU},     {"XFSZ", SIGXFSZ},   {"VTALRM", SIGVTALRM},
+    {"PROF", SIGPROF}, {"WINCH", SIGWINCH},   {"IO", SIGIO},       {"POLL", SIGPOLL},
+    {"PWR", SIGPWR},   {"SYS", SIGSYS},
+};
+
+int parse_signal(const char *s, int *ret_sig)
+{
+    if (!s || !*s)
+        return -EINVAL;
+    if (isdigit((unsigned char)*s)) {
+        char *end;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (*end || errno || v < 0 || v > SIGRTMAX)
+            return -EINVAL;
+        *ret_sig = (int)v;
+        return 0;
+    }
+    if (strncasecmp(s, "SIG", 3) == 0)
+        s += 3;
+    for (size_t i = 0; i < ARRAY_SIZE(signals); i++)
+        if (strcasecmp(s, signals[i].name) == 0) {
+            *ret_sig = signals[i].num;
+            return 0;
+        }
+    /* RTMIN, RTMIN+n, RTMAX, RTMAX-n */
+    int base = 0, dir = 0;
+    if (strncasecmp(s, "RTMIN", 5) == 0)
+        base = SIGRTMIN, dir = 1;
+    else if (strncasecmp(s, "RTMAX", 5) == 0)
+        base = SIGRTMAX, dir = -1;
+    if (dir) {
+        const char *rest = s + 5;
+        long off = 0;
+        if (*rest) {
+            if (*rest != (dir > 0 ? '+' : '-') || !isdigit((unsigned char)rest[1]))
+                return -EINVAL;
+            char *end;
+            off = strtol(rest + 1, &end, 10);
+            if (*end)
+                return -EINVAL;
+        }
+        long sig = base + dir * off;
+        if (sig < SIGRTMIN || sig > SIGRTMAX)
+            return -EINVAL;
+        *ret_sig = (int)sig;
+        return 0;
+    }
+    return -EINVAL;
+}
+
+const char *signal_name(int sig, char *buf, size_t size)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(signals); i++)
+        if (signals[i].num == sig) {
+            snprintf(buf, size, "%s", signals[i].name);
+            return buf;
+        }
+    if (sig >= SIGRTMIN && sig <= SIGRTMAX) {
+        int mid = (SIGRTMIN + SIGRTMAX) / 2;
+        if (sig == SIGRTMIN)
+            snprintf(buf, size, "RTMIN");
+        else if (sig == SIGRTMAX)
+            snprintf(buf, size, "RTMAX");
+        else if (sig <= mid)
+            snprintf(buf, size, "RTMIN+%d", sig - SIGRTMIN);
+        else
+            snprintf(buf, size, "RTMAX-%d", SIGRTMAX - sig);
+        return buf;
+    }
+    snprintf(buf, size, "%d", sig);
+    return buf;
+}
+
+/* ---- options ------------------------------------------------------------------------------- */
+
+enum {
+    OPT_OUTPUT_TIMEOUT = 256,
+    OPT_NO_PROFILE,
+    OPT_PSS,
+    OPT_PARSE,
+    OPT_LOG_INFO,
+    OPT_PROCESS_OUTPUT,
+    OPT_CONTAINMENT,
+    OPT_KILL_LEFTOVERS,
+    OPT_NO_KILL_LEFTOVERS,
+    OPT_GRACE,
+    OPT_FSYNC_INTERVAL,
+    OPT_PRODUCT,
+    OPT_META,
+    OPT_NO_SANDBOX,
+    OPT_DENY_NETWORK,
+    OPT_RECOVER,
+    OPT_MARK,
+    OPT_HELP,
+    OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+    {"timeout", required_argument, NULL, 't'},
+    {"signal", required_argument, NULL, 's'},
+    {"kill-after", required_argument, NULL, 'k'},
+    {"preserve-status", no_argument, NULL, 'p'},
+    {"foreground", no_argument, NULL, 'f'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"output-timeout", required_argument, NULL, OPT_OUTPUT_TIMEOUT},
+    {"output", required_argument, NULL, 'o'},
+    {"no-profile", no_argument, NULL, OPT_NO_PROFILE},
+    {"interval", required_argument, NULL, 'i'},
+    {"pss", no_argument, NULL, OPT_PSS},
+    {"parse", required_argument, NULL, OPT_PARSE},
+    {"log-info", no_argument, NULL, OPT_LOG_INFO},
+    {"process-output", no_argument, NULL, OPT_PROCESS_OUTPUT},
+    {"containment", required_argument, NULL, OPT_CONTAINMENT},
+    {"kill-leftovers", no_argument, NULL, OPT_KILL_LEFTOVERS},
+    {"no-kill-leftovers", no_argument, NULL, OPT_NO_KILL_LEFTOVERS},
+    {"grace", required_argument, NULL, OPT_GRACE},
+    {"fsync-interval", required_argument, NULL, OPT_FSYNC_INTERVAL},
+    {"product", required_argument, NULL, OPT_PRODUCT},
+    {"meta", required_argument, NULL, OPT_META},
+    {"no-sandbox", no_argument, NULL, OPT_NO_SANDBOX},
+    {"deny-network", no_argument, NULL, OPT_DENY_NETWORK},
+    {"recover", required_argument, NULL, OPT_RECOVER},
+    {"mark", no_argument, NULL, OPT_MARK},
+    {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
+};
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    log_msg("%s (try '%s --help')", msg, log_program());
+    return EXIT_CANCELED;
+}
+
+static int duration_arg(const char *arg, uint64_t *ret)
+{
+    if (parse_duration(arg, ret) < 0)
+        return usage_error("invalid time interval '%s'", arg);
+    return 0;
+}
+
+void cli_print_help(bool timeout_mode)
+{
+    const char *p = log_program();
+    if (timeout_mode)
+        printf("Usage: %s [OPTION]... DURATION COMMAND [ARG]...\n"
+               "Start COMMAND, and kill it if still running after DURATION.\n\n",
+               p);
+    else
+        printf("Usage: %s [OPTION]... [--] COMMAND [ARG]...\n"
+               "Run COMMAND, pass its output through, record the resources of the machine and of\n"
+               "COMMAND's process tree and the tests it runs into a Firefox Profiler profile,\n"
+               "and enforce timeouts.\n\n",
+               p);
+    fputs("Timeouts and signals:\n"
+          "  -t, --timeout=DURATION     time out COMMAND after DURATION\n"
+          "      --output-timeout=DURATION  time out when COMMAND prints nothing for DURATION\n"
+          "  -s, --signal=SIG           signal sent on timeout (default TERM); a name or number\n"
+          "  -k, --kill-after=DURATION  send KILL if COMMAND still runs DURATION after the signal\n"
+          "  -p, --preserve-status      exit with COMMAND's status even after a timeout\n"
+          "  -f, --foreground           signal only COMMAND, not its children; COMMAND keeps the\n"
+          "                             terminal's process group\n"
+          "      --kill-leftovers       stop processes COMMAND leaves behind (default unless\n"
+          "                             invoked as *timeout)\n"
+          "      --no-kill-leftovers    leave them running\n"
+          "      --grace=DURATION       time leftovers get between TERM and KILL (default 2s)\n"
+          "      --containment=MODE     auto, cgroup or subreaper (default auto)\n"
+          "\nProfile:\n"
+          "  -o, --output=FILE          the profile (default $MOZ_UPLOAD_DIR/profile_resource-usage.json,\n"
+          "                             else resmon-profile.json; none when invoked as *timeout)\n"
+          "      --no-profile           write no profile\n"
+          "  -i, --interval=DURATION    sampling interval (default 1s; 0 turns sampling off)\n"
+          "      --pss                  also sample proportional set size (costlier)\n"
+          "      --parse=FORMATS        auto (default), none, or a comma list of: mozlog, tbpl,\n"
+          "                             mach, tap, go, gtest, pytest, unittest, libtest, check\n"
+          "      --log-info             also record INFO and DEBUG log lines as markers\n"
+          "      --process-output       also record mozlog process_output lines as markers\n"
+          "      --product=NAME         product name in the profile (default: COMMAND's name)\n"
+          "      --meta=KEY=VALUE       add a metadata field to the profile (repeatable)\n"
+          "      --fsync-interval=DURATION  flush the stream to disk this often (default 1s; 0 never)\n"
+          "      --recover=STREAM       turn a stream left by a killed run into a profile (-o: where)\n"
+          "      --mark KIND NAME [TEXT]  from inside COMMAND: record a marker (see the manual)\n"
+          "\nOther:\n"
+          "  -v, --verbose              diagnose signals sent and the containment used\n"
+          "  -q, --quiet                no summary at the end\n"
+          "      --no-sandbox           do not lock resmon-run down with seccomp\n"
+          "      --deny-network         COMMAND may not open sockets other than AF_UNIX\n"
+          "      --help                 display this help and exit\n"
+          "      --version              output version information and exit\n"
+          "\nDURATION is a floating point number with an optional suffix: 's' for seconds (the\n"
+          "default), 'm' for minutes, 'h' for hours or 'd' for days. 0 disables the timeout.\n"
+          "\nExit status: 124 if COMMAND timed out and --preserve-status is not given; 125 if\n"
+          "resmon-run itself fails; 126 if COMMAND is found but cannot be invoked; 127 if COMMAND\n"
+          "cannot be found; 137 if COMMAND (or resmon-run) is sent the KILL signal; the exit\n"
+          "status of COMMAND otherwise.\n",
+          stdout);
+}
+
+int cli_parse(int argc, char **argv, struct options *o)
+{
+    memset(o, 0, sizeof *o);
+    const char *base = strrchr(argv[0], '/');
+    base = base ? base + 1 : argv[0];
+    size_t bl = strlen(base);
+    o->timeout_mode = bl >= 7 && strcmp(base + bl - 7, "timeout") == 0;
+    o->action = CLI_RUN;
+    o->signal = SIGTERM;
+    o->interval_ns = NSEC_PER_SEC;
+    o->parse_formats = TL_FMT_ALL;
+    o->containment = CONTAIN_AUTO;
+    o->kill_leftovers = !o->timeout_mode;
+    o->grace_ns = 2 * NSEC_PER_SEC;
+    o->fsync_interval_ns = NSEC_PER_SEC;
+    o->no_profile = o->timeout_mode;
+    o->quiet = o->timeout_mode;
+
+    /* '+': stop at the first non-option (the command); ':' lets us word missing arguments. */
+    const char *shortopts = "+:t:s:k:pfvqo:i:";
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, shortopts, long_options, NULL)) != -1) {
+        int r = 0;
+        switch (c) {
+        case 't': r = duration_arg(optarg, &o->timeout_ns); break;
+        case 's':
+            if (parse_signal(optarg, &o->signal) < 0)
+                r = usage_error("%s: invalid signal", optarg);
+            break;
+        case 'k': r = duration_arg(optarg, &o->kill_after_ns); break;
+        case 'p': o->preserve_status = true; break;
+        case 'f': o->foreground = true; break;
+        case 'v': o->verbose = true; break;
+        case 'q': o->quiet = true; break;
+        case OPT_OUTPUT_TIMEOUT: r = duration_arg(optarg, &o->output_timeout_ns); break;
+        case 'o':
+            if (!*optarg)
+                r = usage_error("empty profile path");
+            o->output = optarg;
+            o->no_profile = false;
+            break;
+        case OPT_NO_PROFILE: o->no_profile = true, o->output = NULL; break;
+        case 'i': r = duration_arg(optarg, &o->interval_ns); break;
+        case OPT_PSS: o->pss = true; break;
+        case OPT_PARSE:
+            if (testlog_parse_formats(optarg, &o->parse_formats) < 0)
+                r = usage_error("invalid --parse value '%s'", optarg);
+            break;
+        case OPT_LOG_INFO: o->log_info = true; break;
+        case OPT_PROCESS_OUTPUT: o->process_output = true; break;
+        case OPT_CONTAINMENT:
+            if (strcmp(optarg, "auto") == 0)
+                o->containment = CONTAIN_AUTO;
+            else if (strcmp(optarg, "cgroup") == 0)
+                o->containment = CONTAIN_MODE_CGROUP;
+            else if (strcmp(optarg, "subreaper") == 0)
+                o->containment = CONTAIN_MODE_SUBREAPER;
+            else
+                r = usage_error("invalid --containment value '%s' (auto, cgroup or subreaper)", optarg);
+            break;
+        case OPT_KILL_LEFTOVERS: o->kill_leftovers = true; break;
+        case OPT_NO_KILL_LEFTOVERS: o->kill_leftovers = false; break;
+        case OPT_GRACE: r = duration_arg(optarg, &o->grace_ns); break;
+        case OPT_FSYNC_INTERVAL: r = duration_arg(optarg, &o->fsync_interval_ns); break;
+        case OPT_PRODUCT:
+            if (!*optarg)
+                r = usage_error("empty product name");
+            o->product = optarg;
+            break;
+        case OPT_META: {
+            const char *eq = strchr(optarg, '=');
+            if (!eq || eq == optarg) {
+                r = usage_error("invalid --meta '%s' (expected KEY=VALUE)", optarg);
+                break;
+            }
+            struct meta_kv *m = realloc(o->meta, (o->n_meta + 1) * sizeof *m);
+            char *key = strndup(optarg, (size_t)(eq - optarg));
+            if (!m || !key) {
+                free(key);
+                if (m)
+                    o->meta = m;
+                r = usage_error("out of memory");
+                break;
+            }
+            o->meta = m;
+            m[o->n_meta].key = key;
+            m[o->n_meta].value = eq + 1;
+            o->n_meta++;
+            break;
+        }
+        case OPT_NO_SANDBOX: o->no_sandbox = true; break;
+        case OPT_DENY_NETWORK: o->deny_network = true; break;
+        case OPT_RECOVER: o->action = CLI_RECOVER, o->recover = optarg; break;
+        case OPT_MARK:
+            /* Everything after --mark belongs to it. */
+            o->action = CLI_MARK;
+            o->argv = argv + optind;
+            o->argc = argc - optind;
+            return 0;
+        case OPT_HELP:
+            cli_print_help(o->timeout_mode);
+            o->action = CLI_EXIT;
+            return 0;
+        case OPT_VERSION:
+            printf("%s (%s) %s\n", log_program(), PACKAGE_NAME, PACKAGE_VERSION);
+            o->action = CLI_EXIT;
+            return 0;
+        case ':':
+            r = usage_error("option '%s' requires an argument", argv[optind - 1]);
+            break;
+        default:
+            if (optopt && optopt < 256)
+                r = usage_error("invalid option -- '%c'", optopt);
+            else
+                r = usage_error("unrecognized option '%s'", argv[optind - 1]);
+        }
+        if (r) {
+            cli_release(o);
+            return r;
+        }
+    }
+
+    if (o->action == CLI_RECOVER) {
+        if (optind < argc) {
+            cli_release(o);
+            return usage_error("--recover takes no command ('%s')", argv[optind]);
+        }
+        return 0;
+    }
+    if (o->timeout_mode) {
+        if (optind >= argc) {
+            cli_release(o);
+            return usage_error("missing operand");
+        }
+        if (duration_arg(argv[optind], &o->timeout_ns)) {
+            cli_release(o);
+            return EXIT_CANCELED;
+        }
+        optind++;
+    }
+    if (optind >= argc) {
+        cli_release(o);
+        return usage_error(o->timeout_mode ? "missing operand after '%s'" : "no command given%s",
+                           o->timeout_mode ? argv[optind - 1] : "");
+    }
+    o->argv = argv + optind;
+    o->argc = argc - optind;
+    if (!o->product) {
+        const char *slash = strrchr(o->argv[0], '/');
+        o->product = slash ? slash + 1 : o->argv[0];
+    }
+    return 0;
+}
+
+void cli_release(struct options *o)
+{
+    for (size_t i = 0; i < o->n_meta; i++)
+        free((char *)o->meta[i].key);
+    free(o->meta);
+    o->meta = NULL;
+    o->n_meta = 0;
+}

@@ -1,0 +1,85 @@
+/* cli.h — the command line: options into a plain struct, and the pure parsers of durations and
+ * signal names that GNU timeout compatibility depends on.
+ *
+ * Two synopses share one parser:
+ *   resmon-run [OPTION]... [--] COMMAND [ARG]...            (the default)
+ *   resmon-timeout [OPTION]... DURATION COMMAND [ARG]...    (argv[0] ends in "timeout")
+ * Option parsing stops at the first non-option, so the command's own options are left alone.
+ * In timeout mode the defaults are GNU's: no profile unless -o, leftovers are not killed unless
+ * --kill-leftovers, no summary.
+ */
+#ifndef RESMON_CLI_H
+#define RESMON_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "contain.h"
+
+/* Exit statuses of resmon-run itself (GNU timeout's). */
+enum {
+    EXIT_TIMEDOUT = 124,
+    EXIT_CANCELED = 125, /* resmon-run failed or was misused */
+    EXIT_CANNOT_INVOKE = 126,
+    EXIT_ENOENT = 127,
+};
+
+enum cli_action {
+    CLI_RUN,      /* supervise argv */
+    CLI_RECOVER,  /* --recover STREAM */
+    CLI_MARK,     /* --mark ...: write a record to $RESMON_FD */
+    CLI_EXIT,     /* --help/--version printed: exit 0 */
+};
+
+struct meta_kv {
+    const char *key, *value;
+};
+
+struct options {
+    enum cli_action action;
+    bool timeout_mode;          /* invoked as *timeout */
+    uint64_t timeout_ns;        /* 0 = none */
+    int signal;                 /* sent on timeout; 0 allowed */
+    uint64_t kill_after_ns;     /* 0 = never send KILL */
+    bool preserve_status, foreground, verbose, quiet;
+    uint64_t output_timeout_ns; /* 0 = none */
+    const char *output;         /* profile path; NULL = default / none (see no_profile) */
+    bool no_profile;
+    uint64_t interval_ns;       /* sampling interval; 0 = off */
+    bool pss;
+    unsigned parse_formats;     /* enum testlog_format mask; 0 = none */
+    bool log_info, process_output;
+    enum contain_mode containment;
+    bool kill_leftovers;
+    uint64_t grace_ns;          /* leftovers/stop: time between TERM and KILL */
+    uint64_t fsync_interval_ns;
+    const char *product;
+    struct meta_kv *meta;       /* --meta KEY=VALUE, n_meta entries (malloc'ed) */
+    size_t n_meta;
+    bool no_sandbox, deny_network;
+    const char *recover;        /* CLI_RECOVER: the stream */
+    char **argv;                /* the command (CLI_RUN) or --mark's arguments (CLI_MARK) */
+    int argc;
+};
+
+/* Parse argv. Returns 0 (o filled), or EXIT_CANCELED after printing a one-line usage error. --help
+ * and --version print to stdout and set action CLI_EXIT. */
+int cli_parse(int argc, char **argv, struct options *o);
+void cli_release(struct options *o);
+
+/* DURATION: a floating-point number with an optional suffix s, m, h or d. Rounds up to whole
+ * nanoseconds, at least 1 ns for any positive value (an underflowing 1e-10000 included); huge
+ * values clamp to UINT64_MAX ("never"); 0 means none. Negative values, NaN, junk: -EINVAL. */
+int parse_duration(const char *s, uint64_t *ret_ns);
+
+/* SIG: a name with or without "SIG" (case-insensitive), RTMIN+n / RTMAX-n, or a number 0..SIGRTMAX.
+ * Returns -EINVAL when unknown. */
+int parse_signal(const char *s, int *ret_sig);
+/* The name of sig without "SIG" ("TERM", "RTMIN+2"; "0" for 0; the number otherwise), in buf. */
+const char *signal_name(int sig, char *buf, size_t size);
+
+/* The usage synopsis (--help's first lines; the man page's SYNOPSIS says the same). */
+void cli_print_help(bool timeout_mode);
+
+#endif

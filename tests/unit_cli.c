@@ -1,0 +1,187 @@
+/* Unit tests of the command line's pure parsers: the duration grammar, signal names, options. */
+#include "cli.h"
+
+#include <check.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t dur(const char *s)
+{
+    uint64_t ns = 12345;
+    ck_assert_msg(parse_duration(s, &ns) == 0, "'%s' rejected", s);
+    return ns;
+}
+
+static void bad(const char *s)
+{
+    uint64_t ns = 777;
+    ck_assert_msg(parse_duration(s, &ns) < 0, "'%s' accepted", s);
+    ck_assert_uint_eq(ns, 777);
+}
+
+START_TEST(test_duration_units)
+{
+    ck_assert_uint_eq(dur("1"), 1000000000ULL);
+    ck_assert_uint_eq(dur("1s"), 1000000000ULL);
+    ck_assert_uint_eq(dur("1.5m"), 90000000000ULL);
+    ck_assert_uint_eq(dur("2h"), 7200000000000ULL);
+    ck_assert_uint_eq(dur("1d"), 86400000000000ULL);
+    ck_assert_uint_eq(dur("0"), 0);
+    ck_assert_uint_eq(dur("0s"), 0);
+    ck_assert_uint_eq(dur("0x10"), 16000000000ULL);
+    ck_assert_uint_eq(dur(" 3"), 3000000000ULL);
+}
+END_TEST
+
+START_TEST(test_duration_rounding)
+{
+    /* Round up to the nanosecond; any positive amount is at least 1 ns. */
+    ck_assert_uint_eq(dur("1e-9"), 1);
+    ck_assert_uint_eq(dur("1.5e-9"), 2);
+    ck_assert_uint_eq(dur("1e-12"), 1);
+    ck_assert_uint_eq(dur("1e-10000"), 1);
+    ck_assert_uint_eq(dur("0.1"), 100000000ULL);
+}
+END_TEST
+
+START_TEST(test_duration_huge)
+{
+    ck_assert_uint_eq(dur("1e400"), UINT64_MAX);
+    ck_assert_uint_eq(dur("2.34e+5d"), UINT64_MAX);
+    ck_assert_uint_eq(dur("1.18973149535723176502e+4932"), UINT64_MAX);
+    ck_assert_uint_eq(dur("inf"), UINT64_MAX);
+    ck_assert_uint_eq(dur("1e10000d"), UINT64_MAX);
+}
+END_TEST
+
+START_TEST(test_duration_bad)
+{
+    bad("");
+    bad("-0.1");
+    bad("-1");
+    bad("-1e-10000");
+    bad("invalid");
+    bad("42D");
+    bad("1ss");
+    bad("1 s");
+    bad("s");
+    bad("nan");
+    bad(".");
+    ck_assert_uint_eq(dur("-0"), 0);
+}
+END_TEST
+
+START_TEST(test_signals)
+{
+    int s = -1;
+    ck_assert_int_eq(parse_signal("TERM", &s), 0);
+    ck_assert_int_eq(s, SIGTERM);
+    ck_assert_int_eq(parse_signal("SIGKILL", &s), 0);
+    ck_assert_int_eq(s, SIGKILL);
+    ck_assert_int_eq(parse_signal("hup", &s), 0);
+    ck_assert_int_eq(s, SIGHUP);
+    ck_assert_int_eq(parse_signal("9", &s), 0);
+    ck_assert_int_eq(s, 9);
+    ck_assert_int_eq(parse_signal("0", &s), 0);
+    ck_assert_int_eq(s, 0);
+    ck_assert_int_eq(parse_signal("RTMIN+2", &s), 0);
+    ck_assert_int_eq(s, SIGRTMIN + 2);
+    ck_assert_int_eq(parse_signal("RTMAX", &s), 0);
+    ck_assert_int_eq(s, SIGRTMAX);
+    ck_assert_int_lt(parse_signal("NOPE", &s), 0);
+    ck_assert_int_lt(parse_signal("", &s), 0);
+    ck_assert_int_lt(parse_signal("-1", &s), 0);
+    ck_assert_int_lt(parse_signal("999", &s), 0);
+    ck_assert_int_lt(parse_signal("RTMIN+999", &s), 0);
+    ck_assert_int_lt(parse_signal("9x", &s), 0);
+
+    char buf[32];
+    ck_assert_str_eq(signal_name(SIGTERM, buf, sizeof buf), "TERM");
+    ck_assert_str_eq(signal_name(SIGKILL, buf, sizeof buf), "KILL");
+    ck_assert_str_eq(signal_name(0, buf, sizeof buf), "0");
+    ck_assert_str_eq(signal_name(SIGRTMIN + 1, buf, sizeof buf), "RTMIN+1");
+    ck_assert_str_eq(signal_name(SIGRTMAX - 1, buf, sizeof buf), "RTMAX-1");
+    /* Every name round-trips. */
+    for (int i = 1; i <= SIGRTMAX; i++) {
+        if (i > 31 && i < SIGRTMIN)
+            continue;
+        signal_name(i, buf, sizeof buf);
+        ck_assert_int_eq(parse_signal(buf, &s), 0);
+        ck_assert_int_eq(s, i);
+    }
+}
+END_TEST
+
+/* getopt wants writable strings. */
+static char **mkargv(const char *const *src, int n)
+{
+    static char store[16][64];
+    static char *argv[17];
+    for (int i = 0; i < n; i++) {
+        strcpy(store[i], src[i]);
+        argv[i] = store[i];
+    }
+    argv[n] = NULL;
+    return argv;
+}
+
+START_TEST(test_options_run_mode)
+{
+    const char *const src[] = {"resmon-run", "-t", "5", "-k1m", "--parse=tap,go", "--meta", "a=b=c", "ls", "-l"};
+    char **argv = mkargv(src, 9);
+    struct options o;
+    ck_assert_int_eq(cli_parse(9, argv, &o), 0);
+    ck_assert(!o.timeout_mode);
+    ck_assert_uint_eq(o.timeout_ns, 5000000000ULL);
+    ck_assert_uint_eq(o.kill_after_ns, 60000000000ULL);
+    ck_assert_int_eq(o.argc, 2);
+    ck_assert_str_eq(o.argv[0], "ls");
+    ck_assert_str_eq(o.argv[1], "-l");
+    ck_assert_str_eq(o.product, "ls");
+    ck_assert_uint_eq(o.n_meta, 1);
+    ck_assert_str_eq(o.meta[0].key, "a");
+    ck_assert_str_eq(o.meta[0].value, "b=c");
+    ck_assert(o.kill_leftovers);
+    ck_assert(!o.no_profile);
+    cli_release(&o);
+}
+END_TEST
+
+START_TEST(test_options_timeout_mode)
+{
+    const char *const src[] = {"/usr/bin/resmon-timeout", "-s", "INT", "-p", "2.5", "sleep", "-x"};
+    char **argv = mkargv(src, 7);
+    struct options o;
+    ck_assert_int_eq(cli_parse(7, argv, &o), 0);
+    ck_assert(o.timeout_mode);
+    ck_assert_int_eq(o.signal, SIGINT);
+    ck_assert(o.preserve_status);
+    ck_assert_uint_eq(o.timeout_ns, 2500000000ULL);
+    ck_assert_str_eq(o.argv[0], "sleep");
+    ck_assert_str_eq(o.argv[1], "-x");
+    ck_assert(o.no_profile);
+    ck_assert(!o.kill_leftovers);
+    cli_release(&o);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("cli");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_duration_units);
+    tcase_add_test(tc, test_duration_rounding);
+    tcase_add_test(tc, test_duration_huge);
+    tcase_add_test(tc, test_duration_bad);
+    tcase_add_test(tc, test_signals);
+    tcase_add_test(tc, test_options_run_mode);
+    tcase_add_test(tc, test_options_timeout_mode);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

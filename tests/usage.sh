@@ -1,0 +1,30 @@
+#!/bin/sh
+# Bad usage: one line naming the problem, exit 125. --help and --version exit 0.
+. "$TOP_SRCDIR/tests/lib.sh"
+
+check() { # check PATTERN ARGS...
+    pat=$1; shift
+    msg=$("$RESMON_RUN" "$@" 2>&1 >/dev/null); st=$?
+    [ $st -eq 125 ] || fail "'$*' exited $st"
+    [ "$(printf '%s\n' "$msg" | wc -l)" -eq 1 ] || fail "'$*' printed more than one line: $msg"
+    printf '%s\n' "$msg" | grep -q "$pat" || fail "'$*' said: $msg"
+}
+check "no command given"
+check "unrecognized option '--bogus'" --bogus -- true
+check "invalid option -- 'Z'" -Z true
+check "invalid time interval 'x'" -t x -- true
+check "invalid time interval '-1'" --kill-after=-1 -- true
+check "BOGUS: invalid signal" -s BOGUS -- true
+check "invalid --containment" --containment=jail -- true
+check "invalid --parse" --parse=cobol -- true
+check "requires an argument" -t
+check "expected KEY=VALUE" --meta novalue -- true
+
+msg=$("$TIMEOUT_LINK" 2>&1); [ $? -eq 125 ] || fail "timeout mode without operand"
+echo "$msg" | grep -q "missing operand" || fail "timeout mode: $msg"
+msg=$("$TIMEOUT_LINK" 10 2>&1); [ $? -eq 125 ] || fail "timeout mode without command"
+
+"$RESMON_RUN" --help | grep -q "^Usage: resmon-run \[OPTION\]... \[--\] COMMAND \[ARG\]..." || fail "--help"
+"$TIMEOUT_LINK" --help | grep -q "^Usage: resmon-timeout \[OPTION\]... DURATION COMMAND \[ARG\]..." || fail "timeout --help"
+"$RESMON_RUN" --version | grep -q "^resmon-run (resmon-run) [0-9]" || fail "--version"
+exit 0
