@@ -889,7 +889,15 @@ static void tree_scan(struct sampler *s, uint64_t now_ns, struct tree_now *t)
     for (size_t k = 0; k < s->nents;) {
         struct pent *p = &s->ents[k];
         if (p->seen_gen != s->gen) {
-            /* Gone without an exit we heard of (reaped by its parent in the tree). */
+            /* Not listed. cgroup.procs drops a process when it exits, so it may still be a zombie
+             * waiting for its parent (its CPU not yet in anyone's cutime): keep it while its
+             * /proc entry stands. Otherwise it is gone without an exit we heard of. */
+            bool reused = false;
+            if (pent_refresh(s, p, &reused) > 0 && !reused) {
+                p->seen_gen = s->gen;
+                k++;
+                continue;
+            }
             size_t before = s->nents;
             pent_end(s, p, now_ns, true);
             if (s->nents < before)
@@ -1145,8 +1153,13 @@ void sampler_reaped(struct sampler *s, pid_t pid, int wstatus, const struct rusa
         s->reaped_wb += (uint64_t)ru->ru_oublock * 512;
     }
     struct pent *p = lookup(s, pid);
-    if (p && (p->flags & P_ENDED))
-        p = NULL; /* a tombstone of an earlier process with this pid */
+    if (p && (p->flags & P_ENDED)) {
+        /* Its exit was reported while its parent was still alive in the tree; it became ours to
+         * reap when that parent died. A pid is not reused before it is reaped, so this is the
+         * same process: its marker is out already. */
+        pent_remove(s, p);
+        return;
+    }
     if (!p && !(p = pent_add(s, pid)))
         return;
     p->wstatus = wstatus;
