@@ -397,6 +397,8 @@ static uint64_t event_time(const struct testlog *tl, const struct tl_event *ev, 
     double mono = (double)tl->cfg.t0_ns + (t - tl->cfg.wall_at_t0_ms) * 1e6;
     if (fabs(mono - (double)arr) > (double)TESTLOG_MAX_SKEW_NS)
         return arr;
+    if (mono > (double)arr) /* written after it happened: later is clock noise */
+        return arr;
     if (mono < (double)tl->cfg.t0_ns)
         return tl->cfg.t0_ns;
     return (uint64_t)mono;
@@ -461,7 +463,7 @@ static void write_key(struct jsonw *w, struct tl_str scope, struct tl_str id)
         jsonw_strn(w, id.p, id.n);
         return;
     }
-    jsonw_append(w, "\"", 1);
+    jsonw_raw(w, "\"", 1); /* a value as far as comma placement goes; completed below */
     jsonw_escape(w, scope.p, scope.n);
     jsonw_append(w, "\\u001f", 6);
     jsonw_escape(w, id.p, id.n);
@@ -599,7 +601,8 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
     jsonw_kv_str(w, "color", color_for(ev->status, unexpected));
     if (cost) {
         jsonw_kv_double(w, "cpuTime", (double)cpu / 1e6, 3);
-        jsonw_kv_uint(w, "maxRSS", rss);
+        if (rss) /* 0: no sample while it ran (unknown, not zero) */
+            jsonw_kv_uint(w, "maxRSS", rss);
     }
     jsonw_obj_close(w);
     if (!jsonw_failed(w))
@@ -734,7 +737,8 @@ static void emit_status_instant(struct testlog *tl, const char *name, uint64_t t
         jsonw_kv_strn(w, "test", test.p, test.n);
     if (subtest.n)
         jsonw_kv_strn(w, "subtest", subtest.p, subtest.n);
-    jsonw_kv_strn(w, "message", message.p, message.n);
+    if (message.n)
+        jsonw_kv_strn(w, "message", message.p, message.n);
     if (stack.n)
         jsonw_kv_strn(w, "stack", stack.p, stack.n);
     if (color)

@@ -52,7 +52,8 @@ struct testlog_config {
     double wall_at_t0_ms;  /* wall clock of profile time 0, to map producer timestamps */
     uint64_t t0_ns;        /* monotonic profile time 0 */
 };
-/* Producer timestamps further than this from the arrival clock are ignored (arrival is used). */
+/* Producer timestamps further than this from the arrival clock are ignored (arrival is used);
+ * ones later than the arrival are taken as the arrival (a line cannot precede its event). */
 #define TESTLOG_MAX_SKEW_NS (UINT64_C(5) * 60 * 1000000000)
 
 /* Status names counted separately in testlog_stats.by_status; every other status counts under

@@ -468,8 +468,13 @@ static int mozlog_parse(void *state, const char *line, size_t len, uint64_t arri
 {
     (void)arrival_ns;
     struct mozlog_state *st = state;
-    if (!len || line[0] != '{')
+    size_t lead = 0;
+    while (lead < len && (line[lead] == ' ' || line[lead] == '\t'))
+        lead++;
+    if (lead == len || line[lead] != '{')
         return 0;
+    line += lead;
+    len -= lead;
     bool prefix = len > MOZLOG_PREFIX;
     size_t n = prefix ? MOZLOG_PREFIX : len;
     struct jv f[F_N];
