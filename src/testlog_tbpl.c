@@ -121,6 +121,12 @@ static int flush_pending(struct tbpl_state *st, struct tl_event *ev)
     ev->id = tl_str_make(st->id, st->id_n);
     ev->status = tl_str_make(st->status, st->status_n);
     ev->message = tl_str_make(st->msg, st->msg_n);
+    /* "subtest - message" */
+    const char *dash = find(st->msg, st->msg_n, " - ");
+    if (dash) {
+        ev->subtest = tl_str_make(st->msg, (size_t)(dash - st->msg));
+        ev->message = tl_str_make(dash + 3, st->msg_n - (size_t)(dash - st->msg) - 3);
+    }
     ev->expected_known = true;
     ev->unexpected = true;
     ev->arrival_ns = st->pending_arrival;
@@ -173,6 +179,8 @@ static int tbpl_parse(void *state, const char *line, size_t len, uint64_t arriva
                     rn--;
                 e->reason = tl_str_make(f.p, rn);
                 e->signature = tl_str_make(lb + 1, (size_t)(f.p + f.n - lb - 2));
+                if (e->signature.n >= 2 && !memcmp(e->signature.p, "@ ", 2))
+                    e->signature = tl_str_make(e->signature.p + 2, e->signature.n - 2);
             } else if (!e->id.n)
                 e->id = f;
         }
