@@ -295,8 +295,13 @@ int usermark_record(struct usermark *um, const char *buf, size_t len, uint64_t n
         um->stats.oversized++;
         return -EMSGSIZE;
     }
-    cJSON *rec = cJSON_ParseWithLength(buf, len);
-    int r = rec ? handle(um, rec, now_ns) : -EINVAL;
+    const char *end = NULL;
+    cJSON *rec = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
+    /* one object per record: only whitespace may follow it */
+    while (rec && end && end < buf + len &&
+           (*end == ' ' || *end == '\n' || *end == '\t' || *end == '\r'))
+        end++;
+    int r = rec && end == buf + len ? handle(um, rec, now_ns) : -EINVAL;
     cJSON_Delete(rec);
     if (r == -EINVAL)
         um->stats.malformed++;
