@@ -54,6 +54,13 @@ struct tl_event {
     bool unexpected;       /* the producer says the result is unexpected (already decided,
                               e.g. TBPL TEST-UNEXPECTED-*, mozlog with known_intermittent) */
     bool expected_known;   /* unexpected is meaningful */
+    /* Added after the first version of this contract (zero-initialised by tl_event_init, so
+     * parsers that do not know them keep working): */
+    struct tl_str stack;   /* TLE_SUBTEST/TLE_TEST_END: the producer's stack text, if any */
+    uint64_t arrival_ns;   /* 0: the event happened when this line arrived; else the arrival time
+                              of the line it really belongs to (a result a parser could only
+                              complete on a later line, the start of a test whose name was
+                              written before its result) */
 };
 
 struct tl_format {
