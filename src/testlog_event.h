@@ -54,6 +54,15 @@ struct tl_event {
     bool unexpected;       /* the producer says the result is unexpected (already decided,
                               e.g. TBPL TEST-UNEXPECTED-*, mozlog with known_intermittent) */
     bool expected_known;   /* unexpected is meaningful */
+    /* Added for formats that time tests by arrival (testlog_formats.h):
+     * at_ns: when nonzero, the monotonic time of the event, overriding the line's arrival (an
+     *   event decided on a later line, e.g. a TAP result held back until its YAML block ends).
+     * at_line_end: the event happened when the line was complete, not when its first byte
+     *   arrived (pytest, unittest and serial libtest print a test's name when it starts and the
+     *   result and newline when it ends): the core times it by the line's completion when it
+     *   knows it, else by the arrival. */
+    uint64_t at_ns;
+    bool at_line_end;
 };
 
 struct tl_format {
