@@ -61,6 +61,15 @@ struct tl_event {
                               of the line it really belongs to (a result a parser could only
                               complete on a later line, the start of a test whose name was
                               written before its result) */
+    /* Added for formats that time tests by arrival (testlog_formats.h):
+     * at_ns: when nonzero, the monotonic time of the event, overriding the line's arrival (an
+     *   event decided on a later line, e.g. a TAP result held back until its YAML block ends).
+     * at_line_end: the event happened when the line was complete, not when its first byte
+     *   arrived (pytest, unittest and serial libtest print a test's name when it starts and the
+     *   result and newline when it ends): the core times it by the line's completion when it
+     *   knows it, else by the arrival. */
+    uint64_t at_ns;
+    bool at_line_end;
 };
 
 struct tl_format {
