@@ -1,6 +1,7 @@
 /* main.c — entry point: options → run → exit status. The only place that exits. */
 #include "cli.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "log.h"
 #include "supervise.h"
+#include "usermark.h"
 
 /* Die of the signal the command died of, so our caller sees what it would have seen without us.
  * Core dumps are disabled first: the command already dumped one if it was going to. */
@@ -38,8 +40,17 @@ int main(int argc, char **argv)
         status = fflush(stdout) == 0 ? 0 : EXIT_CANCELED;
         break;
     case CLI_RECOVER:
-    case CLI_MARK:
         log_msg("not available yet");
+        break;
+    case CLI_MARK:
+        r = usermark_send(o.argc, o.argv);
+        if (r == -EINVAL)
+            log_msg("usage: %s --mark event|begin|end|phase-begin|phase-end NAME [TEXT]", log_program());
+        else if (r == -EBADF)
+            log_msg("--mark: not running under resmon-run (%s is not set)", USERMARK_ENV);
+        else if (r < 0)
+            log_errno(r, "--mark: cannot send the record");
+        status = r < 0 ? EXIT_CANCELED : 0;
         break;
     case CLI_RUN: {
         struct supervise_result res;
