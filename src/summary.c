@@ -232,11 +232,13 @@ static void label(struct buf *b, const struct summary_style *st, const char *nam
 
 static void continuation(struct buf *b) { buf_printf(b, "  %-*s", LABEL_WIDTH, ""); }
 
-/* "0.42 s", "20.3 s", "3m05s", "1h02m" */
+/* "420 ms", "4.21 s", "20.3 s", "3m05s", "1h02m" */
 static void fmt_duration(char *out, size_t size, uint64_t ns)
 {
     double s = (double)ns / 1e9;
-    if (ns < 10 * NSEC_PER_SEC)
+    if (ns < NSEC_PER_SEC)
+        snprintf(out, size, "%u ms", (unsigned)((ns + NSEC_PER_MSEC / 2) / NSEC_PER_MSEC));
+    else if (ns < 10 * NSEC_PER_SEC)
         snprintf(out, size, "%.2f s", s);
     else if (ns < 60 * NSEC_PER_SEC)
         snprintf(out, size, "%.1f s", s);

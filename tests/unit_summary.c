@@ -67,10 +67,10 @@ START_TEST(test_exact_timeout_text)
         "  unexpected   FAIL     demo/fails\n"
         "               CRASH    demo/crashes\n"
         "  slowest        1.05 s  demo/cpu\n"
-        "                 0.62 s  demo/memory\n"
-        "                 0.31 s  demo/files\n"
-        "                 0.04 s  demo/crashes\n"
-        "                 0.01 s  demo/fails\n"
+        "                 620 ms  demo/memory\n"
+        "                 310 ms  demo/files\n"
+        "                  40 ms  demo/crashes\n"
+        "                   8 ms  demo/fails\n"
         "  open tests   demo/hangs\n"
         "  alive then   1234    demo-suite\n"
         "               1240    sleep 1000\n"
@@ -156,7 +156,7 @@ START_TEST(test_endings)
     t = fmt(&f, false, true);
     ck_assert_str_eq(t, "resmon-run: 'make check' printed nothing for 5m00s: output timeout (sent TERM, "
                         "then KILL); exit status 124\n"
-                        "  wall time    0.50 s\n");
+                        "  wall time    500 ms\n");
     free(t);
 
     f.end = SUMMARY_STOP_REQUEST;
@@ -166,7 +166,7 @@ START_TEST(test_endings)
     f.program = "resmon-timeout";
     t = fmt(&f, false, true);
     ck_assert_str_eq(t, "resmon-timeout: 'make check' stopped: resmon-run received INT\n"
-                        "  wall time    0.50 s\n");
+                        "  wall time    500 ms\n");
     free(t);
 
     f.end = SUMMARY_PARENT_DIED;
@@ -177,7 +177,7 @@ START_TEST(test_endings)
     f.profile_is_stream = true;
     t = fmt(&f, false, true);
     ck_assert_str_eq(t, "resmon-run: 'make check' stopped: resmon-run's parent died (sent TERM); exit status 143\n"
-                        "  wall time    0.50 s\n"
+                        "  wall time    500 ms\n"
                         "  profile      out/p.json\n"
                         "               a stream only: 'resmon-run --recover out/p.json' makes it a profile\n");
     free(t);
