@@ -321,7 +321,7 @@ START_TEST(test_enospc_tmpfs)
         fprintf(stderr, "skip: no mount namespace\n");
         return;
     }
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+    if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0 ||
         mount("tmpfs", dir, "tmpfs", 0, "size=16k") < 0) {
         fprintf(stderr, "skip: cannot mount tmpfs\n");
         return;
