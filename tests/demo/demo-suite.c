@@ -118,13 +118,15 @@ static double cpu_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Where burn() puts its work, so the compiler cannot drop it. */
+static volatile uint64_t burn_sink;
+
 static void burn(double secs)
 {
     double end = cpu_s() + secs;
-    volatile uint64_t x = 0;
     while (cpu_s() < end)
         for (int i = 0; i < 100000; i++)
-            x += (uint64_t)i * 2654435761u;
+            burn_sink += (uint64_t)i * 2654435761u;
 }
 
 static double test_t0;
