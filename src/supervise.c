@@ -616,7 +616,8 @@ static void emit_command_marker(struct sv *sv)
         jsonw_strn(&w, words.buf ? words.buf : "", words.len);
         jsonw_release(&words);
     }
-    jsonw_kv_int(&w, "pid", sv->pid);
+    if (sv->pid > 0)
+        jsonw_kv_int(&w, "pid", sv->pid);
     jsonw_kv_str(&w, "exit", exit_text);
     jsonw_kv_str(&w, "tier", contain_tier_name(contain_tier(sv->contain)));
     if (sv->cause != CAUSE_NONE)
@@ -881,6 +882,11 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         if (exec_failed) {
             ret->exit_status = r == -ENOENT ? EXIT_ENOENT : EXIT_CANNOT_INVOKE;
             ret->raise_signal = 0;
+            /* The profile still tells what happened: a command that never ran. */
+            sv.exit_ns = now_ns();
+            sv.wstatus = ret->exit_status << 8;
+            emit_command_marker(&sv);
+            profile_checkpoint(&sv, "exec-failed");
             r = 0;
         }
         goto out;
