@@ -20,8 +20,10 @@
 #include "linebuf.h"
 #include "log.h"
 #include "procfs.h"
+#include "profile.h"
 #include "sampler.h"
 #include "spawn.h"
+#include "stream.h"
 #include "testlog.h"
 #include "usermark.h"
 #include "util.h"
@@ -68,6 +70,9 @@ struct sv {
     uint64_t t0;
     double wall0;
     const struct marker_sink *sink; /* where markers go (the stream), NULL without a profile */
+    struct stream *stream;
+    char *profile_path;
+    unsigned finalizations;
     struct sampler *sampler;
     int timerfd;
     struct testlog *testlog;
@@ -303,8 +308,28 @@ static void send_stop_signal(struct sv *sv, int sig, const char *why)
  * on a stop, and again at the very end. */
 static void profile_checkpoint(struct sv *sv, const char *why)
 {
-    (void)sv;
-    (void)why;
+    if (!sv->stream)
+        return;
+    uint64_t now = now_ns();
+    struct jsonw w;
+    jsonw_init(&w);
+    jsonw_obj_open(&w);
+    jsonw_kv_str(&w, "type", "Finalize");
+    jsonw_kv_str(&w, "reason", why);
+    jsonw_kv_uint(&w, "streamLines", stream_lines(sv->stream));
+    if (stream_write_errors(sv->stream))
+        jsonw_kv_uint(&w, "writeErrors", stream_write_errors(sv->stream));
+    jsonw_obj_close(&w);
+    emit(sv, "finalize", now, MARKER_INSTANT, CAT_TASKS, &w);
+    jsonw_release(&w);
+    stream_sync(sv->stream);
+    struct profile_end end = {stream_ms(sv->stream, now), sv->timed_out ? "TIMEOUT" : "INCOMPLETE"};
+    struct profile_stats st;
+    int r = profile_finalize(stream_fd(sv->stream), AT_FDCWD, sv->profile_path, &end, &st);
+    if (r < 0)
+        log_errno(r, "cannot write the profile '%s' (the stream stays in place)", sv->profile_path);
+    else
+        sv->finalizations++;
 }
 
 /* ---- the stop sequence --------------------------------------------------------------------- */
@@ -591,7 +616,8 @@ static void emit_command_marker(struct sv *sv)
         jsonw_strn(&w, words.buf ? words.buf : "", words.len);
         jsonw_release(&words);
     }
-    jsonw_kv_int(&w, "pid", sv->pid);
+    if (sv->pid > 0)
+        jsonw_kv_int(&w, "pid", sv->pid);
     jsonw_kv_str(&w, "exit", exit_text);
     jsonw_kv_str(&w, "tier", contain_tier_name(contain_tier(sv->contain)));
     if (sv->cause != CAUSE_NONE)
@@ -620,6 +646,101 @@ static void end_of_run(struct sv *sv)
     if (sv->sampler)
         sampler_finish(sv->sampler, now);
     emit_command_marker(sv);
+}
+
+/* Physical cores: distinct (physical id, core id) pairs of /proc/cpuinfo; 0 when it does not say. */
+static int physical_cpus(void)
+{
+    char *buf = malloc(1 << 20);
+    if (!buf)
+        return 0;
+    ssize_t n = read_file_at(AT_FDCWD, "/proc/cpuinfo", buf, 1 << 20);
+    int count = 0;
+    long seen[1024][2];
+    long phys = 0;
+    for (char *line = n > 0 ? buf : NULL; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        if (strncmp(line, "physical id", 11) == 0 && strchr(line, ':'))
+            phys = strtol(strchr(line, ':') + 1, NULL, 10);
+        else if (strncmp(line, "core id", 7) == 0 && strchr(line, ':')) {
+            long core = strtol(strchr(line, ':') + 1, NULL, 10);
+            int i;
+            for (i = 0; i < count; i++)
+                if (seen[i][0] == phys && seen[i][1] == core)
+                    break;
+            if (i == count && count < 1024) {
+                seen[count][0] = phys;
+                seen[count][1] = core;
+                count++;
+            }
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    free(buf);
+    return count;
+}
+
+/* The profile's path: -o, else $MOZ_UPLOAD_DIR/profile_resource-usage.json (where Mozilla's CI
+ * collects artifacts), else resmon-profile.json here. */
+static char *profile_path_for(const struct options *o)
+{
+    if (o->output)
+        return strdup(o->output);
+    const char *dir = getenv("MOZ_UPLOAD_DIR");
+    if (dir && *dir) {
+        char *p;
+        if (asprintf(&p, "%s/profile_resource-usage.json", dir) < 0)
+            return NULL;
+        return p;
+    }
+    return strdup("resmon-profile.json");
+}
+
+static int open_stream(struct sv *sv)
+{
+    const struct options *o = sv->o;
+    sv->profile_path = profile_path_for(o);
+    if (!sv->profile_path)
+        return -ENOMEM;
+    /* Extra metadata: the CI facts Mozilla's harness records, then --meta (last wins). */
+    const char *keys[64], *values[64];
+    size_t n = 0;
+    char *source_url = NULL;
+    const char *v;
+    if ((v = getenv("TASKCLUSTER_WORKER_TYPE")) && *v)
+        keys[n] = "device", values[n++] = v;
+    const char *repo = getenv("MOZ_SOURCE_REPO"), *rev = getenv("MOZ_SOURCE_CHANGESET");
+    if (repo && *repo && rev && *rev && asprintf(&source_url, "%s/rev/%s", repo, rev) >= 0)
+        keys[n] = "sourceURL", values[n++] = source_url;
+    if ((v = getenv("TASK_ID")) && *v)
+        keys[n] = "appBuildID", values[n++] = v;
+    keys[n] = "containment", values[n++] = contain_tier_name(contain_tier(sv->contain));
+    keys[n] = "resmonVersion", values[n++] = PACKAGE_VERSION;
+    for (size_t i = 0; i < o->n_meta && n < ARRAY_SIZE(keys); i++)
+        keys[n] = o->meta[i].key, values[n++] = o->meta[i].value;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    int phys = physical_cpus();
+    struct stream_meta meta = {
+        .product = o->product,
+        .interval_ms = (double)o->interval_ns / 1e6,
+        .start_wall_ms = sv->wall0,
+        .t0_ns = sv->t0,
+        .logical_cpus = ncpu > 0 ? (int)ncpu : 1,
+        .physical_cpus = phys > 0 ? phys : (ncpu > 0 ? (int)ncpu : 1),
+        .main_memory = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0,
+        .extra_keys = keys,
+        .extra_values = values,
+        .n_extra = n,
+    };
+    int r = stream_open(AT_FDCWD, sv->profile_path, &meta, o->fsync_interval_ns, &sv->stream);
+    free(source_url);
+    if (r < 0)
+        return r;
+    sv->sink = stream_sink(sv->stream);
+    return 0;
 }
 
 static int start_timer(struct sv *sv)
@@ -689,6 +810,11 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         sv.out[1].rfd = TAKE_FD(child_err[0]);
     }
 
+    if (!o->no_profile && (r = open_stream(&sv)) < 0) {
+        log_errno(r, "cannot create the profile '%s'", sv.profile_path ? sv.profile_path : "?");
+        goto out;
+    }
+
     struct sampler_config scfg;
     sampler_config_init(&scfg);
     scfg.interval_ns = o->interval_ns;
@@ -756,6 +882,11 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         if (exec_failed) {
             ret->exit_status = r == -ENOENT ? EXIT_ENOENT : EXIT_CANNOT_INVOKE;
             ret->raise_signal = 0;
+            /* The profile still tells what happened: a command that never ran. */
+            sv.exit_ns = now_ns();
+            sv.wstatus = ret->exit_status << 8;
+            emit_command_marker(&sv);
+            profile_checkpoint(&sv, "exec-failed");
             r = 0;
         }
         goto out;
@@ -865,5 +996,7 @@ out:
     linebuf_free(sv.lb[1]);
     sampler_free(sv.sampler);
     contain_free(sv.contain);
+    stream_close(sv.stream);
+    free(sv.profile_path);
     return r;
 }
