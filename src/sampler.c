@@ -45,6 +45,7 @@ struct pent {
     uint64_t utime, stime, cutime, cstime;
     uint64_t read_bytes, write_bytes;
     uint64_t rss, max_rss, threads;
+    uint64_t status_ns; /* when status (VmHWM) was last read */
     uint64_t cpu_ns_final; /* from rusage when reaped */
     char comm[PROCFS_COMM_MAX];
     char *cmd; /* malloc'ed once per exec, NULL unknown */
@@ -96,6 +97,11 @@ struct sampler {
 
     /* process connector */
     int nl_fd;
+    uint64_t lost_at_scan; /* lost_events at the last full member listing */
+    uint64_t full_scan_ns;
+    uint64_t scan_ns; /* time of the sample in progress */
+    pid_t *pids;      /* reused member list built from the table */
+    size_t pids_cap;
 
     struct sampler_totals tot;
 };
@@ -123,7 +129,9 @@ static uint64_t tv_ns(const struct timeval *tv)
     return (uint64_t)tv->tv_sec * NSEC_PER_SEC + (uint64_t)tv->tv_usec * NSEC_PER_USEC;
 }
 
-/* pread the whole (small) file from offset 0 into the scratch buffer. */
+/* pread a whole (small) file from offset 0. /proc and cgroup files are seq_files: a read fills
+ * the buffer as far as the content goes, so a short read is the end. Reading on to get the 0 of
+ * EOF would make the kernel format the file a second time (half the sampler's cost). */
 static ssize_t pread_all(int fd, char *buf, size_t max)
 {
     size_t len = 0;
@@ -134,7 +142,8 @@ static ssize_t pread_all(int fd, char *buf, size_t max)
                 continue;
             return -errno;
         }
-        if (n == 0 || (len += (size_t)n) == max)
+        len += (size_t)n;
+        if (n == 0 || len == max || (size_t)n < max - (len - (size_t)n))
             return (ssize_t)len;
     }
 }
@@ -652,14 +661,23 @@ static int pent_refresh(struct sampler *s, struct pent *p, bool *reused)
     s->live_user_t += p->utime + p->cutime;
     s->live_sys_t += p->stime + p->cstime;
     p->flags |= P_LIVE;
+    uint64_t prev_rss = p->rss;
     p->rss = st.state == 'Z' ? 0 : st.rss * (uint64_t)s->page_size;
     p->max_rss = MAX(p->max_rss, p->rss);
 
-    struct procfs_pid_status ps;
-    n = pent_read(s, p, &p->fd_status, "status");
-    if (n > 0 && procfs_parse_pid_status(s->scratch, (size_t)n, &ps) == 0 &&
-        (ps.have & PSTATUS_VMHWM))
-        p->max_rss = MAX(p->max_rss, ps.vmhwm);
+    /* VmHWM is a high-water mark: reading it now and then loses no spike of a process that is
+     * still alive at the next read, and status costs more than stat and io together. Read it
+     * when RSS grew and at least once a second (a zombie has none left). */
+    uint64_t now = s->scan_ns;
+    if (st.state != 'Z' &&
+        (p->rss > prev_rss || !p->status_ns || now - p->status_ns >= NSEC_PER_SEC)) {
+        struct procfs_pid_status ps;
+        n = pent_read(s, p, &p->fd_status, "status");
+        if (n > 0 && procfs_parse_pid_status(s->scratch, (size_t)n, &ps) == 0 &&
+            (ps.have & PSTATUS_VMHWM))
+            p->max_rss = MAX(p->max_rss, ps.vmhwm);
+        p->status_ns = now ? now : 1;
+    }
 
     struct procfs_pid_io io;
     p->flags &= ~(unsigned)P_IO_OK;
@@ -852,21 +870,43 @@ static void tree_scan(struct sampler *s, uint64_t now_ns, struct tree_now *t)
     pid_t *pids = NULL;
     size_t n = 0;
     *t = (struct tree_now){0};
-    if (contain_members(s->contain, &pids, &n) < 0)
-        return;
+    s->scan_ns = now_ns;
+    /* With the process connector and no lost event, the table already holds every member:
+     * list it from there and ask the containment only once a second, as a safety net (the
+     * subreaper tier's listing walks all of /proc). */
+    bool full = s->nl_fd < 0 || s->tot.lost_events != s->lost_at_scan || !s->full_scan_ns ||
+                now_ns - s->full_scan_ns >= NSEC_PER_SEC;
+    if (full) {
+        if (contain_members(s->contain, &pids, &n) < 0)
+            return;
+        s->full_scan_ns = now_ns ? now_ns : 1;
+        s->lost_at_scan = s->tot.lost_events;
+    } else {
+        if (s->pids_cap < s->nents) {
+            pid_t *np = realloc(s->pids, s->nents * 2 * sizeof *np);
+            if (!np)
+                return;
+            s->pids = np;
+            s->pids_cap = s->nents * 2;
+        }
+        for (size_t k = 0; k < s->nents; k++)
+            if (!(s->ents[k].flags & P_ENDED))
+                s->pids[n++] = s->ents[k].pid;
+    }
     s->gen++;
     bool io_ok = true;
+    const pid_t *list = full ? pids : s->pids;
     for (size_t i = 0; i < n; i++) {
-        if (pids[i] <= 0 || pids[i] == s->self)
+        if (list[i] <= 0 || list[i] == s->self)
             continue;
-        struct pent *p = lookup(s, pids[i]);
-        if (!p && !(p = pent_add(s, pids[i])))
+        struct pent *p = lookup(s, list[i]);
+        if (!p && !(p = pent_add(s, list[i])))
             continue;
         bool reused = false;
         int r = pent_refresh(s, p, &reused);
         if (r <= 0 && reused) {
             pent_end(s, p, now_ns, true);
-            if (!(p = pent_add(s, pids[i])))
+            if (!(p = pent_add(s, list[i])))
                 continue;
             reused = false;
             r = pent_refresh(s, p, &reused);
@@ -885,7 +925,7 @@ static void tree_scan(struct sampler *s, uint64_t now_ns, struct tree_now *t)
         if (s->cfg.pss)
             read_pss(s, p, t);
     }
-    free(pids);
+    free(pids); /* NULL when listed from the table */
     for (size_t k = 0; k < s->nents;) {
         struct pent *p = &s->ents[k];
         if (p->seen_gen != s->gen) {
@@ -1087,6 +1127,7 @@ void sampler_free(struct sampler *s)
     }
     free(s->ents);
     free(s->hash);
+    free(s->pids);
     int *fds[] = {&s->proc_fd,  &s->fd_stat,   &s->fd_meminfo, &s->fd_diskstats,
                   &s->fd_netdev, &s->fd_cg_cpu, &s->fd_cg_peak, &s->nl_fd};
     for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
