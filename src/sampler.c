@@ -100,6 +100,14 @@ struct sampler {
     uint64_t lost_at_scan; /* lost_events at the last full member listing */
     uint64_t full_scan_ns;
     uint64_t scan_ns; /* time of the sample in progress */
+    /* Exits of processes not (yet) known: a child that runs and exits on another CPU can report
+     * its exit before its parent's fork event is sent. */
+    struct {
+        pid_t pid, parent;
+        int code;
+        uint64_t ns;
+    } early[256];
+    unsigned early_next;
     pid_t *pids;      /* reused member list built from the table */
     size_t pids_cap;
 
@@ -718,22 +726,20 @@ static int nl_open(struct sampler *s)
     if (uname(&u) == 0)
         sscanf(u.release, "%d.%d", &major, &minor);
     bool filter = major > 6 || (major == 6 && minor >= 6);
-    struct {
-        struct nlmsghdr nl;
-        struct cn_msg cn;
-        uint32_t op, events;
-    } __attribute__((packed)) req;
+    /* nlmsghdr, cn_msg, then the payload (op and, with filtering, the event mask). */
+    union {
+        struct nlmsghdr h;
+        char b[NLMSG_SPACE(sizeof(struct cn_msg) + 8)];
+    } req;
     memset(&req, 0, sizeof req);
     size_t plen = filter ? 8 : 4;
-    req.nl.nlmsg_len = (uint32_t)(sizeof req.nl + sizeof req.cn + plen);
-    req.nl.nlmsg_type = NLMSG_DONE;
-    req.nl.nlmsg_pid = 0;
-    req.cn.id.idx = CN_IDX_PROC;
-    req.cn.id.val = CN_VAL_PROC;
-    req.cn.len = (uint16_t)plen;
-    req.op = PROC_CN_MCAST_LISTEN;
-    req.events = PROC_EVENT_FORK | PROC_EVENT_EXEC | PROC_EVENT_EXIT;
-    if (send(fd, &req, req.nl.nlmsg_len, 0) < 0) {
+    req.h.nlmsg_len = (uint32_t)NLMSG_LENGTH(sizeof(struct cn_msg) + plen);
+    req.h.nlmsg_type = NLMSG_DONE;
+    struct cn_msg cn = {.id = {.idx = CN_IDX_PROC, .val = CN_VAL_PROC}, .len = (uint16_t)plen};
+    memcpy(NLMSG_DATA(&req.h), &cn, sizeof cn);
+    uint32_t payload[2] = {PROC_CN_MCAST_LISTEN, PROC_EVENT_FORK | PROC_EVENT_EXEC | PROC_EVENT_EXIT};
+    memcpy((char *)NLMSG_DATA(&req.h) + sizeof cn, payload, plen);
+    if (send(fd, &req, req.h.nlmsg_len, 0) < 0) {
         int r = -errno;
         close(fd);
         return r;
@@ -768,6 +774,19 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
         p->ppid = f->parent_tgid;
         p->start_ns = ev->timestamp_ns;
         memcpy(p->comm, comm, sizeof comm);
+        for (size_t i = 0; i < ARRAY_SIZE(s->early); i++)
+            if (s->early[i].pid == p->pid && s->early[i].parent == f->parent_tgid) {
+                s->early[i].pid = 0;
+                p->wstatus = s->early[i].code;
+                p->flags |= P_EXIT_KNOWN;
+                p->end_ns = s->early[i].ns;
+                if (p->ppid != s->self) {
+                    if (pcmd)
+                        p->cmd = strdup(pcmd);
+                    pent_end(s, p, s->early[i].ns, false);
+                    return;
+                }
+            }
         /* Until it execs, a forked child runs its parent's program with its arguments. */
         if (pcmd)
             p->cmd = strdup(pcmd);
@@ -787,8 +806,14 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
         if (x->process_pid != x->process_tgid)
             return; /* a thread */
         struct pent *p = lookup(s, x->process_tgid);
-        if (!p || (p->flags & P_ENDED))
+        if (!p || (p->flags & P_ENDED)) {
+            unsigned i = s->early_next++ % ARRAY_SIZE(s->early);
+            s->early[i].pid = x->process_tgid;
+            s->early[i].parent = x->parent_tgid;
+            s->early[i].code = (int)x->exit_code;
+            s->early[i].ns = ev->timestamp_ns;
             return;
+        }
         p->wstatus = (int)x->exit_code;
         p->flags |= P_EXIT_KNOWN;
         p->end_ns = ev->timestamp_ns;
@@ -809,9 +834,12 @@ void sampler_handle_events(struct sampler *s, uint64_t now_ns)
 {
     if (!s || s->nl_fd < 0)
         return;
-    _Alignas(struct nlmsghdr) char buf[8192];
+    union {
+        struct nlmsghdr h;
+        char b[8192];
+    } buf;
     for (;;) {
-        ssize_t n = recv(s->nl_fd, buf, sizeof buf, 0);
+        ssize_t n = recv(s->nl_fd, buf.b, sizeof buf.b, 0);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -821,8 +849,10 @@ void sampler_handle_events(struct sampler *s, uint64_t now_ns)
             }
             return; /* EAGAIN: drained */
         }
-        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
-             h = NLMSG_NEXT(h, n)) {
+        /* NLMSG_NEXT by hand: its char* cast trips -Wcast-align; records are 4-aligned. */
+        for (struct nlmsghdr *h = &buf.h; NLMSG_OK(h, (size_t)n);
+             n -= (ssize_t)NLMSG_ALIGN(h->nlmsg_len),
+                             h = (struct nlmsghdr *)(void *)((char *)h + NLMSG_ALIGN(h->nlmsg_len))) {
             if (h->nlmsg_type == NLMSG_ERROR || h->nlmsg_type == NLMSG_NOOP)
                 continue;
             const struct cn_msg *cn = NLMSG_DATA(h);
