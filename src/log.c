@@ -17,6 +17,7 @@ void log_set_program(const char *name)
 
 const char *log_program(void) { return program; }
 
+static void vlog(int err, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void vlog(int err, const char *fmt, va_list ap)
 {
     char line[4096];

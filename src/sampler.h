@@ -15,6 +15,28 @@
  * Accounting is exact: the tree's CPU total equals what the kernel accounted for the whole tree
  * (cgroup cpu.stat when available; else live utime+stime+cutime+cstime plus reaped rusage).
  * Figures that cannot be read are left out, never reported as zero.
+ *
+ * How every process is learned, even one that lives shorter than an interval:
+ *   * the netlink process connector (CN_PROC, needs CAP_NET_ADMIN and the initial pid
+ *     namespace): fork/exec/exit events with kernel timestamps. A fork whose parent is a known
+ *     tree process adds the child at once, its exec re-reads the command line, its exit ends
+ *     the "process" marker with the exit status the kernel reports. The socket is opened by
+ *     sampler_new (before any seccomp lock-down); the supervisor should poll sampler_event_fd()
+ *     and call sampler_handle_events() when it is readable, so a fork storm cannot overflow the
+ *     socket buffer (sampler_sample drains it too). Overflows are counted (lost_events) and the
+ *     /proc scan below still finds every process alive at a sample.
+ *   * the /proc scan at every sample (contain_members): the fallback, and the source of every
+ *     per-process figure. Without CN_PROC a process that starts and ends between two samples
+ *     gets no marker of its own, but its CPU time is still counted exactly (cgroup cpu.stat, or
+ *     its parent's cutime/cstime, or wait4 rusage).
+ * A process marker's cpuTime and maxRSS include the children it waited for (as wait4 and time(1)
+ * report them); they are exact for processes resmon-run reaps itself (sampler_reaped) and the
+ * last observed figures otherwise.
+ *
+ * Cost: per tree process the sampler keeps /proc/<pid>/stat, io and status open (within an fd
+ * budget of half RLIMIT_NOFILE; beyond it files are opened per read) and reads them with one
+ * pread each; buffers and tables are reused, so steady-state sampling does not allocate.
+ * Syscalls used after sampler_new: openat, pread64, read, close, recvfrom (netlink).
  */
 #ifndef RESMON_SAMPLER_H
 #define RESMON_SAMPLER_H
@@ -32,7 +54,13 @@ struct sampler_config {
     bool pss;             /* also read PSS (smaps_rollup), costlier */
     bool system;          /* sample the machine (default true) */
     bool tree;            /* sample the process tree (default true) */
+    bool proc_events;     /* use the process connector when available (default true) */
+    const char *proc_root; /* NULL = "/proc"; tests point it at fixture files (machine part) */
+    const char *sys_block; /* NULL = "/sys/block" (names of whole disks) */
 };
+
+/* Defaults: interval 1 s, no PSS, system, tree and proc_events on, real /proc. */
+void sampler_config_init(struct sampler_config *cfg);
 
 /* Totals for the summary and the profile's end. */
 struct sampler_totals {
@@ -42,12 +70,16 @@ struct sampler_totals {
     uint64_t samples;          /* samples taken */
     uint64_t missed_ticks;     /* ticks the timer reported beyond one per sample */
     uint64_t processes_seen;   /* distinct tree processes observed */
+    uint64_t processes_ended;  /* "process" markers emitted */
+    uint64_t lost_events;      /* process-connector overflows (ENOBUFS) */
+    bool proc_events;          /* the process connector is in use */
 };
 
 struct sampler;
 
-/* t0_ns: profile time 0 (the baseline the first sample runs from). c: the containment of the
- * tree (borrowed, outlives the sampler). sink: where markers go (borrowed). */
+/* t0_ns: profile time 0 (the baseline the first sample runs from; the baseline counters are read
+ * here). c: the containment of the tree (borrowed, outlives the sampler; NULL = machine only).
+ * sink: where markers go (borrowed). */
 int sampler_new(const struct sampler_config *cfg, struct contain *c, const struct marker_sink *sink,
                 uint64_t t0_ns, struct sampler **ret);
 void sampler_free(struct sampler *s);
@@ -69,5 +101,22 @@ uint64_t sampler_tree_cpu_ns(struct sampler *s);
 uint64_t sampler_tree_rss(const struct sampler *s);
 
 void sampler_get_totals(const struct sampler *s, struct sampler_totals *ret);
+
+/* Optional: the command's pid right after the fork, so events of its children are caught before
+ * the first sample lists it. */
+void sampler_track(struct sampler *s, pid_t pid, uint64_t now_ns);
+
+/* The process-connector socket to poll for POLLIN, or -1 when not in use. */
+int sampler_event_fd(const struct sampler *s);
+/* Read every pending process event (non-blocking); call when sampler_event_fd() is readable. */
+void sampler_handle_events(struct sampler *s, uint64_t now_ns);
+
+/* End the "process" marker of every process still known (exit left out): call once when the
+ * supervisor is done with the tree (after the last sampler_reaped), before sampler_free. */
+void sampler_finish(struct sampler *s, uint64_t now_ns);
+
+/* wstatus as the "exit" text of process and command markers: "status N" or "signal NAME"
+ * (NAME without "SIG", e.g. "signal KILL"). Returns the length (cut to n-1). */
+size_t sampler_format_exit(int wstatus, char *buf, size_t n);
 
 #endif

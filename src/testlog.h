@@ -52,13 +52,55 @@ struct testlog_config {
     double wall_at_t0_ms;  /* wall clock of profile time 0, to map producer timestamps */
     uint64_t t0_ns;        /* monotonic profile time 0 */
 };
+/* Producer timestamps further than this from the arrival clock are ignored (arrival is used);
+ * ones later than the arrival are taken as the arrival (a line cannot precede its event). */
+#define TESTLOG_MAX_SKEW_NS (UINT64_C(5) * 60 * 1000000000)
+
+/* Status names counted separately in testlog_stats.by_status; every other status counts under
+ * TL_STATUS_OTHER. */
+enum testlog_status {
+    TL_STATUS_PASS,
+    TL_STATUS_FAIL,
+    TL_STATUS_OK,
+    TL_STATUS_ERROR,
+    TL_STATUS_TIMEOUT,
+    TL_STATUS_CRASH,
+    TL_STATUS_ASSERT,
+    TL_STATUS_PRECONDITION_FAILED,
+    TL_STATUS_SKIP,
+    TL_STATUS_NOTRUN,
+    TL_STATUS_INCOMPLETE,
+    TL_STATUS_OTHER,
+    TL_STATUS_COUNT,
+};
+/* Index of a status name (exact, upper case) in by_status. */
+int testlog_status_index(const char *status, size_t len);
+/* The name of index i ("OTHER" for TL_STATUS_OTHER), NULL when out of range. */
+const char *testlog_status_name(int i);
 
 struct testlog_stats {
     uint64_t lines, recognised;
     uint64_t tests;        /* test markers emitted */
     uint64_t by_status[16]; /* indexed by testlog_status_index() */
-    uint64_t unexpected;
+    uint64_t unexpected;   /* test results that were not as expected (names: testlog_unexpected) */
+    uint64_t subtests;     /* subtest results seen */
+    uint64_t crashes;      /* crash reports */
+    uint64_t ends_unmatched; /* test ends that matched no open test */
 };
+
+/* One finished test, for the summary. Strings are owned by the testlog and live until
+ * testlog_free. */
+struct testlog_result {
+    const char *test;
+    const char *status;
+    const char *expected;  /* NULL when the producer did not say */
+    uint64_t duration_ns;
+    uint64_t cpu_ns;       /* tree CPU while it ran; 0 when unknown */
+    uint64_t max_rss;      /* peak tree RSS while it ran; 0 when unknown */
+};
+
+#define TESTLOG_SLOWEST_MAX 10
+#define TESTLOG_UNEXPECTED_MAX 100
 
 struct testlog;
 
@@ -77,5 +119,19 @@ void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const cha
  * (timed_out) or INCOMPLETE. */
 void testlog_finish(struct testlog *tl, uint64_t now_ns, bool timed_out);
 void testlog_get_stats(const struct testlog *tl, struct testlog_stats *ret);
+/* The up to TESTLOG_SLOWEST_MAX slowest tests, slowest first; returns how many. */
+size_t testlog_slowest(const struct testlog *tl, const struct testlog_result **ret);
+/* The first TESTLOG_UNEXPECTED_MAX unexpected results in the order they ended (stats.unexpected
+ * has the full count); returns how many. */
+size_t testlog_unexpected(const struct testlog *tl, const struct testlog_result **ret);
+/* Formats this build has a parser for (mask of enum testlog_format). */
+unsigned testlog_available_formats(void);
+
+/* State lines (markers.h) this module writes, so a converter can close what a killed run left:
+ *   {"type":"open","kind":K,"key":S,"name":MARKER_NAME,"startTime":MS,"category":N,"data":{...}}
+ *   {"type":"close","kind":K,"key":S}
+ * kind "test" (key = id, or scope U+001F id; data = the Test payload known at the start),
+ * "suite" and "group" (key = the name; data = the Text payload). A close follows every open, when
+ * the marker itself is emitted. */
 
 #endif

@@ -54,6 +54,22 @@ struct tl_event {
     bool unexpected;       /* the producer says the result is unexpected (already decided,
                               e.g. TBPL TEST-UNEXPECTED-*, mozlog with known_intermittent) */
     bool expected_known;   /* unexpected is meaningful */
+    /* Added after the first version of this contract (zero-initialised by tl_event_init, so
+     * parsers that do not know them keep working): */
+    struct tl_str stack;   /* TLE_SUBTEST/TLE_TEST_END: the producer's stack text, if any */
+    uint64_t arrival_ns;   /* 0: the event happened when this line arrived; else the arrival time
+                              of the line it really belongs to (a result a parser could only
+                              complete on a later line, the start of a test whose name was
+                              written before its result) */
+    /* Added for formats that time tests by arrival (testlog_formats.h):
+     * at_ns: when nonzero, the monotonic time of the event, overriding the line's arrival (an
+     *   event decided on a later line, e.g. a TAP result held back until its YAML block ends).
+     * at_line_end: the event happened when the line was complete, not when its first byte
+     *   arrived (pytest, unittest and serial libtest print a test's name when it starts and the
+     *   result and newline when it ends): the core times it by the line's completion when it
+     *   knows it, else by the arrival. */
+    uint64_t at_ns;
+    bool at_line_end;
 };
 
 struct tl_format {

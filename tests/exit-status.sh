@@ -9,14 +9,14 @@ expect_status 42 $R -- "$HELPER" exit 42
 expect_status 124 $R -t 0.1 -- "$HELPER" sleep 30
 expect_status 124 "$TIMEOUT_LINK" 0.1 "$HELPER" sleep 30
 # TERM ignored: KILL after -k, and 137 tells the forced kill apart.
-expect_status 137 "$TIMEOUT_LINK" -k 0.1 0.1 "$HELPER" ignore-term 30
+expect_status 137 alarmed "$TIMEOUT_LINK" -k 0.1 100 "$HELPER" ignore-term 30
 expect_status 137 "$TIMEOUT_LINK" -s KILL 0.1 "$HELPER" sleep 30
 # --preserve-status: the command's own status after a timeout.
 expect_status 143 "$TIMEOUT_LINK" -p 0.1 "$HELPER" sleep 30
 expect_status 137 "$TIMEOUT_LINK" -p -s KILL 0.1 "$HELPER" sleep 30
 # The command exits on its own after catching the signal: still a timeout.
-expect_status 124 "$TIMEOUT_LINK" 0.1 "$HELPER" on-signal 30
-expect_status 0 "$TIMEOUT_LINK" -p 0.1 "$HELPER" on-signal 30
+expect_status 124 alarmed "$TIMEOUT_LINK" 100 "$HELPER" on-signal 30
+expect_status 0 alarmed "$TIMEOUT_LINK" -p 100 "$HELPER" on-signal 30
 # Cannot invoke / not found.
 expect_status 126 $R -- "$T"
 expect_status 127 $R -- "$T/no-such-command"

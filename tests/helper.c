@@ -57,10 +57,13 @@ static double cpu_now(void)
 static void burn(double secs)
 {
     double end = cpu_now() + secs;
-    volatile unsigned long x = 0;
-    while (cpu_now() < end)
+    unsigned long x = 0;
+    while (cpu_now() < end) {
         for (int i = 0; i < 100000; i++)
             x += (unsigned long)i;
+        /* keep the loop from being optimised away */
+        __asm__ volatile("" : : "r"(x));
+    }
 }
 
 static int write_stdout(const void *buf, size_t len)

@@ -9,18 +9,22 @@ cgroup_available && tiers="$tiers cgroup"
 for tier in $tiers; do
     R="$RESMON_RUN --no-profile --containment=$tier --grace=0.3"
 
+    new_events
     expect_status 0 $R -- "$HELPER" daemon 60
     pid=$(wait_event "daemon *" | cut -d' ' -f2)
     alive "$pid" && fail "$tier: daemon $pid survived"
 
+    new_events
     expect_status 0 $R -- "$HELPER" setsid-escape 60
     pid=$(wait_event "escaper *" | cut -d' ' -f2)
     alive "$pid" && fail "$tier: setsid escaper $pid survived"
 
+    new_events
     expect_status 0 $R -- "$HELPER" term-ignorer 60
     pid=$(wait_event "ignorer *" | cut -d' ' -f2)
     alive "$pid" && fail "$tier: TERM ignorer $pid survived"
 
+    new_events
     expect_status 0 $R -- "$HELPER" stopped 60
     pid=$(wait_event "stopped *" | cut -d' ' -f2)
     alive "$pid" && fail "$tier: stopped process $pid survived"
@@ -31,6 +35,7 @@ for tier in $tiers; do
     [ "$left" -eq 0 ] || fail "$tier: $left forkbomb processes survived"
 
     # Timeout reaches a setsid escaper while the command still runs.
+    new_events
     expect_status 124 $R -t 0.3 -- sh -c "'$HELPER' setsid-escape 60; exec '$HELPER' sleep 60"
     pid=$(wait_event "escaper *" | cut -d' ' -f2)
     alive "$pid" && fail "$tier: escaper $pid survived a timeout"
@@ -41,10 +46,12 @@ for tier in $tiers; do
 done
 
 # In timeout mode GNU's behaviour is kept: leftovers live on unless asked.
+new_events
 expect_status 0 "$TIMEOUT_LINK" 10 "$HELPER" daemon 60
 pid=$(wait_event "daemon *" | cut -d' ' -f2)
 alive "$pid" || fail "timeout mode killed a leftover"
 kill "$pid"
+new_events
 expect_status 0 "$TIMEOUT_LINK" --kill-leftovers --grace=0.2 10 "$HELPER" daemon 60
 pid=$(wait_event "daemon *" | cut -d' ' -f2)
 alive "$pid" && fail "--kill-leftovers did not stop $pid"
@@ -52,6 +59,7 @@ alive "$pid" && fail "--kill-leftovers did not stop $pid"
 # A child that existed before resmon-run (exec'ed by a shell with a background job) is not part
 # of the command's tree: it is neither killed nor waited for.
 for tier in $tiers; do
+    new_events
     sh -c "'$HELPER' sleep 60 & exec '$RESMON_RUN' --no-profile --containment=$tier --grace=0.2 -- true"
     pid=$(wait_event "ready *" | cut -d' ' -f2)
     alive "$pid" || fail "$tier: a pre-existing child was killed as a leftover"

@@ -7,10 +7,17 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/resmon-test.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 TIMEOUT_LINK="$T/resmon-timeout"
 ln -s "$RESMON_RUN" "$TIMEOUT_LINK"
-export HELPER_EVENTS="$T/events"
-mkfifo "$HELPER_EVENTS"
-# Held open read-write on fd 9: helpers never block opening it, and no event is lost.
-exec 9<>"$HELPER_EVENTS"
+# new_events: a fresh event FIFO for the next step, held open read-write on fd 9 (helpers never
+# block opening it, no event is lost), so late events of earlier steps cannot be mistaken for it.
+_events_n=0
+new_events() {
+    _events_n=$((_events_n + 1))
+    HELPER_EVENTS="$T/events.$_events_n"
+    export HELPER_EVENTS
+    mkfifo "$HELPER_EVENTS"
+    exec 9<>"$HELPER_EVENTS"
+}
+new_events
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
@@ -45,4 +52,16 @@ alive() {
 
 cgroup_available() {
     "$RESMON_RUN" --no-profile --containment=cgroup -- true 2>/dev/null
+}
+
+# alarmed CMD...: run a supervisor CMD in the background, wait until its command says "ready",
+# then make it time out at once (SIGALRM), and return the supervisor's exit status. Output of CMD
+# goes to $T/alarmed.out and $T/alarmed.err. No race with the command's start-up.
+alarmed() {
+    new_events
+    "$@" >"$T/alarmed.out" 2>"$T/alarmed.err" &
+    _sup=$!
+    wait_event "ready *" >/dev/null
+    kill -ALRM $_sup
+    wait $_sup
 }

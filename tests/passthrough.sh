@@ -22,6 +22,7 @@ rss=$(sed -n 's/^maxrss //p' "$T/rss")
 [ "$rss" -lt 65536 ] || fail "bigline: peak RSS $rss KiB"
 
 # A closed downstream: the command sees EPIPE, exactly as if it wrote there itself.
+new_events
 $R -- "$HELPER" epipe | head -c 1 >/dev/null
 wait_event "write failed EPIPE" >/dev/null
 # ...and a command that does not catch SIGPIPE dies of it: so does resmon-run.

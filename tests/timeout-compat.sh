@@ -28,6 +28,7 @@ expect_status 124 "$HELPER" exec-with ALRM ignore "$TO" 0.1 "$HELPER" sleep 30
 expect_status 124 "$HELPER" exec-with ALRM block "$TO" 0.1 "$HELPER" sleep 30
 
 # An external SIGALRM means "time out now".
+new_events
 "$TO" 100 "$HELPER" sleep 100 &
 sup=$!
 wait_event "ready *" >/dev/null
@@ -48,7 +49,8 @@ expect_status 124 "$TO" -v 0.1 "$HELPER" sleep 30 2>&-
 expect_status 124 "$TO" -v 0.1 "$HELPER" sleep 30 2>/dev/full
 
 # -v says which signal went to which command, with the program's name.
-msg=$("$TO" -v -k 0.1 0.1 "$HELPER" ignore-term 30 2>&1)
+alarmed "$TO" -v -k 0.1 100 "$HELPER" ignore-term 30
+msg=$(cat "$T/alarmed.err")
 echo "$msg" | grep -qx "resmon-timeout: sending signal TERM to command '$HELPER'" || fail "verbose TERM: $msg"
 echo "$msg" | grep -qx "resmon-timeout: sending signal KILL to command '$HELPER'" || fail "verbose KILL: $msg"
 msg=$("$TO" -v -s 0 -k 0.2 0.1 "$HELPER" sleep 30 2>&1)
@@ -62,6 +64,7 @@ expect_status 124 "$TO" 0.2 "$TO" 10 "$HELPER" sleep 30
 expect_status 124 "$TO" 10 "$TO" 0.2 "$HELPER" sleep 30
 
 # The command still gets the timeout signal when the supervisor is SIGKILLed.
+new_events
 "$TO" 100 "$HELPER" on-signal 100 &
 sup=$!
 wait_event "ready *" >/dev/null

@@ -1,0 +1,361 @@
+#include "procfs.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "util.h"
+
+/* A cursor over [p, end): every helper checks end before touching a byte. */
+struct cur {
+    const char *p, *end;
+};
+
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+static bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+static void skip_blanks(struct cur *c)
+{
+    while (c->p < c->end && is_blank(*c->p))
+        c->p++;
+}
+
+/* Unsigned decimal after optional blanks; saturates. A leading '-' (cutime is a signed long in
+ * the kernel, never negative in practice) reads as 0. Returns false without digits. */
+static bool take_u64(struct cur *c, uint64_t *ret)
+{
+    skip_blanks(c);
+    bool neg = false;
+    if (c->p < c->end && *c->p == '-') {
+        neg = true;
+        c->p++;
+    }
+    if (c->p >= c->end || !is_digit(*c->p))
+        return false;
+    uint64_t v = 0;
+    while (c->p < c->end && is_digit(*c->p)) {
+        unsigned d = (unsigned)(*c->p - '0');
+        v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
+        c->p++;
+    }
+    *ret = neg ? 0 : v;
+    return true;
+}
+
+/* Skip one blank-separated token. */
+static bool skip_token(struct cur *c)
+{
+    skip_blanks(c);
+    if (c->p >= c->end || *c->p == '\n')
+        return false;
+    while (c->p < c->end && !is_blank(*c->p) && *c->p != '\n')
+        c->p++;
+    return true;
+}
+
+static void next_line(struct cur *c)
+{
+    const char *nl = memchr(c->p, '\n', (size_t)(c->end - c->p));
+    c->p = nl ? nl + 1 : c->end;
+}
+
+static bool starts_with(const struct cur *c, const char *lit, size_t n)
+{
+    return (size_t)(c->end - c->p) >= n && memcmp(c->p, lit, n) == 0;
+}
+
+/* "Key:   123 kB" lines (meminfo, status) and "key 123" lines (cpu.stat) share one walker: for
+ * each line, the key is the text before ':' or the first blank; lookup() maps it to a slot. */
+typedef int (*kv_lookup_fn)(const char *key, size_t n, void *ctx);
+
+static void parse_kv(const char *buf, size_t len, kv_lookup_fn lookup, void *ctx,
+                     uint64_t *slots, unsigned *have)
+{
+    struct cur c = {buf, buf + len};
+    while (c.p < c.end) {
+        const char *k = c.p;
+        while (c.p < c.end && *c.p != ':' && !is_blank(*c.p) && *c.p != '\n')
+            c.p++;
+        size_t kn = (size_t)(c.p - k);
+        if (c.p < c.end && *c.p == ':')
+            c.p++;
+        int slot = kn ? lookup(k, kn, ctx) : -1;
+        uint64_t v;
+        if (slot >= 0 && take_u64(&c, &v)) {
+            skip_blanks(&c);
+            if ((size_t)(c.end - c.p) >= 2 && c.p[0] == 'k' && c.p[1] == 'B')
+                v = v > UINT64_MAX / 1024 ? UINT64_MAX : v * 1024;
+            slots[slot] = v;
+            *have |= 1u << slot;
+        }
+        next_line(&c);
+    }
+}
+
+static int key_index(const char *key, size_t n, const char *const *names, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (strlen(names[i]) == n && memcmp(names[i], key, n) == 0)
+            return (int)i;
+    return -1;
+}
+
+#define DEFINE_LOOKUP(fn, ...)                                                                     \
+    static int fn(const char *key, size_t n, void *ctx)                                            \
+    {                                                                                              \
+        static const char *const names[] = {__VA_ARGS__};                                          \
+        (void)ctx;                                                                                 \
+        return key_index(key, n, names, sizeof names / sizeof names[0]);                           \
+    }
+
+int procfs_parse_stat(const char *buf, size_t len, struct procfs_cpu *cpus, size_t max,
+                      size_t *ret_n)
+{
+    struct cur c = {buf, buf + len};
+    size_t n = 0;
+    while (c.p < c.end) {
+        /* "cpuN" lines only: the aggregate "cpu " line is not a core. */
+        if (starts_with(&c, "cpu", 3) && c.end - c.p > 3 && is_digit(c.p[3])) {
+            skip_token(&c);
+            uint64_t f[10] = {0};
+            for (size_t i = 0; i < 10; i++)
+                if (!take_u64(&c, &f[i]))
+                    break;
+            if (n < max) {
+                struct procfs_cpu *o = &cpus[n];
+                o->user = f[0];
+                o->nice = f[1];
+                o->system = f[2];
+                o->idle = f[3];
+                o->iowait = f[4];
+                o->irq = f[5];
+                o->softirq = f[6];
+                o->steal = f[7];
+                o->guest = f[8];
+                o->guest_nice = f[9];
+            }
+            n++;
+        }
+        next_line(&c);
+    }
+    if (n == 0)
+        return -ENODATA;
+    *ret_n = n;
+    return 0;
+}
+
+DEFINE_LOOKUP(meminfo_lookup, "MemTotal", "MemFree", "MemAvailable", "Buffers", "Cached",
+              "SReclaimable")
+
+int procfs_parse_meminfo(const char *buf, size_t len, struct procfs_meminfo *ret)
+{
+    uint64_t v[6] = {0};
+    unsigned have = 0;
+    parse_kv(buf, len, meminfo_lookup, NULL, v, &have);
+    if (!(have & MEMINFO_TOTAL) || !(have & MEMINFO_FREE))
+        return -ENODATA;
+    *ret = (struct procfs_meminfo){.total = v[0],
+                                   .free = v[1],
+                                   .available = v[2],
+                                   .buffers = v[3],
+                                   .cached = v[4],
+                                   .sreclaimable = v[5],
+                                   .have = have};
+    return 0;
+}
+
+int procfs_parse_diskstats(const char *buf, size_t len,
+                           bool (*is_disk)(const char *name, size_t name_len, void *ctx),
+                           void *ctx, struct procfs_disk_totals *ret)
+{
+    struct procfs_disk_totals t = {0};
+    struct cur c = {buf, buf + len};
+    while (c.p < c.end) {
+        /* major minor name reads merged sectors ms writes merged sectors ms ... */
+        uint64_t major, minor, f[7];
+        bool ok = take_u64(&c, &major) && take_u64(&c, &minor);
+        const char *name = NULL;
+        size_t nlen = 0;
+        if (ok) {
+            skip_blanks(&c);
+            name = c.p;
+            ok = skip_token(&c);
+            nlen = (size_t)(c.p - name);
+        }
+        for (size_t i = 0; ok && i < 7; i++)
+            ok = take_u64(&c, &f[i]);
+        if (ok && (!is_disk || is_disk(name, nlen, ctx))) {
+            t.reads = sat_add_u64(t.reads, f[0]);
+            t.read_sectors = sat_add_u64(t.read_sectors, f[2]);
+            t.writes = sat_add_u64(t.writes, f[4]);
+            t.write_sectors = sat_add_u64(t.write_sectors, f[6]);
+            t.ndisks++;
+        }
+        next_line(&c);
+    }
+    *ret = t;
+    return 0;
+}
+
+int procfs_parse_net_dev(const char *buf, size_t len, struct procfs_net_totals *ret)
+{
+    struct procfs_net_totals t = {0};
+    struct cur c = {buf, buf + len};
+    while (c.p < c.end) {
+        /* "  eth0: rbytes rpackets errs drop fifo frame compressed multicast tbytes tpackets ..."
+         * The two header lines have no ':' before the numbers. */
+        const char *nl = memchr(c.p, '\n', (size_t)(c.end - c.p));
+        const char *eol = nl ? nl : c.end;
+        const char *colon = memchr(c.p, ':', (size_t)(eol - c.p));
+        if (colon) {
+            struct cur l = {colon + 1, eol};
+            uint64_t f[10];
+            bool ok = true;
+            for (size_t i = 0; ok && i < 10; i++)
+                ok = take_u64(&l, &f[i]);
+            if (ok) {
+                t.recv_bytes = sat_add_u64(t.recv_bytes, f[0]);
+                t.recv_packets = sat_add_u64(t.recv_packets, f[1]);
+                t.sent_bytes = sat_add_u64(t.sent_bytes, f[8]);
+                t.sent_packets = sat_add_u64(t.sent_packets, f[9]);
+                t.nifaces++;
+            }
+        }
+        c.p = nl ? nl + 1 : c.end;
+    }
+    *ret = t;
+    return 0;
+}
+
+int procfs_parse_pid_stat(const char *buf, size_t len, struct procfs_pid_stat *ret)
+{
+    struct procfs_pid_stat s = {0};
+    struct cur c = {buf, buf + len};
+    uint64_t v;
+    if (!take_u64(&c, &v)) /* (1) pid */
+        return -EINVAL;
+    s.pid = v > INT32_MAX ? INT32_MAX : (pid_t)v;
+    skip_blanks(&c);
+    if (c.p >= c.end || *c.p != '(')
+        return -EINVAL;
+    const char *name = c.p + 1;
+    /* (2) comm: the command chooses it, so it may hold ") " itself; the kernel prints no ')'
+     * after it, so the last one in the buffer closes it. */
+    const char *rparen = NULL;
+    for (const char *q = c.end; q > name;)
+        if (*--q == ')') {
+            rparen = q;
+            break;
+        }
+    if (!rparen)
+        return -EINVAL;
+    size_t n = (size_t)(rparen - name);
+    if (n >= sizeof s.comm)
+        n = sizeof s.comm - 1;
+    memcpy(s.comm, name, n);
+    s.comm[n] = '\0';
+    c.p = rparen + 1;
+    skip_blanks(&c);
+    if (c.p >= c.end || is_blank(*c.p) || *c.p == '\n') /* (3) state */
+        return -EINVAL;
+    s.state = *c.p++;
+    /* Fields 4..24; f[i] holds field i+4. */
+    uint64_t f[21];
+    for (size_t i = 0; i < 21; i++)
+        if (!take_u64(&c, &f[i]))
+            return -EINVAL;
+    s.ppid = f[0] > INT32_MAX ? INT32_MAX : (pid_t)f[0]; /* (4) */
+    s.utime = f[14 - 4];                                 /* (14) */
+    s.stime = f[15 - 4];                                 /* (15) */
+    s.cutime = f[16 - 4];                                /* (16) */
+    s.cstime = f[17 - 4];                                /* (17) */
+    s.num_threads = f[20 - 4];                           /* (20) */
+    s.starttime = f[22 - 4];                             /* (22) */
+    s.rss = f[24 - 4];                                   /* (24) */
+    *ret = s;
+    return 0;
+}
+
+DEFINE_LOOKUP(status_lookup, "VmRSS", "VmHWM", "Threads", "PPid")
+
+int procfs_parse_pid_status(const char *buf, size_t len, struct procfs_pid_status *ret)
+{
+    uint64_t v[4] = {0};
+    unsigned have = 0;
+    parse_kv(buf, len, status_lookup, NULL, v, &have);
+    *ret = (struct procfs_pid_status){.vmrss = v[0],
+                                      .vmhwm = v[1],
+                                      .threads = v[2],
+                                      .ppid = v[3] > INT32_MAX ? INT32_MAX : (pid_t)v[3],
+                                      .have = have};
+    return 0;
+}
+
+DEFINE_LOOKUP(io_lookup, "rchar", "wchar", "read_bytes", "write_bytes", "cancelled_write_bytes")
+
+int procfs_parse_pid_io(const char *buf, size_t len, struct procfs_pid_io *ret)
+{
+    uint64_t v[5] = {0};
+    unsigned have = 0;
+    parse_kv(buf, len, io_lookup, NULL, v, &have);
+    if (!(have & (PIO_READ_BYTES | PIO_WRITE_BYTES)))
+        return -ENODATA;
+    *ret = (struct procfs_pid_io){.rchar = v[0],
+                                  .wchar = v[1],
+                                  .read_bytes = v[2],
+                                  .write_bytes = v[3],
+                                  .cancelled_write_bytes = v[4],
+                                  .have = have};
+    return 0;
+}
+
+DEFINE_LOOKUP(pss_lookup, "Pss")
+
+int procfs_parse_smaps_pss(const char *buf, size_t len, uint64_t *ret)
+{
+    uint64_t v[1] = {0};
+    unsigned have = 0;
+    parse_kv(buf, len, pss_lookup, NULL, v, &have);
+    if (!have)
+        return -ENODATA;
+    *ret = v[0];
+    return 0;
+}
+
+DEFINE_LOOKUP(cgcpu_lookup, "usage_usec", "user_usec", "system_usec")
+
+int procfs_parse_cg_cpu_stat(const char *buf, size_t len, struct procfs_cg_cpu *ret)
+{
+    uint64_t v[3] = {0};
+    unsigned have = 0;
+    parse_kv(buf, len, cgcpu_lookup, NULL, v, &have);
+    if (!(have & CGCPU_USAGE))
+        return -ENODATA;
+    *ret = (struct procfs_cg_cpu){
+        .usage_usec = v[0], .user_usec = v[1], .system_usec = v[2], .have = have};
+    return 0;
+}
+
+int procfs_parse_u64(const char *buf, size_t len, uint64_t *ret)
+{
+    struct cur c = {buf, buf + len};
+    uint64_t v;
+    if (!take_u64(&c, &v))
+        return -EINVAL;
+    while (c.p < c.end && (is_blank(*c.p) || *c.p == '\n'))
+        c.p++;
+    if (c.p != c.end)
+        return -EINVAL;
+    *ret = v;
+    return 0;
+}
+
+size_t procfs_format_cmdline(const char *buf, size_t len, char *out, size_t out_max)
+{
+    while (len > 0 && buf[len - 1] == '\0')
+        len--;
+    size_t n = len < out_max - 1 ? len : out_max - 1;
+    for (size_t i = 0; i < n; i++)
+        out[i] = buf[i] == '\0' ? ' ' : buf[i];
+    out[n] = '\0';
+    return n;
+}

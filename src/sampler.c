@@ -1,0 +1,1222 @@
+#include "sampler.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "jsonw.h"
+#include "procfs.h"
+#include "util.h"
+
+#define SCRATCH_SIZE (64 * 1024)
+#define CMD_MAX 512
+#define MAX_CPUS 4096
+
+enum pent_flags {
+    P_ENDED = 1u << 0,     /* marker emitted; kept as a tombstone while the pid is still listed */
+    P_EXIT_KNOWN = 1u << 1,
+    P_STAT_KNOWN = 1u << 2, /* starttime and the per-process figures were read at least once */
+    P_CMD_STALE = 1u << 3,  /* exec'd since cmd was read */
+    P_LIVE = 1u << 4,       /* counted in the live sums of the last scan */
+    P_IO_OK = 1u << 5,
+    P_REAPED = 1u << 6,     /* exact figures from wait4 */
+    P_CMD_TRIED = 1u << 7,  /* cmdline read attempted (kernel threads and zombies have none) */
+};
+
+struct pent {
+    pid_t pid, ppid;
+    unsigned flags;
+    uint32_t seen_gen;
+    uint64_t starttime; /* ticks after boot (identity, with pid) */
+    uint64_t start_ns, end_ns;
+    int fd_stat, fd_io, fd_status;
+    int wstatus;
+    /* Last figures read (ticks / bytes); the live sums hold exactly these contributions. */
+    uint64_t utime, stime, cutime, cstime;
+    uint64_t read_bytes, write_bytes;
+    uint64_t rss, max_rss, threads;
+    uint64_t cpu_ns_final; /* from rusage when reaped */
+    char comm[PROCFS_COMM_MAX];
+    char *cmd; /* malloc'ed once per exec, NULL unknown */
+};
+
+struct sampler {
+    struct sampler_config cfg;
+    struct contain *contain;
+    const struct marker_sink *sink;
+    uint64_t t0_ns, last_ns;
+    char proc_root[256];
+    int proc_fd; /* O_PATH dir of proc_root */
+    long hz, page_size;
+    int64_t boot_minus_mono_ns;
+    pid_t self;
+    char *scratch;
+    struct jsonw w;
+
+    /* machine */
+    int fd_stat, fd_meminfo, fd_diskstats, fd_netdev;
+    struct procfs_cpu *cpu_prev, *cpu_cur;
+    size_t ncpu, cpu_cap;
+    bool have_cpu;
+    struct procfs_disk_totals disk_prev;
+    bool have_disk;
+    struct procfs_net_totals net_prev;
+    bool have_net;
+    char *disk_names; /* "\0name\0name\0...\0" */
+    size_t disk_names_len;
+
+    /* tree */
+    int fd_cg_cpu, fd_cg_peak;
+    uint64_t cg_usage0, cg_user0, cg_system0;
+    struct pent *ents;
+    size_t nents, ents_cap;
+    int32_t *hash; /* index into ents, -1 empty; size hash_cap (power of 2) */
+    size_t hash_cap;
+    uint32_t gen;
+    long fd_budget;
+    /* Live sums over entries flagged P_LIVE, in ticks and bytes. */
+    uint64_t live_user_t, live_sys_t, live_rb, live_wb;
+    /* What processes reaped by resmon-run used (wait4), in ns and bytes. */
+    uint64_t reaped_user_ns, reaped_sys_ns, reaped_rb, reaped_wb;
+    /* Cumulative figures already reported (never decrease). */
+    uint64_t rep_cpu_ns, rep_user_ns, rep_sys_ns, rep_rb, rep_wb;
+    bool io_ever_ok;
+    uint64_t tree_rss;
+    bool tree_rss_known;
+
+    /* process connector */
+    int nl_fd;
+
+    struct sampler_totals tot;
+};
+
+void sampler_config_init(struct sampler_config *cfg)
+{
+    *cfg = (struct sampler_config){
+        .interval_ns = NSEC_PER_SEC, .system = true, .tree = true, .proc_events = true};
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t ticks_to_ns(const struct sampler *s, uint64_t t)
+{
+    return t / (uint64_t)s->hz * NSEC_PER_SEC + t % (uint64_t)s->hz * NSEC_PER_SEC / (uint64_t)s->hz;
+}
+
+static uint64_t tv_ns(const struct timeval *tv)
+{
+    return (uint64_t)tv->tv_sec * NSEC_PER_SEC + (uint64_t)tv->tv_usec * NSEC_PER_USEC;
+}
+
+/* pread the whole (small) file from offset 0 into the scratch buffer. */
+static ssize_t pread_all(int fd, char *buf, size_t max)
+{
+    size_t len = 0;
+    for (;;) {
+        ssize_t n = pread(fd, buf + len, max - len, (off_t)len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (n == 0 || (len += (size_t)n) == max)
+            return (ssize_t)len;
+    }
+}
+
+static int open_at(int dirfd, const char *path)
+{
+    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    return fd < 0 ? -errno : fd;
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+/* ---- machine ---------------------------------------------------------------------------- */
+
+static bool disk_filter(const char *name, size_t n, void *ctx)
+{
+    const struct sampler *s = ctx;
+    /* /sys/block spells '/' in device names as '!'. */
+    for (size_t off = 0; off < s->disk_names_len;) {
+        const char *d = s->disk_names + off;
+        size_t dn = strlen(d);
+        if (dn == n) {
+            size_t i = 0;
+            while (i < n && (d[i] == name[i] || (d[i] == '!' && name[i] == '/')))
+                i++;
+            if (i == n)
+                return true;
+        }
+        off += dn + 1;
+    }
+    return false;
+}
+
+static int load_disk_names(struct sampler *s)
+{
+    const char *dir = s->cfg.sys_block ? s->cfg.sys_block : "/sys/block";
+    DIR *d = opendir(dir);
+    if (!d)
+        return -errno;
+    size_t cap = 256, len = 0;
+    char *buf = malloc(cap);
+    struct dirent *e;
+    int r = 0;
+    while (buf && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        size_t n = strlen(e->d_name) + 1;
+        if (len + n > cap) {
+            char *nb = realloc(buf, cap = (len + n) * 2);
+            if (!nb) {
+                r = -ENOMEM;
+                break;
+            }
+            buf = nb;
+        }
+        memcpy(buf + len, e->d_name, n);
+        len += n;
+    }
+    closedir(d);
+    if (!buf)
+        return -ENOMEM;
+    if (r < 0) {
+        free(buf);
+        return r;
+    }
+    s->disk_names = buf;
+    s->disk_names_len = len;
+    return 0;
+}
+
+struct machine_now {
+    bool cpu, mem, disk, net;
+    size_t ncpu;
+    struct procfs_meminfo mem_v;
+    struct procfs_disk_totals disk_v;
+    struct procfs_net_totals net_v;
+};
+
+static void machine_read(struct sampler *s, struct machine_now *m)
+{
+    ssize_t n;
+    size_t ncpu;
+    m->cpu = m->mem = m->disk = m->net = false;
+    if (s->fd_stat >= 0 && (n = pread_all(s->fd_stat, s->scratch, SCRATCH_SIZE)) > 0 &&
+        procfs_parse_stat(s->scratch, (size_t)n, s->cpu_cur, s->cpu_cap, &ncpu) == 0) {
+        m->ncpu = MIN(ncpu, s->cpu_cap);
+        m->cpu = true;
+    }
+    if (s->fd_meminfo >= 0 && (n = pread_all(s->fd_meminfo, s->scratch, SCRATCH_SIZE)) > 0)
+        m->mem = procfs_parse_meminfo(s->scratch, (size_t)n, &m->mem_v) == 0;
+    if (s->fd_diskstats >= 0 && (n = pread_all(s->fd_diskstats, s->scratch, SCRATCH_SIZE)) >= 0)
+        m->disk = procfs_parse_diskstats(s->scratch, (size_t)n, disk_filter, s, &m->disk_v) == 0;
+    if (s->fd_netdev >= 0 && (n = pread_all(s->fd_netdev, s->scratch, SCRATCH_SIZE)) > 0)
+        m->net = procfs_parse_net_dev(s->scratch, (size_t)n, &m->net_v) == 0;
+}
+
+static void machine_commit(struct sampler *s, const struct machine_now *m)
+{
+    if (m->cpu) {
+        struct procfs_cpu *t = s->cpu_prev;
+        s->cpu_prev = s->cpu_cur;
+        s->cpu_cur = t;
+        s->ncpu = m->ncpu;
+        s->have_cpu = true;
+    }
+    if (m->disk) {
+        s->disk_prev = m->disk_v;
+        s->have_disk = true;
+    }
+    if (m->net) {
+        s->net_prev = m->net_v;
+        s->have_net = true;
+    }
+}
+
+static uint64_t dsub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+static void kv_pct(struct jsonw *w, const char *key, double v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.1f%%", v);
+    jsonw_kv_str(w, key, buf);
+}
+
+static void emit(struct sampler *s, const char *name, uint64_t start, uint64_t end)
+{
+    if (!jsonw_failed(&s->w))
+        marker_emit(s->sink, name, start, end, CAT_OTHER, s->w.buf, s->w.len);
+}
+
+/* Markers of the upstream monitor, payloads field for field (profile-format.md §5). */
+static void machine_emit(struct sampler *s, const struct machine_now *m, uint64_t start,
+                         uint64_t end)
+{
+    struct jsonw *w = &s->w;
+    double dt = (double)(end - start) / 1e9;
+    if (dt <= 0)
+        dt = 1e-9;
+    if (m->cpu && s->have_cpu && s->ncpu > 0 && m->ncpu == s->ncpu) {
+        double sum[6] = {0}; /* nice user system iowait softirq idle, seconds */
+        double pct_sum = 0;
+        for (size_t i = 0; i < s->ncpu; i++) {
+            const struct procfs_cpu *a = &s->cpu_prev[i], *b = &s->cpu_cur[i];
+            uint64_t d[8] = {dsub(b->user, a->user),       dsub(b->nice, a->nice),
+                             dsub(b->system, a->system),   dsub(b->idle, a->idle),
+                             dsub(b->iowait, a->iowait),   dsub(b->irq, a->irq),
+                             dsub(b->softirq, a->softirq), dsub(b->steal, a->steal)};
+            sum[0] += (double)d[1];
+            sum[1] += (double)d[0];
+            sum[2] += (double)d[2];
+            sum[3] += (double)d[4];
+            sum[4] += (double)d[6];
+            sum[5] += (double)d[3];
+            /* psutil's per-core busy percent: everything but idle and iowait, of all time
+             * except guest (already inside user/nice). */
+            uint64_t total = 0;
+            for (size_t k = 0; k < 8; k++)
+                total += d[k];
+            double pct = total ? (double)(total - d[3] - d[4]) * 100.0 / (double)total : 0.0;
+            pct_sum += pct < 0 ? 0 : pct > 100 ? 100 : pct;
+        }
+        double rate[6], divisor = 0;
+        for (size_t k = 0; k < 6; k++) {
+            rate[k] = sum[k] / (double)s->hz / dt;
+            divisor += rate[k];
+        }
+        if (divisor < 1)
+            divisor = 1;
+        double ncores = (double)s->ncpu;
+        jsonw_reset(w);
+        jsonw_obj_open(w);
+        jsonw_kv_str(w, "type", "CPU");
+        kv_pct(w, "cpuPercent", pct_sum / ncores);
+        static const char *const stacked[] = {"nice", "user", "system", "iowait", "softirq"};
+        double acc = 0;
+        for (size_t k = 0; k < 5; k++) {
+            acc += rate[k] / divisor;
+            jsonw_kv_double(w, stacked[k], acc, 3);
+        }
+        kv_pct(w, "nice_pct", 100.0 * rate[0] / ncores);
+        kv_pct(w, "user_pct", 100.0 * rate[1] / ncores);
+        kv_pct(w, "system_pct", 100.0 * rate[2] / ncores);
+        kv_pct(w, "iowait_pct", 100.0 * rate[3] / ncores);
+        kv_pct(w, "idle_pct", 100.0 * rate[5] / ncores);
+        jsonw_obj_close(w);
+        emit(s, "CPU Use", start, end);
+    }
+    if (m->mem) {
+        const struct procfs_meminfo *v = &m->mem_v;
+        /* psutil's figures: cached includes reclaimable slab; used falls back to total-free. */
+        uint64_t cached = v->cached + v->sreclaimable;
+        uint64_t used = v->total - MIN(v->total, v->free);
+        if (used >= v->buffers + cached)
+            used -= v->buffers + cached;
+        jsonw_reset(w);
+        jsonw_obj_open(w);
+        jsonw_kv_str(w, "type", "Mem");
+        jsonw_kv_uint(w, "used", used);
+        jsonw_kv_uint(w, "cached", cached);
+        jsonw_kv_uint(w, "buffers", v->buffers);
+        jsonw_obj_close(w);
+        emit(s, "Memory", start, end);
+    }
+    if (m->disk && s->have_disk) {
+        const struct procfs_disk_totals *a = &s->disk_prev, *b = &m->disk_v;
+        jsonw_reset(w);
+        jsonw_obj_open(w);
+        jsonw_kv_str(w, "type", "IO");
+        jsonw_kv_uint(w, "read_count", dsub(b->reads, a->reads));
+        jsonw_kv_uint(w, "read_bytes", dsub(b->read_sectors, a->read_sectors) * 512);
+        jsonw_kv_uint(w, "write_count", dsub(b->writes, a->writes));
+        jsonw_kv_uint(w, "write_bytes", dsub(b->write_sectors, a->write_sectors) * 512);
+        jsonw_obj_close(w);
+        emit(s, "IO", start, end);
+    }
+    if (m->net && s->have_net) {
+        const struct procfs_net_totals *a = &s->net_prev, *b = &m->net_v;
+        jsonw_reset(w);
+        jsonw_obj_open(w);
+        jsonw_kv_str(w, "type", "NetIO");
+        jsonw_kv_uint(w, "recv_count", dsub(b->recv_packets, a->recv_packets));
+        jsonw_kv_uint(w, "recv_bytes", dsub(b->recv_bytes, a->recv_bytes));
+        jsonw_kv_uint(w, "sent_count", dsub(b->sent_packets, a->sent_packets));
+        jsonw_kv_uint(w, "sent_bytes", dsub(b->sent_bytes, a->sent_bytes));
+        jsonw_obj_close(w);
+        emit(s, "NetIO", start, end);
+    }
+}
+
+/* ---- process table ---------------------------------------------------------------------- */
+
+static size_t hash_slot(const struct sampler *s, pid_t pid)
+{
+    return ((uint32_t)pid * 2654435761u) & (s->hash_cap - 1);
+}
+
+static struct pent *lookup(struct sampler *s, pid_t pid)
+{
+    if (!s->hash_cap)
+        return NULL;
+    for (size_t i = hash_slot(s, pid);; i = (i + 1) & (s->hash_cap - 1)) {
+        int32_t k = s->hash[i];
+        if (k < 0)
+            return NULL;
+        if (s->ents[k].pid == pid)
+            return &s->ents[k];
+    }
+}
+
+static void hash_put(struct sampler *s, pid_t pid, int32_t idx)
+{
+    size_t i = hash_slot(s, pid);
+    while (s->hash[i] >= 0 && s->ents[s->hash[i]].pid != pid)
+        i = (i + 1) & (s->hash_cap - 1);
+    s->hash[i] = idx;
+}
+
+static int hash_grow(struct sampler *s, size_t want)
+{
+    size_t cap = s->hash_cap ? s->hash_cap : 64;
+    while (cap < want * 2)
+        cap *= 2;
+    if (cap == s->hash_cap)
+        return 0;
+    int32_t *h = malloc(cap * sizeof *h);
+    if (!h)
+        return -ENOMEM;
+    free(s->hash);
+    s->hash = h;
+    s->hash_cap = cap;
+    memset(h, 0xff, cap * sizeof *h);
+    for (size_t k = 0; k < s->nents; k++)
+        hash_put(s, s->ents[k].pid, (int32_t)k);
+    return 0;
+}
+
+/* Delete pid's slot, shifting the following cluster back (linear probing without tombstones). */
+static void hash_del(struct sampler *s, pid_t pid)
+{
+    size_t mask = s->hash_cap - 1, i = hash_slot(s, pid);
+    while (s->hash[i] >= 0 && s->ents[s->hash[i]].pid != pid)
+        i = (i + 1) & mask;
+    if (s->hash[i] < 0)
+        return;
+    for (size_t j = i;;) {
+        s->hash[i] = -1;
+        for (;;) {
+            j = (j + 1) & mask;
+            if (s->hash[j] < 0)
+                return;
+            size_t home = hash_slot(s, s->ents[s->hash[j]].pid);
+            /* move j back to i unless its home lies cyclically in (i, j] */
+            if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+                continue;
+            s->hash[i] = s->hash[j];
+            i = j;
+            break;
+        }
+    }
+}
+
+static struct pent *pent_add(struct sampler *s, pid_t pid)
+{
+    if (s->nents == s->ents_cap) {
+        size_t cap = s->ents_cap ? s->ents_cap * 2 : 64;
+        struct pent *e = realloc(s->ents, cap * sizeof *e);
+        if (!e)
+            return NULL;
+        s->ents = e;
+        s->ents_cap = cap;
+    }
+    if (hash_grow(s, s->nents + 1) < 0)
+        return NULL;
+    struct pent *p = &s->ents[s->nents];
+    *p = (struct pent){.pid = pid, .fd_stat = -1, .fd_io = -1, .fd_status = -1};
+    hash_put(s, pid, (int32_t)s->nents);
+    s->nents++;
+    s->tot.processes_seen++;
+    return p;
+}
+
+static void pent_close(struct sampler *s, struct pent *p)
+{
+    int *fds[] = {&p->fd_stat, &p->fd_io, &p->fd_status};
+    for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+        if (*fds[i] >= 0) {
+            close_fd(fds[i]);
+            s->fd_budget++;
+        }
+}
+
+/* Forget p's contribution to the live sums. */
+static void pent_unlive(struct sampler *s, struct pent *p)
+{
+    if (!(p->flags & P_LIVE))
+        return;
+    s->live_user_t -= p->utime + p->cutime;
+    s->live_sys_t -= p->stime + p->cstime;
+    if (p->flags & P_IO_OK) {
+        s->live_rb -= p->read_bytes;
+        s->live_wb -= p->write_bytes;
+    }
+    p->flags &= ~(unsigned)P_LIVE;
+}
+
+static void pent_remove(struct sampler *s, struct pent *p)
+{
+    pent_unlive(s, p);
+    pent_close(s, p);
+    free(p->cmd);
+    hash_del(s, p->pid);
+    size_t idx = (size_t)(p - s->ents), last = s->nents - 1;
+    if (idx != last) {
+        hash_del(s, s->ents[last].pid);
+        s->ents[idx] = s->ents[last];
+        hash_put(s, s->ents[idx].pid, (int32_t)idx);
+    }
+    s->nents--;
+}
+
+size_t sampler_format_exit(int wstatus, char *buf, size_t n)
+{
+    int r;
+    if (WIFSIGNALED(wstatus)) {
+        const char *name = sigabbrev_np(WTERMSIG(wstatus));
+        r = name ? snprintf(buf, n, "signal %s", name)
+                 : snprintf(buf, n, "signal %d", WTERMSIG(wstatus));
+    } else
+        r = snprintf(buf, n, "status %d", WEXITSTATUS(wstatus));
+    return r < 0 ? 0 : MIN((size_t)r, n - 1);
+}
+
+static void read_cmdline(struct sampler *s, struct pent *p)
+{
+    p->flags |= P_CMD_TRIED;
+    p->flags &= ~(unsigned)P_CMD_STALE;
+    char path[48];
+    snprintf(path, sizeof path, "%d/cmdline", (int)p->pid);
+    int fd = open_at(s->proc_fd, path);
+    if (fd < 0)
+        return;
+    char buf[CMD_MAX];
+    ssize_t n = pread_all(fd, buf, sizeof buf);
+    close(fd);
+    if (n <= 0)
+        return; /* gone, a zombie or a kernel thread: keep what we had */
+    char out[CMD_MAX];
+    size_t len = procfs_format_cmdline(buf, (size_t)n, out, sizeof out);
+    char *c = malloc(len + 1);
+    if (!c)
+        return;
+    memcpy(c, out, len + 1);
+    free(p->cmd);
+    p->cmd = c;
+}
+
+/* Emit p's "process" marker and keep p as a tombstone (the pid may still be listed as a zombie)
+ * or drop it (remove = true). */
+static void pent_end(struct sampler *s, struct pent *p, uint64_t end_ns, bool remove)
+{
+    if (!(p->flags & P_ENDED)) {
+        struct jsonw *w = &s->w;
+        jsonw_reset(w);
+        jsonw_obj_open(w);
+        jsonw_kv_str(w, "type", "Process");
+        jsonw_kv_int(w, "pid", p->pid);
+        if (p->ppid > 0)
+            jsonw_kv_int(w, "ppid", p->ppid);
+        if (p->cmd && p->cmd[0])
+            jsonw_kv_str(w, "cmd", p->cmd);
+        else if (p->comm[0])
+            jsonw_kv_str(w, "cmd", p->comm);
+        if (p->flags & P_EXIT_KNOWN) {
+            char ex[48];
+            sampler_format_exit(p->wstatus, ex, sizeof ex);
+            jsonw_kv_str(w, "exit", ex);
+        }
+        uint64_t cpu = 0;
+        bool cpu_known = true;
+        if (p->flags & P_REAPED)
+            cpu = p->cpu_ns_final;
+        else if (p->flags & P_STAT_KNOWN)
+            cpu = ticks_to_ns(s, p->utime + p->stime + p->cutime + p->cstime);
+        else
+            cpu_known = false;
+        if (cpu_known)
+            jsonw_kv_double(w, "cpuTime", (double)cpu / 1e6, 3);
+        if (p->max_rss)
+            jsonw_kv_uint(w, "maxRSS", p->max_rss);
+        jsonw_obj_close(w);
+        uint64_t start = p->start_ns ? p->start_ns : MAX(s->t0_ns, s->last_ns);
+        if (end_ns < start)
+            end_ns = start;
+        if (!jsonw_failed(w))
+            marker_emit(s->sink, "process", start, end_ns, CAT_OTHER, w->buf, w->len);
+        s->tot.processes_ended++;
+        p->flags |= P_ENDED;
+        p->end_ns = end_ns;
+    }
+    pent_unlive(s, p);
+    pent_close(s, p);
+    if (remove)
+        pent_remove(s, p);
+}
+
+/* ---- reading one process ---------------------------------------------------------------- */
+
+/* Read one of p's files with a kept fd when the budget allows. 0 bytes or ESRCH: gone. */
+static ssize_t pent_read(struct sampler *s, struct pent *p, int *fd, const char *name)
+{
+    if (*fd < 0) {
+        char path[48];
+        snprintf(path, sizeof path, "%d/%s", (int)p->pid, name);
+        int f = open_at(s->proc_fd, path);
+        if (f < 0)
+            return f;
+        if (s->fd_budget > 0) {
+            *fd = f;
+            s->fd_budget--;
+        } else {
+            ssize_t n = pread_all(f, s->scratch, SCRATCH_SIZE);
+            close(f);
+            return n;
+        }
+    }
+    return pread_all(*fd, s->scratch, SCRATCH_SIZE);
+}
+
+static uint64_t boot_ticks_to_mono(const struct sampler *s, uint64_t starttime)
+{
+    int64_t ns = (int64_t)ticks_to_ns(s, starttime) - s->boot_minus_mono_ns;
+    return ns > 0 ? (uint64_t)ns : 0;
+}
+
+/* Refresh p from /proc. Returns 1 when read, 0 when the process is gone (or a different
+ * process now holds the pid: *reused set), <0 on other errors. */
+static int pent_refresh(struct sampler *s, struct pent *p, bool *reused)
+{
+    struct procfs_pid_stat st;
+    ssize_t n = pent_read(s, p, &p->fd_stat, "stat");
+    if (n <= 0 || procfs_parse_pid_stat(s->scratch, (size_t)n, &st) < 0) {
+        /* A kept fd answers ESRCH/0 once its process is gone, even if the pid is reused. */
+        if (p->fd_stat >= 0)
+            *reused = true;
+        return 0;
+    }
+    if ((p->flags & P_STAT_KNOWN) ? st.starttime != p->starttime
+                                  : (p->flags & P_ENDED) && st.state != 'Z') {
+        *reused = true;
+        return 0;
+    }
+    if (p->flags & P_ENDED) {
+        pent_close(s, p); /* a tombstone still listed as a zombie: nothing more to count */
+        return 1;
+    }
+    if (!(p->flags & P_STAT_KNOWN)) {
+        p->starttime = st.starttime;
+        if (!p->start_ns)
+            p->start_ns = boot_ticks_to_mono(s, st.starttime);
+        p->flags |= P_STAT_KNOWN;
+    }
+    pent_unlive(s, p);
+    memcpy(p->comm, st.comm, sizeof p->comm);
+    p->ppid = st.ppid;
+    p->utime = st.utime;
+    p->stime = st.stime;
+    p->cutime = st.cutime;
+    p->cstime = st.cstime;
+    p->threads = st.num_threads;
+    s->live_user_t += p->utime + p->cutime;
+    s->live_sys_t += p->stime + p->cstime;
+    p->flags |= P_LIVE;
+    p->rss = st.state == 'Z' ? 0 : st.rss * (uint64_t)s->page_size;
+    p->max_rss = MAX(p->max_rss, p->rss);
+
+    struct procfs_pid_status ps;
+    n = pent_read(s, p, &p->fd_status, "status");
+    if (n > 0 && procfs_parse_pid_status(s->scratch, (size_t)n, &ps) == 0 &&
+        (ps.have & PSTATUS_VMHWM))
+        p->max_rss = MAX(p->max_rss, ps.vmhwm);
+
+    struct procfs_pid_io io;
+    p->flags &= ~(unsigned)P_IO_OK;
+    n = pent_read(s, p, &p->fd_io, "io");
+    if (n > 0 && procfs_parse_pid_io(s->scratch, (size_t)n, &io) == 0) {
+        p->read_bytes = io.read_bytes;
+        p->write_bytes = io.write_bytes;
+        s->live_rb += p->read_bytes;
+        s->live_wb += p->write_bytes;
+        p->flags |= P_IO_OK;
+    }
+    if ((p->flags & P_CMD_STALE) || !(p->flags & P_CMD_TRIED))
+        read_cmdline(s, p);
+    return 1;
+}
+
+/* ---- process connector ------------------------------------------------------------------ */
+
+static int nl_open(struct sampler *s)
+{
+    int fd = socket(PF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_CONNECTOR);
+    if (fd < 0)
+        return -errno;
+    struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC};
+    int rcv = 4 << 20;
+    /* A fork storm queues thousands of events between two polls; root may exceed rmem_max. */
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof rcv) < 0)
+        (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        int r = -errno;
+        close(fd);
+        return r;
+    }
+    /* Since Linux 6.6 a listener can ask for a subset of events (struct proc_input); older
+     * kernels ignore a request that is not exactly one enum, so only send it where known. */
+    struct utsname u;
+    int major = 0, minor = 0;
+    if (uname(&u) == 0)
+        sscanf(u.release, "%d.%d", &major, &minor);
+    bool filter = major > 6 || (major == 6 && minor >= 6);
+    struct {
+        struct nlmsghdr nl;
+        struct cn_msg cn;
+        uint32_t op, events;
+    } __attribute__((packed)) req;
+    memset(&req, 0, sizeof req);
+    size_t plen = filter ? 8 : 4;
+    req.nl.nlmsg_len = (uint32_t)(sizeof req.nl + sizeof req.cn + plen);
+    req.nl.nlmsg_type = NLMSG_DONE;
+    req.nl.nlmsg_pid = 0;
+    req.cn.id.idx = CN_IDX_PROC;
+    req.cn.id.val = CN_VAL_PROC;
+    req.cn.len = (uint16_t)plen;
+    req.op = PROC_CN_MCAST_LISTEN;
+    req.events = PROC_EVENT_FORK | PROC_EVENT_EXEC | PROC_EVENT_EXIT;
+    if (send(fd, &req, req.nl.nlmsg_len, 0) < 0) {
+        int r = -errno;
+        close(fd);
+        return r;
+    }
+    s->nl_fd = fd;
+    return 0;
+}
+
+static bool tracked(struct sampler *s, pid_t pid)
+{
+    struct pent *p = lookup(s, pid);
+    return p && !(p->flags & P_ENDED);
+}
+
+static void on_event(struct sampler *s, const struct proc_event *ev)
+{
+    switch (ev->what) {
+    case PROC_EVENT_FORK: {
+        const struct fork_proc_event *f = &ev->event_data.fork;
+        if (f->child_pid != f->child_tgid || !tracked(s, f->parent_tgid))
+            return; /* a thread, or not ours */
+        struct pent *old = lookup(s, f->child_tgid);
+        if (old)
+            pent_end(s, old, ev->timestamp_ns, true); /* the pid was recycled */
+        struct pent *parent = lookup(s, f->parent_tgid);
+        const char *pcmd = parent && parent->cmd ? parent->cmd : NULL;
+        char comm[PROCFS_COMM_MAX];
+        memcpy(comm, parent ? parent->comm : "", parent ? sizeof comm : 1);
+        struct pent *p = pent_add(s, f->child_tgid); /* may move parent */
+        if (!p)
+            return;
+        p->ppid = f->parent_tgid;
+        p->start_ns = ev->timestamp_ns;
+        memcpy(p->comm, comm, sizeof comm);
+        /* Until it execs, a forked child runs its parent's program with its arguments. */
+        if (pcmd)
+            p->cmd = strdup(pcmd);
+        p->flags |= P_CMD_TRIED;
+        return;
+    }
+    case PROC_EVENT_EXEC: {
+        struct pent *p = lookup(s, ev->event_data.exec.process_tgid);
+        if (p && !(p->flags & P_ENDED)) {
+            p->flags |= P_CMD_STALE;
+            read_cmdline(s, p);
+        }
+        return;
+    }
+    case PROC_EVENT_EXIT: {
+        const struct exit_proc_event *x = &ev->event_data.exit;
+        if (x->process_pid != x->process_tgid)
+            return; /* a thread */
+        struct pent *p = lookup(s, x->process_tgid);
+        if (!p || (p->flags & P_ENDED))
+            return;
+        p->wstatus = (int)x->exit_code;
+        p->flags |= P_EXIT_KNOWN;
+        p->end_ns = ev->timestamp_ns;
+        /* resmon-run's own children get exact figures from wait4 (sampler_reaped). */
+        if (x->parent_tgid == s->self)
+            return;
+        bool reused = false;
+        pent_refresh(s, p, &reused); /* a zombie still shows its CPU times */
+        pent_end(s, p, ev->timestamp_ns, false);
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+void sampler_handle_events(struct sampler *s, uint64_t now_ns)
+{
+    if (!s || s->nl_fd < 0)
+        return;
+    _Alignas(struct nlmsghdr) char buf[8192];
+    for (;;) {
+        ssize_t n = recv(s->nl_fd, buf, sizeof buf, 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == ENOBUFS) {
+                s->tot.lost_events++;
+                continue;
+            }
+            return; /* EAGAIN: drained */
+        }
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+             h = NLMSG_NEXT(h, n)) {
+            if (h->nlmsg_type == NLMSG_ERROR || h->nlmsg_type == NLMSG_NOOP)
+                continue;
+            const struct cn_msg *cn = NLMSG_DATA(h);
+            if (h->nlmsg_len < NLMSG_LENGTH(sizeof *cn) ||
+                cn->len < offsetof(struct proc_event, event_data) ||
+                NLMSG_LENGTH(sizeof *cn + cn->len) > h->nlmsg_len)
+                continue;
+            struct proc_event ev = {0};
+            memcpy(&ev, cn->data, MIN((size_t)cn->len, sizeof ev));
+            on_event(s, &ev);
+        }
+    }
+    (void)now_ns;
+}
+
+int sampler_event_fd(const struct sampler *s) { return s ? s->nl_fd : -1; }
+
+/* ---- tree ------------------------------------------------------------------------------- */
+
+struct tree_now {
+    bool cpu, io, count;
+    uint64_t cpu_ns, user_ns, sys_ns, rb, wb;
+    uint64_t rss, pss, processes, threads;
+    bool rss_known, pss_known;
+};
+
+static void read_pss(struct sampler *s, struct pent *p, struct tree_now *t)
+{
+    char path[48];
+    snprintf(path, sizeof path, "%d/smaps_rollup", (int)p->pid);
+    int fd = open_at(s->proc_fd, path);
+    if (fd < 0)
+        return;
+    ssize_t n = pread_all(fd, s->scratch, SCRATCH_SIZE);
+    close(fd);
+    uint64_t v;
+    if (n > 0 && procfs_parse_smaps_pss(s->scratch, (size_t)n, &v) == 0) {
+        t->pss += v;
+        t->pss_known = true;
+    }
+}
+
+static void tree_scan(struct sampler *s, uint64_t now_ns, struct tree_now *t)
+{
+    pid_t *pids = NULL;
+    size_t n = 0;
+    *t = (struct tree_now){0};
+    if (contain_members(s->contain, &pids, &n) < 0)
+        return;
+    s->gen++;
+    bool io_ok = true;
+    for (size_t i = 0; i < n; i++) {
+        if (pids[i] <= 0 || pids[i] == s->self)
+            continue;
+        struct pent *p = lookup(s, pids[i]);
+        if (!p && !(p = pent_add(s, pids[i])))
+            continue;
+        bool reused = false;
+        int r = pent_refresh(s, p, &reused);
+        if (r <= 0 && reused) {
+            pent_end(s, p, now_ns, true);
+            if (!(p = pent_add(s, pids[i])))
+                continue;
+            reused = false;
+            r = pent_refresh(s, p, &reused);
+        }
+        if (r <= 0)
+            continue; /* vanished between listing and reading: normal */
+        p->seen_gen = s->gen;
+        if (p->flags & P_ENDED)
+            continue;
+        t->processes++;
+        t->threads += p->threads;
+        t->rss += p->rss;
+        t->rss_known = true;
+        if (!(p->flags & P_IO_OK))
+            io_ok = false;
+        if (s->cfg.pss)
+            read_pss(s, p, t);
+    }
+    free(pids);
+    for (size_t k = 0; k < s->nents;) {
+        struct pent *p = &s->ents[k];
+        if (p->seen_gen != s->gen) {
+            /* Not listed. cgroup.procs drops a process when it exits, so it may still be a zombie
+             * waiting for its parent (its CPU not yet in anyone's cutime): keep it while its
+             * /proc entry stands. Otherwise it is gone without an exit we heard of. */
+            bool reused = false;
+            if (pent_refresh(s, p, &reused) > 0 && !reused) {
+                p->seen_gen = s->gen;
+                k++;
+                continue;
+            }
+            size_t before = s->nents;
+            pent_end(s, p, now_ns, true);
+            if (s->nents < before)
+                continue; /* slot k now holds another entry */
+        }
+        k++;
+    }
+    t->count = true;
+    t->io = io_ok;
+}
+
+static void tree_totals(struct sampler *s, struct tree_now *t)
+{
+    /* CPU: the cgroup counts every process that ever ran inside; without it, the live sums plus
+     * what resmon-run reaped. Reported totals never go backwards (a process read just before
+     * its parent reaped it is briefly counted twice, then settles). */
+    uint64_t user, sys;
+    ssize_t n;
+    struct procfs_cg_cpu cg;
+    if (s->fd_cg_cpu >= 0 && (n = pread_all(s->fd_cg_cpu, s->scratch, SCRATCH_SIZE)) > 0 &&
+        procfs_parse_cg_cpu_stat(s->scratch, (size_t)n, &cg) == 0) {
+        uint64_t total = dsub(cg.usage_usec, s->cg_usage0) * NSEC_PER_USEC;
+        user = dsub(cg.user_usec, s->cg_user0) * NSEC_PER_USEC;
+        sys = dsub(cg.system_usec, s->cg_system0) * NSEC_PER_USEC;
+        /* user+system may differ from usage by accounting granularity: keep usage exact */
+        t->cpu_ns = total;
+    } else {
+        user = ticks_to_ns(s, s->live_user_t) + s->reaped_user_ns;
+        sys = ticks_to_ns(s, s->live_sys_t) + s->reaped_sys_ns;
+        t->cpu_ns = user + sys;
+    }
+    t->user_ns = user;
+    t->sys_ns = sys;
+    t->cpu = true;
+    t->rb = s->live_rb + s->reaped_rb;
+    t->wb = s->live_wb + s->reaped_wb;
+    if (s->fd_cg_peak >= 0 && (n = pread_all(s->fd_cg_peak, s->scratch, SCRATCH_SIZE)) > 0) {
+        uint64_t peak;
+        if (procfs_parse_u64(s->scratch, (size_t)n, &peak) == 0)
+            s->tot.peak_rss = MAX(s->tot.peak_rss, peak);
+    }
+}
+
+static void tree_emit(struct sampler *s, struct tree_now *t, uint64_t start, uint64_t end)
+{
+    struct jsonw *w = &s->w;
+    double interval_ms = (double)(end - start) / 1e6;
+    if (t->cpu) {
+        uint64_t cum = MAX(s->rep_cpu_ns, t->cpu_ns);
+        uint64_t d = cum - s->rep_cpu_ns;
+        uint64_t du = dsub(t->user_ns, s->rep_user_ns), ds = dsub(t->sys_ns, s->rep_sys_ns);
+        s->rep_cpu_ns = cum;
+        s->rep_user_ns = MAX(s->rep_user_ns, t->user_ns);
+        s->rep_sys_ns = MAX(s->rep_sys_ns, t->sys_ns);
+        jsonw_reset(w);
+        jsonw_obj_open(w);
+        jsonw_kv_str(w, "type", "TreeCPU");
+        jsonw_kv_double(w, "cpuTime", (double)d / 1e6, 3);
+        jsonw_kv_double(w, "user", (double)du / 1e6, 3);
+        jsonw_kv_double(w, "system", (double)ds / 1e6, 3);
+        jsonw_kv_double(w, "cores", interval_ms > 0 ? (double)d / 1e6 / interval_ms : 0.0, 3);
+        jsonw_obj_close(w);
+        emit(s, "Tree CPU", start, end);
+    }
+    if (t->count) {
+        s->tree_rss = t->rss;
+        s->tree_rss_known = t->rss_known;
+        if (t->rss_known)
+            s->tot.peak_rss = MAX(s->tot.peak_rss, t->rss);
+        jsonw_reset(w);
+        jsonw_obj_open(w);
+        jsonw_kv_str(w, "type", "TreeMem");
+        jsonw_kv_uint(w, "rss", t->rss);
+        if (t->pss_known)
+            jsonw_kv_uint(w, "pss", t->pss);
+        jsonw_obj_close(w);
+        emit(s, "Tree Memory", start, end);
+    }
+    if (t->io) {
+        uint64_t rb = MAX(s->rep_rb, t->rb), wb = MAX(s->rep_wb, t->wb);
+        jsonw_reset(w);
+        jsonw_obj_open(w);
+        jsonw_kv_str(w, "type", "TreeIO");
+        jsonw_kv_uint(w, "read_bytes", rb - s->rep_rb);
+        jsonw_kv_uint(w, "write_bytes", wb - s->rep_wb);
+        jsonw_obj_close(w);
+        emit(s, "Tree IO", start, end);
+        s->rep_rb = rb;
+        s->rep_wb = wb;
+    }
+    if (t->count) {
+        jsonw_reset(w);
+        jsonw_obj_open(w);
+        jsonw_kv_str(w, "type", "TreeCount");
+        jsonw_kv_uint(w, "processes", t->processes);
+        jsonw_kv_uint(w, "threads", t->threads);
+        jsonw_obj_close(w);
+        emit(s, "Processes", start, end);
+    }
+}
+
+/* ---- public ----------------------------------------------------------------------------- */
+
+int sampler_new(const struct sampler_config *cfg, struct contain *c, const struct marker_sink *sink,
+                uint64_t t0_ns, struct sampler **ret)
+{
+    struct sampler *s = calloc(1, sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    s->cfg = *cfg;
+    s->contain = c;
+    s->sink = sink;
+    s->t0_ns = s->last_ns = t0_ns;
+    s->proc_fd = s->fd_stat = s->fd_meminfo = s->fd_diskstats = s->fd_netdev = -1;
+    s->fd_cg_cpu = s->fd_cg_peak = s->nl_fd = -1;
+    s->self = getpid();
+    jsonw_init(&s->w);
+    s->hz = sysconf(_SC_CLK_TCK);
+    if (s->hz <= 0)
+        s->hz = 100;
+    s->page_size = sysconf(_SC_PAGESIZE);
+    s->boot_minus_mono_ns = (int64_t)clock_ns(CLOCK_BOOTTIME) - (int64_t)clock_ns(CLOCK_MONOTONIC);
+    struct rlimit rl;
+    s->fd_budget = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+                       ? (long)(rl.rlim_cur / 2) - 64
+                       : 1024;
+    int r = -ENOMEM;
+    snprintf(s->proc_root, sizeof s->proc_root, "%s", cfg->proc_root ? cfg->proc_root : "/proc");
+    s->scratch = malloc(SCRATCH_SIZE);
+    if (!s->scratch)
+        goto fail;
+    s->proc_fd = open(s->proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (s->proc_fd < 0) {
+        r = -errno;
+        goto fail;
+    }
+    if (cfg->system) {
+        long nconf = sysconf(_SC_NPROCESSORS_CONF);
+        s->cpu_cap = (size_t)MIN(MAX(nconf, 1) * 2 + 8, MAX_CPUS);
+        s->cpu_prev = calloc(s->cpu_cap, sizeof *s->cpu_prev);
+        s->cpu_cur = calloc(s->cpu_cap, sizeof *s->cpu_cur);
+        if (!s->cpu_prev || !s->cpu_cur)
+            goto fail;
+        s->fd_stat = open_at(s->proc_fd, "stat");
+        s->fd_meminfo = open_at(s->proc_fd, "meminfo");
+        s->fd_diskstats = open_at(s->proc_fd, "diskstats");
+        s->fd_netdev = open_at(s->proc_fd, "net/dev");
+        (void)load_disk_names(s); /* none: IO covers no device, reported as zeros upstream too */
+        struct machine_now m;
+        machine_read(s, &m);
+        machine_commit(s, &m);
+    }
+    if (cfg->tree && c) {
+        int cg = contain_cgroup_fd(c);
+        if (cg >= 0) {
+            s->fd_cg_cpu = open_at(cg, "cpu.stat");
+            s->fd_cg_peak = open_at(cg, "memory.peak");
+            ssize_t n;
+            struct procfs_cg_cpu v;
+            if (s->fd_cg_cpu >= 0 && (n = pread_all(s->fd_cg_cpu, s->scratch, SCRATCH_SIZE)) > 0 &&
+                procfs_parse_cg_cpu_stat(s->scratch, (size_t)n, &v) == 0) {
+                s->cg_usage0 = v.usage_usec;
+                s->cg_user0 = v.user_usec;
+                s->cg_system0 = v.system_usec;
+            } else
+                close_fd(&s->fd_cg_cpu);
+        }
+        if (cfg->proc_events && nl_open(s) == 0)
+            s->tot.proc_events = true;
+        if (hash_grow(s, 32) < 0)
+            goto fail;
+    }
+    *ret = s;
+    return 0;
+fail:
+    sampler_free(s);
+    return r;
+}
+
+void sampler_free(struct sampler *s)
+{
+    if (!s)
+        return;
+    for (size_t k = 0; k < s->nents; k++) {
+        pent_close(s, &s->ents[k]);
+        free(s->ents[k].cmd);
+    }
+    free(s->ents);
+    free(s->hash);
+    int *fds[] = {&s->proc_fd,  &s->fd_stat,   &s->fd_meminfo, &s->fd_diskstats,
+                  &s->fd_netdev, &s->fd_cg_cpu, &s->fd_cg_peak, &s->nl_fd};
+    for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+        close_fd(fds[i]);
+    free(s->cpu_prev);
+    free(s->cpu_cur);
+    free(s->disk_names);
+    free(s->scratch);
+    jsonw_release(&s->w);
+    free(s);
+}
+
+int sampler_sample(struct sampler *s, uint64_t now_ns, uint64_t ticks, bool final)
+{
+    if (!s)
+        return -EINVAL;
+    uint64_t start = s->last_ns;
+    if (now_ns < start)
+        now_ns = start;
+    if (ticks > 1)
+        s->tot.missed_ticks += ticks - 1;
+    sampler_handle_events(s, now_ns);
+    if (s->cfg.system) {
+        struct machine_now m;
+        machine_read(s, &m);
+        machine_emit(s, &m, start, now_ns);
+        machine_commit(s, &m);
+    }
+    if (s->cfg.tree && s->contain) {
+        struct tree_now t;
+        tree_scan(s, now_ns, &t);
+        tree_totals(s, &t);
+        tree_emit(s, &t, start, now_ns);
+    }
+    if (s->cfg.system) {
+        struct jsonw *w = &s->w;
+        jsonw_reset(w);
+        jsonw_obj_open(w);
+        jsonw_kv_str(w, "type", "Interval");
+        jsonw_kv_uint(w, "interval", (now_ns - start + NSEC_PER_MSEC / 2) / NSEC_PER_MSEC);
+        if (ticks > 1)
+            jsonw_kv_uint(w, "missed", ticks - 1);
+        jsonw_obj_close(w);
+        emit(s, "Sampling Interval", now_ns, MARKER_INSTANT);
+    }
+    (void)final; /* the sweep in tree_scan already ends every process that is gone */
+    s->last_ns = now_ns;
+    s->tot.samples++;
+    return 0;
+}
+
+void sampler_reaped(struct sampler *s, pid_t pid, int wstatus, const struct rusage *ru,
+                    uint64_t now_ns)
+{
+    if (!s || !s->cfg.tree || !s->contain)
+        return;
+    /* Events queued before the reap (the fork and exit of this pid) come first. */
+    sampler_handle_events(s, now_ns);
+    uint64_t u = ru ? tv_ns(&ru->ru_utime) : 0, y = ru ? tv_ns(&ru->ru_stime) : 0;
+    s->reaped_user_ns += u;
+    s->reaped_sys_ns += y;
+    if (ru) {
+        s->reaped_rb += (uint64_t)ru->ru_inblock * 512;
+        s->reaped_wb += (uint64_t)ru->ru_oublock * 512;
+    }
+    struct pent *p = lookup(s, pid);
+    if (p && (p->flags & P_ENDED)) {
+        /* Its exit was reported while its parent was still alive in the tree; it became ours to
+         * reap when that parent died. A pid is not reused before it is reaped, so this is the
+         * same process: its marker is out already. */
+        pent_remove(s, p);
+        return;
+    }
+    if (!p && !(p = pent_add(s, pid)))
+        return;
+    p->wstatus = wstatus;
+    p->flags |= P_EXIT_KNOWN | P_REAPED;
+    p->cpu_ns_final = u + y;
+    if (ru)
+        p->max_rss = MAX(p->max_rss, (uint64_t)ru->ru_maxrss * 1024);
+    if (!p->ppid)
+        p->ppid = s->self;
+    uint64_t end = p->end_ns ? p->end_ns : now_ns;
+    pent_end(s, p, end, true);
+}
+
+uint64_t sampler_tree_cpu_ns(struct sampler *s)
+{
+    if (!s)
+        return 0;
+    struct tree_now t = {0};
+    if (s->cfg.tree && s->contain) {
+        tree_totals(s, &t);
+        return MAX(s->rep_cpu_ns, t.cpu_ns);
+    }
+    return s->rep_cpu_ns;
+}
+
+uint64_t sampler_tree_rss(const struct sampler *s)
+{
+    return s && s->tree_rss_known ? s->tree_rss : 0;
+}
+
+void sampler_get_totals(const struct sampler *s, struct sampler_totals *ret)
+{
+    *ret = s->tot;
+    ret->tree_cpu_ns = s->rep_cpu_ns;
+    ret->tree_user_ns = s->rep_user_ns;
+    ret->tree_system_ns = s->rep_sys_ns;
+}
+
+void sampler_track(struct sampler *s, pid_t pid, uint64_t now_ns)
+{
+    if (!s || !s->cfg.tree || !s->contain || pid <= 0 || tracked(s, pid))
+        return;
+    struct pent *p = lookup(s, pid);
+    if (p)
+        pent_remove(s, p);
+    p = pent_add(s, pid);
+    if (p) {
+        p->ppid = s->self;
+        p->start_ns = now_ns;
+    }
+}
+
+void sampler_finish(struct sampler *s, uint64_t now_ns)
+{
+    if (!s)
+        return;
+    sampler_handle_events(s, now_ns);
+    while (s->nents > 0)
+        pent_end(s, &s->ents[s->nents - 1], now_ns, true);
+}

@@ -1,0 +1,1107 @@
+/* testlog.c — see testlog.h. The per-format parsers live in testlog_<format>.c and speak
+ * testlog_event.h; this file strips lines for matching, dispatches them, pairs test starts with
+ * ends and writes the markers.
+ *
+ * Hot path: a line that matches no format costs the stripping scan plus one cheap first-byte test
+ * per format; nothing is allocated per line. A test costs one slot in the open-test table (whose
+ * string buffers are reused) and one payload built in a reused jsonw buffer.
+ */
+#include "testlog.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonw.h"
+#include "testlog_event.h"
+#include "util.h"
+
+/* The formats in priority order (test-logs.md). A format whose parser is not part of this build
+ * is simply not listed: --parse still accepts its name, and its bit selects nothing. */
+static const struct tl_format *const format_table[] = {
+    &tl_format_mozlog,
+    &tl_format_tbpl,
+    &tl_format_mach,
+};
+
+static const struct {
+    const char *name;
+    unsigned bit;
+} format_names[] = {
+    {"mozlog", TL_FMT_MOZLOG},   {"tbpl", TL_FMT_TBPL},         {"mach", TL_FMT_MACH},
+    {"tap", TL_FMT_TAP},         {"go", TL_FMT_GO},             {"gotest", TL_FMT_GO},
+    {"gtest", TL_FMT_GTEST},     {"googletest", TL_FMT_GTEST},  {"pytest", TL_FMT_PYTEST},
+    {"unittest", TL_FMT_UNITTEST}, {"libtest", TL_FMT_LIBTEST}, {"check", TL_FMT_CHECK},
+};
+
+static const char *const status_names[TL_STATUS_COUNT] = {
+    [TL_STATUS_PASS] = "PASS",
+    [TL_STATUS_FAIL] = "FAIL",
+    [TL_STATUS_OK] = "OK",
+    [TL_STATUS_ERROR] = "ERROR",
+    [TL_STATUS_TIMEOUT] = "TIMEOUT",
+    [TL_STATUS_CRASH] = "CRASH",
+    [TL_STATUS_ASSERT] = "ASSERT",
+    [TL_STATUS_PRECONDITION_FAILED] = "PRECONDITION_FAILED",
+    [TL_STATUS_SKIP] = "SKIP",
+    [TL_STATUS_NOTRUN] = "NOTRUN",
+    [TL_STATUS_INCOMPLETE] = "INCOMPLETE",
+    [TL_STATUS_OTHER] = "OTHER",
+};
+
+#define TL_MAX_OPEN 1024   /* open tests; beyond, the oldest is closed as INCOMPLETE */
+#define TL_MAX_NEST 64     /* open suites and groups */
+#define TL_MAX_PROCS 256   /* open mozlog processes */
+#define TL_ID_MAX 4096     /* longest test id / name kept (longer ones are cut) */
+
+struct sbuf {
+    char *p;
+    size_t n, cap;
+};
+
+struct open_test {
+    struct sbuf id, scope;
+    uint64_t start_ns, cpu_start, max_rss;
+    bool have_cpu;
+    int64_t timeoutfactor;
+};
+
+struct open_span { /* a suite, group or process */
+    struct sbuf key, text;
+    uint64_t start_ns;
+    bool group;
+};
+
+struct fmt_slot {
+    const struct tl_format *f;
+    void *state;
+};
+
+struct testlog {
+    struct testlog_config cfg;
+    struct marker_sink sink;
+    struct testlog_probe probe;
+    struct fmt_slot fmts[ARRAY_SIZE(format_table)];
+    size_t nfmts;
+
+    char *strip;
+    size_t strip_cap;
+    struct jsonw w, sw;
+
+    struct open_test *open; /* ordered by start: the most recent is last */
+    size_t nopen, open_cap;
+    struct open_span nest[TL_MAX_NEST];
+    size_t nnest;
+    struct open_span *procs;
+    size_t nprocs;
+
+    uint64_t last_rss;
+    struct testlog_stats stats;
+    struct testlog_result slowest[TESTLOG_SLOWEST_MAX];
+    size_t nslowest;
+    struct testlog_result *unexp;
+    size_t nunexp;
+};
+
+/* ---- small helpers ---- */
+
+static bool str_eq(struct tl_str s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s.n == n && memcmp(s.p, lit, n) == 0;
+}
+
+static bool str_same(struct tl_str a, struct tl_str b)
+{
+    return a.n == b.n && (a.n == 0 || memcmp(a.p, b.p, a.n) == 0);
+}
+
+static int sbuf_set(struct sbuf *b, const char *p, size_t n)
+{
+    if (n > TL_ID_MAX)
+        n = utf8_valid_prefix(p, TL_ID_MAX);
+    if (n + 1 > b->cap) {
+        size_t cap = n + 1 < 64 ? 64 : n + 1;
+        char *q = realloc(b->p, cap);
+        if (!q)
+            return -ENOMEM;
+        b->p = q;
+        b->cap = cap;
+    }
+    if (n)
+        memcpy(b->p, p, n);
+    b->p[n] = '\0';
+    b->n = n;
+    return 0;
+}
+
+static struct tl_str sbuf_str(const struct sbuf *b) { return tl_str_make(b->p ? b->p : "", b->n); }
+
+static char *strndup_or_null(const char *p, size_t n)
+{
+    char *s = malloc(n + 1);
+    if (s) {
+        memcpy(s, p, n);
+        s[n] = '\0';
+    }
+    return s;
+}
+
+int testlog_status_index(const char *status, size_t len)
+{
+    for (int i = 0; i < TL_STATUS_OTHER; i++)
+        if (strlen(status_names[i]) == len && memcmp(status_names[i], status, len) == 0)
+            return i;
+    return TL_STATUS_OTHER;
+}
+
+const char *testlog_status_name(int i)
+{
+    return i >= 0 && i < TL_STATUS_COUNT ? status_names[i] : NULL;
+}
+
+unsigned testlog_available_formats(void)
+{
+    unsigned m = 0;
+    for (size_t i = 0; i < ARRAY_SIZE(format_table); i++)
+        if (format_table[i])
+            m |= format_table[i]->bit;
+    return m;
+}
+
+int testlog_parse_formats(const char *arg, unsigned *ret_mask)
+{
+    if (!arg)
+        return -EINVAL;
+    if (strcmp(arg, "auto") == 0 || strcmp(arg, "all") == 0) {
+        *ret_mask = TL_FMT_ALL;
+        return 0;
+    }
+    if (strcmp(arg, "none") == 0) {
+        *ret_mask = 0;
+        return 0;
+    }
+    unsigned mask = 0;
+    const char *p = arg;
+    for (;;) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        bool found = false;
+        for (size_t i = 0; i < ARRAY_SIZE(format_names); i++)
+            if (strlen(format_names[i].name) == n && memcmp(format_names[i].name, p, n) == 0) {
+                mask |= format_names[i].bit;
+                found = true;
+            }
+        if (!found)
+            return -EINVAL;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    *ret_mask = mask;
+    return 0;
+}
+
+/* ---- lifecycle ---- */
+
+int testlog_new(const struct testlog_config *cfg, const struct marker_sink *sink,
+                const struct testlog_probe *probe, struct testlog **ret)
+{
+    struct testlog *tl = calloc(1, sizeof *tl);
+    if (!tl)
+        return -ENOMEM;
+    tl->cfg = *cfg;
+    if (sink)
+        tl->sink = *sink;
+    if (probe)
+        tl->probe = *probe;
+    jsonw_init(&tl->w);
+    jsonw_init(&tl->sw);
+    for (size_t i = 0; i < ARRAY_SIZE(format_table); i++) {
+        const struct tl_format *f = format_table[i];
+        if (!f || !(cfg->formats & f->bit))
+            continue;
+        struct fmt_slot *s = &tl->fmts[tl->nfmts++];
+        s->f = f;
+        if (f->state_size) {
+            s->state = calloc(1, f->state_size);
+            if (!s->state) {
+                testlog_free(tl);
+                return -ENOMEM;
+            }
+        }
+    }
+    *ret = tl;
+    return 0;
+}
+
+static void span_release(struct open_span *s)
+{
+    free(s->key.p);
+    free(s->text.p);
+}
+
+static void result_release(struct testlog_result *r)
+{
+    free((char *)r->test);
+    free((char *)r->status);
+    free((char *)r->expected);
+}
+
+void testlog_free(struct testlog *tl)
+{
+    if (!tl)
+        return;
+    for (size_t i = 0; i < tl->nfmts; i++) {
+        if (tl->fmts[i].state && tl->fmts[i].f->release)
+            tl->fmts[i].f->release(tl->fmts[i].state);
+        free(tl->fmts[i].state);
+    }
+    for (size_t i = 0; i < tl->open_cap; i++) {
+        free(tl->open[i].id.p);
+        free(tl->open[i].scope.p);
+    }
+    free(tl->open);
+    for (size_t i = 0; i < TL_MAX_NEST; i++)
+        span_release(&tl->nest[i]);
+    if (tl->procs)
+        for (size_t i = 0; i < TL_MAX_PROCS; i++)
+            span_release(&tl->procs[i]);
+    free(tl->procs);
+    for (size_t i = 0; i < tl->nslowest; i++)
+        result_release(&tl->slowest[i]);
+    for (size_t i = 0; i < tl->nunexp; i++)
+        result_release(&tl->unexp[i]);
+    free(tl->unexp);
+    free(tl->strip);
+    jsonw_release(&tl->w);
+    jsonw_release(&tl->sw);
+    free(tl);
+}
+
+/* ---- stripping (for matching only) ---- */
+
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+static bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
+
+/* Length of a CI prefix at the start of s, 0 if none. */
+static size_t ci_prefix(const char *s, size_t n)
+{
+    /* Taskcluster: "[task 2026-01-01T00:00:00.000Z] " */
+    if (n > 8 && memcmp(s, "[task ", 6) == 0) {
+        size_t lim = n < 64 ? n : 64;
+        for (size_t i = 6; i + 1 < lim; i++)
+            if (s[i] == ']')
+                return (s[i - 1] == 'Z' && s[i + 1] == ' ') ? i + 2 : 0;
+        return 0;
+    }
+    /* mozharness: "HH:MM:SS     INFO - " (any level word) */
+    if (n > 12 && is_digit(s[0]) && is_digit(s[1]) && s[2] == ':' && is_digit(s[3]) &&
+        is_digit(s[4]) && s[5] == ':' && is_digit(s[6]) && is_digit(s[7]) && s[8] == ' ') {
+        size_t i = 8;
+        while (i < n && s[i] == ' ')
+            i++;
+        size_t w = i;
+        while (i < n && is_upper(s[i]))
+            i++;
+        if (i > w && i + 3 <= n && memcmp(s + i, " - ", 3) == 0)
+            return i + 3;
+        if (i > w && i + 2 == n && memcmp(s + i, " -", 2) == 0)
+            return n;
+        return 0;
+    }
+    /* mochitest: "<n> INFO " */
+    if (n > 6 && is_digit(s[0])) {
+        size_t i = 0;
+        while (i < n && i < 20 && is_digit(s[i]))
+            i++;
+        if (i + 6 <= n && memcmp(s + i, " INFO ", 6) == 0)
+            return i + 6;
+    }
+    return 0;
+}
+
+/* Copy line without ANSI CSI sequences and charset designations into tl->strip. */
+static bool strip_escapes(struct testlog *tl, const char *s, size_t n, const char **out, size_t *outn)
+{
+    if (n > tl->strip_cap) {
+        size_t cap = n < 256 ? 256 : n;
+        char *p = realloc(tl->strip, cap);
+        if (!p)
+            return false;
+        tl->strip = p;
+        tl->strip_cap = cap;
+    }
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        if (s[i] != '\x1b') {
+            tl->strip[o++] = s[i++];
+            continue;
+        }
+        if (i + 1 < n && s[i + 1] == '[') {
+            size_t j = i + 2;
+            while (j < n && (unsigned char)s[j] >= 0x20 && (unsigned char)s[j] <= 0x3f)
+                j++; /* parameter and intermediate bytes */
+            while (j < n && (unsigned char)s[j] >= 0x20 && (unsigned char)s[j] <= 0x2f)
+                j++;
+            i = j < n ? j + 1 : n; /* final byte 0x40..0x7e */
+        } else if (i + 2 < n && (s[i + 1] == '(' || s[i + 1] == ')')) {
+            i += 3;
+        } else {
+            i++;
+        }
+    }
+    *out = tl->strip;
+    *outn = o;
+    return true;
+}
+
+static void strip_line(struct testlog *tl, const char *line, size_t len, const char **ret,
+                       size_t *ret_len)
+{
+    const char *s = line;
+    size_t n = len;
+    if (n && s[n - 1] == '\r')
+        n--;
+    if (memchr(s, '\x1b', n)) {
+        const char *o;
+        size_t on;
+        if (strip_escapes(tl, s, n, &o, &on)) {
+            s = o;
+            n = on;
+        }
+    }
+    for (int k = 0; k < 3; k++) { /* prefixes can stack: [task …] HH:MM:SS INFO - 12 INFO … */
+        size_t p = ci_prefix(s, n);
+        if (!p)
+            break;
+        s += p;
+        n -= p;
+    }
+    *ret = s;
+    *ret_len = n;
+}
+
+/* ---- time ---- */
+
+static uint64_t event_time(const struct testlog *tl, const struct tl_event *ev, uint64_t line_arrival)
+{
+    uint64_t arr = ev->arrival_ns ? ev->arrival_ns : line_arrival;
+    double t = ev->time_ms;
+    if (!isfinite(t) || t <= 0 || tl->cfg.wall_at_t0_ms <= 0)
+        return arr;
+    if (t < 1e11) /* float seconds from some producers */
+        t *= 1000.0;
+    double mono = (double)tl->cfg.t0_ns + (t - tl->cfg.wall_at_t0_ms) * 1e6;
+    if (fabs(mono - (double)arr) > (double)TESTLOG_MAX_SKEW_NS)
+        return arr;
+    if (mono > (double)arr) /* written after it happened: later is clock noise */
+        return arr;
+    if (mono < (double)tl->cfg.t0_ns)
+        return tl->cfg.t0_ns;
+    return (uint64_t)mono;
+}
+
+static double rel_ms(const struct testlog *tl, uint64_t t)
+{
+    return t >= tl->cfg.t0_ns ? (double)(t - tl->cfg.t0_ns) / 1e6 : -(double)(tl->cfg.t0_ns - t) / 1e6;
+}
+
+static uint64_t probe_cpu(const struct testlog *tl, bool *ok)
+{
+    *ok = tl->probe.tree_cpu_ns != NULL;
+    return *ok ? tl->probe.tree_cpu_ns(tl->probe.ctx) : 0;
+}
+
+/* ---- colours and expectations ---- */
+
+static bool status_is(struct tl_str s, const char *a, const char *b)
+{
+    return str_eq(s, a) || (b && str_eq(s, b));
+}
+
+static bool is_unexpected(const struct tl_event *ev)
+{
+    if (ev->expected_known)
+        return ev->unexpected;
+    if (ev->expected.n)
+        return !str_same(ev->expected, ev->status);
+    return !(str_eq(ev->status, "PASS") || str_eq(ev->status, "OK") || str_eq(ev->status, "SKIP") ||
+             str_eq(ev->status, "NOTRUN"));
+}
+
+static const char *color_for(struct tl_str status, bool unexpected)
+{
+    if (status_is(status, "SKIP", "TIMEOUT"))
+        return "yellow";
+    if (status_is(status, "CRASH", "ERROR"))
+        return "red";
+    return unexpected ? "orange" : "green";
+}
+
+static struct tl_str short_name(struct tl_str id)
+{
+    const char *slash = NULL;
+    for (size_t i = id.n; i > 0; i--)
+        if (id.p[i - 1] == '/') {
+            slash = id.p + i;
+            break;
+        }
+    if (!slash || slash == id.p + id.n)
+        return id;
+    return tl_str_make(slash, (size_t)(id.p + id.n - slash));
+}
+
+/* ---- state lines ---- */
+
+static void write_key(struct jsonw *w, struct tl_str scope, struct tl_str id)
+{
+    jsonw_key(w, "key");
+    if (!scope.n) {
+        jsonw_strn(w, id.p, id.n);
+        return;
+    }
+    jsonw_raw(w, "\"", 1); /* a value as far as comma placement goes; completed below */
+    jsonw_escape(w, scope.p, scope.n);
+    jsonw_append(w, "\\u001f", 6);
+    jsonw_escape(w, id.p, id.n);
+    jsonw_append(w, "\"", 1);
+}
+
+static void state_close(struct testlog *tl, const char *kind, struct tl_str scope, struct tl_str id)
+{
+    if (!tl->sink.state)
+        return;
+    struct jsonw *w = &tl->sw;
+    jsonw_reset(w);
+    jsonw_obj_open(w);
+    jsonw_kv_str(w, "type", "close");
+    jsonw_kv_str(w, "kind", kind);
+    write_key(w, scope, id);
+    jsonw_obj_close(w);
+    if (!jsonw_failed(w))
+        marker_state(&tl->sink, w->buf, w->len);
+}
+
+static void state_open_text(struct testlog *tl, const char *kind, struct tl_str name, uint64_t start)
+{
+    if (!tl->sink.state)
+        return;
+    struct jsonw *w = &tl->sw;
+    jsonw_reset(w);
+    jsonw_obj_open(w);
+    jsonw_kv_str(w, "type", "open");
+    jsonw_kv_str(w, "kind", kind);
+    write_key(w, tl_str_make("", 0), name);
+    jsonw_kv_str(w, "name", kind);
+    jsonw_kv_double(w, "startTime", rel_ms(tl, start), 3);
+    jsonw_kv_int(w, "category", CAT_TASKS);
+    jsonw_key(w, "data");
+    jsonw_obj_open(w);
+    jsonw_kv_str(w, "type", "Text");
+    jsonw_kv_strn(w, "text", name.p, name.n);
+    jsonw_obj_close(w);
+    jsonw_obj_close(w);
+    if (!jsonw_failed(w))
+        marker_state(&tl->sink, w->buf, w->len);
+}
+
+/* ---- tests ---- */
+
+static void record_result(struct testlog *tl, struct tl_str id, struct tl_str status,
+                          struct tl_str expected, bool unexpected, uint64_t dur, uint64_t cpu,
+                          uint64_t rss)
+{
+    tl->stats.tests++;
+    tl->stats.by_status[testlog_status_index(status.p, status.n)]++;
+    struct testlog_result r = {0};
+    bool slow = tl->nslowest < TESTLOG_SLOWEST_MAX ||
+                dur > tl->slowest[TESTLOG_SLOWEST_MAX - 1].duration_ns;
+    if (unexpected)
+        tl->stats.unexpected++;
+    bool keep_unexp = unexpected && tl->nunexp < TESTLOG_UNEXPECTED_MAX;
+    if (!slow && !keep_unexp)
+        return;
+    r.duration_ns = dur;
+    r.cpu_ns = cpu;
+    r.max_rss = rss;
+    if (slow) {
+        struct testlog_result s = r;
+        s.test = strndup_or_null(id.p, id.n);
+        s.status = strndup_or_null(status.p, status.n);
+        s.expected = expected.n ? strndup_or_null(expected.p, expected.n) : NULL;
+        size_t pos;
+        if (tl->nslowest == TESTLOG_SLOWEST_MAX) {
+            pos = TESTLOG_SLOWEST_MAX - 1;
+            result_release(&tl->slowest[pos]);
+        } else
+            pos = tl->nslowest++;
+        while (pos > 0 && tl->slowest[pos - 1].duration_ns < dur) {
+            tl->slowest[pos] = tl->slowest[pos - 1];
+            pos--;
+        }
+        tl->slowest[pos] = s;
+    }
+    if (keep_unexp) {
+        if (!tl->unexp) {
+            tl->unexp = calloc(TESTLOG_UNEXPECTED_MAX, sizeof *tl->unexp);
+            if (!tl->unexp)
+                return;
+        }
+        struct testlog_result u = r;
+        u.test = strndup_or_null(id.p, id.n);
+        u.status = strndup_or_null(status.p, status.n);
+        u.expected = expected.n ? strndup_or_null(expected.p, expected.n) : NULL;
+        tl->unexp[tl->nunexp++] = u;
+    }
+}
+
+/* Emit the test marker for a result; ot is the open test (NULL: no start seen). */
+static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_str id,
+                      const struct tl_event *ev, uint64_t end)
+{
+    uint64_t start;
+    bool cost = false;
+    uint64_t cpu = 0, rss = 0;
+    if (ot) {
+        start = ot->start_ns;
+        if (end < start)
+            end = start;
+        if (ot->have_cpu) {
+            bool ok;
+            uint64_t now = probe_cpu(tl, &ok);
+            cpu = now > ot->cpu_start ? now - ot->cpu_start : 0;
+            rss = ot->max_rss;
+            cost = ok;
+        }
+    } else if (isfinite(ev->duration_ms) && ev->duration_ms > 0) {
+        double d = ev->duration_ms * 1e6;
+        start = d < (double)end ? end - (uint64_t)d : 0;
+    } else {
+        start = end;
+    }
+    bool unexpected = is_unexpected(ev);
+    struct jsonw *w = &tl->w;
+    jsonw_reset(w);
+    jsonw_obj_open(w);
+    jsonw_kv_str(w, "type", "Test");
+    jsonw_kv_strn(w, "test", id.p, id.n);
+    struct tl_str sn = short_name(id);
+    jsonw_kv_strn(w, "name", sn.p, sn.n);
+    jsonw_kv_strn(w, "status", ev->status.p, ev->status.n);
+    if (ev->expected.n && !str_same(ev->expected, ev->status))
+        jsonw_kv_strn(w, "expected", ev->expected.p, ev->expected.n);
+    if (ev->message.n && status_is(ev->status, "SKIP", "TIMEOUT"))
+        jsonw_kv_strn(w, "message", ev->message.p, ev->message.n);
+    int64_t tf = ev->timeoutfactor ? ev->timeoutfactor : (ot ? ot->timeoutfactor : 0);
+    if (tf)
+        jsonw_kv_int(w, "timeoutfactor", tf);
+    jsonw_kv_str(w, "color", color_for(ev->status, unexpected));
+    if (cost) {
+        jsonw_kv_double(w, "cpuTime", (double)cpu / 1e6, 3);
+        if (rss) /* 0: no sample while it ran (unknown, not zero) */
+            jsonw_kv_uint(w, "maxRSS", rss);
+    }
+    jsonw_obj_close(w);
+    if (!jsonw_failed(w))
+        marker_emit(&tl->sink, "test", start, end, CAT_TASKS, w->buf, w->len);
+    record_result(tl, id, ev->status, ev->expected, unexpected, end - start, cpu, rss);
+}
+
+/* Close open test i with ev's result at end, and remove it from the table. */
+static void close_open(struct testlog *tl, size_t i, const struct tl_event *ev, uint64_t end)
+{
+    struct open_test *ot = &tl->open[i];
+    struct tl_str id = sbuf_str(&ot->id);
+    emit_test(tl, ot, id, ev, end);
+    state_close(tl, "test", sbuf_str(&ot->scope), id);
+    /* keep order; keep the slot's buffers for reuse by moving it to the end */
+    struct open_test keep = *ot;
+    memmove(&tl->open[i], &tl->open[i + 1], (tl->nopen - i - 1) * sizeof *tl->open);
+    tl->nopen--;
+    keep.id.n = keep.scope.n = 0;
+    tl->open[tl->nopen] = keep;
+}
+
+static void close_with_status(struct testlog *tl, size_t i, const char *status, const char *message,
+                              uint64_t end)
+{
+    struct tl_event ev;
+    tl_event_init(&ev, TLE_TEST_END);
+    ev.status = tl_str_make(status, strlen(status));
+    if (message)
+        ev.message = tl_str_make(message, strlen(message));
+    close_open(tl, i, &ev, end);
+}
+
+static ssize_t find_open(const struct testlog *tl, struct tl_str id, struct tl_str scope, bool any_scope)
+{
+    for (size_t i = tl->nopen; i > 0; i--) {
+        const struct open_test *ot = &tl->open[i - 1];
+        if (str_same(sbuf_str(&ot->id), id) && (any_scope || str_same(sbuf_str(&ot->scope), scope)))
+            return (ssize_t)(i - 1);
+    }
+    return -1;
+}
+
+static void test_start(struct testlog *tl, const struct tl_event *ev, uint64_t t)
+{
+    struct tl_str id = ev->id;
+    if (id.n > TL_ID_MAX)
+        id.n = utf8_valid_prefix(id.p, TL_ID_MAX);
+    ssize_t dup = find_open(tl, id, ev->scope, false);
+    if (dup >= 0) /* started again without an end: the first run never finished */
+        close_with_status(tl, (size_t)dup, "INCOMPLETE", NULL, t);
+    if (tl->nopen == TL_MAX_OPEN)
+        close_with_status(tl, 0, "INCOMPLETE", NULL, t);
+    if (tl->nopen == tl->open_cap) {
+        size_t cap = tl->open_cap ? tl->open_cap * 2 : 16;
+        struct open_test *o = realloc(tl->open, cap * sizeof *o);
+        if (!o)
+            return;
+        memset(o + tl->open_cap, 0, (cap - tl->open_cap) * sizeof *o);
+        tl->open = o;
+        tl->open_cap = cap;
+    }
+    struct open_test *ot = &tl->open[tl->nopen];
+    if (sbuf_set(&ot->id, id.p, id.n) < 0 || sbuf_set(&ot->scope, ev->scope.p, ev->scope.n) < 0)
+        return;
+    ot->start_ns = t;
+    ot->cpu_start = probe_cpu(tl, &ot->have_cpu);
+    ot->max_rss = tl->last_rss;
+    ot->timeoutfactor = ev->timeoutfactor;
+    tl->nopen++;
+
+    if (!tl->sink.state)
+        return;
+    struct jsonw *w = &tl->sw;
+    jsonw_reset(w);
+    jsonw_obj_open(w);
+    jsonw_kv_str(w, "type", "open");
+    jsonw_kv_str(w, "kind", "test");
+    write_key(w, sbuf_str(&ot->scope), sbuf_str(&ot->id));
+    jsonw_kv_str(w, "name", "test");
+    jsonw_kv_double(w, "startTime", rel_ms(tl, t), 3);
+    jsonw_kv_int(w, "category", CAT_TASKS);
+    jsonw_key(w, "data");
+    jsonw_obj_open(w);
+    jsonw_kv_str(w, "type", "Test");
+    jsonw_kv_strn(w, "test", ot->id.p, ot->id.n);
+    struct tl_str sn = short_name(sbuf_str(&ot->id));
+    jsonw_kv_strn(w, "name", sn.p, sn.n);
+    jsonw_obj_close(w);
+    jsonw_obj_close(w);
+    if (!jsonw_failed(w))
+        marker_state(&tl->sink, w->buf, w->len);
+}
+
+static void test_end(struct testlog *tl, const struct tl_event *ev, uint64_t t)
+{
+    ssize_t i;
+    if (!ev->id.n)
+        i = tl->nopen ? (ssize_t)tl->nopen - 1 : -1;
+    else {
+        struct tl_str id = ev->id;
+        if (id.n > TL_ID_MAX)
+            id.n = utf8_valid_prefix(id.p, TL_ID_MAX);
+        i = find_open(tl, id, ev->scope, false);
+        if (i < 0 && !ev->scope.n)
+            i = find_open(tl, id, ev->scope, true);
+        if (i < 0) {
+            /* ended without a start we saw (or ended twice): still a result worth showing */
+            tl->stats.ends_unmatched++;
+            emit_test(tl, NULL, id, ev, t);
+            return;
+        }
+    }
+    if (i < 0) {
+        tl->stats.ends_unmatched++;
+        return;
+    }
+    close_open(tl, (size_t)i, ev, t);
+}
+
+/* ---- other events ---- */
+
+static void emit_status_instant(struct testlog *tl, const char *name, uint64_t t, struct tl_str test,
+                                struct tl_str subtest, struct tl_str message, struct tl_str stack,
+                                const char *color)
+{
+    struct jsonw *w = &tl->w;
+    jsonw_reset(w);
+    jsonw_obj_open(w);
+    jsonw_kv_str(w, "type", "TestStatus");
+    if (test.n)
+        jsonw_kv_strn(w, "test", test.p, test.n);
+    if (subtest.n)
+        jsonw_kv_strn(w, "subtest", subtest.p, subtest.n);
+    if (message.n)
+        jsonw_kv_strn(w, "message", message.p, message.n);
+    if (stack.n)
+        jsonw_kv_strn(w, "stack", stack.p, stack.n);
+    if (color)
+        jsonw_kv_str(w, "color", color);
+    jsonw_obj_close(w);
+    if (!jsonw_failed(w))
+        marker_emit(&tl->sink, name, t, MARKER_INSTANT, CAT_OTHER, w->buf, w->len);
+}
+
+static void subtest(struct testlog *tl, const struct tl_event *ev, uint64_t t)
+{
+    char name[40];
+    bool unexpected = is_unexpected(ev);
+    tl->stats.subtests++;
+    if (str_eq(ev->status, "PASS") && unexpected)
+        strcpy(name, "UNEXPECTED-PASS");
+    else if (str_eq(ev->status, "FAIL") && !unexpected)
+        strcpy(name, "KNOWN-FAIL");
+    else if (ev->status.n && ev->status.n < sizeof name) {
+        memcpy(name, ev->status.p, ev->status.n);
+        name[ev->status.n] = '\0';
+    } else
+        strcpy(name, "STATUS");
+    struct tl_str id = ev->id;
+    if (!id.n && tl->nopen)
+        id = sbuf_str(&tl->open[tl->nopen - 1].id);
+    emit_status_instant(tl, name, t, id, ev->subtest, ev->message, ev->stack,
+                        color_for(ev->status, unexpected));
+}
+
+static void log_line(struct testlog *tl, const struct tl_event *ev, uint64_t t)
+{
+    char level[16];
+    if (!ev->level.n || ev->level.n >= sizeof level)
+        return;
+    for (size_t i = 0; i < ev->level.n; i++) {
+        char c = ev->level.p[i];
+        level[i] = (c >= 'a' && c <= 'z') ? (char)(c - 'a' + 'A') : c;
+    }
+    level[ev->level.n] = '\0';
+    const char *color;
+    if (!strcmp(level, "CRITICAL") || !strcmp(level, "ERROR"))
+        color = "red";
+    else if (!strcmp(level, "WARNING"))
+        color = "orange";
+    else if (tl->cfg.log_info && (!strcmp(level, "INFO") || !strcmp(level, "DEBUG")))
+        color = NULL;
+    else
+        return;
+    struct tl_str none = tl_str_make("", 0);
+    emit_status_instant(tl, level, t, none, none, ev->message, none, color);
+}
+
+/* The basename of a minidump path without its extension. */
+static struct tl_str minidump_id(struct tl_str p)
+{
+    struct tl_str b = p;
+    for (size_t i = p.n; i > 0; i--)
+        if (p.p[i - 1] == '/' || p.p[i - 1] == '\\') {
+            b = tl_str_make(p.p + i, p.n - i);
+            break;
+        }
+    for (size_t i = b.n; i > 0; i--)
+        if (b.p[i - 1] == '.') {
+            if (i > 1)
+                b.n = i - 1;
+            break;
+        }
+    return b;
+}
+
+static void crash(struct testlog *tl, const struct tl_event *ev, uint64_t t)
+{
+    tl->stats.crashes++;
+    struct jsonw *w = &tl->w;
+    jsonw_reset(w);
+    jsonw_obj_open(w);
+    jsonw_kv_str(w, "type", "Crash");
+    if (ev->signature.n)
+        jsonw_kv_strn(w, "signature", ev->signature.p, ev->signature.n);
+    if (ev->reason.n)
+        jsonw_kv_strn(w, "reason", ev->reason.p, ev->reason.n);
+    struct tl_str id = ev->id;
+    if (!id.n && tl->nopen)
+        id = sbuf_str(&tl->open[tl->nopen - 1].id);
+    if (id.n)
+        jsonw_kv_strn(w, "test", id.p, id.n);
+    if (ev->minidump.n) {
+        struct tl_str m = minidump_id(ev->minidump);
+        jsonw_kv_strn(w, "minidump", m.p, m.n);
+    }
+    jsonw_kv_str(w, "color", "red");
+    jsonw_obj_close(w);
+    if (!jsonw_failed(w))
+        marker_emit(&tl->sink, "CRASH", t, MARKER_INSTANT, CAT_OTHER, w->buf, w->len);
+}
+
+static void nest_start(struct testlog *tl, const struct tl_event *ev, bool group, uint64_t t)
+{
+    if (tl->nnest == TL_MAX_NEST)
+        return;
+    struct open_span *s = &tl->nest[tl->nnest];
+    if (sbuf_set(&s->key, ev->id.p, ev->id.n) < 0)
+        return;
+    s->group = group;
+    s->start_ns = t;
+    tl->nnest++;
+    state_open_text(tl, group ? "group" : "suite", sbuf_str(&s->key), t);
+}
+
+static void nest_emit(struct testlog *tl, size_t i, uint64_t end)
+{
+    struct open_span *s = &tl->nest[i];
+    const char *kind = s->group ? "group" : "suite";
+    if (end < s->start_ns)
+        end = s->start_ns;
+    struct jsonw *w = &tl->w;
+    jsonw_reset(w);
+    jsonw_obj_open(w);
+    jsonw_kv_str(w, "type", "Text");
+    jsonw_kv_strn(w, "text", s->key.p ? s->key.p : "", s->key.n);
+    jsonw_obj_close(w);
+    if (!jsonw_failed(w))
+        marker_emit(&tl->sink, kind, s->start_ns, end, CAT_TASKS, w->buf, w->len);
+    state_close(tl, kind, tl_str_make("", 0), sbuf_str(&s->key));
+    struct open_span keep = *s;
+    memmove(&tl->nest[i], &tl->nest[i + 1], (tl->nnest - i - 1) * sizeof *tl->nest);
+    tl->nnest--;
+    tl->nest[tl->nnest] = keep;
+}
+
+static void nest_end(struct testlog *tl, const struct tl_event *ev, bool group, uint64_t t)
+{
+    ssize_t last = -1;
+    for (size_t i = tl->nnest; i > 0; i--) {
+        struct open_span *s = &tl->nest[i - 1];
+        if (s->group != group)
+            continue;
+        if (last < 0)
+            last = (ssize_t)(i - 1);
+        if (ev->id.n && str_same(sbuf_str(&s->key), ev->id)) {
+            last = (ssize_t)(i - 1);
+            break;
+        }
+    }
+    if (last >= 0)
+        nest_emit(tl, (size_t)last, t);
+}
+
+static void process_emit(struct testlog *tl, size_t i, const struct tl_event *ev, uint64_t end)
+{
+    struct open_span *p = &tl->procs[i];
+    if (end < p->start_ns)
+        end = p->start_ns;
+    struct jsonw *w = &tl->w;
+    jsonw_reset(w);
+    jsonw_obj_open(w);
+    jsonw_kv_str(w, "type", "Process");
+    /* mozlog's process is usually a pid */
+    bool numeric = p->key.n > 0 && p->key.n < 12;
+    for (size_t k = 0; numeric && k < p->key.n; k++)
+        numeric = is_digit(p->key.p[k]);
+    if (numeric)
+        jsonw_kv_int(w, "pid", strtoll(p->key.p, NULL, 10));
+    else if (p->key.n)
+        jsonw_kv_strn(w, "process", p->key.p, p->key.n);
+    struct tl_str cmd = (ev && ev->command.n) ? ev->command : sbuf_str(&p->text);
+    if (cmd.n)
+        jsonw_kv_strn(w, "cmd", cmd.p, cmd.n);
+    if (ev && ev->has_exitcode) {
+        char ex[40];
+        int n = snprintf(ex, sizeof ex, "status %lld", (long long)ev->exitcode);
+        jsonw_kv_strn(w, "exit", ex, (size_t)n);
+        if (ev->exitcode != 0)
+            jsonw_kv_str(w, "color", "red");
+    }
+    jsonw_obj_close(w);
+    if (!jsonw_failed(w))
+        marker_emit(&tl->sink, "process", p->start_ns, end, CAT_TASKS, w->buf, w->len);
+    struct open_span keep = *p;
+    memmove(&tl->procs[i], &tl->procs[i + 1], (tl->nprocs - i - 1) * sizeof *tl->procs);
+    tl->nprocs--;
+    tl->procs[tl->nprocs] = keep;
+}
+
+static void process_start(struct testlog *tl, const struct tl_event *ev, uint64_t t)
+{
+    if (!tl->procs) {
+        tl->procs = calloc(TL_MAX_PROCS, sizeof *tl->procs);
+        if (!tl->procs)
+            return;
+    }
+    for (size_t i = 0; i < tl->nprocs; i++)
+        if (str_same(sbuf_str(&tl->procs[i].key), ev->process)) {
+            process_emit(tl, i, NULL, t);
+            break;
+        }
+    if (tl->nprocs == TL_MAX_PROCS)
+        process_emit(tl, 0, NULL, t);
+    struct open_span *p = &tl->procs[tl->nprocs];
+    if (sbuf_set(&p->key, ev->process.p, ev->process.n) < 0 ||
+        sbuf_set(&p->text, ev->command.p, ev->command.n) < 0)
+        return;
+    p->start_ns = t;
+    tl->nprocs++;
+}
+
+static void process_exit(struct testlog *tl, const struct tl_event *ev, uint64_t t)
+{
+    for (size_t i = 0; i < tl->nprocs; i++)
+        if (str_same(sbuf_str(&tl->procs[i].key), ev->process)) {
+            process_emit(tl, i, ev, t);
+            return;
+        }
+    /* an exit without a start: an instant-length interval still shows the exit code */
+    struct tl_event st = *ev;
+    st.kind = TLE_PROCESS_START;
+    process_start(tl, &st, t);
+    if (tl->nprocs && str_same(sbuf_str(&tl->procs[tl->nprocs - 1].key), ev->process))
+        process_emit(tl, tl->nprocs - 1, ev, t);
+}
+
+static void leak_or_assert(struct testlog *tl, const struct tl_event *ev, const char *fallback,
+                           uint64_t t)
+{
+    char name[32];
+    struct tl_str n = ev->name.n ? ev->name : tl_str_make(fallback, strlen(fallback));
+    if (n.n >= sizeof name)
+        n.n = sizeof name - 1;
+    memcpy(name, n.p, n.n);
+    name[n.n] = '\0';
+    struct tl_str none = tl_str_make("", 0);
+    emit_status_instant(tl, name, t, ev->id, none, ev->message, none, "orange");
+}
+
+static void bail_out(struct testlog *tl, const struct tl_event *ev, uint64_t t)
+{
+    struct tl_str none = tl_str_make("", 0);
+    emit_status_instant(tl, "BAIL-OUT", t, none, none, ev->message, none, "red");
+    while (tl->nopen)
+        close_with_status(tl, tl->nopen - 1, "INCOMPLETE", NULL, t);
+}
+
+static void handle(struct testlog *tl, const struct tl_event *ev, uint64_t arrival)
+{
+    uint64_t t = event_time(tl, ev, arrival);
+    switch (ev->kind) {
+    case TLE_SUITE_START:
+        nest_start(tl, ev, false, t);
+        break;
+    case TLE_SUITE_END:
+        nest_end(tl, ev, false, t);
+        break;
+    case TLE_GROUP_START:
+        nest_start(tl, ev, true, t);
+        break;
+    case TLE_GROUP_END:
+        nest_end(tl, ev, true, t);
+        break;
+    case TLE_TEST_START:
+        if (ev->id.n)
+            test_start(tl, ev, t);
+        break;
+    case TLE_TEST_END:
+        test_end(tl, ev, t);
+        break;
+    case TLE_SUBTEST:
+        subtest(tl, ev, t);
+        break;
+    case TLE_LOG:
+        log_line(tl, ev, t);
+        break;
+    case TLE_CRASH:
+        crash(tl, ev, t);
+        break;
+    case TLE_PROCESS_START:
+        process_start(tl, ev, t);
+        break;
+    case TLE_PROCESS_EXIT:
+        process_exit(tl, ev, t);
+        break;
+    case TLE_ASSERT:
+        leak_or_assert(tl, ev, "ASSERT", t);
+        break;
+    case TLE_LEAK:
+        leak_or_assert(tl, ev, "LSan Leak", t);
+        break;
+    case TLE_OUTPUT:
+        if (tl->cfg.process_output) {
+            struct tl_str none = tl_str_make("", 0);
+            emit_status_instant(tl, "output", t, ev->id, none, ev->message, none, NULL);
+        }
+        break;
+    case TLE_BAIL_OUT:
+        bail_out(tl, ev, t);
+        break;
+    }
+}
+
+/* ---- public entry points ---- */
+
+void testlog_line(struct testlog *tl, int stream, const char *line, size_t len, bool truncated,
+                  uint64_t arrival_ns)
+{
+    (void)stream;
+    (void)truncated;
+    tl->stats.lines++;
+    if (!tl->nfmts || !len)
+        return;
+    const char *s;
+    size_t n;
+    strip_line(tl, line, len, &s, &n);
+    if (!n)
+        return;
+    struct tl_event ev[TL_MAX_EVENTS];
+    for (size_t i = 0; i < tl->nfmts; i++) {
+        int k = tl->fmts[i].f->parse(tl->fmts[i].state, s, n, arrival_ns, ev);
+        if (k <= 0)
+            continue;
+        if (k > TL_MAX_EVENTS)
+            k = TL_MAX_EVENTS;
+        tl->stats.recognised++;
+        for (int j = 0; j < k; j++)
+            handle(tl, &ev[j], arrival_ns);
+        return;
+    }
+}
+
+void testlog_tree_sample(struct testlog *tl, uint64_t rss)
+{
+    tl->last_rss = rss;
+    for (size_t i = 0; i < tl->nopen; i++)
+        if (rss > tl->open[i].max_rss)
+            tl->open[i].max_rss = rss;
+}
+
+void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const char *id), void *ctx)
+{
+    for (size_t i = 0; i < tl->nopen; i++)
+        fn(ctx, tl->open[i].id.p ? tl->open[i].id.p : "");
+}
+
+void testlog_finish(struct testlog *tl, uint64_t now_ns, bool timed_out)
+{
+    while (tl->nopen)
+        close_with_status(tl, 0, timed_out ? "TIMEOUT" : "INCOMPLETE",
+                          timed_out ? "still running when the run timed out" : NULL, now_ns);
+    while (tl->nnest)
+        nest_emit(tl, tl->nnest - 1, now_ns);
+    while (tl->nprocs)
+        process_emit(tl, 0, NULL, now_ns);
+}
+
+void testlog_get_stats(const struct testlog *tl, struct testlog_stats *ret) { *ret = tl->stats; }
+
+size_t testlog_slowest(const struct testlog *tl, const struct testlog_result **ret)
+{
+    *ret = tl->slowest;
+    return tl->nslowest;
+}
+
+size_t testlog_unexpected(const struct testlog *tl, const struct testlog_result **ret)
+{
+    *ret = tl->unexp;
+    return tl->nunexp;
+}

@@ -1,0 +1,162 @@
+/* Helpers shared by the test-log format parsers (testlog_formats.h). */
+#include "testlog_formats.h"
+
+#include <math.h>
+
+void tl_set_result(struct tl_event *ev, struct tl_str id, struct tl_str scope,
+                   enum tl_outcome outcome)
+{
+    static const struct {
+        const char *status, *expected;
+        bool unexpected;
+    } map[] = {
+        [TL_PASSED] = {"PASS", NULL, false},
+        [TL_FAILED] = {"FAIL", "PASS", true},
+        [TL_SKIPPED] = {"SKIP", NULL, false},
+        [TL_KNOWN_FAIL] = {"FAIL", "FAIL", false},
+        [TL_UNEXPECTED_PASS] = {"PASS", "FAIL", true},
+        [TL_ERRORED] = {"ERROR", "PASS", true},
+        [TL_TIMED_OUT] = {"TIMEOUT", "PASS", true},
+        [TL_CRASHED] = {"CRASH", "PASS", true},
+    };
+    tl_event_init(ev, TLE_TEST_END);
+    ev->id = id;
+    ev->scope = scope;
+    ev->status = tl_str_make(map[outcome].status, strlen(map[outcome].status));
+    if (map[outcome].expected)
+        ev->expected = tl_str_make(map[outcome].expected, strlen(map[outcome].expected));
+    ev->unexpected = map[outcome].unexpected;
+    ev->expected_known = true;
+}
+
+struct tl_str tl_trim(struct tl_str s)
+{
+    while (s.n && (s.p[0] == ' ' || s.p[0] == '\t')) {
+        s.p++;
+        s.n--;
+    }
+    while (s.n && (s.p[s.n - 1] == ' ' || s.p[s.n - 1] == '\t'))
+        s.n--;
+    return s;
+}
+
+struct tl_str tl_copy(char *dst, size_t cap, struct tl_str s)
+{
+    size_t n = s.n < cap ? s.n : cap;
+    if (n)
+        memcpy(dst, s.p, n);
+    return tl_str_make(dst, n);
+}
+
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+bool tl_parse_number(struct tl_str s, double *ret)
+{
+    size_t i = 0;
+    double v = 0, scale = 1;
+    bool neg = false, any = false;
+    if (i < s.n && (s.p[i] == '-' || s.p[i] == '+'))
+        neg = s.p[i++] == '-';
+    for (; i < s.n && is_digit(s.p[i]); i++, any = true)
+        v = v * 10 + (s.p[i] - '0');
+    if (i < s.n && s.p[i] == '.')
+        for (i++; i < s.n && is_digit(s.p[i]); i++, any = true)
+            v += (s.p[i] - '0') * (scale /= 10);
+    if (!any)
+        return false;
+    if (i < s.n && (s.p[i] == 'e' || s.p[i] == 'E')) {
+        i++;
+        bool eneg = false;
+        int e = 0;
+        if (i < s.n && (s.p[i] == '-' || s.p[i] == '+'))
+            eneg = s.p[i++] == '-';
+        if (i >= s.n || !is_digit(s.p[i]))
+            return false;
+        for (; i < s.n && is_digit(s.p[i]); i++)
+            if (e < 400)
+                e = e * 10 + (s.p[i] - '0');
+        for (; e > 0 && v != 0 && isfinite(v); e--)
+            v = eneg ? v / 10 : v * 10;
+    }
+    if (i != s.n || !isfinite(v))
+        return false;
+    *ret = neg ? -v : v;
+    return true;
+}
+
+static bool digits(const char *p, int n, int *ret)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (!is_digit(p[i]))
+            return false;
+        v = v * 10 + (p[i] - '0');
+    }
+    *ret = v;
+    return true;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's civil algorithm). */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+bool tl_parse_rfc3339(struct tl_str s, double *ret_ms)
+{
+    const char *p = s.p;
+    int y, mo, d, h, mi, sec;
+    if (s.n < 20 || !digits(p, 4, &y) || p[4] != '-' || !digits(p + 5, 2, &mo) || p[7] != '-' ||
+        !digits(p + 8, 2, &d) || (p[10] != 'T' && p[10] != 't' && p[10] != ' ') ||
+        !digits(p + 11, 2, &h) || p[13] != ':' || !digits(p + 14, 2, &mi) || p[16] != ':' ||
+        !digits(p + 17, 2, &sec))
+        return false;
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+        return false;
+    size_t i = 19;
+    double frac = 0, scale = 1;
+    if (i < s.n && p[i] == '.') {
+        i++;
+        if (i >= s.n || !is_digit(p[i]))
+            return false;
+        for (; i < s.n && is_digit(p[i]); i++)
+            frac += (p[i] - '0') * (scale /= 10);
+    }
+    int off = 0;
+    if (i < s.n && (p[i] == 'Z' || p[i] == 'z')) {
+        i++;
+    } else if (i + 6 <= s.n && (p[i] == '+' || p[i] == '-') && p[i + 3] == ':') {
+        int oh, om;
+        if (!digits(p + i + 1, 2, &oh) || !digits(p + i + 4, 2, &om) || oh > 23 || om > 59)
+            return false;
+        off = (oh * 60 + om) * (p[i] == '-' ? -1 : 1);
+        i += 6;
+    } else {
+        return false;
+    }
+    if (i != s.n)
+        return false;
+    int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off * 60;
+    *ret_ms = (double)secs * 1000.0 + frac * 1000.0;
+    return true;
+}
+
+bool tl_iprefix(struct tl_str s, const char *lit)
+{
+    size_t n = strlen(lit);
+    if (s.n < n)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s.p[i];
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        if (c != lit[i])
+            return false;
+    }
+    return true;
+}

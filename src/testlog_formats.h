@@ -1,0 +1,105 @@
+/* testlog_formats.h — the text and JSON test-log formats after mozlog/TBPL/mach: what each parser
+ * recognises, how it maps results onto the mozlog vocabulary, and helpers they share.
+ *
+ * The parsers (one file each) implement the contract of testlog_event.h:
+ *
+ *   tl_format_tap       "tap"       TAP 13/14, Node's --test-reporter=tap, Check's TAP log
+ *   tl_format_go        "go"        go test -json (test2json) and plain go test -v
+ *   tl_format_gtest     "gtest"     GoogleTest console output
+ *   tl_format_pytest    "pytest"    pytest -v, including pytest-xdist
+ *   tl_format_unittest  "unittest"  Python unittest -v
+ *   tl_format_libtest   "libtest"   Rust libtest, text and --format=json
+ *   tl_format_check     "check"     Check's console output (CK_NORMAL / CK_VERBOSE)
+ *
+ * Each is pure (no I/O, no globals), keeps bounded state in the zeroed block the core allocates
+ * (state_size; no release function needed: none owns memory between calls), and rejects a line
+ * that is not its format within a few byte comparisons. go and libtest use cJSON only for lines
+ * that start with '{' and name their key fields; cJSON's memory is freed before parse returns, so
+ * strings they hand out are copied into the state (truncated to the state's buffers).
+ *
+ * Results — every TLE_TEST_END these parsers produce has expected_known = true and:
+ *
+ *   outcome                                       status   expected  unexpected
+ *   passed (TAP ok, go PASS, gtest OK, ...)       PASS     -         false
+ *   failed (TAP not ok, go FAIL, gtest FAILED...) FAIL     PASS      true
+ *   skipped / ignored (any format, TAP # SKIP)    SKIP     -         false
+ *   known failure (TAP # TODO not ok, pytest
+ *     XFAIL, unittest "expected failure")         FAIL     FAIL      false
+ *   unexpected pass (TAP # TODO ok, pytest XPASS,
+ *     unittest "unexpected success")              PASS     FAIL      true
+ *   error outside the test body (pytest ERROR,
+ *     unittest ERROR, Check :E:)                  ERROR    PASS      true
+ *   Check "Test timeout expired"                  TIMEOUT  PASS      true
+ *   Check "Received signal"                       CRASH    PASS      true
+ *
+ * ("-": expected is empty, i.e. the result is the expected one, as in mozlog.) Suites
+ * (TLE_SUITE_END) carry status PASS or FAIL when the format says, and duration_ms when known.
+ *
+ * Timing — the core times an event by time_ms (producer's epoch timestamp: go -json only), else
+ * by at_ns, else by the line's arrival (first byte), or its completion when at_line_end is set.
+ * A result without an opening line carries duration_ms: the producer's (go, gtest, libtest JSON,
+ * TAP YAML duration_ms), or else the time since the format's previous event (TAP: "a test point
+ * ran from the previous TAP event to its arrival"). pytest/unittest/libtest text lines that hold
+ * name and result emit TEST_START (at the first byte: that is when the runner printed the name)
+ * and TEST_END with at_line_end (the runner printed the result and newline when it finished).
+ * With a runner that block-buffers its output, both collapse to the flush time: the test's
+ * duration then shows as ~0 and tests appear in bursts.
+ *
+ * Ids and scopes — id is the test's own name; scope keys it among parallel or nested runs:
+ *   TAP: id = description (without directive), scope = parent test names joined with '/'
+ *        (a parent with no "# Subtest:" opener is named by its expected test number);
+ *        Check's TAP descriptions "file.c:tcase:test: message" give id "tcase:test".
+ *   go:  id = Test ("TestX/sub"), scope = Package (empty for plain -v output).
+ *   gtest: id = "Suite.Name", scope empty; suites are TLE_SUITE_START/END with id = suite.
+ *   pytest: id = node id ("tests/test_a.py::TestC::test_x[p]"), unittest: id = "mod.Class.test",
+ *   libtest: id = "a::b", Check: id = "tcase:test" (same as its TAP form).
+ */
+#ifndef RESMON_TESTLOG_FORMATS_H
+#define RESMON_TESTLOG_FORMATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "testlog_event.h"
+
+/* A string literal as a tl_str (static storage: valid forever). */
+#define TL_LIT(s) tl_str_make((s), sizeof(s) - 1)
+/* line (p, n) starts with the literal lit. */
+#define TL_PREFIX(p, n, lit) ((n) >= sizeof(lit) - 1 && memcmp((p), (lit), sizeof(lit) - 1) == 0)
+
+enum tl_outcome {
+    TL_PASSED,
+    TL_FAILED,
+    TL_SKIPPED,
+    TL_KNOWN_FAIL,
+    TL_UNEXPECTED_PASS,
+    TL_ERRORED,
+    TL_TIMED_OUT,
+    TL_CRASHED,
+};
+
+/* Fill ev as a TLE_TEST_END with status/expected/unexpected per the table above. */
+void tl_set_result(struct tl_event *ev, struct tl_str id, struct tl_str scope,
+                   enum tl_outcome outcome);
+
+/* Strip leading and trailing spaces and tabs. */
+struct tl_str tl_trim(struct tl_str s);
+/* Copy s into dst (capacity cap, truncated, not NUL-terminated); returns the copy. */
+struct tl_str tl_copy(char *dst, size_t cap, struct tl_str s);
+/* Parse a decimal number (digits, optional fraction, optional exponent) occupying all of s.
+ * Returns false when s is not one. */
+bool tl_parse_number(struct tl_str s, double *ret);
+/* RFC 3339 date-time ("2024-05-01T10:00:00.123456789Z", "+02:00" offsets) → epoch ms. */
+bool tl_parse_rfc3339(struct tl_str s, double *ret_ms);
+/* Case-insensitive prefix test of s against lowercase lit. */
+bool tl_iprefix(struct tl_str s, const char *lit);
+
+static inline bool tl_str_eq(struct tl_str s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s.n == n && memcmp(s.p, lit, n) == 0;
+}
+
+#endif

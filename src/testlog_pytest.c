@@ -1,0 +1,180 @@
+/* pytest -v, with and without pytest-xdist (testlog_formats.h has the result mapping).
+ *
+ * Statuses: PASSED → PASS, FAILED → FAIL, SKIPPED → SKIP, XFAIL → known FAIL, XPASS → unexpected
+ * PASS, ERROR → ERROR; "(reason)" after the status becomes the message; a progress suffix
+ * "[ 50%]" or "[ 3/10]" is dropped.
+ *
+ *   tests/test_a.py::TestC::test_x[p] PASSED   [ 50%]
+ *     pytest printed the node id when the test started and the status when it ended, so this is
+ *     TLE_TEST_START (timed by the line's first byte) + TLE_TEST_END with at_line_end.
+ *   tests/test_a.py::test_y <test output without a newline>
+ *     the test printed something (pytest -s): TLE_TEST_START for the node id (the first word),
+ *     remembered; a later line ending in a status ("PASSED [ 50%]", "...outputFAILED") ends it.
+ *   [gw0] [ 50%] PASSED tests/test_a.py::test_x
+ *     xdist reports a result when the worker is done; its start is unknown: TLE_TEST_END only
+ *     (the core places it at the line's arrival, with no duration).
+ * Lines that start with a status ("FAILED tests/x.py::t - assert 0", the short summary) are not
+ * results. A node id must contain ".py::" in its first word.
+ */
+#include "testlog_formats.h"
+
+#include "testlog.h"
+
+struct pytest_state {
+    bool pending;
+    char id[1024];
+    size_t id_len;
+};
+
+/* A status word at s (followed by the end, a space or '('); returns its length or 0. */
+static size_t status_at(const char *s, size_t n, enum tl_outcome *ret)
+{
+    static const struct {
+        const char *w;
+        size_t n;
+        enum tl_outcome oc;
+    } words[] = {
+        {"PASSED", 6, TL_PASSED},   {"FAILED", 6, TL_FAILED},
+        {"SKIPPED", 7, TL_SKIPPED}, {"XFAIL", 5, TL_KNOWN_FAIL},
+        {"XPASS", 5, TL_UNEXPECTED_PASS}, {"ERROR", 5, TL_ERRORED},
+    };
+    if (!n || (s[0] != 'P' && s[0] != 'F' && s[0] != 'S' && s[0] != 'X' && s[0] != 'E'))
+        return 0;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (n >= words[i].n && memcmp(s, words[i].w, words[i].n) == 0 &&
+            (n == words[i].n || s[words[i].n] == ' ' || s[words[i].n] == '(')) {
+            *ret = words[i].oc;
+            return words[i].n;
+        }
+    return 0;
+}
+
+static struct tl_str strip_progress(struct tl_str s)
+{
+    s = tl_trim(s);
+    if (s.n < 3 || s.p[s.n - 1] != ']')
+        return s;
+    size_t i = s.n - 1;
+    while (i > 0 && s.p[i - 1] != '[') {
+        char c = s.p[i - 1];
+        if (!((c >= '0' && c <= '9') || c == ' ' || c == '%' || c == '/'))
+            return s;
+        i--;
+    }
+    if (i == 0)
+        return s;
+    return tl_trim(tl_str_make(s.p, i - 1));
+}
+
+static struct tl_str reason_of(struct tl_str s)
+{
+    s = strip_progress(s);
+    if (s.n >= 2 && s.p[0] == '(' && s.p[s.n - 1] == ')')
+        return tl_str_make(s.p + 1, s.n - 2);
+    return s;
+}
+
+/* The status of a pending test, last on a line: the whole line ("PASSED [ 88%]"), or glued to the
+ * test's output, then only with pytest's progress suffix ("...outputFAILED   [100%]"). */
+static bool late_status(struct pytest_state *st, const char *line, size_t len, struct tl_event *ev)
+{
+    struct tl_str all = tl_trim(tl_str_make(line, len));
+    struct tl_str s = strip_progress(all);
+    bool progress = s.n < all.n;
+    enum tl_outcome oc;
+    for (size_t k = 5; k <= 7 && k <= s.n; k++) {
+        const char *q = s.p + s.n - k;
+        if (status_at(q, k, &oc) == k && (progress || k == s.n)) {
+            st->pending = false;
+            tl_set_result(ev, tl_str_make(st->id, st->id_len), tl_str_make(NULL, 0), oc);
+            ev->at_line_end = true;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool is_nodeid(const char *p, size_t n)
+{
+    return n > 5 && memmem(p, n, ".py::", 5) != NULL;
+}
+
+static int pytest_parse(void *state, const char *line, size_t len, uint64_t arrival_ns,
+                        struct tl_event *ev)
+{
+    struct pytest_state *st = state;
+    enum tl_outcome oc;
+    size_t w;
+    if (len < 8)
+        goto not_nodeid;
+
+    if (line[0] == '[' && line[1] == 'g' && line[2] == 'w') {
+        size_t i = 3;
+        while (i < len && line[i] >= '0' && line[i] <= '9')
+            i++;
+        if (i == 3 || i + 1 >= len || line[i] != ']' || line[i + 1] != ' ')
+            return 0;
+        i += 2;
+        if (i < len && line[i] == '[') {
+            const char *e = memchr(line + i, ']', len - i);
+            if (!e || e + 1 >= line + len || e[1] != ' ')
+                return 0;
+            i = (size_t)(e - line) + 2;
+        }
+        if (!(w = status_at(line + i, len - i, &oc)) || i + w >= len)
+            return 0;
+        struct tl_str rest = tl_trim(tl_str_make(line + i + w, len - i - w));
+        size_t sp = 0;
+        while (sp < rest.n && rest.p[sp] != ' ')
+            sp++;
+        if (!is_nodeid(rest.p, sp))
+            return 0;
+        tl_set_result(ev, tl_str_make(rest.p, sp), tl_str_make(NULL, 0), oc);
+        if (sp < rest.n) {
+            struct tl_str r = tl_trim(tl_str_make(rest.p + sp, rest.n - sp));
+            if (TL_PREFIX(r.p, r.n, "- "))
+                r = tl_str_make(r.p + 2, r.n - 2);
+            ev->message = reason_of(r);
+        }
+        return 1;
+    }
+
+    /* Node ids are short: bound the search so a huge line costs no more than a small one. */
+    size_t scan = len < 4096 ? len : 4096;
+    const char *sp = memchr(line, ' ', scan);
+    size_t first = sp ? (size_t)(sp - line) : scan;
+    if ((!sp && len > scan) || !is_nodeid(line, first))
+        goto not_nodeid;
+    /* Find " STATUS" after the node id's first word (parameters may hold spaces). */
+    for (size_t i = first; i < len; i++) {
+        if (line[i] != ' ' || i + 1 >= len || !(w = status_at(line + i + 1, len - i - 1, &oc)))
+            continue;
+        struct tl_str id = tl_trim(tl_str_make(line, i));
+        tl_event_init(&ev[0], TLE_TEST_START);
+        ev[0].id = id;
+        tl_set_result(&ev[1], id, tl_str_make(NULL, 0), oc);
+        ev[1].at_line_end = true;
+        ev[1].message = reason_of(tl_str_make(line + i + 1 + w, len - i - 1 - w));
+        st->pending = false;
+        return 2;
+    }
+    st->id_len = tl_copy(st->id, sizeof st->id, tl_str_make(line, first)).n;
+    st->pending = true;
+    tl_event_init(&ev[0], TLE_TEST_START);
+    ev[0].id = tl_str_make(st->id, st->id_len);
+    /* The test printed without a newline and the status followed on the same line. */
+    if (late_status(st, line + first, len - first, &ev[1]))
+        return 2;
+    return 1;
+
+not_nodeid:
+    return st->pending ? late_status(st, line, len, ev) : 0;
+}
+
+const struct tl_format tl_format_pytest = {
+    .name = "pytest",
+    .bit = TL_FMT_PYTEST,
+    .state_size = sizeof(struct pytest_state),
+    .parse = pytest_parse,
+    .release = NULL,
+};

@@ -1,0 +1,375 @@
+/* TAP 13/14 (testlog_formats.h has the result mapping).
+ *
+ * Recognised: "TAP version N", plans "1..N", test points "ok|not ok [N] [-] [desc] [# SKIP|TODO
+ * reason]", "Bail out! reason", "# Subtest: name" (Node, TAP 14), subtests indented by 4 spaces
+ * per level, YAML blocks between "---" and "..." indented under a test point.
+ *
+ * Levels: a line's level is its indentation / 4. Level d has a scope (path[0..off[d]]), the names
+ * of the parents joined with '/'. "# Subtest: x" at level d opens test x (TLE_TEST_START) and makes
+ * x the parent of level d+1; a test point at level d closes it. Subtests without an opener (plain
+ * TAP 14) get a parent named by the number its test point will have.
+ *
+ * Timing: a test point whose test was not opened ran from the previous TAP line at its level to
+ * its arrival (duration_ms). Once a producer has shown that it writes YAML blocks (Node does, for
+ * every point), each result is held back until the line after it, so that a "duration_ms" in its
+ * block can be used; the held event carries at_ns = the test point's arrival, so holding costs no
+ * accuracy. A result held when the stream ends is lost (the producer's plan or summary follows the
+ * last point in practice). Node's YAML "failureType: 'testTimeoutFailure'" makes a FAIL a TIMEOUT.
+ *
+ * Without a version line or plan, bare "ok"/"not ok" and "ok desc" are not taken as TAP (other
+ * formats print such lines: go's "ok  \tpkg", unittest's late "ok"): a test point then needs a
+ * number or " - ". Check's TAP log ("ok 3 - check_x.c:tcase:test: message") has no version line
+ * and prints its plan last.
+ */
+#include "testlog_formats.h"
+
+#include <stdio.h>
+
+#include "testlog.h"
+
+#define TAP_DEPTH 16
+#define TAP_PATH 1024
+
+enum tap_hold {
+    HOLD_NONE,
+    HOLD_WAIT,     /* a result is held; its YAML block may start on this line */
+    HOLD_YAML,     /* inside the held result's YAML block */
+    HOLD_SKIPYAML, /* inside a YAML block whose result already went out */
+};
+
+struct tap_state {
+    bool seen;      /* version line or plan seen */
+    bool yaml_seen; /* the producer writes YAML blocks */
+    bool after_point;
+    unsigned point_indent;
+    unsigned depth;
+    size_t off[TAP_DEPTH + 2];
+    bool opened[TAP_DEPTH + 2];
+    bool have_last[TAP_DEPTH + 2];
+    uint64_t last_ns[TAP_DEPTH + 2];
+    unsigned long count[TAP_DEPTH + 2];
+    uint64_t last_any_ns;
+    bool have_any;
+    char path[TAP_PATH];
+
+    enum tap_hold hold;
+    unsigned yaml_indent;
+    struct tl_event held;
+    char held_id[1024], held_scope[TAP_PATH], held_msg[512];
+    char num[24]; /* the id of a test point without a description */
+};
+
+static struct tl_str scope_of(const struct tap_state *st, unsigned level)
+{
+    return tl_str_make(st->path, st->off[level]);
+}
+
+/* Level k (k >= 1) gets parent name, below the scope of level k-1. */
+static void set_level(struct tap_state *st, unsigned k, struct tl_str name, uint64_t since,
+                      bool have_since, bool opened)
+{
+    size_t o = st->off[k - 1];
+    if (o && o < TAP_PATH)
+        st->path[o++] = '/';
+    size_t n = name.n < TAP_PATH - o ? name.n : TAP_PATH - o;
+    if (n)
+        memcpy(st->path + o, name.p, n);
+    st->off[k] = o + n;
+    st->opened[k] = opened;
+    st->count[k] = 0;
+    st->last_ns[k] = since;
+    st->have_last[k] = have_since;
+}
+
+/* Make level the deepest one: close finished subtest levels, or create levels for subtests
+ * that appeared without an opener. */
+static void enter_level(struct tap_state *st, unsigned level)
+{
+    while (st->depth < level) {
+        char num[24];
+        int len = snprintf(num, sizeof num, "%lu", st->count[st->depth] + 1);
+        set_level(st, st->depth + 1, tl_str_make(num, (size_t)len), st->last_any_ns,
+                  st->have_any, false);
+        st->depth++;
+    }
+    st->depth = level;
+}
+
+static void touch(struct tap_state *st, unsigned level, uint64_t arrival_ns)
+{
+    st->last_ns[level] = arrival_ns;
+    st->have_last[level] = true;
+    st->last_any_ns = arrival_ns;
+    st->have_any = true;
+}
+
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* The directive of a description: '#' (not escaped) then SKIP or TODO. */
+static int find_directive(struct tl_str d, struct tl_str *ret_desc, struct tl_str *ret_reason)
+{
+    for (size_t i = 0; i < d.n; i++) {
+        if (d.p[i] != '#' || (i > 0 && d.p[i - 1] == '\\'))
+            continue;
+        struct tl_str r = tl_trim(tl_str_make(d.p + i + 1, d.n - i - 1));
+        int kind = tl_iprefix(r, "skip") ? 1 : tl_iprefix(r, "todo") ? 2 : 0;
+        if (!kind)
+            continue;
+        size_t j = 4;
+        while (j < r.n && ((r.p[j] >= 'a' && r.p[j] <= 'z') || (r.p[j] >= 'A' && r.p[j] <= 'Z')))
+            j++;
+        if (j < r.n && r.p[j] == ':')
+            j++;
+        *ret_desc = tl_trim(tl_str_make(d.p, i));
+        *ret_reason = tl_trim(tl_str_make(r.p + j, r.n - j));
+        return kind;
+    }
+    *ret_desc = tl_trim(d);
+    return 0;
+}
+
+/* Check's TAP description "file.c:tcase:test: message" → id "tcase:test", message. */
+static bool check_form(struct tl_str d, struct tl_str *ret_id, struct tl_str *ret_msg)
+{
+    size_t colons[3], nc = 0;
+    bool dot = false;
+    for (size_t i = 0; i < d.n && nc < 3; i++) {
+        char c = d.p[i];
+        if (c == ' ' || c == '\t')
+            return false;
+        if (c == '.' && nc == 0)
+            dot = true;
+        if (c == ':') {
+            if (i == 0 || (nc && colons[nc - 1] + 1 == i))
+                return false;
+            colons[nc++] = i;
+        }
+    }
+    if (nc < 3 || !dot || (colons[2] + 1 < d.n && d.p[colons[2] + 1] != ' '))
+        return false;
+    *ret_id = tl_str_make(d.p + colons[0] + 1, colons[2] - colons[0] - 1);
+    *ret_msg = tl_trim(tl_str_make(d.p + colons[2] + 1, d.n - colons[2] - 1));
+    return true;
+}
+
+static int test_point(struct tap_state *st, const char *p, size_t m, unsigned ind,
+                      uint64_t arrival_ns, struct tl_event *out)
+{
+    bool ok = p[0] == 'o';
+    size_t i = ok ? 2 : 6;
+    unsigned long num = 0;
+    bool have_num = false, need_seen = true;
+    if (i < m) {
+        if (p[i] != ' ')
+            return -1;
+        i++;
+        /* "ok  \tpkg\t0.01s" is go's package line. */
+        if (i < m && (p[i] == ' ' || p[i] == '\t'))
+            return -1;
+        if (i < m && is_digit(p[i])) {
+            have_num = true;
+            need_seen = false;
+            for (; i < m && is_digit(p[i]); i++)
+                num = num < 100000000 ? num * 10 + (unsigned long)(p[i] - '0') : num;
+            if (i < m && p[i] != ' ')
+                return -1;
+        }
+        while (i < m && p[i] == ' ')
+            i++;
+        if (i < m && p[i] == '-' && (i + 1 == m || p[i + 1] == ' ')) {
+            need_seen = false;
+            i++;
+        }
+    }
+    if (need_seen && !st->seen)
+        return -1;
+    struct tl_str desc, reason = {0}, id, msg = {0};
+    int directive = find_directive(tl_str_make(p + i, m - i), &desc, &reason);
+    id = desc;
+    if (!directive)
+        check_form(desc, &id, &msg);
+
+    unsigned level = ind / 4;
+    bool closes_opened = false;
+    if (st->depth > level) {
+        size_t start = st->off[level] + (st->off[level] ? 1 : 0);
+        struct tl_str pname = tl_str_make(st->path + start,
+                                          st->off[level + 1] > start ? st->off[level + 1] - start : 0);
+        closes_opened = st->opened[level + 1] &&
+                        (pname.n == id.n && (id.n == 0 || memcmp(pname.p, id.p, id.n) == 0));
+        if (st->opened[level + 1] && id.n == 0)
+            id = pname;
+    }
+    enter_level(st, level);
+    st->count[level] = have_num ? num : st->count[level] + 1;
+    if (!id.n) {
+        /* An empty id would mean "the most recent open test" to the core. */
+        int l = snprintf(st->num, sizeof st->num, "%lu", st->count[level]);
+        id = tl_str_make(st->num, (size_t)l);
+    }
+
+    enum tl_outcome oc = ok ? TL_PASSED : TL_FAILED;
+    if (directive == 1)
+        oc = TL_SKIPPED;
+    else if (directive == 2)
+        oc = ok ? TL_UNEXPECTED_PASS : TL_KNOWN_FAIL;
+    tl_set_result(out, id, scope_of(st, level), oc);
+    out->message = directive ? reason : msg;
+    if (!closes_opened && st->have_last[level] && arrival_ns >= st->last_ns[level])
+        out->duration_ms = (double)(arrival_ns - st->last_ns[level]) / 1e6;
+    touch(st, level, arrival_ns);
+    return 1;
+}
+
+static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival_ns,
+                     struct tl_event *ev)
+{
+    struct tap_state *st = state;
+    int n = 0;
+    unsigned ind = 0;
+    while (ind < len && line[ind] == ' ')
+        ind++;
+    const char *p = line + ind;
+    size_t m = len - ind;
+    bool after_point = st->after_point;
+    st->after_point = false;
+
+    if (st->hold == HOLD_YAML || st->hold == HOLD_SKIPYAML) {
+        if (ind == st->yaml_indent && m == 3 && memcmp(p, "...", 3) == 0) {
+            if (st->hold == HOLD_YAML)
+                ev[n++] = st->held;
+            st->hold = HOLD_NONE;
+            return n;
+        }
+        if (ind >= st->yaml_indent || m == 0) {
+            if (st->hold == HOLD_YAML && ind == st->yaml_indent) {
+                struct tl_str s = tl_str_make(p, m);
+                double v;
+                if (TL_PREFIX(p, m, "duration_ms:") &&
+                    tl_parse_number(tl_trim(tl_str_make(p + 12, m - 12)), &v) && v >= 0)
+                    st->held.duration_ms = v;
+                else if (tl_iprefix(s, "failuretype:") &&
+                         memmem(p, m, "testTimeoutFailure", 18))
+                    st->held.status = TL_LIT("TIMEOUT");
+            }
+            return 0;
+        }
+        /* The block ended without "...". */
+        if (st->hold == HOLD_YAML)
+            ev[n++] = st->held;
+        st->hold = HOLD_NONE;
+    } else if (st->hold == HOLD_WAIT) {
+        if (m == 3 && ind > st->point_indent && memcmp(p, "---", 3) == 0) {
+            st->hold = HOLD_YAML;
+            st->yaml_indent = ind;
+            return 0;
+        }
+        ev[n++] = st->held;
+        st->hold = HOLD_NONE;
+    } else if (after_point && m == 3 && ind > st->point_indent && memcmp(p, "---", 3) == 0) {
+        st->yaml_seen = true;
+        st->hold = HOLD_SKIPYAML;
+        st->yaml_indent = ind;
+        return 0;
+    }
+    if (m < 2)
+        return n;
+    unsigned level = ind / 4;
+    if (level > TAP_DEPTH)
+        return n;
+
+    switch (p[0]) {
+    case 'o':
+    case 'n': {
+        if (!(p[0] == 'o' ? TL_PREFIX(p, m, "ok") : TL_PREFIX(p, m, "not ok")))
+            return n;
+        struct tl_event r;
+        if (test_point(st, p, m, ind, arrival_ns, &r) < 0)
+            return n;
+        st->point_indent = ind;
+        if (st->yaml_seen) {
+            st->held = r;
+            st->held.id = tl_copy(st->held_id, sizeof st->held_id, r.id);
+            st->held.scope = tl_copy(st->held_scope, sizeof st->held_scope, r.scope);
+            st->held.message = tl_copy(st->held_msg, sizeof st->held_msg, r.message);
+            st->held.at_ns = arrival_ns;
+            st->hold = HOLD_WAIT;
+            /* This line is TAP even when nothing goes out yet: claim it with what was flushed,
+             * or let it count as unrecognised (harmless: no other format takes it). */
+            return n;
+        }
+        st->after_point = true;
+        ev[n++] = r;
+        return n;
+    }
+    case 'T':
+        if (ind == 0 && TL_PREFIX(p, m, "TAP version ")) {
+            struct tap_state fresh = {0};
+            fresh.seen = true;
+            *st = fresh;
+        }
+        return n;
+    case 'B':
+        if (TL_PREFIX(p, m, "Bail out!")) {
+            tl_event_init(&ev[n], TLE_BAIL_OUT);
+            ev[n].message = tl_trim(tl_str_make(p + 9, m - 9));
+            n++;
+        }
+        return n;
+    case '1':
+        if (TL_PREFIX(p, m, "1..")) {
+            size_t i = 3;
+            if (i >= m || !is_digit(p[i]))
+                return n;
+            while (i < m && is_digit(p[i]))
+                i++;
+            if (i < m && p[i] != ' ')
+                return n;
+            st->seen = true;
+            enter_level(st, level);
+            touch(st, level, arrival_ns);
+        }
+        return n;
+    case '#':
+        if (TL_PREFIX(p, m, "# Subtest")) {
+            struct tl_str name = tl_str_make(p + 9, m - 9);
+            if (name.n && name.p[0] == ':') {
+                name.p++;
+                name.n--;
+            } else if (name.n) {
+                return n;
+            }
+            name = tl_trim(name);
+            enter_level(st, level);
+            char num[24];
+            if (!name.n) {
+                int l = snprintf(num, sizeof num, "%lu", st->count[level] + 1);
+                name = tl_str_make(num, (size_t)l);
+            }
+            tl_event_init(&ev[n], TLE_TEST_START);
+            ev[n].id = name;
+            ev[n].scope = scope_of(st, level);
+            touch(st, level, arrival_ns);
+            set_level(st, level + 1, name, arrival_ns, true, true);
+            st->depth = level + 1;
+            if (name.p == num) {
+                /* num dies with this call: point at the copy in path when it fits. */
+                size_t o = st->off[level + 1];
+                bool fits = o >= name.n && memcmp(st->path + o - name.n, num, name.n) == 0;
+                ev[n].id = fits ? tl_str_make(st->path + o - name.n, name.n) : TL_LIT("?");
+            }
+            n++;
+        }
+        return n;
+    default:
+        return n;
+    }
+}
+
+const struct tl_format tl_format_tap = {
+    .name = "tap",
+    .bit = TL_FMT_TAP,
+    .state_size = sizeof(struct tap_state),
+    .parse = tap_parse,
+    .release = NULL,
+};

@@ -1,0 +1,70 @@
+/* Shared body of the test-log format fuzz targets: fuzz_<fmt>.c defines FUZZ_FORMAT and includes
+ * this. The input is split into lines (as the core delivers them) and fed to one state; every
+ * line lives in its own exact-size allocation so that reading past its end is caught by ASan, and
+ * every byte of every string handed out is read. Then the whole input goes in as one line. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlog_event.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static volatile unsigned fuzz_sink;
+
+static void fuzz_touch(struct tl_str s)
+{
+    unsigned h = 0;
+    for (size_t i = 0; i < s.n; i++)
+        h += (unsigned char)s.p[i];
+    fuzz_sink += h;
+}
+
+static void fuzz_line(void *state, const uint8_t *p, size_t n, uint64_t t)
+{
+    char *copy = malloc(n ? n : 1);
+    if (!copy)
+        return;
+    if (n)
+        memcpy(copy, p, n);
+    struct tl_event ev[TL_MAX_EVENTS];
+    int k = FUZZ_FORMAT.parse(state, copy, n, t, ev);
+    if (k < 0 || k > TL_MAX_EVENTS)
+        abort();
+    for (int i = 0; i < k; i++) {
+        if ((unsigned)ev[i].kind > TLE_BAIL_OUT)
+            abort();
+        const struct tl_str *f[] = {&ev[i].id, &ev[i].scope, &ev[i].name, &ev[i].status,
+                                    &ev[i].expected, &ev[i].message, &ev[i].subtest,
+                                    &ev[i].level, &ev[i].signature, &ev[i].reason,
+                                    &ev[i].minidump, &ev[i].process, &ev[i].command};
+        for (size_t j = 0; j < sizeof f / sizeof f[0]; j++)
+            fuzz_touch(*f[j]);
+        if (ev[i].duration_ms < 0)
+            abort();
+    }
+    free(copy);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    void *state = calloc(1, FUZZ_FORMAT.state_size ? FUZZ_FORMAT.state_size : 1);
+    if (!state)
+        return 0;
+    uint64_t t = 1000000;
+    size_t start = 0;
+    for (size_t i = 0; i <= size; i++) {
+        if (i == size || data[i] == '\n') {
+            size_t n = i - start;
+            if (n && data[start + n - 1] == '\r')
+                n--;
+            fuzz_line(state, data + start, n, t += 1000000);
+            start = i + 1;
+        }
+    }
+    fuzz_line(state, data, size, t += 1000000);
+    if (FUZZ_FORMAT.release)
+        FUZZ_FORMAT.release(state);
+    free(state);
+    return 0;
+}

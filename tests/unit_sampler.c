@@ -1,0 +1,680 @@
+/* Unit tests of the sampler: machine markers against hand-made /proc files (exact payloads), and
+ * real process trees in a real containment (subreaper tier always, cgroup tier when available):
+ * CPU, RSS, IO, a fork storm fully accounted, exit statuses, pid reuse. */
+#include "sampler.h"
+
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* ---- a sink that keeps every marker ---- */
+struct mk {
+    char *name, *data;
+    uint64_t start, end;
+    int cat;
+};
+struct cap {
+    struct mk *v;
+    size_t n, cap;
+};
+
+static void cap_marker(void *ctx, const char *name, uint64_t start, uint64_t end, int cat,
+                       const char *data, size_t len)
+{
+    struct cap *c = ctx;
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 64;
+        c->v = realloc(c->v, c->cap * sizeof *c->v);
+    }
+    c->v[c->n++] = (struct mk){strdup(name), strndup(data, len), start, end, cat};
+}
+
+static void cap_free(struct cap *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->v[i].name);
+        free(c->v[i].data);
+    }
+    free(c->v);
+    *c = (struct cap){0};
+}
+
+static const struct mk *find(const struct cap *c, const char *name, size_t nth)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->v[i].name, name) == 0 && nth-- == 0)
+            return &c->v[i];
+    return NULL;
+}
+
+static double num(const char *json, const char *key)
+{
+    cJSON *j = cJSON_Parse(json);
+    ck_assert_ptr_nonnull(j);
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    double d = cJSON_IsNumber(v) ? v->valuedouble : -1;
+    cJSON_Delete(j);
+    return d;
+}
+
+static double sum_field(const struct cap *c, const char *name, const char *key)
+{
+    double t = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->v[i].name, name) == 0)
+            t += num(c->v[i].data, key);
+    return t;
+}
+
+/* ---- machine part on fixture files ---- */
+static char dir[256];
+
+static void put(const char *rel, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    /* Rewrite in place: the sampler keeps the file open and preads it. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write_all(fd, text, strlen(text)), 0);
+    close(fd);
+}
+
+#define NETHDR                                                                                     \
+    "Inter-|   Receive                                                |  Transmit\n"               \
+    " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs "     \
+    "drop fifo colls carrier compressed\n"
+
+START_TEST(test_machine_markers)
+{
+    snprintf(dir, sizeof dir, "/tmp/unit_sampler.%d", (int)getpid());
+    char sub[512];
+    mkdir(dir, 0755);
+    snprintf(sub, sizeof sub, "%s/net", dir);
+    mkdir(sub, 0755);
+    snprintf(sub, sizeof sub, "%s/block", dir);
+    mkdir(sub, 0755);
+    snprintf(sub, sizeof sub, "%s/block/vda", dir);
+    mkdir(sub, 0755);
+    snprintf(sub, sizeof sub, "%s/block/loop0", dir);
+    mkdir(sub, 0755);
+    put("stat", "cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 100 0 50 1000 0 0 0 0 0 0\n"
+                "cpu1 200 0 60 2000 10 0 5 0 0 0\nintr 1 2 3\n");
+    put("meminfo", "MemTotal: 1000 kB\nMemFree: 100 kB\nBuffers: 10 kB\nCached: 200 kB\n"
+                   "SReclaimable: 40 kB\n");
+    put("diskstats", " 254 0 vda 10 0 100 0 5 0 50 0 0 0 0\n"
+                     " 254 1 vda1 10 0 100 0 5 0 50 0 0 0 0\n"
+                     "   7 0 loop0 1 0 2 0 0 0 0 0 0 0 0\n");
+    put("net/dev", NETHDR "    lo: 100 1 0 0 0 0 0 0 100 1 0 0 0 0 0 0\n"
+                          "  eth0: 1000 10 0 0 0 0 0 0 500 5 0 0 0 0 0 0\n");
+    struct cap c = {0};
+    struct marker_sink sink = {.marker = cap_marker, .ctx = &c};
+    struct sampler_config cfg;
+    sampler_config_init(&cfg);
+    cfg.interval_ns = 100 * NSEC_PER_MSEC;
+    cfg.proc_root = dir;
+    snprintf(sub, sizeof sub, "%s/block", dir);
+    cfg.sys_block = sub;
+    struct sampler *s;
+    uint64_t t0 = 1000 * NSEC_PER_SEC;
+    ck_assert_int_eq(sampler_new(&cfg, NULL, &sink, t0, &s), 0);
+    /* 0.1 s at 100 ticks/s: 10 ticks per core */
+    put("stat", "cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 105 0 51 1004 0 0 0 0 0 0\n"
+                "cpu1 204 0 60 2005 11 0 5 0 0 0\nintr 1 2 3\n");
+    put("diskstats", " 254 0 vda 13 0 108 0 7 0 66 0 0 0 0\n"
+                     " 254 1 vda1 99 0 999 0 99 0 999 0 0 0 0\n"
+                     "   7 0 loop0 2 0 4 0 0 0 0 0 0 0 0\n");
+    put("net/dev", NETHDR "    lo: 150 2 0 0 0 0 0 0 150 2 0 0 0 0 0 0\n"
+                          "  eth0: 2000 20 0 0 0 0 0 0 600 6 0 0 0 0 0 0\n");
+    ck_assert_int_eq(sampler_sample(s, t0 + 100 * NSEC_PER_MSEC, 3, false), 0);
+    const struct mk *m = find(&c, "CPU Use", 0);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->start, t0);
+    ck_assert_uint_eq(m->end, t0 + 100 * NSEC_PER_MSEC);
+    ck_assert_int_eq(m->cat, 0);
+    ck_assert_str_eq(m->data, "{\"type\":\"CPU\",\"cpuPercent\":\"50.0%\",\"nice\":0.0,\"user\":0.45,"
+                              "\"system\":0.5,\"iowait\":0.55,\"softirq\":0.55,\"nice_pct\":\"0.0%\","
+                              "\"user_pct\":\"45.0%\",\"system_pct\":\"5.0%\",\"iowait_pct\":\"5.0%\","
+                              "\"idle_pct\":\"45.0%\"}");
+    m = find(&c, "Memory", 0);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_str_eq(m->data, "{\"type\":\"Mem\",\"used\":665600,\"cached\":245760,\"buffers\":10240}");
+    m = find(&c, "IO", 0);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_str_eq(m->data, "{\"type\":\"IO\",\"read_count\":4,\"read_bytes\":5120,"
+                              "\"write_count\":2,\"write_bytes\":8192}");
+    m = find(&c, "NetIO", 0);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_str_eq(m->data, "{\"type\":\"NetIO\",\"recv_count\":11,\"recv_bytes\":1050,"
+                              "\"sent_count\":2,\"sent_bytes\":150}");
+    m = find(&c, "Sampling Interval", 0);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->end, MARKER_INSTANT);
+    ck_assert_uint_eq(m->start, t0 + 100 * NSEC_PER_MSEC);
+    ck_assert_str_eq(m->data, "{\"type\":\"Interval\",\"interval\":100,\"missed\":2}");
+    ck_assert_ptr_null(find(&c, "Tree CPU", 0)); /* no tree */
+    struct sampler_totals tot;
+    sampler_get_totals(s, &tot);
+    ck_assert_uint_eq(tot.samples, 1);
+    ck_assert_uint_eq(tot.missed_ticks, 2);
+    /* An unreadable figure is left out, not zeroed: meminfo turned to junk. */
+    put("meminfo", "garbage\n");
+    ck_assert_int_eq(sampler_sample(s, t0 + 200 * NSEC_PER_MSEC, 1, false), 0);
+    ck_assert_ptr_null(find(&c, "Memory", 1));
+    ck_assert_ptr_nonnull(find(&c, "CPU Use", 1));
+    m = find(&c, "Sampling Interval", 1);
+    ck_assert_str_eq(m->data, "{\"type\":\"Interval\",\"interval\":100}");
+    sampler_free(s);
+    cap_free(&c);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* ---- real trees ---- */
+struct run {
+    struct contain *c;
+    struct sampler *s;
+    struct cap cap;
+    struct marker_sink sink;
+    pid_t root;
+    int root_status;
+    int go[2], ready[2];
+};
+
+typedef void (*child_fn)(struct run *r);
+
+static bool setup(struct run *r, enum contain_mode mode, bool events, child_fn fn)
+{
+    memset(r, 0, sizeof *r);
+    const char *why;
+    if (contain_new(mode, &r->c, &why) < 0)
+        return false;
+    r->sink = (struct marker_sink){.marker = cap_marker, .ctx = &r->cap};
+    struct sampler_config cfg;
+    sampler_config_init(&cfg);
+    cfg.interval_ns = 50 * NSEC_PER_MSEC;
+    cfg.proc_events = events;
+    cfg.system = false;
+    ck_assert_int_eq(sampler_new(&cfg, r->c, &r->sink, now_ns(), &r->s), 0);
+    ck_assert_int_eq(pipe2(r->go, O_CLOEXEC), 0);
+    ck_assert_int_eq(pipe2(r->ready, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (contain_child_join(r->c) < 0)
+            _exit(99);
+        fn(r);
+        _exit(0);
+    }
+    r->root = pid;
+    contain_set_root(r->c, pid);
+    sampler_track(r->s, pid, now_ns());
+    return true;
+}
+
+/* Child side: tell the parent we are ready, wait for its go. */
+static void child_sync(struct run *r)
+{
+    char b = 'r';
+    if (write(r->ready[1], &b, 1) != 1 || read(r->go[0], &b, 1) != 1)
+        _exit(98);
+}
+
+static void reap(struct run *r, bool *root_done)
+{
+    int st;
+    struct rusage ru;
+    pid_t pid;
+    while ((pid = wait4(-1, &st, WNOHANG, &ru)) > 0) {
+        sampler_reaped(r->s, pid, st, &ru, now_ns());
+        contain_reaped(r->c, pid);
+        if (pid == r->root) {
+            r->root_status = st;
+            *root_done = true;
+        }
+    }
+}
+
+/* A small supervisor: sample every interval, poll the event fd, reap, until the tree is gone. */
+static void run_until_done(struct run *r)
+{
+    bool root_done = false;
+    uint64_t next = now_ns() + 50 * NSEC_PER_MSEC;
+    for (;;) {
+        reap(r, &root_done);
+        if (root_done && contain_empty(r->c)) {
+            reap(r, &root_done);
+            break;
+        }
+        uint64_t now = now_ns();
+        if (now >= next) {
+            sampler_sample(r->s, now, 1, false);
+            next += 50 * NSEC_PER_MSEC;
+            continue;
+        }
+        struct pollfd pfd = {.fd = sampler_event_fd(r->s), .events = POLLIN};
+        int ms = (int)((next - now) / NSEC_PER_MSEC);
+        if (ms > 5)
+            ms = 5; /* SIGCHLD is not watched here: poll briefly */
+        if (poll(&pfd, pfd.fd >= 0 ? 1 : 0, ms) > 0)
+            sampler_handle_events(r->s, now_ns());
+    }
+    sampler_sample(r->s, now_ns(), 1, true);
+    sampler_finish(r->s, now_ns());
+}
+
+static void wait_ready(struct run *r)
+{
+    char b;
+    ck_assert_int_eq(read(r->ready[0], &b, 1), 1);
+}
+
+static void go(struct run *r)
+{
+    char b = 'g';
+    ck_assert_int_eq(write(r->go[1], &b, 1), 1);
+}
+
+static void teardown(struct run *r)
+{
+    sampler_free(r->s);
+    contain_free(r->c);
+    cap_free(&r->cap);
+    close(r->go[0]);
+    close(r->go[1]);
+    close(r->ready[0]);
+    close(r->ready[1]);
+}
+
+static uint64_t children_cpu_ns(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    return (uint64_t)ru.ru_utime.tv_sec * NSEC_PER_SEC + (uint64_t)ru.ru_utime.tv_usec * 1000 +
+           (uint64_t)ru.ru_stime.tv_sec * NSEC_PER_SEC + (uint64_t)ru.ru_stime.tv_usec * 1000;
+}
+
+static void burn_ms(uint64_t ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    uint64_t end = (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec + ms * NSEC_PER_MSEC;
+    volatile uint64_t x = 0;
+    for (;;) {
+        for (int i = 0; i < 10000; i++)
+            x += (uint64_t)i;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+        if ((uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec >= end)
+            return;
+    }
+}
+
+static void child_burn(struct run *r)
+{
+    (void)r;
+    burn_ms(300);
+}
+
+static enum contain_mode tier_mode(int i) { return i == 0 ? CONTAIN_MODE_SUBREAPER : CONTAIN_MODE_CGROUP; }
+
+START_TEST(test_tree_cpu)
+{
+    struct run r;
+    if (!setup(&r, tier_mode(_i), true, child_burn)) {
+        fprintf(stderr, "tier %d unavailable: skipped\n", _i);
+        return;
+    }
+    uint64_t before = children_cpu_ns();
+    run_until_done(&r);
+    uint64_t kernel = children_cpu_ns() - before;
+    double tree_ms = sum_field(&r.cap, "Tree CPU", "cpuTime");
+    struct sampler_totals t;
+    sampler_get_totals(r.s, &t);
+    ck_assert_msg(tree_ms >= 280 && tree_ms <= 2000, "tree cpu %.3f ms", tree_ms);
+    double k_ms = (double)kernel / 1e6;
+    ck_assert_msg(tree_ms >= k_ms * 0.99 - 1 && tree_ms <= k_ms * 1.01 + 1,
+                  "tree %.3f ms vs kernel %.3f ms", tree_ms, k_ms);
+    ck_assert_msg((double)t.tree_cpu_ns / 1e6 - tree_ms < 0.01 && tree_ms - (double)t.tree_cpu_ns / 1e6 < 0.01 + 0.001 * tree_ms,
+                  "totals %llu vs markers %.3f", (unsigned long long)t.tree_cpu_ns, tree_ms);
+    const struct mk *p = find(&r.cap, "process", 0);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_ptr_nonnull(strstr(p->data, "\"exit\":\"status 0\""));
+    ck_assert(num(p->data, "cpuTime") >= 280);
+    ck_assert_ptr_null(find(&r.cap, "process", 1));
+    ck_assert_ptr_nonnull(find(&r.cap, "Processes", 0));
+    teardown(&r);
+}
+END_TEST
+
+#define ALLOC_MB 64
+static void child_alloc(struct run *r)
+{
+    char *p = malloc(ALLOC_MB << 20);
+    if (!p)
+        _exit(97);
+    memset(p, 1, ALLOC_MB << 20);
+    __asm__ volatile("" : : "r"(p) : "memory"); /* keep the pages: the memset is the point */
+    child_sync(r);
+    free(p);
+}
+
+START_TEST(test_tree_rss)
+{
+    struct run r;
+    ck_assert(setup(&r, CONTAIN_MODE_SUBREAPER, true, child_alloc));
+    wait_ready(&r);
+    sampler_sample(r.s, now_ns(), 1, false);
+    ck_assert_uint_ge(sampler_tree_rss(r.s), (uint64_t)ALLOC_MB << 20);
+    const struct mk *m = find(&r.cap, "Tree Memory", 0);
+    ck_assert_ptr_nonnull(m);
+    ck_assert(num(m->data, "rss") >= (double)((uint64_t)ALLOC_MB << 20));
+    m = find(&r.cap, "Processes", 0);
+    ck_assert_str_eq(m->data, "{\"type\":\"TreeCount\",\"processes\":1,\"threads\":1}");
+    go(&r);
+    run_until_done(&r);
+    const struct mk *p = find(&r.cap, "process", 0);
+    ck_assert_ptr_nonnull(p);
+    ck_assert(num(p->data, "maxRSS") >= (double)((uint64_t)ALLOC_MB << 20));
+    struct sampler_totals t;
+    sampler_get_totals(r.s, &t);
+    ck_assert_uint_ge(t.peak_rss, (uint64_t)ALLOC_MB << 20);
+    teardown(&r);
+}
+END_TEST
+
+#define WRITE_MB 4
+static char wpath[300];
+static void child_write(struct run *r)
+{
+    int fd = open(wpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    static char buf[1 << 16];
+    memset(buf, 'x', sizeof buf);
+    for (int i = 0; fd >= 0 && i < (WRITE_MB << 20) / (int)sizeof buf; i++)
+        if (write(fd, buf, sizeof buf) != (ssize_t)sizeof buf)
+            _exit(96);
+    if (fd < 0 || fsync(fd) < 0)
+        _exit(95);
+    close(fd);
+    child_sync(r);
+}
+
+START_TEST(test_tree_io)
+{
+    struct run r;
+    snprintf(wpath, sizeof wpath, "unit_sampler_io.%d", (int)getpid());
+    ck_assert(setup(&r, CONTAIN_MODE_SUBREAPER, true, child_write));
+    wait_ready(&r);
+    sampler_sample(r.s, now_ns(), 1, false);
+    double live = sum_field(&r.cap, "Tree IO", "write_bytes");
+    go(&r);
+    run_until_done(&r);
+    unlink(wpath);
+    double total = sum_field(&r.cap, "Tree IO", "write_bytes");
+    ck_assert_msg(live >= (double)(WRITE_MB << 20), "live write_bytes %.0f", live);
+    ck_assert_msg(total >= (double)(WRITE_MB << 20) && total < (double)(WRITE_MB << 20) * 4,
+                  "total write_bytes %.0f", total);
+    teardown(&r);
+}
+END_TEST
+
+#define STORM 1200
+static void child_storm(struct run *r)
+{
+    child_sync(r);
+    for (int i = 0; i < STORM; i++) {
+        pid_t p = fork();
+        if (p == 0) {
+            volatile uint64_t x = 0;
+            for (int k = 0; k < 200000; k++)
+                x += (uint64_t)k;
+            /* every third one leaves an orphan that resmon-run must reap */
+            if (i % 3 == 0 && fork() == 0) {
+                for (int k = 0; k < 200000; k++)
+                    x += (uint64_t)k;
+                _exit(0);
+            }
+            _exit(i % 5 == 0 ? 1 : 0);
+        }
+        if (p > 0)
+            waitpid(p, NULL, 0);
+    }
+    child_sync(r);
+}
+
+START_TEST(test_fork_storm)
+{
+    struct run r;
+    if (!setup(&r, tier_mode(_i), true, child_storm)) {
+        fprintf(stderr, "tier %d unavailable: skipped\n", _i);
+        return;
+    }
+    uint64_t before = children_cpu_ns();
+    wait_ready(&r);
+    sampler_sample(r.s, now_ns(), 1, false);
+    go(&r);
+    wait_ready(&r); /* the storm is over: all between two samples */
+    sampler_handle_events(r.s, now_ns());
+    sampler_sample(r.s, now_ns(), 1, false);
+    go(&r);
+    run_until_done(&r);
+    uint64_t kernel = children_cpu_ns() - before;
+    double tree_ms = sum_field(&r.cap, "Tree CPU", "cpuTime"), k_ms = (double)kernel / 1e6;
+    ck_assert_msg(k_ms > 50, "storm too small: %.3f ms", k_ms);
+    ck_assert_msg(tree_ms >= k_ms * 0.99 && tree_ms <= k_ms * 1.01,
+                  "tree %.3f ms vs kernel %.3f ms", tree_ms, k_ms);
+    struct sampler_totals t;
+    sampler_get_totals(r.s, &t);
+    size_t nproc = 0, status1 = 0;
+    for (size_t i = 0; i < r.cap.n; i++)
+        if (strcmp(r.cap.v[i].name, "process") == 0) {
+            nproc++;
+            status1 += strstr(r.cap.v[i].data, "\"exit\":\"status 1\"") != NULL;
+        }
+    if (getenv("DUMP"))
+        for (size_t i = 0; i < r.cap.n; i++)
+            if (strcmp(r.cap.v[i].name, "process") == 0)
+                fprintf(stderr, "%llu %llu %s\n", (unsigned long long)r.cap.v[i].start, (unsigned long long)r.cap.v[i].end, r.cap.v[i].data);
+    if (t.proc_events && t.lost_events == 0) {
+        ck_assert_uint_eq(nproc, 1 + STORM + STORM / 3);
+        ck_assert_uint_eq(status1, STORM / 5);
+    } else
+        fprintf(stderr, "process connector %s, %llu lost: marker count not checked\n",
+                t.proc_events ? "on" : "off", (unsigned long long)t.lost_events);
+    teardown(&r);
+}
+END_TEST
+
+static void child_exits(struct run *r)
+{
+    (void)r;
+    pid_t a = fork();
+    if (a == 0)
+        _exit(3);
+    pid_t b = fork();
+    if (b == 0) {
+        raise(SIGKILL);
+        _exit(0);
+    }
+    pid_t c = fork();
+    if (c == 0) {
+        signal(SIGTERM, SIG_DFL);
+        raise(SIGTERM);
+        _exit(0);
+    }
+    waitpid(a, NULL, 0);
+    waitpid(b, NULL, 0);
+    waitpid(c, NULL, 0);
+    _exit(7);
+}
+
+START_TEST(test_exit_statuses)
+{
+    struct run r;
+    ck_assert(setup(&r, CONTAIN_MODE_SUBREAPER, true, child_exits));
+    run_until_done(&r);
+    struct sampler_totals t;
+    sampler_get_totals(r.s, &t);
+    const char *want[] = {"status 7", "status 3", "signal KILL", "signal TERM"};
+    size_t need = t.proc_events ? 4 : 1;
+    for (size_t k = 0; k < need; k++) {
+        bool found = false;
+        char pat[64];
+        snprintf(pat, sizeof pat, "\"exit\":\"%s\"", want[k]);
+        for (size_t i = 0; i < r.cap.n; i++)
+            if (strcmp(r.cap.v[i].name, "process") == 0 && strstr(r.cap.v[i].data, pat)) {
+                found = true;
+                if (k == 0)
+                    ck_assert_int_eq((int)num(r.cap.v[i].data, "pid"), r.root);
+                else
+                    ck_assert_int_eq((int)num(r.cap.v[i].data, "ppid"), r.root);
+            }
+        ck_assert_msg(found, "no process marker with %s", pat);
+    }
+    teardown(&r);
+}
+END_TEST
+
+/* pid reuse: the tree's root runs a child A across a sample, reaps it and forks B onto the same
+ * pid (ns_last_pid) before the next sample. Without process events, only the /proc scan can
+ * tell them apart. */
+static pid_t fork_at(pid_t want)
+{
+    for (int tries = 0; tries < 50; tries++) {
+        int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+            return -1;
+        char b[32];
+        int n = snprintf(b, sizeof b, "%d", (int)want - 1);
+        bool ok = write(fd, b, (size_t)n) == n;
+        close(fd);
+        if (!ok)
+            return -1;
+        pid_t p = fork();
+        if (p == 0) {
+            if (getpid() != want)
+                _exit(42);
+            return 0;
+        }
+        if (p == want)
+            return p;
+        waitpid(p, NULL, 0);
+    }
+    return -1;
+}
+
+static void child_reuse(struct run *r)
+{
+    pid_t a = fork();
+    if (a == 0) {
+        child_sync(r);
+        _exit(0);
+    }
+    child_sync(r); /* parent sampled A; A is told to exit by the second go */
+    waitpid(a, NULL, 0);
+    pid_t b = fork_at(a);
+    if (b == 0) {
+        execlp("sleep", "sleep", "0.3", (char *)NULL);
+        _exit(127);
+    }
+    char ok = b == a ? 'y' : 'n';
+    if (write(r->ready[1], &ok, 1) != 1)
+        _exit(98);
+    if (b > 0)
+        waitpid(b, NULL, 0);
+}
+
+START_TEST(test_pid_reuse)
+{
+    struct run r;
+    ck_assert(setup(&r, CONTAIN_MODE_SUBREAPER, false, child_reuse));
+    wait_ready(&r); /* A is running */
+    wait_ready(&r); /* root ready too */
+    sampler_sample(r.s, now_ns(), 1, false);
+    go(&r);         /* A exits */
+    go(&r);         /* root reaps A, forks B on A's pid */
+    char ok;
+    ck_assert_int_eq(read(r.ready[0], &ok, 1), 1);
+    if (ok != 'y') {
+        fprintf(stderr, "could not recycle a pid: skipped\n");
+        run_until_done(&r);
+        teardown(&r);
+        return;
+    }
+    run_until_done(&r);
+    /* A and B: same pid, two process markers (plus the root's) */
+    size_t nproc = 0;
+    int pids[8];
+    for (size_t i = 0; i < r.cap.n && nproc < 8; i++)
+        if (strcmp(r.cap.v[i].name, "process") == 0)
+            pids[nproc++] = (int)num(r.cap.v[i].data, "pid");
+    ck_assert_uint_eq(nproc, 3);
+    int same = 0;
+    for (size_t i = 0; i < nproc; i++)
+        same += pids[i] != r.root;
+    ck_assert_int_eq(same, 2);
+    bool sleep_seen = false;
+    for (size_t i = 0; i < r.cap.n; i++)
+        if (strcmp(r.cap.v[i].name, "process") == 0 && strstr(r.cap.v[i].data, "sleep 0.3"))
+            sleep_seen = true;
+    ck_assert(sleep_seen);
+    teardown(&r);
+}
+END_TEST
+
+START_TEST(test_format_exit)
+{
+    char b[32];
+    sampler_format_exit(3 << 8, b, sizeof b);
+    ck_assert_str_eq(b, "status 3");
+    sampler_format_exit(SIGKILL, b, sizeof b);
+    ck_assert_str_eq(b, "signal KILL");
+    sampler_format_exit(SIGSEGV | 0x80, b, sizeof b);
+    ck_assert_str_eq(b, "signal SEGV");
+    ck_assert_uint_eq(sampler_format_exit(0, b, 4), 3);
+    ck_assert_str_eq(b, "sta");
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("sampler");
+    TCase *tc = tcase_create("machine");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_machine_markers);
+    tcase_add_test(tc, test_format_exit);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("tree");
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_tree_cpu, 0, 2);
+    tcase_add_test(tc, test_tree_rss);
+    tcase_add_test(tc, test_tree_io);
+    tcase_add_loop_test(tc, test_fork_storm, 0, 2);
+    tcase_add_test(tc, test_exit_statuses);
+    tcase_add_test(tc, test_pid_reuse);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,391 @@
+/* Unit tests of the test-log format parsers (testlog_formats.h).
+ *
+ * Each format has a fixture log tests/fixtures/testlog/<fmt>.txt and the exact event sequence it
+ * must produce, tests/fixtures/testlog/<fmt>.expected (one event per line: input line number,
+ * kind, id, scope, status, expected, unexpected, duration, message, timing flags). Line i arrives
+ * at i ms. Running with TESTLOG_WRITE_EXPECTED=1 rewrites the .expected files from the parsers
+ * (to review with git diff, never to make a failing test pass unread).
+ */
+#include "testlog_formats.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *kind_names[] = {
+    [TLE_SUITE_START] = "SUITE_START", [TLE_SUITE_END] = "SUITE_END",
+    [TLE_GROUP_START] = "GROUP_START", [TLE_GROUP_END] = "GROUP_END",
+    [TLE_TEST_START] = "TEST_START",   [TLE_TEST_END] = "TEST_END",
+    [TLE_SUBTEST] = "SUBTEST",         [TLE_LOG] = "LOG",
+    [TLE_CRASH] = "CRASH",             [TLE_PROCESS_START] = "PROCESS_START",
+    [TLE_PROCESS_EXIT] = "PROCESS_EXIT", [TLE_ASSERT] = "ASSERT",
+    [TLE_LEAK] = "LEAK",               [TLE_OUTPUT] = "OUTPUT",
+    [TLE_BAIL_OUT] = "BAIL_OUT",
+};
+
+struct buf {
+    char *p;
+    size_t n, cap;
+};
+
+static void buf_add(struct buf *b, const char *s, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        b->cap = (b->n + n + 1) * 2;
+        b->p = realloc(b->p, b->cap);
+        ck_assert_ptr_nonnull(b->p);
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+
+static void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void buf_printf(struct buf *b, const char *fmt, ...)
+{
+    char tmp[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    buf_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* Strings are printed escaped (bytes outside printable ASCII as \xNN), cut at 120 bytes. */
+static void buf_str(struct buf *b, const char *key, struct tl_str s)
+{
+    buf_printf(b, " %s=", key);
+    size_t n = s.n > 120 ? 120 : s.n;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s.p[i];
+        if (c < 0x20 || c >= 0x7f || c == '\\')
+            buf_printf(b, "\\x%02x", c);
+        else
+            buf_add(b, (const char *)&c, 1);
+    }
+    if (s.n > n)
+        buf_printf(b, "...(%zu)", s.n);
+}
+
+static void describe(struct buf *b, size_t lineno, const struct tl_event *e)
+{
+    buf_printf(b, "%zu %s", lineno, kind_names[e->kind]);
+    buf_str(b, "id", e->id);
+    if (e->scope.n)
+        buf_str(b, "scope", e->scope);
+    if (e->status.n)
+        buf_str(b, "status", e->status);
+    if (e->expected.n)
+        buf_str(b, "expected", e->expected);
+    if (e->expected_known)
+        buf_printf(b, " unexpected=%d", e->unexpected);
+    if (!isnan(e->duration_ms))
+        buf_printf(b, " dur=%.3f", e->duration_ms);
+    if (!isnan(e->time_ms))
+        buf_printf(b, " time=%.3f", e->time_ms);
+    if (e->at_ns)
+        buf_printf(b, " at=%llu", (unsigned long long)e->at_ns);
+    if (e->at_line_end)
+        buf_printf(b, " at_line_end");
+    if (e->level.n)
+        buf_str(b, "level", e->level);
+    if (e->process.n)
+        buf_str(b, "process", e->process);
+    if (e->message.n)
+        buf_str(b, "msg", e->message);
+    buf_add(b, "\n", 1);
+}
+
+static char *read_all(const char *path, size_t *ret_len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    struct buf b = {0};
+    char tmp[65536];
+    size_t n;
+    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
+        buf_add(&b, tmp, n);
+    fclose(f);
+    if (!b.p)
+        buf_add(&b, "", 0);
+    *ret_len = b.n;
+    return b.p;
+}
+
+/* Feed data line by line (split on '\n', '\r' stripped, as the core does); describe events. */
+static void run_lines(const struct tl_format *fmt, void *state, const char *data, size_t len,
+                      struct buf *out)
+{
+    size_t start = 0, lineno = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && data[i] != '\n')
+            continue;
+        if (i == len && start == len)
+            break;
+        size_t n = i - start;
+        if (n && data[start + n - 1] == '\r')
+            n--;
+        lineno++;
+        /* An exact-size copy, so overreads show under ASan and valgrind. */
+        char *line = malloc(n ? n : 1);
+        memcpy(line, data + start, n);
+        struct tl_event ev[TL_MAX_EVENTS];
+        int k = fmt->parse(state, line, n, (uint64_t)lineno * 1000000, ev);
+        ck_assert_int_ge(k, 0);
+        ck_assert_int_le(k, TL_MAX_EVENTS);
+        for (int j = 0; j < k; j++)
+            describe(out, lineno, &ev[j]);
+        free(line);
+        start = i + 1;
+    }
+}
+
+static void check_fixture(const struct tl_format *fmt, const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/fixtures/testlog/%s.txt", SRCDIR, name);
+    size_t len, elen;
+    char *data = read_all(path, &len);
+    ck_assert_msg(data, "cannot read %s", path);
+    void *state = calloc(1, fmt->state_size ? fmt->state_size : 1);
+    struct buf out = {0};
+    buf_add(&out, "", 0);
+    run_lines(fmt, state, data, len, &out);
+    snprintf(path, sizeof path, "%s/tests/fixtures/testlog/%s.expected", SRCDIR, name);
+    if (getenv("TESTLOG_WRITE_EXPECTED")) {
+        FILE *f = fopen(path, "wb");
+        ck_assert_ptr_nonnull(f);
+        fwrite(out.p, 1, out.n, f);
+        fclose(f);
+    }
+    char *exp = read_all(path, &elen);
+    ck_assert_msg(exp, "cannot read %s", path);
+    /* Report the first differing line. */
+    const char *a = out.p, *b = exp;
+    while (*a && *b) {
+        const char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
+        size_t la = ea ? (size_t)(ea - a) : strlen(a), lb = eb ? (size_t)(eb - b) : strlen(b);
+        ck_assert_msg(la == lb && memcmp(a, b, la) == 0, "%s: got\n  %.*s\nexpected\n  %.*s", name,
+                      (int)la, a, (int)lb, b);
+        a += la + (ea ? 1 : 0);
+        b += lb + (eb ? 1 : 0);
+    }
+    ck_assert_msg(!*a && !*b, "%s: got %s, expected %s", name, *a ? a : "(end)", *b ? b : "(end)");
+    free(exp);
+    free(out.p);
+    free(state);
+    free(data);
+}
+
+static const struct tl_format *const formats[] = {
+    &tl_format_tap,      &tl_format_go,      &tl_format_gtest, &tl_format_pytest,
+    &tl_format_unittest, &tl_format_libtest, &tl_format_check,
+};
+#define NFORMATS (sizeof formats / sizeof formats[0])
+
+START_TEST(fixture_tap) { check_fixture(&tl_format_tap, "tap"); }
+END_TEST
+START_TEST(fixture_tap_node) { check_fixture(&tl_format_tap, "tap-node"); }
+END_TEST
+START_TEST(fixture_tap_check) { check_fixture(&tl_format_tap, "tap-check"); }
+END_TEST
+START_TEST(fixture_go_json) { check_fixture(&tl_format_go, "go-json"); }
+END_TEST
+START_TEST(fixture_go_text) { check_fixture(&tl_format_go, "go-text"); }
+END_TEST
+START_TEST(fixture_gtest) { check_fixture(&tl_format_gtest, "gtest"); }
+END_TEST
+START_TEST(fixture_pytest) { check_fixture(&tl_format_pytest, "pytest"); }
+END_TEST
+START_TEST(fixture_unittest) { check_fixture(&tl_format_unittest, "unittest"); }
+END_TEST
+START_TEST(fixture_libtest) { check_fixture(&tl_format_libtest, "libtest"); }
+END_TEST
+START_TEST(fixture_check) { check_fixture(&tl_format_check, "check"); }
+END_TEST
+
+/* Ordinary output must not be taken by any of these formats. */
+START_TEST(plain_text_rejected)
+{
+    static const char *lines[] = {
+        "",
+        "ok",
+        "not ok",
+        "okay then",
+        "Compiling foo v0.1.0 (/src/foo)",
+        "src/main.c:12:5: warning: unused variable 'x' [-Wunused-variable]",
+        "std::vector<int> v; // test_x (not a test) ... maybe",
+        "[INFO] building",
+        "[==========]",
+        "FAILED tests/test_a.py::test_x - assert 0",
+        "PASSED tests/test_a.py::test_y",
+        "test",
+        "{\"action\": \"test_start\", \"test\": \"x\", \"time\": 1}",
+        "{\"not\": \"json\"",
+        "   ---",
+        "1..",
+        "# comment",
+        "Running the build",
+        "100% done",
+        "--- a/file.c",
+        "=== Summary ===",
+    };
+    for (size_t f = 0; f < NFORMATS; f++) {
+        void *state = calloc(1, formats[f]->state_size ? formats[f]->state_size : 1);
+        for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+            struct tl_event ev[TL_MAX_EVENTS];
+            int k = formats[f]->parse(state, lines[i], strlen(lines[i]), 1000000 * (i + 1), ev);
+            ck_assert_msg(k == 0, "%s took \"%s\"", formats[f]->name, lines[i]);
+        }
+        free(state);
+    }
+    /* go's package line is not TAP, even after a TAP plan. */
+    void *state = calloc(1, tl_format_tap.state_size);
+    const char *l[] = {"1..3", "ok  \tgithub.com/x/y\t0.01s", "ok\tpkg"};
+    struct tl_event ev[TL_MAX_EVENTS];
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(tl_format_tap.parse(state, l[i], strlen(l[i]), 1, ev), 0);
+    free(state);
+}
+END_TEST
+
+/* Names far longer than any buffer: no overflow, ids either point into the line or are cut. */
+START_TEST(huge_names)
+{
+    size_t big = 300000;
+    char *name = malloc(big);
+    memset(name, 'a', big);
+    memcpy(name, "tests/t.py::", 12);
+    const char *fmts[] = {
+        "ok 1 - %s",      "# Subtest: %s",          "not ok 2 - %s # TODO x",
+        "=== RUN   %s",   "--- FAIL: %s (0.50s)",   "[ RUN      ] %s",
+        "[       OK ] %s (3 ms)", "%s PASSED [ 50%]", "%s",
+        "test_x (%s) ... ok", "test %s ... ok",     "test %s ... ",
+        "x.c:1:F:%s:t:0: m", "{\"Action\":\"run\",\"Test\":\"%s\"}",
+    };
+    size_t cap = big + 100;
+    char *line = malloc(cap);
+    for (size_t f = 0; f < NFORMATS; f++) {
+        void *state = calloc(1, formats[f]->state_size);
+        for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+            const char *pct = strstr(fmts[i], "%s");
+            size_t pre = (size_t)(pct - fmts[i]);
+            char tail[64];
+            snprintf(tail, sizeof tail, "%s", pct + 2);
+            size_t n = 0;
+            memcpy(line, fmts[i], pre);
+            n = pre;
+            memcpy(line + n, name, big);
+            n += big;
+            memcpy(line + n, tail, strlen(tail));
+            n += strlen(tail);
+            struct tl_event ev[TL_MAX_EVENTS];
+            int k = formats[f]->parse(state, line, n, 1000000 * (i + 1), ev);
+            ck_assert_int_le(k, TL_MAX_EVENTS);
+            for (int j = 0; j < k; j++) {
+                const char *p = ev[j].id.p;
+                bool in_line = p >= line && p + ev[j].id.n <= line + n;
+                bool in_state = p >= (char *)state &&
+                                p + ev[j].id.n <= (char *)state + formats[f]->state_size;
+                ck_assert_msg(ev[j].id.n == 0 || in_line || in_state || ev[j].id.n < 16,
+                              "%s: id outside line and state", formats[f]->name);
+            }
+        }
+        free(state);
+    }
+    free(line);
+    free(name);
+}
+END_TEST
+
+START_TEST(rfc3339)
+{
+    double ms;
+    ck_assert(tl_parse_rfc3339(TL_LIT("1970-01-01T00:00:00Z"), &ms));
+    ck_assert(ms == 0);
+    ck_assert(tl_parse_rfc3339(TL_LIT("2024-02-29T12:34:56.789123456+02:00"), &ms));
+    ck_assert_double_eq_tol(ms, 1709202896789.123, 0.01);
+    ck_assert(tl_parse_rfc3339(TL_LIT("2000-03-01T00:00:00.5-00:30"), &ms));
+    ck_assert_double_eq_tol(ms, 951870600500.0, 0.01);
+    ck_assert(!tl_parse_rfc3339(TL_LIT("2024-13-01T00:00:00Z"), &ms));
+    ck_assert(!tl_parse_rfc3339(TL_LIT("2024-01-01T00:00:00"), &ms));
+    ck_assert(!tl_parse_rfc3339(TL_LIT("2024-01-01T00:00:00.Z"), &ms));
+    ck_assert(!tl_parse_rfc3339(TL_LIT("2024-01-01T00:00:00Zjunk"), &ms));
+}
+END_TEST
+
+START_TEST(numbers)
+{
+    double v;
+    ck_assert(tl_parse_number(TL_LIT("0.01"), &v) && fabs(v - 0.01) < 1e-12);
+    ck_assert(tl_parse_number(TL_LIT("12"), &v) && v == 12);
+    ck_assert(tl_parse_number(TL_LIT("1.5e3"), &v) && v == 1500);
+    ck_assert(tl_parse_number(TL_LIT("-2"), &v) && v == -2);
+    ck_assert(!tl_parse_number(TL_LIT(""), &v));
+    ck_assert(!tl_parse_number(TL_LIT("."), &v));
+    ck_assert(!tl_parse_number(TL_LIT("1e"), &v));
+    ck_assert(!tl_parse_number(TL_LIT("1x"), &v));
+    ck_assert(!tl_parse_number(TL_LIT("1e999"), &v));
+}
+END_TEST
+
+/* TAP: a result held for its YAML block goes out on the next line with the point's time. */
+START_TEST(tap_hold_timing)
+{
+    void *state = calloc(1, tl_format_tap.state_size);
+    struct tl_event ev[TL_MAX_EVENTS];
+    const char *l[] = {"TAP version 13", "ok 1 - a", "  ---", "  duration_ms: 5", "  ...",
+                       "ok 2 - b", "unrelated output"};
+    int k[7];
+    for (int i = 0; i < 7; i++) {
+        k[i] = tl_format_tap.parse(state, l[i], strlen(l[i]), 1000 + (uint64_t)i * 1000, ev);
+        if (i == 6) {
+            ck_assert_int_eq(k[i], 1);
+            ck_assert(tl_str_eq(ev[0].id, "b"));
+            ck_assert_uint_eq(ev[0].at_ns, 6000);
+            ck_assert_double_eq_tol(ev[0].duration_ms, 0.004, 1e-9);
+        }
+    }
+    ck_assert_int_eq(k[1], 1); /* before any YAML: right away */
+    ck_assert_int_eq(k[5], 0); /* after: held */
+    free(state);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("testlog_formats");
+    struct {
+        const char *name;
+        const TTest *t;
+    } cases[] = {
+        {"tap", fixture_tap},          {"tap_node", fixture_tap_node},
+        {"tap_check", fixture_tap_check}, {"tap_hold", tap_hold_timing},
+        {"go_json", fixture_go_json},  {"go_text", fixture_go_text},
+        {"gtest", fixture_gtest},      {"pytest", fixture_pytest},
+        {"unittest", fixture_unittest}, {"libtest", fixture_libtest},
+        {"check", fixture_check},      {"plain", plain_text_rejected},
+        {"huge", huge_names},          {"rfc3339", rfc3339},
+        {"numbers", numbers},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TCase *tc = tcase_create(cases[i].name);
+        tcase_set_timeout(tc, 30);
+        tcase_add_test(tc, cases[i].t);
+        suite_add_tcase(s, tc);
+    }
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
