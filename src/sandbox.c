@@ -207,8 +207,7 @@ static int debug_prepare(void)
     return sigprocmask(SIG_UNBLOCK, &set, NULL) < 0 ? -errno : 0;
 }
 
-/* Make the refused call named by RESMON_TEST_FORBIDDEN_SYSCALL. Returns only if it was allowed. */
-static void test_forbidden_call(void)
+void sandbox_test_trigger(void)
 {
     const char *what = getenv("RESMON_TEST_FORBIDDEN_SYSCALL");
     if (!what || !*what)
@@ -238,8 +237,10 @@ static void test_forbidden_call(void)
 #endif
     else
         return;
+    int err = errno;
     char line[128];
-    int n = snprintf(line, sizeof line, "resmon-run: sandbox: forbidden %s was allowed (%ld)\n", what, r);
+    int n = snprintf(line, sizeof line, "resmon-run: sandbox: forbidden %s returned %ld (errno %d)\n", what, r,
+                     r == -1 ? err : 0);
     if (n > 0) {
         ssize_t w = write(STDERR_FILENO, line, (size_t)n);
         (void)w;
@@ -249,6 +250,7 @@ static void test_forbidden_call(void)
 bool sandbox_test_hooks(void) { return true; }
 #else
 bool sandbox_test_hooks(void) { return false; }
+void sandbox_test_trigger(void) {}
 #endif
 
 /* ---- lock-down ----------------------------------------------------------------------------- */
@@ -291,10 +293,6 @@ int sandbox_lockdown_self(void)
         r = unavailable(r);
 out:
     seccomp_release(ctx);
-#ifdef RESMON_TEST_HOOKS
-    if (r == 0)
-        test_forbidden_call();
-#endif
     (void)debug;
     return r;
 }

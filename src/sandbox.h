@@ -75,17 +75,20 @@ enum sandbox_deny {
  * when building the filter failed (also: warn and continue). NO_NEW_PRIVS and non-dumpable are
  * set even when the filter cannot be loaded.
  *
- * With --enable-test-hooks only, two environment variables are read here:
- *   RESMON_SANDBOX_DEBUG=1   refused syscalls are logged to stderr ("sandbox: refused syscall
- *                            NAME (NR)") and fail with ENOSYS instead of killing: one run of the
- *                            test suite lists every call missing from the allow-list.
- *   RESMON_TEST_FORBIDDEN_SYSCALL=WHAT   right after the lock-down, make a refused call: socket,
- *                            execve, fork, mmap-exec, mprotect-exec, ptrace, x32 or i386 (a
- *                            foreign-ABI getpid). Used by tests/sandbox.sh. */
+ * With --enable-test-hooks only, RESMON_SANDBOX_DEBUG=1 in the environment turns refusals into a
+ * line on stderr ("resmon-run: sandbox: refused syscall NAME (NR, arch 0x...)") and an ENOSYS
+ * failure instead of a kill, so one run of the test suite lists every call missing from the
+ * allow-list. (A refusal while the sanitizer runtime blocks all signals still kills.) */
 int sandbox_lockdown_self(void);
 
 /* True when this build has the test-only triggers (configure --enable-test-hooks). */
 bool sandbox_test_hooks(void);
+
+/* Test hooks only (a no-op otherwise): make the call named by RESMON_TEST_FORBIDDEN_SYSCALL —
+ * socket, execve, fork, mmap-exec, mprotect-exec, ptrace, x32 or i386 (getpid through a foreign
+ * ABI) — and report on stderr "resmon-run: sandbox: forbidden WHAT returned R (errno E)" if it
+ * returns. Called right after the lock-down (tests/sandbox-hooks.sh). */
+void sandbox_test_trigger(void);
 
 /* Parse a comma-separated list of class names (network, ptrace, namespaces; "all" for every
  * class) into a SANDBOX_DENY_* mask OR'ed into *ret_mask. -EINVAL on an unknown or empty name. */

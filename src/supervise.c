@@ -529,6 +529,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         if (sr < 0 && (!o->timeout_mode || o->verbose))
             log_errno(sr, "warning: running without the seccomp sandbox");
     }
+    sandbox_test_trigger();
     sv.last_output_ns = now_ns();
     if (o->output_timeout_ns)
         sv.deadline_output = sat_add_u64(sv.last_output_ns, o->output_timeout_ns);
