@@ -120,7 +120,8 @@ int parse_signal(const char *s, int *ret_sig)
                 return -EINVAL;
             char *end;
             off = strtol(rest + 1, &end, 10);
-            if (*end)
+            /* Also bounds the sum below (strtol saturates at LONG_MAX). */
+            if (*end || off > SIGRTMAX - SIGRTMIN)
                 return -EINVAL;
         }
         long sig = base + dir * off;
