@@ -1,6 +1,7 @@
 /* main.c — entry point: options → run → exit status. The only place that exits. */
 #include "cli.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +9,9 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "profile.h"
 #include "supervise.h"
+#include "usermark.h"
 
 /* Die of the signal the command died of, so our caller sees what it would have seen without us.
  * Core dumps are disabled first: the command already dumped one if it was going to. */
@@ -37,9 +40,35 @@ int main(int argc, char **argv)
     case CLI_EXIT:
         status = fflush(stdout) == 0 ? 0 : EXIT_CANCELED;
         break;
-    case CLI_RECOVER:
+    case CLI_RECOVER: {
+        struct profile_stats st;
+        r = profile_recover(o.recover, o.output, &st);
+        const char *out = o.output ? o.output : o.recover;
+        if (r == PROFILE_RECOVER_ALREADY_FULL) {
+            log_msg("'%s' is already a full profile: nothing to do", o.recover);
+            status = 0;
+        } else if (r == -EINVAL) {
+            log_msg("'%s' is neither a profile stream nor a profile", o.recover);
+        } else if (r < 0) {
+            log_errno(r, "cannot recover '%s'", o.recover);
+        } else {
+            log_msg("recovered '%s' into '%s': %llu markers, %llu damaged line%s skipped, %llu open item%s closed",
+                    o.recover, out, (unsigned long long)st.markers, (unsigned long long)st.skipped_lines,
+                    st.skipped_lines == 1 ? "" : "s", (unsigned long long)st.closed_open,
+                    st.closed_open == 1 ? "" : "s");
+            status = 0;
+        }
+        break;
+    }
     case CLI_MARK:
-        log_msg("not available yet");
+        r = usermark_send(o.argc, o.argv);
+        if (r == -EINVAL)
+            log_msg("usage: %s --mark event|begin|end|phase-begin|phase-end NAME [TEXT]", log_program());
+        else if (r == -EBADF)
+            log_msg("--mark: not running under resmon-run (%s is not set)", USERMARK_ENV);
+        else if (r < 0)
+            log_errno(r, "--mark: cannot send the record");
+        status = r < 0 ? EXIT_CANCELED : 0;
         break;
     case CLI_RUN: {
         struct supervise_result res;

@@ -2,12 +2,38 @@
  * a stream: at a normal end, on a stop request, and in recovery of a stream a killed run left.
  *
  * Conversion reads the stream line by line (a torn last line, garbage lines and unknown types are
- * skipped and counted), keeps per marker only a small fixed record plus the payload's offset in the
- * stream (payloads are copied from the input when writing, never held as a DOM), interns marker
- * names into stringArray, and writes the column-oriented markers table.
+ * skipped and counted; an over-long line, above PROFILE_MAX_LINE bytes, too), keeps per marker
+ * only a small fixed record (32 bytes: name index, category, start, end, payload offset and
+ * length in the input), and writes the output in a second sequential pass that copies every
+ * payload from the input. Memory is bounded by the marker count, never by payload sizes; no DOM of
+ * the markers is ever built. Marker names are interned into stringArray ("(root)" first, then
+ * first-use order). Payloads are validated as JSON (and UTF-8) before being trusted: the output is
+ * valid whatever the input holds. A category outside meta.categories becomes 0.
  *
- * State lines (markers.h) describe things still open (a test started, a phase begun); the
- * converter closes those that have no matching end: as INCOMPLETE/TIMEOUT tests ending at end_ms.
+ * Phase markers: their payload is kept as is (the producer puts cpuTime there); when it has a
+ * numeric cpuTime (ms) and no cpuPercent, the converter adds
+ * cpuPercent = cpuTime / (duration × meta.logicalCPUs) as "12.3%".
+ *
+ * STATE LINES — how a producer says "this started and has not ended yet", so that whatever is
+ * still open when the profile is written (normal end, timeout, or a killed run) still appears:
+ *
+ *   {"type":"open","kind":K,"key":S,"name":N,"startNs":T,"category":C,"data":{...}}
+ *   {"type":"close","kind":K,"key":S}
+ *
+ *   kind      "test", "phase", "suite", ... (free; "test" is special, below)
+ *   key       identifies the thing within its kind (the test id, the phase name)
+ *   name      the marker name to write when the converter closes it ("test", "Phase", "suite")
+ *   startNs   CLOCK_MONOTONIC ns of the start (integer); the stream's clock line maps it to ms.
+ *             "startTime" (ms since t0) may be given instead.
+ *   category  optional, default 0
+ *   data      the payload the closing marker gets (first key "type")
+ *
+ * Emit the open line when the thing starts, and when it ends emit its marker FIRST, then the
+ * close line (a kill between the two then leaves a duplicate, never a loss). Opens of the same
+ * (kind,key) nest: a close ends the most recent open one. Any (kind,key) still open at the end of
+ * the stream becomes a marker from its start to profilingEndTime; for kind "test" the payload gets
+ * "status":open_status and "color" ("yellow" for TIMEOUT, "orange" otherwise) unless it already
+ * has them. Lines with other fields are tolerated; unknown keys are ignored.
  */
 #ifndef RESMON_PROFILE_H
 #define RESMON_PROFILE_H
@@ -16,29 +42,49 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Longest stream line the converter accepts (longer lines are skipped and counted). Payloads are
+ * also limited to this size. */
+#define PROFILE_MAX_LINE (16u * 1024 * 1024 - 1)
+
 struct profile_end {
-    double end_ms;          /* profilingEndTime; < 0: take the last timestamp seen in the stream */
-    const char *open_status; /* status given to tests still open: "TIMEOUT" or "INCOMPLETE" */
+    double end_ms;           /* profilingEndTime; < 0: take the last timestamp seen in the stream */
+    const char *open_status; /* status given to tests still open: "TIMEOUT" or "INCOMPLETE" (NULL:
+                                "INCOMPLETE") */
 };
 
 struct profile_stats {
     uint64_t markers;       /* markers written */
-    uint64_t skipped_lines; /* torn/garbage lines skipped */
+    uint64_t skipped_lines; /* torn/garbage/over-long lines skipped */
     uint64_t closed_open;   /* open tests/phases closed by the converter */
+    uint64_t bytes;         /* size of the profile written */
+    double end_ms;          /* the profilingEndTime written */
 };
 
 /* Convert the stream readable at in_fd (read from offset 0 with pread; the fd's offset is not
- * used) into a full profile written to out_fd. Returns 0, -EINVAL when the input is not a stream
- * (first line not a meta line), or -errno. */
+ * used) into a full profile written to out_fd (with write(2), from its current offset). Returns 0,
+ * -EINVAL when the input is not a stream (first line not a valid meta line), or -errno. */
 int profile_convert(int in_fd, int out_fd, const struct profile_end *end, struct profile_stats *ret_stats);
 
 /* Finalize: convert in_fd into a temporary file beside path (in directory dirfd, created
- * O_EXCL without following symlinks), fsync it, rename it over path, fsync the directory. */
+ * O_EXCL|O_NOFOLLOW, mode 0666 & ~umask), fsync it, rename it over path, fsync the directory.
+ * On failure the temporary file is removed and path is untouched. Safe to call again later on
+ * the same in_fd (the stream lives on after the rename): the new profile replaces the old one. */
 int profile_finalize(int in_fd, int dirfd, const char *path, const struct profile_end *end,
                      struct profile_stats *ret_stats);
 
-/* What kind of file is at fd: */
+/* What kind of file is at fd (read with pread from offset 0): a stream starts with the literal
+ * {"type":"meta"; a full profile is a JSON object whose first key is "meta" and whose last
+ * non-blank byte is '}'. */
 enum profile_kind { PROFILE_KIND_STREAM, PROFILE_KIND_FULL, PROFILE_KIND_OTHER };
 enum profile_kind profile_detect(int fd);
+
+/* Recovery of the file a run left at in_path: a stream (however it ended: torn last line, garbage
+ * lines, no end) is converted, open tests ending INCOMPLETE at the last timestamp seen, into
+ * out_path (NULL: in_path itself, replaced atomically). The input is never modified unless it is
+ * also the output; nothing is ever written through a symlink (the output is renamed into place).
+ * Returns 0 when a profile was written, PROFILE_RECOVER_ALREADY_FULL when in_path already holds a
+ * full profile (nothing written), -EINVAL when it is neither, or -errno. */
+#define PROFILE_RECOVER_ALREADY_FULL 1
+int profile_recover(const char *in_path, const char *out_path, struct profile_stats *ret_stats);
 
 #endif

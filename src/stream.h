@@ -1,18 +1,34 @@
 /* stream.h — the JSON Lines stream: the profile's source of truth while the command runs
  * (profile-format.md §1–§2).
  *
- * stream_open() creates FILE (never following a symlink at the path), writes the compact meta line
- * (first bytes: {"type":"meta") and the thread line, and then appends one line per marker or state
- * line, each built in memory and written with ONE write(2) on an O_APPEND descriptor, so the file
- * is complete up to the last event at every instant. Times are converted from monotonic ns to ms
- * since t0 with 3 decimals.
+ * stream_open() creates FILE (never following a symlink at the path, refusing an existing file
+ * that is not a regular file, truncating an existing regular file; mode 0666 & ~umask), writes
+ * the compact meta line (first bytes: {"type":"meta"), the thread line and a clock line, and then
+ * appends one line per marker or state line, each built in memory and written with ONE write(2) on
+ * an O_APPEND descriptor, so the file is complete up to the last event at every instant. Times are
+ * converted from monotonic ns to ms since t0 with 3 decimals.
  *
- * fsync cadence: at most every fsync_interval_ns while lines are being written (0: never).
- * A failed write (disk full) is counted and remembered, never fatal: the command must not notice.
+ * Lines, in order:
+ *   {"type":"meta",...}     meta of profile-format.md §3 (no profilingEndTime), upstream key order,
+ *                           then the extra keys (an extra key equal to a standard key replaces its
+ *                           value in place)
+ *   {"type":"thread",...}   thread of §4 without stringArray and markers
+ *   {"type":"clock","monotonicNs":T0}
+ *                           the CLOCK_MONOTONIC instant of profile time 0, so that state lines can
+ *                           carry raw monotonic times (profile.h); readers ignore this type
+ *   {"type":"marker","name":S,"startTime":MS,"endTime":MS|null,"data":{...}[,"category":N]}
+ *                           one per marker (data null when the producer gave none; category
+ *                           omitted when 0)
+ *   any state line           verbatim, as handed to the sink (markers.h, profile.h)
  *
- * Finalization (profile.h) reads the stream back through stream_fd(); after the full profile has
- * been renamed over FILE, the stream's inode lives on through this fd, so later markers (the kill
- * steps) can still be appended and a second finalization includes them.
+ * fsync cadence: fdatasync at most every fsync_interval_ns, checked when a line is written
+ * (0: only on stream_sync()). A failed write (disk full) is counted and remembered, never fatal:
+ * the command must not notice. After a short write the next line starts with a newline, so the
+ * torn fragment stays a line of its own that readers skip.
+ *
+ * Finalization (profile.h) reads the stream back through stream_fd() (opened O_RDWR); after the
+ * full profile has been renamed over FILE, the stream's inode lives on through this fd, so later
+ * markers (the kill steps) can still be appended and a second finalization includes them.
  */
 #ifndef RESMON_STREAM_H
 #define RESMON_STREAM_H
@@ -38,23 +54,43 @@ struct stream_meta {
 
 struct stream;
 
-/* Create the stream at path. Fails with -errno (e.g. -ELOOP for a symlink, -EACCES) so the caller
- * can refuse to start the command. dirfd: directory for relative paths (AT_FDCWD). */
+/* Create the stream at path and write its header lines. Fails with -errno so the caller can refuse
+ * to start the command: -ELOOP for a symlink, -EINVAL for an existing non-regular file (FIFO,
+ * device, directory gives -EISDIR), -EACCES, -ENOSPC/-EIO when the header cannot be written,
+ * -ENOMEM. dirfd: directory for relative paths (AT_FDCWD). */
 int stream_open(int dirfd, const char *path, const struct stream_meta *meta, uint64_t fsync_interval_ns,
                 struct stream **ret);
+/* Closes the fd (no fsync: call stream_sync first if wanted). NULL is a no-op. */
 void stream_close(struct stream *s);
 
 /* The sink that appends to this stream. Valid while s lives. */
 const struct marker_sink *stream_sink(struct stream *s);
 
-/* ms since t0, rounded to 3 decimals (the stream's and the profile's time axis). */
+/* Direct forms of the sink's two callbacks. */
+void stream_marker(struct stream *s, const char *name, uint64_t start_ns, uint64_t end_ns, int category,
+                   const char *data, size_t data_len);
+void stream_state(struct stream *s, const char *line, size_t len);
+
+/* ms since t0, rounded to 3 decimals (the stream's and the profile's time axis). Negative for
+ * instants before t0. */
 double stream_ms(const struct stream *s, uint64_t mono_ns);
 
 int stream_fd(const struct stream *s);
-/* Lines written / lines that failed to be written (e.g. ENOSPC). */
+/* Lines written / lines that failed to be written (e.g. ENOSPC), and the last such error
+ * (-errno, 0 if none). */
 uint64_t stream_lines(const struct stream *s);
 uint64_t stream_write_errors(const struct stream *s);
-/* fsync now (called before finalizing). */
+int stream_last_error(const struct stream *s);
+/* fdatasync now (called before finalizing). Returns 0 or -errno. */
 int stream_sync(struct stream *s);
+
+/* Append the stream's representation of a time (ms since t0 with at most 3 decimals, at least
+ * one: "35.182", "100.0") to buf, which must hold 32 bytes. Returns the length. Shared with the
+ * profile converter so both files print times identically. */
+size_t stream_format_ms(double ms, char *buf);
+
+/* The fixed members of the thread object that follow "processName" (compact JSON members without
+ * braces), for the converter when a stream lacks its thread line. Static storage. */
+const char *stream_thread_fields(void);
 
 #endif

@@ -16,10 +16,22 @@
 #include <termios.h>
 
 #include "contain.h"
+#include "jsonw.h"
+#include "linebuf.h"
 #include "log.h"
+#include "procfs.h"
+#include "profile.h"
+#include "sampler.h"
 #include "sandbox.h"
 #include "spawn.h"
+#include "stream.h"
+#include "testlog.h"
+#include "usermark.h"
 #include "util.h"
+
+/* Lines longer than this reach the parsers as their first MAX_LINE bytes (pass-through is never
+ * capped): mozlog suite_start lines of a few MiB exist, 4 MiB keeps them whole. */
+#define MAX_LINE (4u << 20)
 
 #define PASS_BUF (128 * 1024)
 
@@ -57,6 +69,16 @@ struct outpipe {
 struct sv {
     const struct options *o;
     uint64_t t0;
+    double wall0;
+    const struct marker_sink *sink; /* where markers go (the stream), NULL without a profile */
+    struct stream *stream;
+    char *profile_path;
+    unsigned finalizations;
+    struct sampler *sampler;
+    int timerfd;
+    struct testlog *testlog;
+    struct linebuf *lb[2];
+    struct usermark *um;
     int sigfd, parentfd;
     struct contain *contain;
     pid_t pid;
@@ -126,6 +148,18 @@ static void outpipe_flush(struct outpipe *op)
     op->off = 0;
 }
 
+static void on_line_stdout(void *ctx, const char *line, size_t len, bool truncated, uint64_t arrival_ns)
+{
+    struct sv *sv = ctx;
+    testlog_line(sv->testlog, 1, line, len, truncated, arrival_ns);
+}
+
+static void on_line_stderr(void *ctx, const char *line, size_t len, bool truncated, uint64_t arrival_ns)
+{
+    struct sv *sv = ctx;
+    testlog_line(sv->testlog, 2, line, len, truncated, arrival_ns);
+}
+
 /* Read one chunk from the command. Returns false at EOF (or error). */
 static bool outpipe_read(struct sv *sv, struct outpipe *op, int stream)
 {
@@ -139,8 +173,11 @@ static bool outpipe_read(struct sv *sv, struct outpipe *op, int stream)
     sv->last_output_ns = now_ns();
     op->off = 0;
     op->len = (size_t)n;
-    (void)stream;
+    /* Pass the bytes on first: parsing must never delay them. */
     outpipe_flush(op);
+    if (sv->testlog)
+        linebuf_feed(sv->lb[stream - 1], op->buf, (size_t)n, sv->last_output_ns,
+                     stream == 1 ? on_line_stdout : on_line_stderr, sv);
     return true;
 }
 
@@ -152,9 +189,95 @@ static void outpipe_release(struct outpipe *op)
     free(op->buf);
 }
 
+/* ---- resmon-run's own markers ---------------------------------------------------------------- */
+
+static void emit(struct sv *sv, const char *name, uint64_t start, uint64_t end, int cat, struct jsonw *w)
+{
+    if (!jsonw_failed(w))
+        marker_emit(sv->sink, name, start, end, cat, w->buf, w->len);
+}
+
+/* Members of the tree with their command lines, as a JSON array of {pid, cmd} (bounded). */
+static void write_live_processes(struct sv *sv, struct jsonw *w)
+{
+    jsonw_arr_open(w);
+    pid_t *pids = NULL;
+    size_t n = 0;
+    if (contain_members(sv->contain, &pids, &n) == 0) {
+        for (size_t i = 0; i < n && i < 256; i++) {
+            char path[64], raw[4096], cmd[1024];
+            snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pids[i]);
+            ssize_t len = read_file_at(AT_FDCWD, path, raw, sizeof raw);
+            if (len < 0)
+                continue; /* gone meanwhile */
+            size_t cl = procfs_format_cmdline(raw, (size_t)len, cmd, sizeof cmd);
+            if (cl == 0) {
+                /* kernel threads and zombies have no command line: use the name */
+                snprintf(path, sizeof path, "/proc/%d/comm", (int)pids[i]);
+                len = read_file_at(AT_FDCWD, path, cmd, sizeof cmd);
+                cl = len > 0 ? (size_t)len - (cmd[len - 1] == '\n') : 0;
+            }
+            jsonw_obj_open(w);
+            jsonw_kv_int(w, "pid", pids[i]);
+            jsonw_kv_strn(w, "cmd", cmd, cl);
+            jsonw_obj_close(w);
+        }
+    }
+    free(pids);
+    jsonw_arr_close(w);
+}
+
+static void add_open_test(void *ctx, const char *id)
+{
+    jsonw_str(ctx, id);
+}
+
+static void emit_timeout_marker(struct sv *sv, uint64_t now)
+{
+    if (!sv->sink)
+        return;
+    char name[32];
+    struct jsonw w;
+    jsonw_init(&w);
+    jsonw_obj_open(&w);
+    jsonw_kv_str(&w, "type", "Timeout");
+    jsonw_kv_str(&w, "cause", cause_name(sv->cause));
+    jsonw_kv_str(&w, "signal", signal_name(sv->stop_signal, name, sizeof name));
+    if (sv->cause == CAUSE_SIGNAL)
+        jsonw_kv_str(&w, "received", signal_name(sv->stop_signal, name, sizeof name));
+    jsonw_key(&w, "openTests");
+    jsonw_arr_open(&w);
+    if (sv->testlog)
+        testlog_each_open(sv->testlog, add_open_test, &w);
+    jsonw_arr_close(&w);
+    jsonw_key(&w, "liveProcesses");
+    write_live_processes(sv, &w);
+    jsonw_obj_close(&w);
+    emit(sv, "timeout", now, MARKER_INSTANT, CAT_TASKS, &w);
+    jsonw_release(&w);
+}
+
+static void emit_kill_step(struct sv *sv, int sig, int targets, const char *why)
+{
+    if (!sv->sink)
+        return;
+    char name[32];
+    struct jsonw w;
+    jsonw_init(&w);
+    jsonw_obj_open(&w);
+    jsonw_kv_str(&w, "type", "KillStep");
+    jsonw_kv_str(&w, "signal", signal_name(sig, name, sizeof name));
+    jsonw_kv_str(&w, "reason", why);
+    if (targets >= 0)
+        jsonw_kv_int(&w, "targets", targets);
+    jsonw_obj_close(&w);
+    emit(sv, "kill", now_ns(), MARKER_INSTANT, CAT_TASKS, &w);
+    jsonw_release(&w);
+}
+
 /* ---- signals ------------------------------------------------------------------------------- */
 
-static void send_stop_signal(struct sv *sv, int sig)
+static void send_stop_signal(struct sv *sv, int sig, const char *why)
 {
     if (sv->o->verbose) {
         char name[32];
@@ -162,20 +285,22 @@ static void send_stop_signal(struct sv *sv, int sig)
     }
     if (sig == SIGKILL)
         sv->kill_sent = true;
+    int targets = 0;
     if (sv->o->foreground) {
         /* Only the command: its children are left alone, as with GNU timeout --foreground. */
-        if (!sv->exited)
-            kill(sv->pid, sig);
+        if (!sv->exited && kill(sv->pid, sig) == 0)
+            targets = 1;
         if (sig != SIGKILL && sig != SIGCONT && sig != 0 && !sv->exited)
             kill(sv->pid, SIGCONT);
-        return;
+    } else {
+        if (!sv->exited)
+            kill(sv->pid, sig);
+        targets = contain_signal_all(sv->contain, sig);
+        /* A stopped process would keep the signal pending forever. */
+        if (sig != SIGKILL && sig != SIGCONT && sig != 0)
+            contain_signal_all(sv->contain, SIGCONT);
     }
-    if (!sv->exited)
-        kill(sv->pid, sig);
-    contain_signal_all(sv->contain, sig);
-    /* A stopped process would keep the signal pending forever. */
-    if (sig != SIGKILL && sig != SIGCONT && sig != 0)
-        contain_signal_all(sv->contain, SIGCONT);
+    emit_kill_step(sv, sig, targets, why);
 }
 
 /* ---- the profile's hooks ------------------------------------------------------------------- */
@@ -184,8 +309,28 @@ static void send_stop_signal(struct sv *sv, int sig)
  * on a stop, and again at the very end. */
 static void profile_checkpoint(struct sv *sv, const char *why)
 {
-    (void)sv;
-    (void)why;
+    if (!sv->stream)
+        return;
+    uint64_t now = now_ns();
+    struct jsonw w;
+    jsonw_init(&w);
+    jsonw_obj_open(&w);
+    jsonw_kv_str(&w, "type", "Finalize");
+    jsonw_kv_str(&w, "reason", why);
+    jsonw_kv_uint(&w, "streamLines", stream_lines(sv->stream));
+    if (stream_write_errors(sv->stream))
+        jsonw_kv_uint(&w, "writeErrors", stream_write_errors(sv->stream));
+    jsonw_obj_close(&w);
+    emit(sv, "finalize", now, MARKER_INSTANT, CAT_TASKS, &w);
+    jsonw_release(&w);
+    stream_sync(sv->stream);
+    struct profile_end end = {stream_ms(sv->stream, now), sv->timed_out ? "TIMEOUT" : "INCOMPLETE"};
+    struct profile_stats st;
+    int r = profile_finalize(stream_fd(sv->stream), AT_FDCWD, sv->profile_path, &end, &st);
+    if (r < 0)
+        log_errno(r, "cannot write the profile '%s' (the stream stays in place)", sv->profile_path);
+    else
+        sv->finalizations++;
 }
 
 /* ---- the stop sequence --------------------------------------------------------------------- */
@@ -197,7 +342,7 @@ static void stop(struct sv *sv, enum stop_cause cause, int sig)
         /* A second request while stopping: the caller is out of patience — kill now. */
         if (cause == CAUSE_SIGNAL || cause == CAUSE_PARENT) {
             if (++sv->stop_requests > 1 && !sv->kill_sent && sv->phase == PH_STOPPING)
-                send_stop_signal(sv, SIGKILL);
+                send_stop_signal(sv, SIGKILL, "second stop request");
         }
         return;
     }
@@ -206,9 +351,11 @@ static void stop(struct sv *sv, enum stop_cause cause, int sig)
     sv->timed_out = cause == CAUSE_TIMEOUT || cause == CAUSE_OUTPUT_TIMEOUT;
     sv->stop_signal = sig;
     sv->phase = PH_STOPPING;
-    /* Finalize first: a CI that follows its TERM with a KILL must still find a profile. */
+    /* Record what was going on, and finalize first: a CI that follows its TERM with a KILL must
+     * still find a complete profile. Only then is any child signalled. */
+    emit_timeout_marker(sv, now);
     profile_checkpoint(sv, cause_name(cause));
-    send_stop_signal(sv, sig);
+    send_stop_signal(sv, sig, cause_name(cause));
     if (sv->o->kill_after_ns)
         sv->deadline_kill = sat_add_u64(now, sv->o->kill_after_ns);
     else if (!sv->timed_out && sv->o->kill_leftovers)
@@ -218,6 +365,16 @@ static void stop(struct sv *sv, enum stop_cause cause, int sig)
 static void on_command_exit(struct sv *sv)
 {
     sv->deadline_timeout = sv->deadline_output = NS_INFINITY;
+    /* The last sample is taken when the command ends. */
+    if (sv->sampler) {
+        sampler_sample(sv->sampler, sv->exit_ns, 1, true);
+        if (sv->testlog)
+            testlog_tree_sample(sv->testlog, sampler_tree_rss(sv->sampler));
+    }
+    if (sv->timerfd >= 0) {
+        close(sv->timerfd);
+        sv->timerfd = -1;
+    }
     if (!sv->o->kill_leftovers || sv->o->foreground) {
         sv->phase = PH_DRAIN;
         return;
@@ -235,7 +392,7 @@ static void on_command_exit(struct sv *sv)
         log_msg("stopping %zu process%s left behind by '%s'", sv->leftovers, sv->leftovers == 1 ? "" : "es",
                 sv->o->argv[0]);
     sv->phase = PH_LEFTOVERS;
-    contain_signal_all(sv->contain, SIGTERM);
+    emit_kill_step(sv, SIGTERM, contain_signal_all(sv->contain, SIGTERM), "leftovers");
     contain_signal_all(sv->contain, SIGCONT);
     sv->deadline_grace = sat_add_u64(now_ns(), sv->o->grace_ns);
 }
@@ -248,11 +405,14 @@ static void reap(struct sv *sv)
         pid_t p = wait4(-1, &st, WNOHANG, &ru);
         if (p <= 0)
             break;
+        uint64_t now = now_ns();
         contain_reaped(sv->contain, p);
+        if (sv->sampler)
+            sampler_reaped(sv->sampler, p, st, &ru, now);
         if (p == sv->pid) {
             sv->exited = true;
             sv->wstatus = st;
-            sv->exit_ns = now_ns();
+            sv->exit_ns = now;
         }
     }
 }
@@ -370,12 +530,13 @@ static void check_deadlines(struct sv *sv)
     }
     if (sv->phase == PH_STOPPING && now >= sv->deadline_kill) {
         sv->deadline_kill = NS_INFINITY;
-        send_stop_signal(sv, SIGKILL);
+        send_stop_signal(sv, SIGKILL, sv->o->kill_after_ns ? "kill-after" : "grace");
     }
     if (sv->phase == PH_LEFTOVERS && now >= sv->deadline_grace) {
         sv->deadline_grace = NS_INFINITY;
         if (sv->o->verbose)
             log_msg("killing what is left of the process tree");
+        emit_kill_step(sv, SIGKILL, -1, "leftovers");
         contain_kill_all(sv->contain);
     }
 }
@@ -428,10 +589,184 @@ static void compute_result(struct sv *sv, struct supervise_result *ret)
         ret->exit_status = EXIT_TIMEDOUT;
 }
 
+static uint64_t probe_tree_cpu(void *ctx)
+{
+    return sampler_tree_cpu_ns(ctx);
+}
+
+static void emit_command_marker(struct sv *sv)
+{
+    if (!sv->sink)
+        return;
+    char exit_text[64];
+    sampler_format_exit(sv->wstatus, exit_text, sizeof exit_text);
+    struct jsonw w;
+    jsonw_init(&w);
+    jsonw_obj_open(&w);
+    jsonw_kv_str(&w, "type", "Command");
+    jsonw_key(&w, "cmd");
+    {
+        /* the command line, words joined by spaces */
+        struct jsonw words;
+        jsonw_init(&words);
+        for (int i = 0; i < sv->o->argc; i++) {
+            if (i)
+                jsonw_append(&words, " ", 1);
+            jsonw_append(&words, sv->o->argv[i], strlen(sv->o->argv[i]));
+        }
+        jsonw_strn(&w, words.buf ? words.buf : "", words.len);
+        jsonw_release(&words);
+    }
+    if (sv->pid > 0)
+        jsonw_kv_int(&w, "pid", sv->pid);
+    jsonw_kv_str(&w, "exit", exit_text);
+    jsonw_kv_str(&w, "tier", contain_tier_name(contain_tier(sv->contain)));
+    if (sv->cause != CAUSE_NONE)
+        jsonw_kv_str(&w, "stoppedBy", cause_name(sv->cause));
+    if (sv->leftovers)
+        jsonw_kv_uint(&w, "leftovers", sv->leftovers);
+    jsonw_obj_close(&w);
+    emit(sv, "command", sv->t0, sv->exit_ns, CAT_TASKS, &w);
+    jsonw_release(&w);
+}
+
+/* The run is over: close what the parsers and the command's records left open, end the process
+ * markers, record the command. */
+static void end_of_run(struct sv *sv)
+{
+    uint64_t now = now_ns();
+    if (sv->testlog) {
+        for (int i = 0; i < 2; i++)
+            linebuf_flush(sv->lb[i], i == 0 ? on_line_stdout : on_line_stderr, sv);
+        testlog_finish(sv->testlog, now, sv->timed_out);
+    }
+    if (sv->um) {
+        usermark_drain(sv->um, now);
+        usermark_finish(sv->um, now);
+    }
+    if (sv->sampler)
+        sampler_finish(sv->sampler, now);
+    emit_command_marker(sv);
+}
+
+/* Physical cores: distinct (physical id, core id) pairs of /proc/cpuinfo; 0 when it does not say. */
+static int physical_cpus(void)
+{
+    char *buf = malloc(1 << 20);
+    if (!buf)
+        return 0;
+    ssize_t n = read_file_at(AT_FDCWD, "/proc/cpuinfo", buf, 1 << 20);
+    int count = 0;
+    long seen[1024][2];
+    long phys = 0;
+    for (char *line = n > 0 ? buf : NULL; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        if (strncmp(line, "physical id", 11) == 0 && strchr(line, ':'))
+            phys = strtol(strchr(line, ':') + 1, NULL, 10);
+        else if (strncmp(line, "core id", 7) == 0 && strchr(line, ':')) {
+            long core = strtol(strchr(line, ':') + 1, NULL, 10);
+            int i;
+            for (i = 0; i < count; i++)
+                if (seen[i][0] == phys && seen[i][1] == core)
+                    break;
+            if (i == count && count < 1024) {
+                seen[count][0] = phys;
+                seen[count][1] = core;
+                count++;
+            }
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    free(buf);
+    return count;
+}
+
+/* The profile's path: -o, else $MOZ_UPLOAD_DIR/profile_resource-usage.json (where Mozilla's CI
+ * collects artifacts), else resmon-profile.json here. */
+static char *profile_path_for(const struct options *o)
+{
+    if (o->output)
+        return strdup(o->output);
+    const char *dir = getenv("MOZ_UPLOAD_DIR");
+    if (dir && *dir) {
+        char *p;
+        if (asprintf(&p, "%s/profile_resource-usage.json", dir) < 0)
+            return NULL;
+        return p;
+    }
+    return strdup("resmon-profile.json");
+}
+
+static int open_stream(struct sv *sv)
+{
+    const struct options *o = sv->o;
+    sv->profile_path = profile_path_for(o);
+    if (!sv->profile_path)
+        return -ENOMEM;
+    /* Extra metadata: the CI facts Mozilla's harness records, then --meta (last wins). */
+    const char *keys[64], *values[64];
+    size_t n = 0;
+    char *source_url = NULL;
+    const char *v;
+    if ((v = getenv("TASKCLUSTER_WORKER_TYPE")) && *v)
+        keys[n] = "device", values[n++] = v;
+    const char *repo = getenv("MOZ_SOURCE_REPO"), *rev = getenv("MOZ_SOURCE_CHANGESET");
+    if (repo && *repo && rev && *rev && asprintf(&source_url, "%s/rev/%s", repo, rev) >= 0)
+        keys[n] = "sourceURL", values[n++] = source_url;
+    if ((v = getenv("TASK_ID")) && *v)
+        keys[n] = "appBuildID", values[n++] = v;
+    keys[n] = "containment", values[n++] = contain_tier_name(contain_tier(sv->contain));
+    keys[n] = "resmonVersion", values[n++] = PACKAGE_VERSION;
+    for (size_t i = 0; i < o->n_meta && n < ARRAY_SIZE(keys); i++)
+        keys[n] = o->meta[i].key, values[n++] = o->meta[i].value;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    int phys = physical_cpus();
+    struct stream_meta meta = {
+        .product = o->product,
+        .interval_ms = (double)o->interval_ns / 1e6,
+        .start_wall_ms = sv->wall0,
+        .t0_ns = sv->t0,
+        .logical_cpus = ncpu > 0 ? (int)ncpu : 1,
+        .physical_cpus = phys > 0 ? phys : (ncpu > 0 ? (int)ncpu : 1),
+        .main_memory = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0,
+        .extra_keys = keys,
+        .extra_values = values,
+        .n_extra = n,
+    };
+    int r = stream_open(AT_FDCWD, sv->profile_path, &meta, o->fsync_interval_ns, &sv->stream);
+    free(source_url);
+    if (r < 0)
+        return r;
+    sv->sink = stream_sink(sv->stream);
+    return 0;
+}
+
+static int start_timer(struct sv *sv)
+{
+    sv->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (sv->timerfd < 0)
+        return -errno;
+    /* Absolute ticks from t0: samples never drift, however long each one takes. */
+    uint64_t first = sv->t0 + sv->o->interval_ns;
+    struct itimerspec its = {
+        .it_value = {(time_t)(first / NSEC_PER_SEC), (long)(first % NSEC_PER_SEC)},
+        .it_interval = {(time_t)(sv->o->interval_ns / NSEC_PER_SEC), (long)(sv->o->interval_ns % NSEC_PER_SEC)},
+    };
+    if (timerfd_settime(sv->timerfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+        return -errno;
+    return 0;
+}
+
 int supervise_run(const struct options *o, struct supervise_result *ret)
 {
-    struct sv sv = {.o = o, .sigfd = -1, .parentfd = -1, .out = {{.rfd = -1, .wfd = -1}, {.rfd = -1, .wfd = -1}}};
+    struct sv sv = {.o = o, .sigfd = -1, .parentfd = -1, .timerfd = -1,
+                    .out = {{.rfd = -1, .wfd = -1}, {.rfd = -1, .wfd = -1}}};
+    /* One instant for both clocks: the profile's startTime is the wall time of monotonic t0. */
     sv.t0 = now_ns();
+    sv.wall0 = wall_ms();
     sv.deadline_timeout = o->timeout_ns ? sat_add_u64(sv.t0, o->timeout_ns) : NS_INFINITY;
     sv.deadline_output = NS_INFINITY;
     sv.deadline_kill = sv.deadline_grace = NS_INFINITY;
@@ -476,6 +811,49 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         sv.out[1].rfd = TAKE_FD(child_err[0]);
     }
 
+    if (!o->no_profile && (r = open_stream(&sv)) < 0) {
+        log_errno(r, "cannot create the profile '%s'", sv.profile_path ? sv.profile_path : "?");
+        goto out;
+    }
+
+    struct sampler_config scfg;
+    sampler_config_init(&scfg);
+    scfg.interval_ns = o->interval_ns;
+    scfg.pss = o->pss;
+    r = sampler_new(&scfg, sv.contain, sv.sink, sv.t0, &sv.sampler);
+    if (r < 0) {
+        log_errno(r, "cannot set up sampling");
+        goto out;
+    }
+    if (o->interval_ns && (r = start_timer(&sv)) < 0) {
+        log_errno(r, "cannot set up the sampling timer");
+        goto out;
+    }
+    struct testlog_probe tprobe = {probe_tree_cpu, sv.sampler};
+    if (interpose && o->parse_formats && !o->no_profile) {
+        struct testlog_config tcfg = {
+            .formats = o->parse_formats,
+            .log_info = o->log_info,
+            .process_output = o->process_output,
+            .wall_at_t0_ms = sv.wall0,
+            .t0_ns = sv.t0,
+        };
+        if ((r = testlog_new(&tcfg, sv.sink, &tprobe, &sv.testlog)) < 0 ||
+            (r = linebuf_new(MAX_LINE, &sv.lb[0])) < 0 || (r = linebuf_new(MAX_LINE, &sv.lb[1])) < 0) {
+            log_errno(r, "cannot set up test-log parsing");
+            goto out;
+        }
+    }
+    struct usermark_probe uprobe = {probe_tree_cpu, sv.sampler};
+    if (!o->no_profile) {
+        struct usermark_config ucfg = {.t0_ns = sv.t0};
+        r = usermark_new(&ucfg, sv.sink, &uprobe, &sv.um);
+        if (r < 0) {
+            log_errno(r, "cannot create the marker socket");
+            goto out;
+        }
+    }
+
     watch_parent(&sv);
 
     /* Give the terminal to the command's group when we hold it: it may want to read it. */
@@ -496,8 +874,8 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         .take_terminal = take_tty,
         .stdout_fd = child_out[1],
         .stderr_fd = child_err[1],
-        .extra_fd = -1,
-        .env_name = "RESMON_FD",
+        .extra_fd = sv.um ? usermark_fd_for_child(sv.um) : -1,
+        .env_name = USERMARK_ENV,
         .child_mask = &orig_mask,
         .restore_sigchld_ignore = chld_ignored,
         .pdeath_signal = o->signal ? o->signal : SIGKILL,
@@ -516,12 +894,20 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         if (exec_failed) {
             ret->exit_status = r == -ENOENT ? EXIT_ENOENT : EXIT_CANNOT_INVOKE;
             ret->raise_signal = 0;
+            /* The profile still tells what happened: a command that never ran. */
+            sv.exit_ns = now_ns();
+            sv.wstatus = ret->exit_status << 8;
+            emit_command_marker(&sv);
+            profile_checkpoint(&sv, "exec-failed");
             r = 0;
         }
         goto out;
     }
     sv.tty_given = take_tty;
     contain_set_root(sv.contain, sv.pid);
+    if (sv.um)
+        usermark_close_child_fd(sv.um);
+    sampler_track(sv.sampler, sv.pid, now_ns());
     /* The command runs and every descriptor is open: from here on resmon-run needs no new
      * process, socket or executable mapping (sandbox.h). */
     if (!o->no_sandbox) {
@@ -539,9 +925,15 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     }
 
     while (!finished(&sv)) {
-        struct pollfd pfd[5];
-        int n = 0, i_sig = -1, i_parent = -1, i_out[2] = {-1, -1};
+        struct pollfd pfd[8];
+        int n = 0, i_sig = -1, i_parent = -1, i_out[2] = {-1, -1}, i_timer = -1, i_events = -1, i_um = -1;
         pfd[i_sig = n++] = (struct pollfd){.fd = sv.sigfd, .events = POLLIN};
+        if (sv.timerfd >= 0)
+            pfd[i_timer = n++] = (struct pollfd){.fd = sv.timerfd, .events = POLLIN};
+        if (sampler_event_fd(sv.sampler) >= 0)
+            pfd[i_events = n++] = (struct pollfd){.fd = sampler_event_fd(sv.sampler), .events = POLLIN};
+        if (sv.um)
+            pfd[i_um = n++] = (struct pollfd){.fd = usermark_read_fd(sv.um), .events = POLLIN};
         if (sv.parentfd >= 0)
             pfd[i_parent = n++] = (struct pollfd){.fd = sv.parentfd, .events = POLLIN};
         for (int i = 0; i < 2; i++) {
@@ -558,8 +950,20 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
             break;
         }
         if (pr > 0) {
+            if (i_events >= 0 && pfd[i_events].revents)
+                sampler_handle_events(sv.sampler, now_ns());
             if (pfd[i_sig].revents)
                 handle_signals(&sv);
+            if (i_timer >= 0 && pfd[i_timer].revents) {
+                uint64_t ticks = 0;
+                if (read(sv.timerfd, &ticks, sizeof ticks) == (ssize_t)sizeof ticks && ticks > 0) {
+                    sampler_sample(sv.sampler, now_ns(), ticks, false);
+                    if (sv.testlog)
+                        testlog_tree_sample(sv.testlog, sampler_tree_rss(sv.sampler));
+                }
+            }
+            if (i_um >= 0 && pfd[i_um].revents)
+                usermark_drain(sv.um, now_ns());
             if (i_parent >= 0 && pfd[i_parent].revents) {
                 close(sv.parentfd);
                 sv.parentfd = -1;
@@ -584,6 +988,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     if (r < 0)
         goto out;
 
+    end_of_run(&sv);
     profile_checkpoint(&sv, "end");
     compute_result(&sv, ret);
     r = 0;
@@ -604,6 +1009,14 @@ out:
     }
     closep(&sv.parentfd);
     closep(&sv.sigfd);
+    closep(&sv.timerfd);
+    usermark_free(sv.um);
+    testlog_free(sv.testlog);
+    linebuf_free(sv.lb[0]);
+    linebuf_free(sv.lb[1]);
+    sampler_free(sv.sampler);
     contain_free(sv.contain);
+    stream_close(sv.stream);
+    free(sv.profile_path);
     return r;
 }

@@ -21,9 +21,8 @@
 /* The formats in priority order (test-logs.md). A format whose parser is not part of this build
  * is simply not listed: --parse still accepts its name, and its bit selects nothing. */
 static const struct tl_format *const format_table[] = {
-    &tl_format_mozlog,
-    &tl_format_tbpl,
-    &tl_format_mach,
+    &tl_format_mozlog, &tl_format_tbpl,   &tl_format_mach,     &tl_format_tap,   &tl_format_go,
+    &tl_format_gtest,  &tl_format_pytest, &tl_format_unittest, &tl_format_libtest, &tl_format_check,
 };
 
 static const struct {
@@ -388,7 +387,15 @@ static void strip_line(struct testlog *tl, const char *line, size_t len, const c
 
 static uint64_t event_time(const struct testlog *tl, const struct tl_event *ev, uint64_t line_arrival)
 {
-    uint64_t arr = ev->arrival_ns ? ev->arrival_ns : line_arrival;
+    /* at_ns: a parser that could only complete the event on a later line says when it was;
+     * at_line_end: it happened when the line was complete (a name printed at the start, the
+     * result and newline at the end) — that is now, when the complete line is handled. */
+    uint64_t arr = ev->at_ns ? ev->at_ns : ev->arrival_ns ? ev->arrival_ns : line_arrival;
+    if (ev->at_line_end && !ev->at_ns) {
+        uint64_t end = now_ns();
+        if (end > arr)
+            arr = end;
+    }
     double t = ev->time_ms;
     if (!isfinite(t) || t <= 0 || tl->cfg.wall_at_t0_ms <= 0)
         return arr;

@@ -72,6 +72,8 @@ static const char *const field_names[F_N] = {
     [F_THREAD] = "thread",
 };
 
+#define MAX_KEY 24 /* longer keys are none of ours */
+
 struct jv {
     const char *p; /* strings: the raw bytes between the quotes; others: the value's text */
     size_t n;
@@ -99,10 +101,11 @@ static enum scan scan_string(const char *s, size_t n, size_t *i, struct jv *v)
     size_t j = *i + 1;
     bool esc = false;
     for (;;) {
-        while (j < n && s[j] != '"' && s[j] != '\\')
-            j++;
-        if (j >= n)
+        const char *q = j < n ? memchr(s + j, '"', n - j) : NULL;
+        if (!q)
             return SCAN_SHORT;
+        const char *b = memchr(s + j, '\\', (size_t)(q - (s + j)));
+        j = (size_t)((b ? b : q) - s);
         if (s[j] == '"')
             break;
         esc = true;
@@ -206,11 +209,13 @@ static enum scan scan_object(const char *s, size_t n, const char *const *names, 
         r = scan_value(s, n, &i, &val);
         if (r != SCAN_OK)
             return r;
-        for (size_t f = 0; f < nf; f++)
-            if (names[f] && strlen(names[f]) == key.n && memcmp(names[f], key.p, key.n) == 0) {
-                out[f] = val;
-                break;
-            }
+        if (key.n && key.n <= MAX_KEY)
+            for (size_t f = 0; f < nf; f++)
+                if (names[f][0] == key.p[0] && strnlen(names[f], key.n + 1) == key.n &&
+                    memcmp(names[f], key.p, key.n) == 0) {
+                    out[f] = val;
+                    break;
+                }
         i = ws(s, n, i);
         if (i >= n)
             return SCAN_SHORT;
@@ -406,6 +411,16 @@ static bool jnum(const struct jv *v, double *ret)
 {
     if (v->t != 'n' || v->n == 0 || v->n > 40)
         return false;
+    if (v->n < 16) { /* plain non-negative integers (epoch ms, pids, counts) without strtod */
+        uint64_t x = 0;
+        size_t i = 0;
+        while (i < v->n && v->p[i] >= '0' && v->p[i] <= '9')
+            x = x * 10 + (uint64_t)(v->p[i++] - '0');
+        if (i == v->n) {
+            *ret = (double)x;
+            return true;
+        }
+    }
     char buf[48];
     memcpy(buf, v->p, v->n);
     buf[v->n] = '\0';

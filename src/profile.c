@@ -1,0 +1,1459 @@
+/* profile.c — see profile.h.
+ *
+ * Two passes over the stream. Pass 1 reads it line by line through one buffer, validates every
+ * line completely (a payload copied into the profile unchecked could make the whole profile
+ * unreadable), and keeps a 32-byte record per marker. Pass 2 writes the profile; the markers'
+ * payloads are copied from the input in file order through a read window, so the input is read
+ * sequentially twice and nothing grows with payload sizes.
+ */
+#include "profile.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "jsonw.h"
+#include "stream.h"
+#include "util.h"
+
+#define CHUNK (1u << 20)
+#define MAX_DEPTH 64
+
+/* ---- a validating JSON scanner over byte ranges ------------------------------------------- */
+
+static const char *skip_ws(const char *p, const char *e)
+{
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+        p++;
+    return p;
+}
+
+/* Length of the valid UTF-8 sequence at p (2..4 for a lead byte >= 0x80), 0 if invalid. */
+static size_t utf8_len(const unsigned char *p, const unsigned char *e)
+{
+    unsigned char c = p[0];
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else
+        return 0;
+    if ((size_t)(e - p) < len || p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (p[i] < 0x80 || p[i] > 0xBF)
+            return 0;
+    return len;
+}
+
+static bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+/* p at the opening quote. Returns the position after the closing quote, or NULL. */
+static const char *scan_string(const char *p, const char *e, bool *ret_escaped)
+{
+    bool esc = false;
+    p++;
+    while (p < e) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"') {
+            if (ret_escaped)
+                *ret_escaped = esc;
+            return p + 1;
+        }
+        if (c == '\\') {
+            esc = true;
+            if (e - p < 2)
+                return NULL;
+            char x = p[1];
+            if (x == 'u') {
+                if (e - p < 6 || !is_hex(p[2]) || !is_hex(p[3]) || !is_hex(p[4]) || !is_hex(p[5]))
+                    return NULL;
+                p += 6;
+            } else if (x == '"' || x == '\\' || x == '/' || x == 'b' || x == 'f' || x == 'n' || x == 'r' ||
+                       x == 't')
+                p += 2;
+            else
+                return NULL;
+            continue;
+        }
+        if (c < 0x20)
+            return NULL;
+        if (c < 0x80) {
+            p++;
+            continue;
+        }
+        size_t k = utf8_len((const unsigned char *)p, (const unsigned char *)e);
+        if (!k)
+            return NULL;
+        p += k;
+    }
+    return NULL;
+}
+
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+static const char *scan_number(const char *p, const char *e)
+{
+    if (p < e && *p == '-')
+        p++;
+    if (p >= e)
+        return NULL;
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        while (p < e && is_digit(*p))
+            p++;
+    else
+        return NULL;
+    if (p < e && *p == '.') {
+        p++;
+        if (p >= e || !is_digit(*p))
+            return NULL;
+        while (p < e && is_digit(*p))
+            p++;
+    }
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < e && (*p == '+' || *p == '-'))
+            p++;
+        if (p >= e || !is_digit(*p))
+            return NULL;
+        while (p < e && is_digit(*p))
+            p++;
+    }
+    return p;
+}
+
+static const char *scan_value(const char *p, const char *e, int depth);
+
+static const char *scan_literal(const char *p, const char *e, const char *lit, size_t n)
+{
+    if ((size_t)(e - p) < n || memcmp(p, lit, n) != 0)
+        return NULL;
+    return p + n;
+}
+
+static const char *scan_container(const char *p, const char *e, int depth)
+{
+    bool obj = *p == '{';
+    char close = obj ? '}' : ']';
+    if (depth >= MAX_DEPTH)
+        return NULL;
+    p = skip_ws(p + 1, e);
+    if (p < e && *p == close)
+        return p + 1;
+    for (;;) {
+        if (obj) {
+            if (p >= e || *p != '"' || !(p = scan_string(p, e, NULL)))
+                return NULL;
+            p = skip_ws(p, e);
+            if (p >= e || *p != ':')
+                return NULL;
+            p = skip_ws(p + 1, e);
+        }
+        if (!(p = scan_value(p, e, depth + 1)))
+            return NULL;
+        p = skip_ws(p, e);
+        if (p >= e)
+            return NULL;
+        if (*p == close)
+            return p + 1;
+        if (*p != ',')
+            return NULL;
+        p = skip_ws(p + 1, e);
+    }
+}
+
+/* p at the first byte of a value (no leading blanks). Returns the position after it, or NULL. */
+static const char *scan_value(const char *p, const char *e, int depth)
+{
+    if (p >= e)
+        return NULL;
+    switch (*p) {
+    case '"':
+        return scan_string(p, e, NULL);
+    case '{':
+    case '[':
+        return scan_container(p, e, depth);
+    case 't':
+        return scan_literal(p, e, "true", 4);
+    case 'f':
+        return scan_literal(p, e, "false", 5);
+    case 'n':
+        return scan_literal(p, e, "null", 4);
+    default:
+        return scan_number(p, e);
+    }
+}
+
+/* Iteration over the members of one object; every value is validated as it is passed. */
+struct member {
+    const char *key; /* raw key text between the quotes */
+    size_t key_len;
+    bool key_escaped;
+    const char *val; /* the value's JSON text */
+    size_t val_len;
+};
+
+struct obj_iter {
+    const char *p, *e;
+    bool first, done;
+};
+
+static int obj_begin(struct obj_iter *it, const char *p, const char *e)
+{
+    p = skip_ws(p, e);
+    if (p >= e || *p != '{')
+        return -1;
+    it->p = skip_ws(p + 1, e);
+    it->e = e;
+    it->first = true;
+    it->done = false;
+    return 0;
+}
+
+/* 1: a member; 0: the object ended (it->p is after its '}'); -1: invalid. */
+static int obj_next(struct obj_iter *it, struct member *m)
+{
+    const char *p = it->p, *e = it->e;
+    if (it->done)
+        return 0;
+    if (p >= e)
+        return -1;
+    if (*p == '}' && it->first) {
+        it->p = p + 1;
+        it->done = true;
+        return 0;
+    }
+    if (!it->first) {
+        if (*p == '}') {
+            it->p = p + 1;
+            it->done = true;
+            return 0;
+        }
+        if (*p != ',')
+            return -1;
+        p = skip_ws(p + 1, e);
+    }
+    it->first = false;
+    if (p >= e || *p != '"')
+        return -1;
+    const char *k = p;
+    if (!(p = scan_string(p, e, &m->key_escaped)))
+        return -1;
+    m->key = k + 1;
+    m->key_len = (size_t)(p - k - 2);
+    p = skip_ws(p, e);
+    if (p >= e || *p != ':')
+        return -1;
+    p = skip_ws(p + 1, e);
+    const char *v = p;
+    if (!(p = scan_value(p, e, 1)))
+        return -1;
+    m->val = v;
+    m->val_len = (size_t)(p - v);
+    it->p = skip_ws(p, e);
+    return 1;
+}
+
+static bool key_is(const struct member *m, const char *lit)
+{
+    size_t n = strlen(lit);
+    return !m->key_escaped && m->key_len == n && memcmp(m->key, lit, n) == 0;
+}
+
+static bool val_is_str(const struct member *m, const char *lit)
+{
+    size_t n = strlen(lit);
+    return m->val_len == n + 2 && m->val[0] == '"' && memcmp(m->val + 1, lit, n) == 0;
+}
+
+static bool val_number(const char *v, size_t n, double *ret)
+{
+    char tmp[64];
+    if (n == 0 || n >= sizeof tmp || !(v[0] == '-' || is_digit(v[0])))
+        return false;
+    memcpy(tmp, v, n);
+    tmp[n] = '\0';
+    char *end;
+    double d = strtod(tmp, &end);
+    if (end != tmp + n || !isfinite(d))
+        return false;
+    *ret = d;
+    return true;
+}
+
+static bool val_u64(const char *v, size_t n, uint64_t *ret)
+{
+    char tmp[32];
+    if (n == 0 || n >= sizeof tmp || !is_digit(v[0]))
+        return false;
+    memcpy(tmp, v, n);
+    tmp[n] = '\0';
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(tmp, &end, 10);
+    if (end != tmp + n || errno)
+        return false;
+    *ret = x;
+    return true;
+}
+
+/* Count the elements of a JSON array (already validated). */
+static size_t array_count(const char *v, size_t n)
+{
+    const char *p = v, *e = v + n;
+    if (p >= e || *p != '[')
+        return 0;
+    p = skip_ws(p + 1, e);
+    if (p < e && *p == ']')
+        return 0;
+    size_t count = 0;
+    while (p < e) {
+        const char *q = scan_value(p, e, 1);
+        if (!q)
+            return count;
+        count++;
+        p = skip_ws(q, e);
+        if (p >= e || *p != ',')
+            break;
+        p = skip_ws(p + 1, e);
+    }
+    return count;
+}
+
+/* Decode the raw text of a JSON string (validated) and append it re-escaped canonically, so two
+ * spellings of one name intern to one stringArray entry. */
+static void canonical_string(struct jsonw *w, const char *s, size_t n)
+{
+    char *tmp = malloc(n ? n : 1);
+    if (!tmp) {
+        w->failed = true;
+        return;
+    }
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        if (s[i] != '\\') {
+            tmp[o++] = s[i++];
+            continue;
+        }
+        char x = s[i + 1];
+        if (x != 'u') {
+            static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+            tmp[o++] = to[strchr(from, x) - from];
+            i += 2;
+            continue;
+        }
+        unsigned cp = (unsigned)strtoul((char[5]){s[i + 2], s[i + 3], s[i + 4], s[i + 5], 0}, NULL, 16);
+        i += 6;
+        if (cp >= 0xD800 && cp <= 0xDBFF && i + 6 <= n && s[i] == '\\' && s[i + 1] == 'u') {
+            unsigned lo = (unsigned)strtoul((char[5]){s[i + 2], s[i + 3], s[i + 4], s[i + 5], 0}, NULL, 16);
+            if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                i += 6;
+            }
+        }
+        if (cp >= 0xD800 && cp <= 0xDFFF)
+            cp = 0xFFFD;
+        /* \u escapes are 6 bytes and decode to at most 4 (a pair: 12 → 4), so tmp never overflows. */
+        if (cp < 0x80)
+            tmp[o++] = (char)cp;
+        else if (cp < 0x800) {
+            tmp[o++] = (char)(0xC0 | cp >> 6);
+            tmp[o++] = (char)(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            tmp[o++] = (char)(0xE0 | cp >> 12);
+            tmp[o++] = (char)(0x80 | (cp >> 6 & 0x3F));
+            tmp[o++] = (char)(0x80 | (cp & 0x3F));
+        } else {
+            tmp[o++] = (char)(0xF0 | cp >> 18);
+            tmp[o++] = (char)(0x80 | (cp >> 12 & 0x3F));
+            tmp[o++] = (char)(0x80 | (cp >> 6 & 0x3F));
+            tmp[o++] = (char)(0x80 | (cp & 0x3F));
+        }
+    }
+    jsonw_escape(w, tmp, o);
+    free(tmp);
+}
+
+/* ---- string interning --------------------------------------------------------------------- */
+
+struct intern {
+    char *arena;
+    size_t alen, acap;
+    struct ient {
+        size_t off;
+        uint32_t len;
+    } *ent;
+    uint32_t n, ecap;
+    uint32_t *tab; /* id + 1, 0 = empty */
+    uint32_t tcap;
+};
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * UINT64_C(1099511628211);
+    return h;
+}
+
+static void intern_release(struct intern *t)
+{
+    free(t->arena);
+    free(t->ent);
+    free(t->tab);
+    memset(t, 0, sizeof *t);
+}
+
+static int intern_grow(struct intern *t)
+{
+    uint32_t ncap = t->tcap ? t->tcap * 2 : 64;
+    if (ncap == 0 || ncap > (UINT32_C(1) << 30))
+        return -ENOMEM;
+    uint32_t *tab = calloc(ncap, sizeof *tab);
+    if (!tab)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < t->n; i++) {
+        uint32_t h = (uint32_t)hash_bytes(t->arena + t->ent[i].off, t->ent[i].len) & (ncap - 1);
+        while (tab[h])
+            h = (h + 1) & (ncap - 1);
+        tab[h] = i + 1;
+    }
+    free(t->tab);
+    t->tab = tab;
+    t->tcap = ncap;
+    return 0;
+}
+
+/* Returns the id of s (adding it), or -ENOMEM. */
+static int64_t intern_get(struct intern *t, const char *s, size_t n)
+{
+    if (n > UINT32_MAX)
+        return -ENOMEM;
+    if ((uint64_t)(t->n + 1) * 2 > t->tcap && intern_grow(t) < 0)
+        return -ENOMEM;
+    uint32_t h = (uint32_t)hash_bytes(s, n) & (t->tcap - 1);
+    while (t->tab[h]) {
+        struct ient *x = &t->ent[t->tab[h] - 1];
+        if (x->len == n && memcmp(t->arena + x->off, s, n) == 0)
+            return t->tab[h] - 1;
+        h = (h + 1) & (t->tcap - 1);
+    }
+    if (t->n >= (UINT32_C(1) << 30))
+        return -ENOMEM;
+    if (t->alen + n > t->acap) {
+        size_t cap = t->acap ? t->acap : 4096;
+        while (cap < t->alen + n)
+            cap *= 2;
+        char *a = realloc(t->arena, cap);
+        if (!a)
+            return -ENOMEM;
+        t->arena = a;
+        t->acap = cap;
+    }
+    if (t->n == t->ecap) {
+        uint32_t cap = t->ecap ? t->ecap * 2 : 64;
+        struct ient *x = realloc(t->ent, (size_t)cap * sizeof *x);
+        if (!x)
+            return -ENOMEM;
+        t->ent = x;
+        t->ecap = cap;
+    }
+    memcpy(t->arena + t->alen, s, n);
+    t->ent[t->n] = (struct ient){t->alen, (uint32_t)n};
+    t->alen += n;
+    t->tab[h] = t->n + 1;
+    return t->n++;
+}
+
+/* ---- the line reader ---------------------------------------------------------------------- */
+
+struct reader {
+    int fd;
+    char *buf;
+    size_t cap, start, len; /* buf[0..len) holds input bytes from file offset base */
+    uint64_t base;
+    bool eof, skipping;
+    uint64_t skipped;
+};
+
+/* 1: a line (without its newline) at *ret_line, file offset *ret_off; 0: end of input; -errno. */
+static int reader_next(struct reader *r, const char **ret_line, size_t *ret_len, uint64_t *ret_off)
+{
+    for (;;) {
+        char *nl = r->len > r->start ? memchr(r->buf + r->start, '\n', r->len - r->start) : NULL;
+        if (nl) {
+            size_t s = r->start, n = (size_t)(nl - (r->buf + s));
+            r->start = s + n + 1;
+            if (r->skipping) {
+                r->skipping = false;
+                continue;
+            }
+            *ret_line = r->buf + s;
+            *ret_len = n;
+            *ret_off = r->base + s;
+            return 1;
+        }
+        if (r->eof) {
+            if (r->start < r->len && !r->skipping) {
+                /* Unterminated last line: a torn write, or a producer that omits the final
+                 * newline. The caller's validation decides. */
+                size_t s = r->start;
+                r->start = r->len;
+                *ret_line = r->buf + s;
+                *ret_len = r->len - s;
+                *ret_off = r->base + s;
+                return 1;
+            }
+            return 0;
+        }
+        /* Keep the partial line, make room, read more. */
+        if (r->start > 0) {
+            memmove(r->buf, r->buf + r->start, r->len - r->start);
+            r->base += r->start;
+            r->len -= r->start;
+            r->start = 0;
+        }
+        if (r->len == r->cap) {
+            if (r->skipping || r->cap > PROFILE_MAX_LINE) {
+                if (!r->skipping)
+                    r->skipped++;
+                r->skipping = true;
+                r->base += r->len;
+                r->len = 0;
+            } else {
+                size_t ncap = MIN(r->cap * 2, (size_t)PROFILE_MAX_LINE + 1);
+                char *b = realloc(r->buf, ncap);
+                if (!b)
+                    return -ENOMEM;
+                r->buf = b;
+                r->cap = ncap;
+            }
+        }
+        ssize_t n;
+        do
+            n = pread(r->fd, r->buf + r->len, r->cap - r->len, (off_t)(r->base + r->len));
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            r->eof = true;
+        r->len += (size_t)n;
+    }
+}
+
+/* ---- the conversion ----------------------------------------------------------------------- */
+
+struct rec {
+    uint64_t off;      /* payload offset in the input, or in conv.side when REC_SIDE */
+    double start, end; /* ms; end NAN for an instant */
+    uint32_t len_cat;  /* payload length (0: null) | category << 24 */
+    uint32_t name;     /* stringArray index | REC_SIDE */
+};
+#define REC_SIDE (UINT32_C(1) << 31)
+#define REC_LEN_MASK UINT32_C(0xFFFFFF)
+
+struct open_ent {
+    uint64_t off;   /* the open line in the input */
+    uint32_t len;
+    int64_t prev;   /* the previous open entry with the same (kind,key), -1 none */
+    bool closed;
+};
+
+struct conv {
+    int in_fd;
+    struct reader rd;
+    struct rec *recs;
+    size_t nrec, rcap;
+    struct intern names;
+    struct intern keys;    /* "kind\0key" of state lines */
+    int64_t *key_top;      /* per key id: the open entry on top, -1 none */
+    size_t key_top_cap;
+    struct open_ent *opens;
+    size_t nopen, ocap;
+    struct jsonw side;     /* generated payloads */
+    struct jsonw tmp;
+    uint64_t meta_off, thread_off;
+    size_t meta_len, thread_len;
+    bool have_thread, have_clock;
+    uint64_t t0_ns;
+    unsigned ncat;
+    int logical_cpus;
+    double last_ms;
+    uint64_t skipped, closed;
+    /* output */
+    int out_fd;
+    char *obuf;
+    size_t olen;
+    uint64_t obytes;
+    int oerr;
+};
+
+static void conv_release(struct conv *c)
+{
+    free(c->rd.buf);
+    free(c->recs);
+    intern_release(&c->names);
+    intern_release(&c->keys);
+    free(c->key_top);
+    free(c->opens);
+    jsonw_release(&c->side);
+    jsonw_release(&c->tmp);
+    free(c->obuf);
+}
+
+static void note_time(struct conv *c, double ms)
+{
+    if (isfinite(ms) && ms > c->last_ms)
+        c->last_ms = ms;
+}
+
+static int add_rec(struct conv *c, int64_t name_id, double start, double end, unsigned cat, uint64_t off,
+                   size_t len, bool side)
+{
+    if (c->nrec == c->rcap) {
+        size_t cap = c->rcap ? c->rcap * 2 : 4096;
+        struct rec *r = realloc(c->recs, cap * sizeof *r);
+        if (!r)
+            return -ENOMEM;
+        c->recs = r;
+        c->rcap = cap;
+    }
+    c->recs[c->nrec++] = (struct rec){off, start, end, (uint32_t)len | (uint32_t)cat << 24,
+                                      (uint32_t)name_id | (side ? REC_SIDE : 0)};
+    note_time(c, start);
+    note_time(c, end);
+    return 0;
+}
+
+/* Intern a name given as the raw JSON text of a string value (quotes included). */
+static int64_t intern_name(struct conv *c, const char *v, size_t n)
+{
+    const char *s = v + 1;
+    size_t len = n - 2;
+    if (!memchr(s, '\\', len))
+        return intern_get(&c->names, s, len);
+    jsonw_reset(&c->tmp);
+    canonical_string(&c->tmp, s, len);
+    if (jsonw_failed(&c->tmp))
+        return -ENOMEM;
+    return intern_get(&c->names, c->tmp.buf, c->tmp.len);
+}
+
+static unsigned category_of(const struct conv *c, const struct member *m)
+{
+    double d;
+    if (!m || !val_number(m->val, m->val_len, &d) || d < 0 || d >= c->ncat || d != (double)(unsigned)d)
+        return 0;
+    return (unsigned)d;
+}
+
+/* A Phase payload with cpuTime and no cpuPercent gets cpuPercent (profile.h). Returns true when
+ * the modified payload was put into c->side at *ret_off. */
+static bool phase_fixup(struct conv *c, const char *data, size_t len, double start, double end,
+                        uint64_t *ret_off, size_t *ret_len)
+{
+    struct obj_iter it;
+    struct member m;
+    double cpu = NAN;
+    bool has_pct = false, any = false;
+    if (!isfinite(end) || end <= start || obj_begin(&it, data, data + len) < 0)
+        return false;
+    while (obj_next(&it, &m) > 0) {
+        any = true;
+        if (key_is(&m, "cpuPercent"))
+            has_pct = true;
+        else if (key_is(&m, "cpuTime"))
+            val_number(m.val, m.val_len, &cpu);
+    }
+    if (has_pct || !any || !isfinite(cpu) || c->logical_cpus <= 0)
+        return false;
+    double pct = 100.0 * cpu / ((end - start) * c->logical_cpus);
+    char buf[48];
+    int n = snprintf(buf, sizeof buf, ",\"cpuPercent\":\"%.1f%%\"}", pct);
+    if (n < 0 || (size_t)n >= sizeof buf)
+        return false;
+    const char *close = data + len - 1;
+    while (close > data && *close != '}')
+        close--;
+    size_t off = c->side.len;
+    jsonw_append(&c->side, data, (size_t)(close - data));
+    jsonw_append(&c->side, buf, (size_t)n);
+    if (jsonw_failed(&c->side))
+        return false;
+    *ret_off = off;
+    *ret_len = c->side.len - off;
+    return *ret_len <= REC_LEN_MASK;
+}
+
+static bool is_object_or_null(const struct member *m)
+{
+    return m->val[0] == '{' || (m->val_len == 4 && memcmp(m->val, "null", 4) == 0);
+}
+
+/* 1 accepted, 0 invalid (skipped), -errno. */
+static int take_marker(struct conv *c, const char *line, size_t len, uint64_t off)
+{
+    struct obj_iter it;
+    struct member m, mname, mstart, mend, mdata, mcat;
+    struct member *name = NULL, *start = NULL, *end = NULL, *data = NULL, *cat = NULL;
+    if (obj_begin(&it, line, line + len) < 0)
+        return 0;
+    int r;
+    while ((r = obj_next(&it, &m)) > 0) {
+        if (key_is(&m, "name"))
+            mname = m, name = &mname;
+        else if (key_is(&m, "startTime"))
+            mstart = m, start = &mstart;
+        else if (key_is(&m, "endTime"))
+            mend = m, end = &mend;
+        else if (key_is(&m, "data"))
+            mdata = m, data = &mdata;
+        else if (key_is(&m, "category"))
+            mcat = m, cat = &mcat;
+    }
+    if (r < 0 || skip_ws(it.p, it.e) != it.e)
+        return 0;
+    double st, en = NAN;
+    if (!name || name->val[0] != '"' || !start || !val_number(start->val, start->val_len, &st))
+        return 0;
+    if (end && !(end->val_len == 4 && memcmp(end->val, "null", 4) == 0) &&
+        !val_number(end->val, end->val_len, &en))
+        return 0;
+    if (data && !is_object_or_null(data))
+        return 0;
+    size_t dlen = data && data->val[0] == '{' ? data->val_len : 0;
+    if (dlen > REC_LEN_MASK)
+        return 0;
+    int64_t id = intern_name(c, name->val, name->val_len);
+    if (id < 0)
+        return (int)id;
+    uint64_t doff = dlen ? off + (uint64_t)(data->val - line) : 0;
+    bool side = false;
+    if (dlen && name->val_len == 7 && memcmp(name->val, "\"Phase\"", 7) == 0) {
+        uint64_t so;
+        size_t sl;
+        if (phase_fixup(c, data->val, dlen, st, en, &so, &sl)) {
+            doff = so;
+            dlen = sl;
+            side = true;
+        }
+    }
+    r = add_rec(c, id, st, en, category_of(c, cat), doff, dlen, side);
+    return r < 0 ? r : 1;
+}
+
+/* The state key "kind\0key" of an open/close line (raw JSON texts of both strings). */
+static int64_t state_key(struct conv *c, const struct member *kind, const struct member *key)
+{
+    jsonw_reset(&c->tmp);
+    jsonw_append(&c->tmp, kind->val, kind->val_len);
+    jsonw_append(&c->tmp, "", 1); /* jsonw_append copies n bytes: a NUL separator */
+    jsonw_append(&c->tmp, key->val, key->val_len);
+    if (jsonw_failed(&c->tmp))
+        return -ENOMEM;
+    int64_t id = intern_get(&c->keys, c->tmp.buf, c->tmp.len);
+    if (id < 0)
+        return id;
+    if ((size_t)id >= c->key_top_cap) {
+        size_t cap = c->key_top_cap ? c->key_top_cap * 2 : 64;
+        int64_t *t = realloc(c->key_top, cap * sizeof *t);
+        if (!t)
+            return -ENOMEM;
+        for (size_t i = c->key_top_cap; i < cap; i++)
+            t[i] = -1;
+        c->key_top = t;
+        c->key_top_cap = cap;
+    }
+    return id;
+}
+
+struct state_fields {
+    struct member kind, key, name, start_ns, start_ms, cat, data;
+    bool has_kind, has_key, has_name, has_start_ns, has_start_ms, has_cat, has_data;
+};
+
+static bool parse_state(const char *line, size_t len, struct state_fields *f)
+{
+    struct obj_iter it;
+    struct member m;
+    int r;
+    memset(f, 0, sizeof *f);
+    if (obj_begin(&it, line, line + len) < 0)
+        return false;
+    while ((r = obj_next(&it, &m)) > 0) {
+#define FIELD(k, fld)                                                                              \
+    if (key_is(&m, k)) {                                                                           \
+        f->fld = m;                                                                                \
+        f->has_##fld = true;                                                                       \
+        continue;                                                                                  \
+    }
+        FIELD("kind", kind)
+        FIELD("key", key)
+        FIELD("name", name)
+        FIELD("startNs", start_ns)
+        FIELD("startTime", start_ms)
+        FIELD("category", cat)
+        FIELD("data", data)
+#undef FIELD
+    }
+    return r == 0 && skip_ws(it.p, it.e) == it.e && f->has_kind && f->kind.val[0] == '"' && f->has_key &&
+           f->key.val[0] == '"';
+}
+
+/* The start of an open line in ms, or NAN. */
+static double state_start(const struct conv *c, const struct state_fields *f)
+{
+    double ms;
+    uint64_t ns;
+    if (f->has_start_ms && val_number(f->start_ms.val, f->start_ms.val_len, &ms))
+        return ms;
+    if (f->has_start_ns && c->have_clock && val_u64(f->start_ns.val, f->start_ns.val_len, &ns)) {
+        int64_t d = ns >= c->t0_ns ? (int64_t)(ns - c->t0_ns) : -(int64_t)(c->t0_ns - ns);
+        int64_t us = d >= 0 ? (d + 500) / 1000 : -((-d + 500) / 1000);
+        return (double)us / 1000.0;
+    }
+    return NAN;
+}
+
+static int take_state(struct conv *c, bool open, const char *line, size_t len, uint64_t off)
+{
+    struct state_fields f;
+    if (!parse_state(line, len, &f))
+        return 0;
+    if (open) {
+        if (!f.has_name || f.name.val[0] != '"' || (f.has_data && !is_object_or_null(&f.data)))
+            return 0;
+        double st = state_start(c, &f);
+        if (!isfinite(st) || len > UINT32_MAX)
+            return 0;
+        note_time(c, st);
+    }
+    int64_t id = state_key(c, &f.kind, &f.key);
+    if (id < 0)
+        return (int)id;
+    if (!open) {
+        int64_t top = c->key_top[id];
+        if (top >= 0) {
+            c->opens[top].closed = true;
+            c->key_top[id] = c->opens[top].prev;
+        }
+        return 1;
+    }
+    if (c->nopen == c->ocap) {
+        size_t cap = c->ocap ? c->ocap * 2 : 64;
+        struct open_ent *o = realloc(c->opens, cap * sizeof *o);
+        if (!o)
+            return -ENOMEM;
+        c->opens = o;
+        c->ocap = cap;
+    }
+    c->opens[c->nopen] = (struct open_ent){off, (uint32_t)len, c->key_top[id], false};
+    c->key_top[id] = (int64_t)c->nopen++;
+    return 1;
+}
+
+static int take_meta(struct conv *c, const char *line, size_t len, uint64_t off)
+{
+    static const char prefix[] = "{\"type\":\"meta\"";
+    struct obj_iter it;
+    struct member m;
+    int r;
+    if (len < sizeof prefix - 1 || memcmp(line, prefix, sizeof prefix - 1) != 0 || obj_begin(&it, line, line + len) < 0)
+        return -EINVAL;
+    c->ncat = 1;
+    while ((r = obj_next(&it, &m)) > 0) {
+        double d;
+        if (key_is(&m, "categories") && m.val[0] == '[') {
+            size_t n = array_count(m.val, m.val_len);
+            c->ncat = (unsigned)MIN(MAX(n, (size_t)1), (size_t)256);
+        } else if (key_is(&m, "logicalCPUs") && val_number(m.val, m.val_len, &d) && d >= 1 && d < 1e6)
+            c->logical_cpus = (int)d;
+    }
+    if (r < 0 || skip_ws(it.p, it.e) != it.e || len > UINT32_MAX)
+        return -EINVAL;
+    c->meta_off = off;
+    c->meta_len = len;
+    return 0;
+}
+
+static int take_thread(struct conv *c, const char *line, size_t len, uint64_t off)
+{
+    struct obj_iter it;
+    struct member m;
+    int r;
+    if (c->have_thread || obj_begin(&it, line, line + len) < 0)
+        return 0;
+    while ((r = obj_next(&it, &m)) > 0)
+        if (key_is(&m, "stringArray") || key_is(&m, "markers"))
+            return 0;
+    if (r < 0 || skip_ws(it.p, it.e) != it.e)
+        return 0;
+    c->have_thread = true;
+    c->thread_off = off;
+    c->thread_len = len;
+    return 1;
+}
+
+static int take_clock(struct conv *c, const char *line, size_t len)
+{
+    struct obj_iter it;
+    struct member m;
+    int r;
+    uint64_t t0 = 0;
+    bool ok = false;
+    if (obj_begin(&it, line, line + len) < 0)
+        return 0;
+    while ((r = obj_next(&it, &m)) > 0)
+        if (key_is(&m, "monotonicNs"))
+            ok = val_u64(m.val, m.val_len, &t0);
+    if (r < 0 || !ok || skip_ws(it.p, it.e) != it.e)
+        return 0;
+    c->t0_ns = t0;
+    c->have_clock = true;
+    return 1;
+}
+
+/* Dispatch on the "type" key, which writers put first; a line whose type is elsewhere is found by
+ * a full scan. */
+static int take_line(struct conv *c, const char *line, size_t len, uint64_t off)
+{
+    struct obj_iter it;
+    struct member m;
+    if (obj_begin(&it, line, line + len) < 0)
+        return 0;
+    int r;
+    const struct member *type = NULL;
+    while ((r = obj_next(&it, &m)) > 0)
+        if (key_is(&m, "type")) {
+            type = &m;
+            break;
+        }
+    if (!type)
+        return 0;
+    if (val_is_str(type, "marker"))
+        return take_marker(c, line, len, off);
+    if (val_is_str(type, "open"))
+        return take_state(c, true, line, len, off);
+    if (val_is_str(type, "close"))
+        return take_state(c, false, line, len, off);
+    if (val_is_str(type, "thread"))
+        return take_thread(c, line, len, off);
+    if (val_is_str(type, "clock"))
+        return take_clock(c, line, len);
+    /* Another meta line, a future "counter"/"sample" line: not ours to interpret. */
+    return 0;
+}
+
+static int pread_exact(int fd, char *buf, size_t len, uint64_t off)
+{
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = pread(fd, buf + got, len - got, (off_t)(off + got));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (n == 0)
+            return -EIO; /* the file shrank under us */
+        got += (size_t)n;
+    }
+    return 0;
+}
+
+/* Close every open entry left without its close line, at end_ms. */
+static int close_open(struct conv *c, double end_ms, const char *status)
+{
+    for (size_t i = 0; i < c->nopen; i++) {
+        struct open_ent *o = &c->opens[i];
+        if (o->closed)
+            continue;
+        _cleanup_free_ char *line = malloc(o->len ? o->len : 1);
+        if (!line)
+            return -ENOMEM;
+        int r = pread_exact(c->in_fd, line, o->len, o->off);
+        if (r < 0)
+            return r;
+        struct state_fields f;
+        if (!parse_state(line, o->len, &f))
+            continue;
+        double st = state_start(c, &f);
+        double en = MAX(end_ms, st);
+        int64_t id = intern_name(c, f.name.val, f.name.val_len);
+        if (id < 0)
+            return (int)id;
+        bool is_test = val_is_str(&f.kind, "test");
+        size_t soff = c->side.len;
+        bool has_data = f.has_data && f.data.val[0] == '{';
+        if (is_test) {
+            bool has_status = false, has_color = false, any = false;
+            struct obj_iter it;
+            struct member m;
+            if (has_data && obj_begin(&it, f.data.val, f.data.val + f.data.val_len) == 0)
+                while (obj_next(&it, &m) > 0) {
+                    any = true;
+                    has_status |= key_is(&m, "status");
+                    has_color |= key_is(&m, "color");
+                }
+            if (has_data) {
+                const char *close = f.data.val + f.data.val_len - 1;
+                jsonw_append(&c->side, f.data.val, (size_t)(close - f.data.val));
+            } else {
+                jsonw_append(&c->side, "{\"type\":\"Test\"", 14);
+                any = true;
+            }
+            bool comma = any;
+            if (!has_status) {
+                jsonw_append(&c->side, comma ? ",\"status\":\"" : "\"status\":\"", comma ? 11 : 10);
+                jsonw_escape(&c->side, status, strlen(status));
+                jsonw_append(&c->side, "\"", 1);
+                comma = true;
+            }
+            if (!has_color) {
+                const char *color = strcmp(status, "TIMEOUT") == 0 ? "yellow" : "orange";
+                jsonw_append(&c->side, comma ? ",\"color\":\"" : "\"color\":\"", comma ? 10 : 9);
+                jsonw_append(&c->side, color, strlen(color));
+                jsonw_append(&c->side, "\"", 1);
+            }
+            jsonw_append(&c->side, "}", 1);
+        } else if (has_data)
+            jsonw_append(&c->side, f.data.val, f.data.val_len);
+        if (jsonw_failed(&c->side))
+            return -ENOMEM;
+        size_t slen = c->side.len - soff;
+        if (slen > REC_LEN_MASK)
+            continue;
+        r = add_rec(c, id, st, en, category_of(c, f.has_cat ? &f.cat : NULL), soff, slen, true);
+        if (r < 0)
+            return r;
+        c->closed++;
+    }
+    return 0;
+}
+
+/* ---- output ------------------------------------------------------------------------------- */
+
+static int out_flush(struct conv *c)
+{
+    if (c->olen && !c->oerr) {
+        int r = write_all(c->out_fd, c->obuf, c->olen);
+        if (r < 0)
+            c->oerr = r;
+    }
+    c->obytes += c->olen;
+    c->olen = 0;
+    return c->oerr;
+}
+
+static void out_put(struct conv *c, const char *s, size_t n)
+{
+    if (c->olen + n > CHUNK) {
+        out_flush(c);
+        if (n > CHUNK / 2) {
+            if (!c->oerr) {
+                int r = write_all(c->out_fd, s, n);
+                if (r < 0)
+                    c->oerr = r;
+            }
+            c->obytes += n;
+            return;
+        }
+    }
+    memcpy(c->obuf + c->olen, s, n);
+    c->olen += n;
+}
+
+#define OUT_LIT(c, lit) out_put(c, lit, sizeof lit - 1)
+
+static void out_uint(struct conv *c, uint64_t v)
+{
+    char tmp[24];
+    int k = sizeof tmp;
+    do {
+        tmp[--k] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    out_put(c, tmp + k, sizeof tmp - (size_t)k);
+}
+
+static void out_ms(struct conv *c, double ms)
+{
+    char buf[32];
+    out_put(c, buf, stream_format_ms(ms, buf));
+}
+
+/* Copy input bytes [off, off+len) to the output through the read window (c->rd.buf). */
+static int copy_input(struct conv *c, uint64_t off, size_t len, uint64_t *win_base, size_t *win_len)
+{
+    while (len > 0) {
+        if (off >= *win_base && off < *win_base + *win_len) {
+            size_t k = MIN(len, (size_t)(*win_base + *win_len - off));
+            out_put(c, c->rd.buf + (off - *win_base), k);
+            off += k;
+            len -= k;
+            continue;
+        }
+        ssize_t n;
+        do
+            n = pread(c->in_fd, c->rd.buf, c->rd.cap, (off_t)off);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            return -EIO;
+        *win_base = off;
+        *win_len = (size_t)n;
+    }
+    return 0;
+}
+
+/* Members of the object line at [off, off+len) except those named in skip[], copied as
+ * "key":value with commas. Returns the number written, or -errno. */
+static int copy_members(struct conv *c, uint64_t off, size_t len, const char *const *skip, size_t nskip)
+{
+    _cleanup_free_ char *line = malloc(len ? len : 1);
+    if (!line)
+        return -ENOMEM;
+    int r = pread_exact(c->in_fd, line, len, off);
+    if (r < 0)
+        return r;
+    struct obj_iter it;
+    struct member m;
+    int n = 0;
+    if (obj_begin(&it, line, line + len) < 0)
+        return -EINVAL;
+    while (obj_next(&it, &m) > 0) {
+        bool drop = false;
+        for (size_t i = 0; i < nskip && !drop; i++)
+            drop = key_is(&m, skip[i]);
+        if (drop)
+            continue;
+        if (n++)
+            OUT_LIT(c, ",");
+        OUT_LIT(c, "\"");
+        out_put(c, m.key, m.key_len);
+        OUT_LIT(c, "\":");
+        out_put(c, m.val, m.val_len);
+    }
+    return n;
+}
+
+/* The product (raw JSON string) from the meta line, for a thread made up when the stream has
+ * none. */
+static void out_thread_default(struct conv *c, const char *meta, size_t len)
+{
+    struct obj_iter it;
+    struct member m;
+    OUT_LIT(c, "\"processType\":\"default\",\"processName\":");
+    bool done = false;
+    if (obj_begin(&it, meta, meta + len) == 0)
+        while (!done && obj_next(&it, &m) > 0)
+            if (key_is(&m, "product") && m.val[0] == '"') {
+                out_put(c, m.val, m.val_len);
+                done = true;
+            }
+    if (!done)
+        OUT_LIT(c, "\"mach\"");
+    OUT_LIT(c, ",");
+    const char *rest = stream_thread_fields();
+    out_put(c, rest, strlen(rest));
+}
+
+static int write_profile(struct conv *c, double end_ms)
+{
+    static const char *const meta_skip[] = {"type", "profilingEndTime"};
+    static const char *const thread_skip[] = {"type", "stringArray", "markers"};
+    OUT_LIT(c, "{\"meta\":{");
+    int n = copy_members(c, c->meta_off, c->meta_len, meta_skip, ARRAY_SIZE(meta_skip));
+    if (n < 0)
+        return n;
+    if (n)
+        OUT_LIT(c, ",");
+    OUT_LIT(c, "\"profilingEndTime\":");
+    out_ms(c, end_ms);
+    OUT_LIT(c, "},\"libs\":[],\"threads\":[{");
+    if (c->have_thread) {
+        n = copy_members(c, c->thread_off, c->thread_len, thread_skip, ARRAY_SIZE(thread_skip));
+        if (n < 0)
+            return n;
+        if (n)
+            OUT_LIT(c, ",");
+    } else {
+        _cleanup_free_ char *meta = malloc(c->meta_len ? c->meta_len : 1);
+        if (!meta)
+            return -ENOMEM;
+        int r = pread_exact(c->in_fd, meta, c->meta_len, c->meta_off);
+        if (r < 0)
+            return r;
+        out_thread_default(c, meta, c->meta_len);
+        OUT_LIT(c, ",");
+    }
+    OUT_LIT(c, "\"stringArray\":[");
+    for (uint32_t i = 0; i < c->names.n; i++) {
+        if (i)
+            OUT_LIT(c, ",");
+        OUT_LIT(c, "\"");
+        out_put(c, c->names.arena + c->names.ent[i].off, c->names.ent[i].len);
+        OUT_LIT(c, "\"");
+    }
+    OUT_LIT(c, "],\"markers\":{\"data\":[");
+    uint64_t wbase = 0;
+    size_t wlen = 0;
+    for (size_t i = 0; i < c->nrec; i++) {
+        const struct rec *r = &c->recs[i];
+        size_t len = r->len_cat & REC_LEN_MASK;
+        if (i)
+            OUT_LIT(c, ",");
+        if (!len)
+            OUT_LIT(c, "null");
+        else if (r->name & REC_SIDE)
+            out_put(c, c->side.buf + r->off, len);
+        else {
+            int e = copy_input(c, r->off, len, &wbase, &wlen);
+            if (e < 0)
+                return e;
+        }
+        if (c->oerr)
+            return c->oerr;
+    }
+    OUT_LIT(c, "],\"name\":[");
+    for (size_t i = 0; i < c->nrec; i++) {
+        if (i)
+            OUT_LIT(c, ",");
+        out_uint(c, c->recs[i].name & ~REC_SIDE);
+    }
+    OUT_LIT(c, "],\"startTime\":[");
+    for (size_t i = 0; i < c->nrec; i++) {
+        if (i)
+            OUT_LIT(c, ",");
+        out_ms(c, c->recs[i].start);
+    }
+    OUT_LIT(c, "],\"endTime\":[");
+    for (size_t i = 0; i < c->nrec; i++) {
+        if (i)
+            OUT_LIT(c, ",");
+        if (isnan(c->recs[i].end))
+            OUT_LIT(c, "null");
+        else
+            out_ms(c, c->recs[i].end);
+    }
+    OUT_LIT(c, "],\"phase\":[");
+    for (size_t i = 0; i < c->nrec; i++)
+    {
+        const char *p = isnan(c->recs[i].end) ? ",0" : ",1";
+        out_put(c, i ? p : p + 1, i ? 2 : 1);
+    }
+    OUT_LIT(c, "],\"category\":[");
+    for (size_t i = 0; i < c->nrec; i++) {
+        if (i)
+            OUT_LIT(c, ",");
+        out_uint(c, c->recs[i].len_cat >> 24);
+    }
+    OUT_LIT(c, "],\"stack\":[");
+    for (size_t i = 0; i < c->nrec; i++)
+        out_put(c, i ? ",null" : "null", i ? 5 : 4);
+    OUT_LIT(c, "],\"length\":");
+    out_uint(c, c->nrec);
+    OUT_LIT(c, "}}],\"counters\":[]}");
+    return out_flush(c);
+}
+
+int profile_convert(int in_fd, int out_fd, const struct profile_end *end, struct profile_stats *ret_stats)
+{
+    struct conv c = {0};
+    int r;
+    c.in_fd = in_fd;
+    c.out_fd = out_fd;
+    c.rd.fd = in_fd;
+    c.rd.cap = CHUNK;
+    c.ncat = 1;
+    jsonw_init(&c.side);
+    jsonw_init(&c.tmp);
+    c.rd.buf = malloc(c.rd.cap);
+    c.obuf = malloc(CHUNK);
+    /* stringArray[0] is the root function's name; a marker of that name shares it. */
+    if (!c.rd.buf || !c.obuf || intern_get(&c.names, "(root)", 6) != 0) {
+        r = -ENOMEM;
+        goto out;
+    }
+
+    const char *line = NULL;
+    size_t len = 0;
+    uint64_t off = 0;
+    bool first = true;
+    while ((r = reader_next(&c.rd, &line, &len, &off)) > 0) {
+        if (first) {
+            r = take_meta(&c, line, len, off);
+            if (r < 0)
+                goto out;
+            first = false;
+            continue;
+        }
+        if (len == 0)
+            continue;
+        r = take_line(&c, line, len, off);
+        if (r < 0)
+            goto out;
+        if (r == 0)
+            c.skipped++;
+    }
+    if (r < 0)
+        goto out;
+    if (first) {
+        r = -EINVAL;
+        goto out;
+    }
+    c.skipped += c.rd.skipped;
+
+    double end_ms = end && end->end_ms >= 0 && isfinite(end->end_ms) ? end->end_ms : c.last_ms;
+    const char *status = end && end->open_status ? end->open_status : "INCOMPLETE";
+    r = close_open(&c, end_ms, status);
+    if (r < 0)
+        goto out;
+    r = write_profile(&c, end_ms);
+    if (r < 0)
+        goto out;
+    if (ret_stats)
+        *ret_stats = (struct profile_stats){
+            .markers = c.nrec,
+            .skipped_lines = c.skipped,
+            .closed_open = c.closed,
+            .bytes = c.obytes,
+            .end_ms = end_ms,
+        };
+    r = 0;
+out:
+    conv_release(&c);
+    return r;
+}
+
+/* ---- finalize, detect, recover ------------------------------------------------------------ */
+
+int profile_finalize(int in_fd, int dirfd, const char *path, const struct profile_end *end,
+                     struct profile_stats *ret_stats)
+{
+    if (!path || !*path)
+        return -EINVAL;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (!*base)
+        return -EISDIR;
+    size_t dirlen = slash ? (size_t)(slash - path) : 0;
+    _cleanup_free_ char *dir = strndup(slash ? path : ".", slash ? (dirlen ? dirlen : 1) : 1);
+    _cleanup_free_ char *tmp = malloc(dirlen + 1 + 200 + 64);
+    if (!dir || !tmp)
+        return -ENOMEM;
+
+    static unsigned counter;
+    _cleanup_close_ int fd = -1;
+    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+        /* Hidden, beside the target (same filesystem, so rename is atomic); the name is cut to
+         * stay under NAME_MAX. */
+        snprintf(tmp, dirlen + 1 + 200 + 64, "%.*s%s.%.200s.tmp%ld.%u", (int)dirlen, path, slash ? "/" : "",
+                 base, (long)getpid(), counter++);
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
+        if (fd < 0 && errno != EEXIST)
+            return -errno;
+    }
+    if (fd < 0)
+        return -EEXIST;
+
+    struct profile_stats st;
+    int r = profile_convert(in_fd, fd, end, &st);
+    if (r >= 0 && fsync(fd) < 0)
+        r = -errno;
+    if (r >= 0) {
+        int fdx = TAKE_FD(fd);
+        if (close(fdx) < 0 && errno != EINTR)
+            r = -errno;
+    }
+    if (r >= 0 && renameat(dirfd, tmp, dirfd, path) < 0)
+        r = -errno;
+    if (r < 0) {
+        unlinkat(dirfd, tmp, 0);
+        return r;
+    }
+    /* The rename itself must survive a crash: the directory entry is data too. */
+    _cleanup_close_ int dfd = openat(dirfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0)
+        (void)fsync(dfd);
+    if (ret_stats)
+        *ret_stats = st;
+    return 0;
+}
+
+enum profile_kind profile_detect(int fd)
+{
+    char head[64];
+    ssize_t n;
+    do
+        n = pread(fd, head, sizeof head, 0);
+    while (n < 0 && errno == EINTR);
+    if (n <= 0)
+        return PROFILE_KIND_OTHER;
+    static const char stream_prefix[] = "{\"type\":\"meta\"";
+    if ((size_t)n >= sizeof stream_prefix - 1 && memcmp(head, stream_prefix, sizeof stream_prefix - 1) == 0)
+        return PROFILE_KIND_STREAM;
+    const char *p = head, *e = head + n;
+    p = skip_ws(p, e);
+    if (p >= e || *p != '{')
+        return PROFILE_KIND_OTHER;
+    p = skip_ws(p + 1, e);
+    if ((size_t)(e - p) < 6 || memcmp(p, "\"meta\"", 6) != 0)
+        return PROFILE_KIND_OTHER;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || st.st_size < 2)
+        return PROFILE_KIND_OTHER;
+    char tail[64];
+    off_t at = st.st_size > (off_t)sizeof tail ? st.st_size - (off_t)sizeof tail : 0;
+    do
+        n = pread(fd, tail, sizeof tail, at);
+    while (n < 0 && errno == EINTR);
+    while (n > 0 && (tail[n - 1] == ' ' || tail[n - 1] == '\n' || tail[n - 1] == '\r' || tail[n - 1] == '\t'))
+        n--;
+    return n > 0 && tail[n - 1] == '}' ? PROFILE_KIND_FULL : PROFILE_KIND_OTHER;
+}
+
+int profile_recover(const char *in_path, const char *out_path, struct profile_stats *ret_stats)
+{
+    if (!in_path)
+        return -EINVAL;
+    /* O_NONBLOCK: a FIFO at the path must be refused, not waited on. */
+    _cleanup_close_ int fd = open(in_path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    if (S_ISDIR(st.st_mode))
+        return -EISDIR;
+    if (!S_ISREG(st.st_mode))
+        return -EINVAL;
+    switch (profile_detect(fd)) {
+    case PROFILE_KIND_FULL:
+        return PROFILE_RECOVER_ALREADY_FULL;
+    case PROFILE_KIND_OTHER:
+        return -EINVAL;
+    case PROFILE_KIND_STREAM:
+        break;
+    }
+    struct profile_end end = {.end_ms = -1, .open_status = "INCOMPLETE"};
+    return profile_finalize(fd, AT_FDCWD, out_path ? out_path : in_path, &end, ret_stats);
+}

@@ -1,0 +1,392 @@
+/* stream.c — see stream.h. */
+#include "stream.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "jsonw.h"
+#include "util.h"
+
+struct stream {
+    int fd;
+    uint64_t t0_ns;
+    uint64_t fsync_interval_ns, last_sync_ns;
+    bool dirty;
+    bool torn; /* a short write left a fragment without its newline */
+    uint64_t lines, errors;
+    int last_error;
+    struct jsonw w; /* reused for every line */
+    struct marker_sink sink;
+};
+
+size_t stream_format_ms(double ms, char *buf)
+{
+    if (!isfinite(ms))
+        ms = 0;
+    if (ms >= 9e12 || ms <= -9e12) {
+        /* Not a time on our axis; keep it exact rather than fast. */
+        int n = snprintf(buf, 32, "%.3f", ms);
+        if (n < 0 || n >= 32)
+            return (size_t)snprintf(buf, 32, "0.0");
+        while (n > 2 && buf[n - 1] == '0' && buf[n - 2] != '.')
+            n--;
+        return (size_t)n;
+    }
+    /* Round half away from zero (no libm: the program links without it). */
+    double x = ms * 1000.0;
+    long long t = (long long)(x >= 0 ? x + 0.5 : x - 0.5);
+    char *o = buf;
+    if (t < 0) {
+        *o++ = '-';
+        t = -t;
+    }
+    unsigned long long ip = (unsigned long long)t / 1000, fp = (unsigned long long)t % 1000;
+    char tmp[24];
+    int k = 0;
+    do {
+        tmp[k++] = (char)('0' + ip % 10);
+        ip /= 10;
+    } while (ip);
+    while (k)
+        *o++ = tmp[--k];
+    *o++ = '.';
+    *o++ = (char)('0' + fp / 100);
+    if (fp % 100) {
+        *o++ = (char)('0' + fp / 10 % 10);
+        if (fp % 10)
+            *o++ = (char)('0' + fp % 10);
+    }
+    if (o - buf == 4 && memcmp(buf, "-0.0", 4) == 0) /* rounded to zero from below */
+        return (size_t)snprintf(buf, 32, "0.0");
+    return (size_t)(o - buf);
+}
+
+double stream_ms(const struct stream *s, uint64_t mono_ns)
+{
+    int64_t d = mono_ns >= s->t0_ns ? (int64_t)(mono_ns - s->t0_ns) : -(int64_t)(s->t0_ns - mono_ns);
+    /* Round to whole microseconds in integers first: a double of ns since boot loses them. */
+    int64_t us = d >= 0 ? (d + 500) / 1000 : -((-d + 500) / 1000);
+    return (double)us / 1000.0;
+}
+
+static void put_ms(struct jsonw *w, double ms)
+{
+    char buf[32];
+    jsonw_raw(w, buf, stream_format_ms(ms, buf));
+}
+
+/* Hand one complete line (with its newline) to the kernel. Short writes on a regular file mean
+ * the disk is full or an I/O error: the rest is retried once, and on failure the fragment is
+ * remembered so the next line begins with a newline. */
+static int write_line(struct stream *s, const char *buf, size_t len)
+{
+    size_t done = 0;
+    int err = 0;
+    while (done < len) {
+        ssize_t n = write(s->fd, buf + done, len - done);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            err = -errno;
+            break;
+        }
+        if (n == 0) {
+            err = -EIO;
+            break;
+        }
+        done += (size_t)n;
+    }
+    if (err < 0) {
+        s->errors++;
+        s->last_error = err;
+        if (done > 0)
+            s->torn = true;
+        return err;
+    }
+    s->lines++;
+    s->dirty = true;
+    if (s->fsync_interval_ns) {
+        uint64_t now = now_ns();
+        if (now - s->last_sync_ns >= s->fsync_interval_ns) {
+            if (fdatasync(s->fd) == 0)
+                s->dirty = false;
+            s->last_sync_ns = now;
+        }
+    }
+    return 0;
+}
+
+/* Start a line in the reused buffer: a leading newline if an earlier line was torn. */
+static struct jsonw *line_begin(struct stream *s)
+{
+    jsonw_reset(&s->w);
+    if (s->torn) {
+        jsonw_append(&s->w, "\n", 1);
+        s->torn = false;
+    }
+    return &s->w;
+}
+
+static int line_end(struct stream *s)
+{
+    jsonw_append(&s->w, "\n", 1);
+    if (jsonw_failed(&s->w)) {
+        s->errors++;
+        s->last_error = -ENOMEM;
+        return -ENOMEM;
+    }
+    return write_line(s, s->w.buf, s->w.len);
+}
+
+void stream_marker(struct stream *s, const char *name, uint64_t start_ns, uint64_t end_ns, int category,
+                   const char *data, size_t data_len)
+{
+    if (!s)
+        return;
+    struct jsonw *w = line_begin(s);
+    jsonw_obj_open(w);
+    jsonw_kv_str(w, "type", "marker");
+    jsonw_kv_str(w, "name", name ? name : "");
+    jsonw_key(w, "startTime");
+    put_ms(w, stream_ms(s, start_ns));
+    jsonw_key(w, "endTime");
+    if (end_ns == MARKER_INSTANT)
+        jsonw_null(w);
+    else
+        put_ms(w, stream_ms(s, end_ns));
+    jsonw_key(w, "data");
+    if (data && data_len)
+        jsonw_raw(w, data, data_len);
+    else
+        jsonw_null(w);
+    if (category != 0)
+        jsonw_kv_int(w, "category", category);
+    jsonw_obj_close(w);
+    line_end(s);
+}
+
+void stream_state(struct stream *s, const char *line, size_t len)
+{
+    if (!s || !line || !len)
+        return;
+    /* A line must stay one line: an embedded newline would split it into garbage. */
+    if (memchr(line, '\n', len)) {
+        s->errors++;
+        s->last_error = -EINVAL;
+        return;
+    }
+    struct jsonw *w = line_begin(s);
+    jsonw_append(w, line, len);
+    line_end(s);
+}
+
+static void sink_marker(void *ctx, const char *name, uint64_t start_ns, uint64_t end_ns, int category,
+                        const char *data, size_t data_len)
+{
+    stream_marker(ctx, name, start_ns, end_ns, category, data, data_len);
+}
+
+static void sink_state(void *ctx, const char *line, size_t len) { stream_state(ctx, line, len); }
+
+static const char *find_extra(const struct stream_meta *m, const char *key, bool *used)
+{
+    for (size_t i = 0; i < m->n_extra; i++)
+        if (m->extra_keys[i] && strcmp(m->extra_keys[i], key) == 0) {
+            used[i] = true;
+            return m->extra_values[i] ? m->extra_values[i] : "";
+        }
+    return NULL;
+}
+
+/* Standard keys whose value an extra key of the same name replaces in place (as a dict update
+ * upstream would). */
+#define META_OVERRIDE(key, write_value)                                                            \
+    do {                                                                                           \
+        const char *_x = find_extra(m, key, used);                                                 \
+        if (_x)                                                                                    \
+            jsonw_kv_str(w, key, _x);                                                              \
+        else {                                                                                     \
+            jsonw_key(w, key);                                                                     \
+            write_value;                                                                           \
+        }                                                                                          \
+    } while (0)
+
+static void write_meta(struct jsonw *w, const struct stream_meta *m, bool *used)
+{
+    const char *product = m->product && *m->product ? m->product : "mach";
+    jsonw_obj_open(w);
+    jsonw_kv_str(w, "type", "meta");
+    META_OVERRIDE("processType", jsonw_int(w, 0));
+    META_OVERRIDE("product", jsonw_str(w, product));
+    META_OVERRIDE("stackwalk", jsonw_int(w, 0));
+    META_OVERRIDE("version", jsonw_int(w, 27));
+    META_OVERRIDE("preprocessedProfileVersion", jsonw_int(w, 47));
+    META_OVERRIDE("symbolicationNotSupported", jsonw_bool(w, true));
+    META_OVERRIDE("interval", jsonw_double(w, m->interval_ms, 3));
+    META_OVERRIDE("startTime", jsonw_double(w, m->start_wall_ms, 4));
+    META_OVERRIDE("profilingStartTime", jsonw_int(w, 0));
+    META_OVERRIDE("logicalCPUs", jsonw_int(w, m->logical_cpus));
+    META_OVERRIDE("physicalCPUs", jsonw_int(w, m->physical_cpus));
+    META_OVERRIDE("mainMemory", jsonw_uint(w, m->main_memory));
+    jsonw_key(w, "categories");
+    jsonw_raw(w,
+              "[{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
+              "{\"name\":\"Phases\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
+              "{\"name\":\"Tasks\",\"color\":\"grey\",\"subcategories\":[\"Other\"]}]",
+              strlen("[{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
+                     "{\"name\":\"Phases\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
+                     "{\"name\":\"Tasks\",\"color\":\"grey\",\"subcategories\":[\"Other\"]}]"));
+    jsonw_key(w, "markerSchema");
+    jsonw_raw(w, marker_schemas_json(), strlen(marker_schemas_json()));
+    jsonw_kv_bool(w, "usesOnlyOneStackType", true);
+    static const char *const reserved[] = {"type", "categories", "markerSchema", "usesOnlyOneStackType",
+                                           "profilingEndTime"};
+    for (size_t i = 0; i < m->n_extra; i++) {
+        const char *k = m->extra_keys[i];
+        if (!k || used[i])
+            continue;
+        bool skip = false;
+        for (size_t r = 0; r < ARRAY_SIZE(reserved); r++)
+            skip |= strcmp(k, reserved[r]) == 0;
+        /* A later duplicate of the same extra key: the first one wins, keys stay unique. */
+        for (size_t j = 0; j < i && !skip; j++)
+            skip = m->extra_keys[j] && strcmp(m->extra_keys[j], k) == 0;
+        if (!skip)
+            jsonw_kv_str(w, k, m->extra_values[i] ? m->extra_values[i] : "");
+    }
+    jsonw_obj_close(w);
+}
+
+/* The thread object of profile-format.md §4 after processName (stringArray and markers excluded). */
+static const char thread_rest[] =
+    "\"processStartupTime\":0,\"processShutdownTime\":null,\"registerTime\":0,"
+    "\"unregisterTime\":null,\"pausedRanges\":[],\"showMarkersInTimeline\":true,\"name\":\"\","
+    "\"isMainThread\":false,\"pid\":\"0\",\"tid\":0,"
+    "\"samples\":{\"weightType\":\"samples\",\"weight\":null,\"stack\":[],\"time\":[],\"length\":0},"
+    "\"stackTable\":{\"frame\":[0],\"prefix\":[null],\"category\":[0],\"subcategory\":[0],\"length\":1},"
+    "\"frameTable\":{\"address\":[-1],\"inlineDepth\":[0],\"category\":[null],\"subcategory\":[0],"
+    "\"func\":[0],\"nativeSymbol\":[null],\"innerWindowID\":[0],\"implementation\":[null],"
+    "\"line\":[null],\"column\":[null],\"length\":1},"
+    "\"funcTable\":{\"isJS\":[false],\"relevantForJS\":[false],\"name\":[0],\"resource\":[-1],"
+    "\"fileName\":[null],\"lineNumber\":[null],\"columnNumber\":[null],\"length\":1},"
+    "\"resourceTable\":{\"lib\":[],\"name\":[],\"host\":[],\"type\":[],\"length\":0},"
+    "\"nativeSymbols\":{\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[],\"length\":0}";
+
+const char *stream_thread_fields(void) { return thread_rest; }
+
+static void write_thread(struct jsonw *w, const char *product)
+{
+    jsonw_obj_open(w);
+    jsonw_kv_str(w, "type", "thread");
+    jsonw_kv_str(w, "processType", "default");
+    jsonw_kv_str(w, "processName", product);
+    jsonw_append(w, ",", 1);
+    jsonw_append(w, thread_rest, sizeof thread_rest - 1);
+    jsonw_obj_close(w);
+}
+
+int stream_open(int dirfd, const char *path, const struct stream_meta *meta, uint64_t fsync_interval_ns,
+                struct stream **ret)
+{
+    if (!path || !*path || !meta || !ret)
+        return -EINVAL;
+    /* O_NONBLOCK: opening an existing FIFO must not hang before we can refuse it. */
+    _cleanup_close_ int fd = openat(dirfd, path,
+                                    O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+                                    0666);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    if (S_ISDIR(st.st_mode))
+        return -EISDIR;
+    if (!S_ISREG(st.st_mode))
+        return -EINVAL;
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+        return -errno;
+    if (st.st_size > 0 && ftruncate(fd, 0) < 0)
+        return -errno;
+
+    struct stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    s->fd = -1;
+    s->t0_ns = meta->t0_ns;
+    s->fsync_interval_ns = fsync_interval_ns;
+    s->last_sync_ns = now_ns();
+    jsonw_init(&s->w);
+    s->sink.marker = sink_marker;
+    s->sink.state = sink_state;
+    s->sink.ctx = s;
+
+    /* The three header lines go out in one write: a reader never sees a meta line alone. */
+    bool *used = calloc(meta->n_extra ? meta->n_extra : 1, sizeof *used);
+    if (!used) {
+        free(s);
+        return -ENOMEM;
+    }
+    struct jsonw *w = &s->w;
+    write_meta(w, meta, used);
+    free(used);
+    jsonw_append(w, "\n", 1);
+    const char *product = meta->product && *meta->product ? meta->product : "mach";
+    /* processName follows an overridden product, so the two never disagree. */
+    for (size_t i = 0; i < meta->n_extra; i++)
+        if (meta->extra_keys[i] && strcmp(meta->extra_keys[i], "product") == 0 && meta->extra_values[i]) {
+            product = meta->extra_values[i];
+            break;
+        }
+    /* jsonw's nesting state continues after the newline: a fresh top-level value follows. */
+    w->first[0] = true;
+    write_thread(w, product);
+    jsonw_append(w, "\n", 1);
+    char clock[64];
+    int n = snprintf(clock, sizeof clock, "{\"type\":\"clock\",\"monotonicNs\":%llu}\n",
+                     (unsigned long long)meta->t0_ns);
+    jsonw_append(w, clock, (size_t)n);
+    if (jsonw_failed(w)) {
+        jsonw_release(w);
+        free(s);
+        return -ENOMEM;
+    }
+    s->fd = TAKE_FD(fd);
+    int r = write_all(s->fd, w->buf, w->len);
+    if (r < 0) {
+        stream_close(s);
+        return r;
+    }
+    s->lines = 3;
+    *ret = s;
+    return 0;
+}
+
+void stream_close(struct stream *s)
+{
+    if (!s)
+        return;
+    if (s->fd >= 0)
+        close(s->fd);
+    jsonw_release(&s->w);
+    free(s);
+}
+
+const struct marker_sink *stream_sink(struct stream *s) { return &s->sink; }
+int stream_fd(const struct stream *s) { return s->fd; }
+uint64_t stream_lines(const struct stream *s) { return s->lines; }
+uint64_t stream_write_errors(const struct stream *s) { return s->errors; }
+int stream_last_error(const struct stream *s) { return s->last_error; }
+
+int stream_sync(struct stream *s)
+{
+    if (fdatasync(s->fd) < 0)
+        return -errno;
+    s->dirty = false;
+    s->last_sync_ns = now_ns();
+    return 0;
+}

@@ -1,0 +1,572 @@
+/* check-profile — structural checker of resmon-run's output, used by the tests.
+ *
+ *   check-profile FILE                  validate a full profile (profile-format.md §3–§5)
+ *   check-profile --stream [--allow-torn] FILE
+ *                                       validate a JSONL stream (§1–§2); --allow-torn accepts a
+ *                                       last line cut short (what a killed run leaves)
+ *   check-profile --dump FILE           one line per marker: name TAB start TAB end|null TAB
+ *                                       category TAB compact-data-json (full profile or stream)
+ *   check-profile --count NAME FILE     number of markers named NAME
+ *   check-profile --meta KEY FILE       meta.KEY (strings raw, other values as compact JSON)
+ *
+ * Exit 0: valid (or the query answered), 1: invalid, with a message naming what is wrong, 2: usage.
+ * Query modes accept a full profile or a stream (detected by the {"type":"meta" prefix).
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *file_name = "";
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "check-profile: %s: ", file_name);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return 1;
+}
+
+static char *read_all(const char *path, size_t *ret_len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, len = 0, n;
+    char *buf = malloc(cap + 1);
+    while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
+        len += n;
+        if (len == cap) {
+            char *p = realloc(buf, (cap *= 2) + 1);
+            if (!p) {
+                free(buf);
+                buf = NULL;
+            } else
+                buf = p;
+        }
+    }
+    fclose(f);
+    if (buf) {
+        buf[len] = '\0';
+        *ret_len = len;
+    }
+    return buf;
+}
+
+/* Offset of the first invalid UTF-8 byte, or len (RFC 3629: no overlongs, surrogates, > U+10FFFF). */
+static size_t utf8_check(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t n;
+        unsigned char lo = 0x80, hi = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF)
+            n = 2;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            n = 3;
+            lo = c == 0xE0 ? 0xA0 : 0x80;
+            hi = c == 0xED ? 0x9F : 0xBF;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            n = 4;
+            lo = c == 0xF0 ? 0x90 : 0x80;
+            hi = c == 0xF4 ? 0x8F : 0xBF;
+        } else
+            return i;
+        if (len - i < n || s[i + 1] < lo || s[i + 1] > hi)
+            return i;
+        for (size_t k = 2; k < n; k++)
+            if (s[i + k] < 0x80 || s[i + k] > 0xBF)
+                return i;
+        i += n;
+    }
+    return len;
+}
+
+static void print_ms(double v)
+{
+    char buf[64];
+    int n = snprintf(buf, sizeof buf, "%.3f", v);
+    while (n > 2 && buf[n - 1] == '0' && buf[n - 2] != '.')
+        n--;
+    fwrite(buf, 1, (size_t)n, stdout);
+}
+
+static bool is_int(const cJSON *x) { return cJSON_IsNumber(x) && x->valuedouble == floor(x->valuedouble); }
+
+/* ---- meta --------------------------------------------------------------------------------- */
+
+static int check_meta(const cJSON *meta, bool full, int *ret_ncat)
+{
+    static const struct {
+        const char *key;
+        char kind; /* n number, s string, b bool, a array */
+    } req[] = {
+        {"processType", 'n'}, {"product", 's'}, {"stackwalk", 'n'}, {"version", 'n'},
+        {"preprocessedProfileVersion", 'n'}, {"symbolicationNotSupported", 'b'}, {"interval", 'n'},
+        {"startTime", 'n'}, {"profilingStartTime", 'n'}, {"logicalCPUs", 'n'}, {"physicalCPUs", 'n'},
+        {"mainMemory", 'n'}, {"categories", 'a'}, {"markerSchema", 'a'}, {"usesOnlyOneStackType", 'b'},
+    };
+    if (!cJSON_IsObject(meta))
+        return fail("meta is not an object");
+    for (size_t i = 0; i < sizeof req / sizeof req[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(meta, req[i].key);
+        bool ok = v && (req[i].kind == 'n'   ? cJSON_IsNumber(v)
+                        : req[i].kind == 's' ? cJSON_IsString(v)
+                        : req[i].kind == 'b' ? cJSON_IsBool(v)
+                                             : cJSON_IsArray(v));
+        if (!ok)
+            return fail("meta.%s missing or of the wrong type", req[i].key);
+    }
+    const cJSON *pet = cJSON_GetObjectItemCaseSensitive(meta, "profilingEndTime");
+    if (full && !cJSON_IsNumber(pet))
+        return fail("meta.profilingEndTime missing or not a number");
+    if (!full && pet)
+        return fail("stream meta line has profilingEndTime");
+    if (cJSON_GetObjectItemCaseSensitive(meta, "version")->valuedouble != 27 ||
+        cJSON_GetObjectItemCaseSensitive(meta, "preprocessedProfileVersion")->valuedouble != 47)
+        return fail("meta.version/preprocessedProfileVersion are not 27/47");
+    const cJSON *cats = cJSON_GetObjectItemCaseSensitive(meta, "categories"), *c;
+    int ncat = 0;
+    cJSON_ArrayForEach(c, cats)
+    {
+        const cJSON *sub = cJSON_GetObjectItemCaseSensitive(c, "subcategories");
+        if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(c, "name")) ||
+            !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(c, "color")) || !cJSON_IsArray(sub) ||
+            cJSON_GetArraySize(sub) < 1)
+            return fail("meta.categories[%d] malformed", ncat);
+        ncat++;
+    }
+    if (ncat < 1)
+        return fail("meta.categories is empty");
+    const cJSON *s;
+    int i = 0;
+    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(meta, "markerSchema"))
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(s, "name");
+        const cJSON *display = cJSON_GetObjectItemCaseSensitive(s, "display");
+        const cJSON *data = cJSON_GetObjectItemCaseSensitive(s, "data");
+        const cJSON *graphs = cJSON_GetObjectItemCaseSensitive(s, "graphs");
+        if (!cJSON_IsString(name) || !cJSON_IsArray(display) || !cJSON_IsArray(data))
+            return fail("meta.markerSchema[%d] lacks name/display/data", i);
+        const cJSON *f;
+        cJSON_ArrayForEach(f, data) if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(f, "key")))
+            return fail("meta.markerSchema %s: a data field has no key", name->valuestring);
+        if (graphs) {
+            if (!cJSON_IsArray(graphs) || cJSON_GetArraySize(graphs) < 1)
+                return fail("meta.markerSchema %s: graphs is not a non-empty array", name->valuestring);
+            cJSON_ArrayForEach(f, graphs) if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(f, "key")) ||
+                                              !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(f, "type")))
+                return fail("meta.markerSchema %s: a graph lacks key/type", name->valuestring);
+        }
+        i++;
+    }
+    *ret_ncat = ncat;
+    return 0;
+}
+
+/* ---- thread ------------------------------------------------------------------------------- */
+
+static int check_table(const cJSON *t, const char *tname, const char *const *cols, int want_len)
+{
+    if (!cJSON_IsObject(t))
+        return fail("thread.%s missing", tname);
+    const cJSON *len = cJSON_GetObjectItemCaseSensitive(t, "length");
+    if (!is_int(len) || (want_len >= 0 && len->valuedouble != want_len))
+        return fail("thread.%s.length wrong", tname);
+    for (; *cols; cols++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(t, *cols);
+        if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != (int)len->valuedouble)
+            return fail("thread.%s.%s missing or not of length %d", tname, *cols, (int)len->valuedouble);
+    }
+    return 0;
+}
+
+static int check_thread_common(const cJSON *th)
+{
+    if (!cJSON_IsObject(th))
+        return fail("thread is not an object");
+    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(th, "processType")) ||
+        !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(th, "processName")) ||
+        !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(th, "processStartupTime")) ||
+        !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(th, "registerTime")) ||
+        !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(th, "pausedRanges")) ||
+        !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(th, "name")) ||
+        !cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(th, "isMainThread")) ||
+        !cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(th, "showMarkersInTimeline")))
+        return fail("thread lacks processType/processName/processStartupTime/registerTime/pausedRanges/"
+                    "name/isMainThread/showMarkersInTimeline");
+    const cJSON *pid = cJSON_GetObjectItemCaseSensitive(th, "pid");
+    if (!cJSON_IsString(pid) || strcmp(pid->valuestring, "0") != 0 ||
+        !is_int(cJSON_GetObjectItemCaseSensitive(th, "tid")))
+        return fail("thread.pid must be the string \"0\" and tid a number");
+    const cJSON *x;
+    if (!(x = cJSON_GetObjectItemCaseSensitive(th, "processShutdownTime")) || !(cJSON_IsNull(x) || cJSON_IsNumber(x)) ||
+        !(x = cJSON_GetObjectItemCaseSensitive(th, "unregisterTime")) || !(cJSON_IsNull(x) || cJSON_IsNumber(x)))
+        return fail("thread.processShutdownTime/unregisterTime missing");
+    static const char *const samples[] = {"stack", "time", NULL};
+    static const char *const stack[] = {"frame", "prefix", "category", "subcategory", NULL};
+    static const char *const frame[] = {"address", "inlineDepth", "category", "subcategory", "func", "nativeSymbol",
+                                        "innerWindowID", "implementation", "line", "column", NULL};
+    static const char *const func[] = {"isJS", "relevantForJS", "name", "resource", "fileName", "lineNumber",
+                                       "columnNumber", NULL};
+    static const char *const res[] = {"lib", "name", "host", "type", NULL};
+    static const char *const nat[] = {"libIndex", "address", "name", "functionSize", NULL};
+    int r;
+    if ((r = check_table(cJSON_GetObjectItemCaseSensitive(th, "samples"), "samples", samples, -1)) ||
+        (r = check_table(cJSON_GetObjectItemCaseSensitive(th, "stackTable"), "stackTable", stack, -1)) ||
+        (r = check_table(cJSON_GetObjectItemCaseSensitive(th, "frameTable"), "frameTable", frame, -1)) ||
+        (r = check_table(cJSON_GetObjectItemCaseSensitive(th, "funcTable"), "funcTable", func, -1)) ||
+        (r = check_table(cJSON_GetObjectItemCaseSensitive(th, "resourceTable"), "resourceTable", res, -1)) ||
+        (r = check_table(cJSON_GetObjectItemCaseSensitive(th, "nativeSymbols"), "nativeSymbols", nat, -1)))
+        return r;
+    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(th, "samples"),
+                                                         "weightType")))
+        return fail("thread.samples.weightType missing");
+    return 0;
+}
+
+static int check_data(const cJSON *d, const char *where)
+{
+    if (cJSON_IsNull(d))
+        return 0;
+    if (!cJSON_IsObject(d))
+        return fail("%s: data is neither an object nor null", where);
+    const cJSON *t = d->child;
+    if (!t || strcmp(t->string, "type") != 0 || !cJSON_IsString(t))
+        return fail("%s: data does not start with a string \"type\"", where);
+    return 0;
+}
+
+static int check_markers(const cJSON *th, int ncat)
+{
+    const cJSON *sa = cJSON_GetObjectItemCaseSensitive(th, "stringArray");
+    if (!cJSON_IsArray(sa) || cJSON_GetArraySize(sa) < 1)
+        return fail("thread.stringArray missing or empty");
+    int nstr = cJSON_GetArraySize(sa);
+    const cJSON *s;
+    cJSON_ArrayForEach(s, sa) if (!cJSON_IsString(s)) return fail("thread.stringArray holds a non-string");
+    if (strcmp(sa->child->valuestring, "(root)") != 0)
+        return fail("thread.stringArray[0] is not \"(root)\"");
+    /* Interned: no string twice (quadratic only in the number of distinct names). */
+    for (const cJSON *a = sa->child; a; a = a->next)
+        for (const cJSON *b = a->next; b; b = b->next)
+            if (strcmp(a->valuestring, b->valuestring) == 0)
+                return fail("thread.stringArray holds \"%s\" twice", a->valuestring);
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(th, "markers");
+    static const char *const cols[] = {"data", "name", "startTime", "endTime", "phase", "category", "stack", NULL};
+    int r = check_table(m, "markers", cols, -1);
+    if (r)
+        return r;
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(m, "data")->child,
+                *name = cJSON_GetObjectItemCaseSensitive(m, "name")->child,
+                *st = cJSON_GetObjectItemCaseSensitive(m, "startTime")->child,
+                *en = cJSON_GetObjectItemCaseSensitive(m, "endTime")->child,
+                *ph = cJSON_GetObjectItemCaseSensitive(m, "phase")->child,
+                *cat = cJSON_GetObjectItemCaseSensitive(m, "category")->child,
+                *stk = cJSON_GetObjectItemCaseSensitive(m, "stack")->child;
+    for (int i = 0; data; i++, data = data->next, name = name->next, st = st->next, en = en->next, ph = ph->next,
+             cat = cat->next, stk = stk->next) {
+        char where[48];
+        snprintf(where, sizeof where, "marker %d", i);
+        if (!is_int(name) || name->valuedouble < 0 || name->valuedouble >= nstr)
+            return fail("%s: name index out of range", where);
+        if (!cJSON_IsNumber(st))
+            return fail("%s: startTime not a number", where);
+        if (!(cJSON_IsNull(en) || cJSON_IsNumber(en)))
+            return fail("%s: endTime neither a number nor null", where);
+        if (!is_int(ph) || (ph->valuedouble != (cJSON_IsNull(en) ? 0 : 1)))
+            return fail("%s: phase %g does not match endTime", where, cJSON_IsNumber(ph) ? ph->valuedouble : -1);
+        if (cJSON_IsNumber(en) && en->valuedouble < st->valuedouble)
+            return fail("%s: endTime before startTime", where);
+        if (!is_int(cat) || cat->valuedouble < 0 || cat->valuedouble >= ncat)
+            return fail("%s: category out of range", where);
+        if (!(cJSON_IsNull(stk) || is_int(stk)))
+            return fail("%s: stack neither null nor an index", where);
+        if ((r = check_data(data, where)))
+            return r;
+    }
+    return 0;
+}
+
+static int check_full(const cJSON *root)
+{
+    int r, ncat;
+    if (!cJSON_IsObject(root))
+        return fail("not a JSON object");
+    if ((r = check_meta(cJSON_GetObjectItemCaseSensitive(root, "meta"), true, &ncat)))
+        return r;
+    if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "libs")) ||
+        !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "counters")))
+        return fail("libs/counters missing");
+    const cJSON *threads = cJSON_GetObjectItemCaseSensitive(root, "threads");
+    if (!cJSON_IsArray(threads) || cJSON_GetArraySize(threads) != 1)
+        return fail("threads is not an array of one thread");
+    if ((r = check_thread_common(threads->child)) || (r = check_markers(threads->child, ncat)))
+        return r;
+    return 0;
+}
+
+/* ---- stream ------------------------------------------------------------------------------- */
+
+struct line {
+    const char *p;
+    size_t n;
+    bool terminated;
+};
+
+static bool next_line(const char **pos, const char *end, struct line *l)
+{
+    if (*pos >= end)
+        return false;
+    const char *nl = memchr(*pos, '\n', (size_t)(end - *pos));
+    l->p = *pos;
+    l->n = nl ? (size_t)(nl - *pos) : (size_t)(end - *pos);
+    l->terminated = nl != NULL;
+    *pos = nl ? nl + 1 : end;
+    return true;
+}
+
+static int check_marker_line(const cJSON *o, int ncat, int lineno)
+{
+    static const char *const order[] = {"type", "name", "startTime", "endTime", "data", "category"};
+    char where[48];
+    snprintf(where, sizeof where, "line %d", lineno);
+    int k = 0;
+    for (const cJSON *c = o->child; c; c = c->next, k++)
+        if (k >= 6 || strcmp(c->string, order[k]) != 0)
+            return fail("%s: marker keys not in the order type,name,startTime,endTime,data[,category]", where);
+    if (k < 5)
+        return fail("%s: marker line lacks keys", where);
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(o, "name"),
+                *st = cJSON_GetObjectItemCaseSensitive(o, "startTime"),
+                *en = cJSON_GetObjectItemCaseSensitive(o, "endTime"),
+                *cat = cJSON_GetObjectItemCaseSensitive(o, "category");
+    if (!cJSON_IsString(name) || !cJSON_IsNumber(st) || !(cJSON_IsNull(en) || cJSON_IsNumber(en)))
+        return fail("%s: name/startTime/endTime of the wrong type", where);
+    if (cJSON_IsNumber(en) && en->valuedouble < st->valuedouble)
+        return fail("%s: endTime before startTime", where);
+    if (cat && (!is_int(cat) || cat->valuedouble <= 0 || cat->valuedouble >= ncat))
+        return fail("%s: category present but 0 or out of range", where);
+    return check_data(cJSON_GetObjectItemCaseSensitive(o, "data"), where);
+}
+
+static int check_stream(const char *buf, size_t len, bool allow_torn)
+{
+    static const char prefix[] = "{\"type\":\"meta\"";
+    if (len < sizeof prefix - 1 || memcmp(buf, prefix, sizeof prefix - 1) != 0)
+        return fail("does not start with {\"type\":\"meta\"");
+    const char *pos = buf, *end = buf + len;
+    struct line l;
+    int lineno = 0, ncat = 0, r;
+    bool thread = false;
+    while (next_line(&pos, end, &l)) {
+        lineno++;
+        bool last = pos >= end;
+        cJSON *o = cJSON_ParseWithLength(l.p, l.n);
+        if (!o || !cJSON_IsObject(o) || !o->child || strcmp(o->child->string, "type") != 0 ||
+            !cJSON_IsString(o->child)) {
+            cJSON_Delete(o);
+            if (last && !l.terminated && allow_torn)
+                break;
+            return fail("line %d: not a JSON object starting with a string \"type\"", lineno);
+        }
+        if (!l.terminated && !allow_torn) {
+            cJSON_Delete(o);
+            return fail("line %d: last line has no newline", lineno);
+        }
+        const char *type = o->child->valuestring;
+        r = 0;
+        if (lineno == 1)
+            r = check_meta(o, false, &ncat);
+        else if (strcmp(type, "meta") == 0)
+            r = fail("line %d: a second meta line", lineno);
+        else if (lineno == 2) {
+            if (strcmp(type, "thread") != 0)
+                r = fail("line 2: not the thread line");
+            else if (cJSON_GetObjectItemCaseSensitive(o, "markers") ||
+                     cJSON_GetObjectItemCaseSensitive(o, "stringArray"))
+                r = fail("line 2: thread line holds markers/stringArray");
+            else
+                r = check_thread_common(o);
+            thread = true;
+        } else if (strcmp(type, "marker") == 0)
+            r = check_marker_line(o, ncat, lineno);
+        cJSON_Delete(o);
+        if (r)
+            return r;
+    }
+    if (lineno < 2 || !thread)
+        return fail("no thread line");
+    return 0;
+}
+
+/* ---- queries ------------------------------------------------------------------------------ */
+
+typedef void (*marker_fn)(void *ctx, const char *name, double start, const cJSON *end, int cat, const cJSON *data);
+
+static int for_each_marker(const char *buf, size_t len, marker_fn fn, void *ctx, cJSON **ret_meta)
+{
+    if (len >= 14 && memcmp(buf, "{\"type\":\"meta\"", 14) == 0) {
+        const char *pos = buf, *end = buf + len;
+        struct line l;
+        bool first = true;
+        while (next_line(&pos, end, &l)) {
+            cJSON *o = cJSON_ParseWithLength(l.p, l.n);
+            if (first && ret_meta) {
+                *ret_meta = o;
+                first = false;
+                continue;
+            }
+            first = false;
+            const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "type");
+            if (cJSON_IsString(t) && strcmp(t->valuestring, "marker") == 0) {
+                const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "name"),
+                            *st = cJSON_GetObjectItemCaseSensitive(o, "startTime"),
+                            *c = cJSON_GetObjectItemCaseSensitive(o, "category");
+                if (cJSON_IsString(n) && cJSON_IsNumber(st))
+                    fn(ctx, n->valuestring, st->valuedouble, cJSON_GetObjectItemCaseSensitive(o, "endTime"),
+                       cJSON_IsNumber(c) ? (int)c->valuedouble : 0, cJSON_GetObjectItemCaseSensitive(o, "data"));
+            }
+            cJSON_Delete(o);
+        }
+        return 0;
+    }
+    cJSON *root = cJSON_ParseWithLength(buf, len);
+    if (!root)
+        return fail("not JSON");
+    const cJSON *th = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "threads"), 0);
+    const cJSON *sa = cJSON_GetObjectItemCaseSensitive(th, "stringArray");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(th, "markers");
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(m, "data");
+    if (!cJSON_IsArray(sa) || !cJSON_IsArray(data)) {
+        cJSON_Delete(root);
+        return fail("no markers table");
+    }
+    int nstr = cJSON_GetArraySize(sa);
+    const char **names = calloc((size_t)nstr + 1, sizeof *names);
+    int i = 0;
+    const cJSON *s;
+    cJSON_ArrayForEach(s, sa) names[i++] = cJSON_IsString(s) ? s->valuestring : "";
+    const cJSON *d = data->child, *n = cJSON_GetObjectItemCaseSensitive(m, "name")->child,
+                *st = cJSON_GetObjectItemCaseSensitive(m, "startTime")->child,
+                *en = cJSON_GetObjectItemCaseSensitive(m, "endTime")->child,
+                *c = cJSON_GetObjectItemCaseSensitive(m, "category")->child;
+    for (; d && n && st && en && c; d = d->next, n = n->next, st = st->next, en = en->next, c = c->next) {
+        int k = (int)n->valuedouble;
+        fn(ctx, k >= 0 && k < nstr ? names[k] : "?", st->valuedouble, en, (int)c->valuedouble, d);
+    }
+    free(names);
+    if (ret_meta)
+        *ret_meta = cJSON_DetachItemFromObjectCaseSensitive(root, "meta");
+    cJSON_Delete(root);
+    return 0;
+}
+
+static void dump_fn(void *ctx, const char *name, double start, const cJSON *end, int cat, const cJSON *data)
+{
+    fputs(name, stdout);
+    putchar('\t');
+    print_ms(start);
+    putchar('\t');
+    if (cJSON_IsNumber(end))
+        print_ms(end->valuedouble);
+    else
+        fputs("null", stdout);
+    printf("\t%d\t", cat);
+    char *s = data ? cJSON_PrintUnformatted(data) : NULL;
+    fputs(s ? s : "null", stdout);
+    putchar('\n');
+    free(s);
+}
+
+struct count_ctx {
+    const char *name;
+    long n;
+};
+
+static void count_fn(void *ctx, const char *name, double start, const cJSON *end, int cat, const cJSON *data)
+{
+    struct count_ctx *c = ctx;
+    if (strcmp(name, c->name) == 0)
+        c->n++;
+}
+
+int main(int argc, char **argv)
+{
+    enum { FULL, STREAM, DUMP, COUNT, META } mode = FULL;
+    bool allow_torn = false;
+    const char *arg = NULL;
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
+        if (strcmp(argv[i], "--stream") == 0)
+            mode = STREAM;
+        else if (strcmp(argv[i], "--allow-torn") == 0)
+            allow_torn = true;
+        else if (strcmp(argv[i], "--dump") == 0)
+            mode = DUMP;
+        else if ((strcmp(argv[i], "--count") == 0 || strcmp(argv[i], "--meta") == 0) && i + 1 < argc) {
+            mode = argv[i][2] == 'c' ? COUNT : META;
+            arg = argv[++i];
+        } else {
+            fprintf(stderr, "check-profile: unknown option %s\n", argv[i]);
+            return 2;
+        }
+    }
+    if (i + 1 != argc) {
+        fprintf(stderr, "usage: check-profile [--stream [--allow-torn] | --dump | --count NAME | --meta KEY] FILE\n");
+        return 2;
+    }
+    file_name = argv[i];
+    size_t len = 0;
+    char *buf = read_all(file_name, &len);
+    if (!buf)
+        return fail("cannot read: %s", strerror(errno));
+    int r = 0;
+    size_t bad = utf8_check((const unsigned char *)buf, len);
+    if (bad < len && !(mode == STREAM && allow_torn && !memchr(buf + bad, '\n', len - bad)))
+        r = fail("invalid UTF-8 at byte %zu", bad);
+    else if (mode == FULL) {
+        cJSON *root = cJSON_ParseWithLength(buf, len);
+        r = root ? check_full(root) : fail("not valid JSON");
+        cJSON_Delete(root);
+    } else if (mode == STREAM)
+        r = check_stream(buf, len, allow_torn);
+    else if (mode == DUMP)
+        r = for_each_marker(buf, len, dump_fn, NULL, NULL);
+    else if (mode == COUNT) {
+        struct count_ctx c = {arg, 0};
+        r = for_each_marker(buf, len, count_fn, &c, NULL);
+        if (!r)
+            printf("%ld\n", c.n);
+    } else {
+        cJSON *meta = NULL;
+        struct count_ctx c = {"", 0};
+        r = for_each_marker(buf, len, count_fn, &c, &meta);
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(meta, arg);
+        if (!r && !v)
+            r = fail("meta has no key %s", arg);
+        else if (!r && cJSON_IsString(v))
+            puts(v->valuestring);
+        else if (!r) {
+            char *s = cJSON_PrintUnformatted(v);
+            puts(s ? s : "null");
+            free(s);
+        }
+        cJSON_Delete(meta);
+    }
+    free(buf);
+    return r ? 1 : 0;
+}

@@ -1,0 +1,48 @@
+/* Fuzz target for the stream reader: any bytes as a stream, converted to a full profile. The
+ * converter must never crash, and whatever it accepts must come out as one valid JSON document
+ * (checked here with cJSON, which the input never reaches directly). */
+#include <cjson/cJSON.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "profile.h"
+#include "util.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    int in = memfd_create("in", MFD_CLOEXEC), out = memfd_create("out", MFD_CLOEXEC);
+    if (in < 0 || out < 0)
+        abort();
+    if (write_all(in, data, size) < 0)
+        abort();
+    struct profile_end end = {.end_ms = -1, .open_status = "INCOMPLETE"};
+    struct profile_stats st;
+    int r = profile_convert(in, out, &end, &st);
+    if (r == 0) {
+        off_t n = lseek(out, 0, SEEK_END);
+        char *buf = malloc((size_t)n + 1);
+        if (!buf || pread(out, buf, (size_t)n, 0) != n)
+            abort();
+        buf[n] = '\0';
+        cJSON *root = cJSON_ParseWithLength(buf, (size_t)n);
+        if (!root || !cJSON_IsObject(root))
+            abort();
+        const cJSON *th = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "threads"), 0);
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(th, "markers");
+        const cJSON *len = cJSON_GetObjectItemCaseSensitive(m, "length");
+        if (!cJSON_IsNumber(len) || (uint64_t)len->valuedouble != st.markers ||
+            cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(m, "data")) != (int)st.markers)
+            abort();
+        cJSON_Delete(root);
+        free(buf);
+    } else if (r != -EINVAL)
+        abort();
+    close(in);
+    close(out);
+    return 0;
+}

@@ -1,0 +1,617 @@
+/* Unit tests of the stream → profile conversion, finalization and recovery, on mozsystemmonitor's
+ * real files and on hand-made streams (torn and garbage lines, open state, symlinks). */
+#include "profile.h"
+
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "stream.h"
+#include "util.h"
+
+#ifndef SRCDIR
+#define SRCDIR "."
+#endif
+
+static char dir[] = "/tmp/unit_profile.XXXXXX";
+
+static void setup(void) { ck_assert_ptr_nonnull(mkdtemp(dir)); }
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    (void)!system(cmd);
+    strcpy(dir, "/tmp/unit_profile.XXXXXX");
+}
+
+static const char *fixture(const char *name)
+{
+    static char path[1024];
+    const char *top = getenv("TOP_SRCDIR");
+    snprintf(path, sizeof path, "%s/tests/fixtures/moz/%s", top ? top : SRCDIR, name);
+    return path;
+}
+
+static char *slurp(const char *path, size_t *ret_len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ck_assert_msg(fd >= 0, "open %s", path);
+    struct stat st;
+    fstat(fd, &st);
+    char *buf = malloc((size_t)st.st_size + 1);
+    ck_assert_int_eq(pread(fd, buf, (size_t)st.st_size, 0), st.st_size);
+    buf[st.st_size] = '\0';
+    close(fd);
+    if (ret_len)
+        *ret_len = (size_t)st.st_size;
+    return buf;
+}
+
+static void spit(const char *path, const char *text, size_t n)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write_all(fd, text, n), 0);
+    close(fd);
+}
+
+static char *in_dir(const char *name)
+{
+    static char paths[4][256];
+    static int k;
+    char *p = paths[k++ % 4];
+    snprintf(p, 256, "%s/%s", dir, name);
+    return p;
+}
+
+/* Convert the file at path (stream) with profile_convert into memory and parse it. */
+static cJSON *convert_file(const char *path, const struct profile_end *end, struct profile_stats *st, int *ret)
+{
+    int in = open(path, O_RDONLY | O_CLOEXEC);
+    ck_assert_int_ge(in, 0);
+    char *out_path = in_dir("out.json");
+    int out = open(out_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ck_assert_int_ge(out, 0);
+    int r = profile_convert(in, out, end, st);
+    close(in);
+    close(out);
+    if (ret)
+        *ret = r;
+    if (r < 0)
+        return NULL;
+    char *text = slurp(out_path, NULL);
+    cJSON *root = cJSON_Parse(text);
+    ck_assert_msg(root != NULL, "output is not JSON");
+    free(text);
+    return root;
+}
+
+static const cJSON *thread0(const cJSON *root)
+{
+    return cJSON_GetArrayItem(cJSON_GetObjectItem(root, "threads"), 0);
+}
+
+/* The structural invariants every profile must keep. */
+static void check_structure(const cJSON *root)
+{
+    const cJSON *meta = cJSON_GetObjectItem(root, "meta");
+    ck_assert(cJSON_IsObject(meta));
+    ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(meta, "profilingEndTime")));
+    ck_assert_ptr_null(cJSON_GetObjectItem(meta, "type"));
+    ck_assert(cJSON_IsArray(cJSON_GetObjectItem(root, "libs")));
+    ck_assert(cJSON_IsArray(cJSON_GetObjectItem(root, "counters")));
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(root, "threads")), 1);
+    const cJSON *th = thread0(root);
+    ck_assert_ptr_null(cJSON_GetObjectItem(th, "type"));
+    const cJSON *sa = cJSON_GetObjectItem(th, "stringArray");
+    ck_assert_str_eq(cJSON_GetArrayItem(sa, 0)->valuestring, "(root)");
+    const cJSON *m = cJSON_GetObjectItem(th, "markers");
+    int n = (int)cJSON_GetObjectItem(m, "length")->valuedouble;
+    static const char *const cols[] = {"data", "name", "startTime", "endTime", "phase", "category", "stack"};
+    for (size_t i = 0; i < ARRAY_SIZE(cols); i++)
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(m, cols[i])), n);
+    int ncat = cJSON_GetArraySize(cJSON_GetObjectItem(meta, "categories"));
+    for (int i = 0; i < n; i++) {
+        const cJSON *en = cJSON_GetArrayItem(cJSON_GetObjectItem(m, "endTime"), i);
+        ck_assert_int_eq((int)cJSON_GetArrayItem(cJSON_GetObjectItem(m, "phase"), i)->valuedouble,
+                         cJSON_IsNull(en) ? 0 : 1);
+        int name = (int)cJSON_GetArrayItem(cJSON_GetObjectItem(m, "name"), i)->valuedouble;
+        ck_assert(name >= 1 && name < cJSON_GetArraySize(sa));
+        int cat = (int)cJSON_GetArrayItem(cJSON_GetObjectItem(m, "category"), i)->valuedouble;
+        ck_assert(cat >= 0 && cat < ncat);
+    }
+}
+
+/* "name|start|end|cat|data" of marker i. */
+static char *marker_key(const cJSON *root, int i)
+{
+    const cJSON *th = thread0(root), *m = cJSON_GetObjectItem(th, "markers");
+    int name = (int)cJSON_GetArrayItem(cJSON_GetObjectItem(m, "name"), i)->valuedouble;
+    const cJSON *en = cJSON_GetArrayItem(cJSON_GetObjectItem(m, "endTime"), i);
+    char *data = cJSON_PrintUnformatted(cJSON_GetArrayItem(cJSON_GetObjectItem(m, "data"), i));
+    char *out;
+    char end[32];
+    if (cJSON_IsNull(en))
+        strcpy(end, "null");
+    else
+        snprintf(end, sizeof end, "%.3f", en->valuedouble);
+    ck_assert_int_gt(asprintf(&out, "%s|%.3f|%s|%d|%s",
+                              cJSON_GetArrayItem(cJSON_GetObjectItem(th, "stringArray"), name)->valuestring,
+                              cJSON_GetArrayItem(cJSON_GetObjectItem(m, "startTime"), i)->valuedouble, end,
+                              (int)cJSON_GetArrayItem(cJSON_GetObjectItem(m, "category"), i)->valuedouble, data),
+                     0);
+    free(data);
+    return out;
+}
+
+static int marker_count(const cJSON *root)
+{
+    return (int)cJSON_GetObjectItem(cJSON_GetObjectItem(thread0(root), "markers"), "length")->valuedouble;
+}
+
+static int find_marker(const cJSON *root, const char *key)
+{
+    for (int i = 0; i < marker_count(root); i++) {
+        char *k = marker_key(root, i);
+        bool eq = strcmp(k, key) == 0;
+        free(k);
+        if (eq)
+            return i;
+    }
+    return -1;
+}
+
+START_TEST(test_fixture_complete_matches_final)
+{
+    struct profile_end end = {.end_ms = 4179.978, .open_status = "INCOMPLETE"};
+    struct profile_stats st;
+    cJSON *ours = convert_file(fixture("stream-complete.jsonl"), &end, &st, NULL);
+    ck_assert_ptr_nonnull(ours);
+    check_structure(ours);
+    ck_assert_uint_eq(st.markers, 217);
+    ck_assert_uint_eq(st.skipped_lines, 0);
+    char *text = slurp(fixture("final-profile.json"), NULL);
+    cJSON *final = cJSON_Parse(text);
+    free(text);
+    ck_assert_ptr_nonnull(final);
+    /* meta: the same keys in the same order with the same values. */
+    const cJSON *a = cJSON_GetObjectItem(ours, "meta")->child, *b = cJSON_GetObjectItem(final, "meta")->child;
+    for (; a && b; a = a->next, b = b->next) {
+        ck_assert_str_eq(a->string, b->string);
+        ck_assert_msg(cJSON_Compare(a, b, true), "meta.%s differs", a->string);
+    }
+    ck_assert(!a && !b);
+    /* thread: the same keys in the same order; the fixed tables identical. (Upstream's processName
+     * disagrees between its stream, "xpcshell" = the product, and its final profile, "mach"; the
+     * converter keeps the stream's. Upstream's final profile also turns marker stacks into frames,
+     * which the stream does not carry: the stack tables are compared by key only.) */
+    static const char *const differ[] = {"stringArray", "markers", "processName", "stackTable", "frameTable",
+                                         "funcTable", "resourceTable", "nativeSymbols"};
+    a = thread0(ours)->child, b = thread0(final)->child;
+    for (; a && b; a = a->next, b = b->next) {
+        ck_assert_str_eq(a->string, b->string);
+        bool skip = false;
+        for (size_t j = 0; j < ARRAY_SIZE(differ); j++)
+            skip |= strcmp(a->string, differ[j]) == 0;
+        if (!skip)
+            ck_assert_msg(cJSON_Compare(a, b, true), "thread.%s differs", a->string);
+    }
+    ck_assert(!a && !b);
+    /* Every marker of the final profile that the stream carries is there, identical. (Upstream's
+     * final profile is built from memory, not from the stream: it renames simple_event, turns stacks
+     * into frames, adds its own teardown markers, and rounds the sampler's times to whole ms.) */
+    static const char *const same[] = {"CPU Use", "Memory", "IO", "NetIO", "Sampling Interval", "test", "suite",
+                                       "PASS", "INFO", "output", "command"};
+    int compared = 0;
+    const cJSON *fm = cJSON_GetObjectItem(thread0(final), "markers"), *om = cJSON_GetObjectItem(thread0(ours), "markers");
+    for (int i = 0; i < marker_count(final); i++) {
+        char *k = marker_key(final, i);
+        bool want = false;
+        for (size_t j = 0; j < ARRAY_SIZE(same); j++)
+            want |= strncmp(k, same[j], strlen(same[j])) == 0 && k[strlen(same[j])] == '|';
+        if (want) {
+            /* name, category and payload equal; times within the rounding */
+            const char *name = strndup(k, strcspn(k, "|"));
+            char *fdata = cJSON_PrintUnformatted(cJSON_GetArrayItem(cJSON_GetObjectItem(fm, "data"), i));
+            double fst = cJSON_GetArrayItem(cJSON_GetObjectItem(fm, "startTime"), i)->valuedouble;
+            const cJSON *fen = cJSON_GetArrayItem(cJSON_GetObjectItem(fm, "endTime"), i);
+            int fcat = (int)cJSON_GetArrayItem(cJSON_GetObjectItem(fm, "category"), i)->valuedouble;
+            bool found = false;
+            for (int o = 0; o < marker_count(ours) && !found; o++) {
+                const cJSON *sa = cJSON_GetObjectItem(thread0(ours), "stringArray");
+                int on = (int)cJSON_GetArrayItem(cJSON_GetObjectItem(om, "name"), o)->valuedouble;
+                if (strcmp(cJSON_GetArrayItem(sa, on)->valuestring, name) != 0)
+                    continue;
+                double ost = cJSON_GetArrayItem(cJSON_GetObjectItem(om, "startTime"), o)->valuedouble;
+                const cJSON *oen = cJSON_GetArrayItem(cJSON_GetObjectItem(om, "endTime"), o);
+                int ocat = (int)cJSON_GetArrayItem(cJSON_GetObjectItem(om, "category"), o)->valuedouble;
+                if (fabs(ost - fst) > 0.5 || ocat != fcat || cJSON_IsNull(oen) != cJSON_IsNull(fen) ||
+                    (!cJSON_IsNull(oen) && fabs(oen->valuedouble - fen->valuedouble) > 0.5))
+                    continue;
+                char *odata = cJSON_PrintUnformatted(cJSON_GetArrayItem(cJSON_GetObjectItem(om, "data"), o));
+                found = strcmp(odata, fdata) == 0;
+                free(odata);
+            }
+            ck_assert_msg(found, "missing %s", k);
+            free(fdata);
+            free((char *)name);
+            compared++;
+        }
+        free(k);
+    }
+    ck_assert_int_ge(compared, 200);
+    /* The Phase marker keeps its payload. */
+    ck_assert_int_ge(find_marker(ours, "Phase|35.095|4173.391|1|{\"type\":\"Phase\",\"phase\":\"run-tests\"}"), 0);
+    cJSON_Delete(final);
+    cJSON_Delete(ours);
+}
+END_TEST
+
+START_TEST(test_fixture_midrun_and_killed)
+{
+    const char *files[] = {"stream-midrun.jsonl", "stream-killed.jsonl"};
+    for (size_t f = 0; f < 2; f++) {
+        struct profile_end end = {.end_ms = -1};
+        struct profile_stats st;
+        size_t len;
+        char *text = slurp(fixture(files[f]), &len);
+        int lines = 0;
+        for (size_t i = 0; i < len; i++)
+            lines += text[i] == '\n';
+        free(text);
+        cJSON *p = convert_file(fixture(files[f]), &end, &st, NULL);
+        ck_assert_ptr_nonnull(p);
+        check_structure(p);
+        ck_assert_uint_eq(st.markers, (uint64_t)lines - 2);
+        ck_assert_uint_eq(st.skipped_lines, 0);
+        /* No end given: the last timestamp seen. */
+        ck_assert(st.end_ms > 1000);
+        ck_assert(fabs(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "meta"), "profilingEndTime")->valuedouble -
+                       st.end_ms) < 0.001);
+        cJSON_Delete(p);
+    }
+}
+END_TEST
+
+static const char head[] = "{\"type\":\"meta\",\"product\":\"p\",\"logicalCPUs\":2,\"categories\":["
+                           "{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
+                           "{\"name\":\"Phases\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
+                           "{\"name\":\"Tasks\",\"color\":\"grey\",\"subcategories\":[\"Other\"]}]}\n"
+                           "{\"type\":\"clock\",\"monotonicNs\":1000000000}\n";
+
+static cJSON *convert_text(const char *body, const struct profile_end *end, struct profile_stats *st, int *ret)
+{
+    char *text;
+    ck_assert_int_gt(asprintf(&text, "%s%s", head, body), 0);
+    char *path = in_dir("s.jsonl");
+    spit(path, text, strlen(text));
+    free(text);
+    return convert_file(path, end, st, ret);
+}
+
+START_TEST(test_torn_and_garbage)
+{
+    struct profile_end end = {.end_ms = -1};
+    struct profile_stats st;
+    cJSON *p = convert_text(
+        "{\"type\":\"marker\",\"name\":\"a\",\"startTime\":1.0,\"endTime\":2.5,\"data\":{\"type\":\"Text\",\"text\":\"x\"}}\n"
+        "garbage\n"
+        "\n"
+        "{\"type\":\"marker\",\"name\":\"b\",\"startTime\":1.0,\"endTime\":null,\"data\":{\"type\":\"Text\",\"text\":\"\xff\"}}\n"
+        "{\"type\":\"marker\",\"name\":\"b\",\"startTime\":\"1\",\"endTime\":null,\"data\":null}\n"
+        "{\"type\":\"marker\",\"name\":\"c\",\"startTime\":3,\"endTime\":null,\"data\":{\"type\":\"Text\",\"a\":[1,2,{\"b\":nul}]}}\n"
+        "{\"type\":\"marker\",\"name\":\"d\",\"startTime\":3,\"endTime\":null,\"data\":{}} trailing\n"
+        "{\"type\":\"future\",\"x\":1}\n"
+        "{\"data\":{\"type\":\"Text\"},\"endTime\":null,\"startTime\":4.0,\"name\":\"A\\u0042\",\"type\":\"marker\","
+        "\"category\":7}\n"
+        "{\"type\":\"marker\",\"name\":\"AB\",\"startTime\":5.0,\"endTime\":null,\"data\":null,\"category\":2}\n"
+        "{\"type\":\"marker\",\"name\":\"torn\",\"startTime\":9.0,\"endTime\":null,\"data\":{\"type\":\"Te",
+        &end, &st, NULL);
+    ck_assert_ptr_nonnull(p);
+    check_structure(p);
+    ck_assert_uint_eq(st.markers, 3);
+    ck_assert_uint_eq(st.skipped_lines, 7);
+    ck_assert_int_ge(find_marker(p, "a|1.000|2.500|0|{\"type\":\"Text\",\"text\":\"x\"}"), 0);
+    /* Keys in any order; two spellings of one name are one string; category 7 is out of range. */
+    ck_assert_int_ge(find_marker(p, "AB|4.000|null|0|{\"type\":\"Text\"}"), 0);
+    ck_assert_int_ge(find_marker(p, "AB|5.000|null|2|null"), 0);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(thread0(p), "stringArray")), 3);
+    ck_assert(st.end_ms == 5.0);
+    /* The thread line was missing: one is made up from meta. */
+    ck_assert_str_eq(cJSON_GetObjectItem(thread0(p), "processName")->valuestring, "p");
+    ck_assert_str_eq(cJSON_GetObjectItem(thread0(p), "pid")->valuestring, "0");
+    cJSON_Delete(p);
+}
+END_TEST
+
+START_TEST(test_not_a_stream)
+{
+    int r;
+    struct profile_end end = {.end_ms = -1};
+    const char *bad[] = {"", "garbage\n", "{\"meta\":{}}\n", "{\"type\":\"meta\",\"x\":\n", "{\"type\":\"thread\"}\n"};
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+        char *path = in_dir("bad");
+        spit(path, bad[i], strlen(bad[i]));
+        ck_assert_ptr_null(convert_file(path, &end, NULL, &r));
+        ck_assert_int_eq(r, -EINVAL);
+    }
+}
+END_TEST
+
+START_TEST(test_open_state_closed)
+{
+    struct profile_end end = {.end_ms = 50.0, .open_status = "TIMEOUT"};
+    struct profile_stats st;
+    cJSON *p = convert_text(
+        /* closed normally: marker first, then close */
+        "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"t1\",\"name\":\"test\",\"startNs\":1010000000,\"category\":2,"
+        "\"data\":{\"type\":\"Test\",\"test\":\"t1\",\"name\":\"t1\"}}\n"
+        "{\"type\":\"marker\",\"name\":\"test\",\"startTime\":10.0,\"endTime\":20.0,\"data\":{\"type\":\"Test\","
+        "\"test\":\"t1\",\"status\":\"PASS\"},\"category\":2}\n"
+        "{\"type\":\"close\",\"kind\":\"test\",\"key\":\"t1\"}\n"
+        /* still open at the end */
+        "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"t2\",\"name\":\"test\",\"startNs\":1020000000,\"category\":2,"
+        "\"data\":{\"type\":\"Test\",\"test\":\"t2\",\"name\":\"t2\"}}\n"
+        "{\"type\":\"open\",\"kind\":\"phase\",\"key\":\"run\",\"name\":\"Phase\",\"startTime\":5.5,\"category\":1,"
+        "\"data\":{\"type\":\"Phase\",\"phase\":\"run\"}}\n"
+        /* the same key opened twice: a close ends the most recent one */
+        "{\"type\":\"open\",\"kind\":\"suite\",\"key\":\"s\",\"name\":\"suite\",\"startTime\":1.0,\"data\":null}\n"
+        "{\"type\":\"open\",\"kind\":\"suite\",\"key\":\"s\",\"name\":\"suite\",\"startTime\":2.0,\"data\":null}\n"
+        "{\"type\":\"close\",\"kind\":\"suite\",\"key\":\"s\"}\n"
+        /* a test whose payload already has a status and an open without data */
+        "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"t3\",\"name\":\"test\",\"startTime\":30.0,"
+        "\"data\":{\"type\":\"Test\",\"status\":\"CRASH\"}}\n"
+        "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"t4\",\"name\":\"test\",\"startTime\":31.0}\n"
+        /* an open that is not usable: no start */
+        "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"t5\",\"name\":\"test\"}\n"
+        "{\"type\":\"close\",\"kind\":\"test\",\"key\":\"never-opened\"}\n",
+        &end, &st, NULL);
+    ck_assert_ptr_nonnull(p);
+    check_structure(p);
+    ck_assert_uint_eq(st.closed_open, 5);
+    ck_assert_uint_eq(st.markers, 6);
+    ck_assert_uint_eq(st.skipped_lines, 1);
+    ck_assert_int_ge(find_marker(p, "test|10.000|20.000|2|{\"type\":\"Test\",\"test\":\"t1\",\"status\":\"PASS\"}"), 0);
+    ck_assert_int_ge(find_marker(p, "test|20.000|50.000|2|{\"type\":\"Test\",\"test\":\"t2\",\"name\":\"t2\","
+                                    "\"status\":\"TIMEOUT\",\"color\":\"yellow\"}"),
+                     0);
+    ck_assert_int_ge(find_marker(p, "Phase|5.500|50.000|1|{\"type\":\"Phase\",\"phase\":\"run\"}"), 0);
+    ck_assert_int_ge(find_marker(p, "suite|1.000|50.000|0|null"), 0);
+    ck_assert_int_ge(find_marker(p, "test|30.000|50.000|0|{\"type\":\"Test\",\"status\":\"CRASH\",\"color\":\"yellow\"}"), 0);
+    ck_assert_int_ge(find_marker(p, "test|31.000|50.000|0|{\"type\":\"Test\",\"status\":\"TIMEOUT\",\"color\":\"yellow\"}"), 0);
+    cJSON_Delete(p);
+
+    /* Recovery semantics: INCOMPLETE at the last timestamp seen. */
+    struct profile_end rec = {.end_ms = -1, .open_status = "INCOMPLETE"};
+    p = convert_text("{\"type\":\"open\",\"kind\":\"test\",\"key\":\"t\",\"name\":\"test\",\"startNs\":1001000000,"
+                     "\"data\":{\"type\":\"Test\"}}\n"
+                     "{\"type\":\"marker\",\"name\":\"CPU Use\",\"startTime\":2.0,\"endTime\":7.25,\"data\":null}\n",
+                     &rec, &st, NULL);
+    ck_assert_int_ge(find_marker(p, "test|1.000|7.250|0|{\"type\":\"Test\",\"status\":\"INCOMPLETE\",\"color\":\"orange\"}"), 0);
+    cJSON_Delete(p);
+}
+END_TEST
+
+START_TEST(test_phase_cpu_percent)
+{
+    struct profile_end end = {.end_ms = -1};
+    struct profile_stats st;
+    cJSON *p = convert_text(
+        "{\"type\":\"marker\",\"name\":\"Phase\",\"startTime\":0.0,\"endTime\":1000.0,\"data\":{\"type\":\"Phase\","
+        "\"phase\":\"a\",\"cpuTime\":500},\"category\":1}\n"
+        "{\"type\":\"marker\",\"name\":\"Phase\",\"startTime\":0.0,\"endTime\":1000.0,\"data\":{\"type\":\"Phase\","
+        "\"phase\":\"b\",\"cpuTime\":500,\"cpuPercent\":\"1.0%\"},\"category\":1}\n",
+        &end, &st, NULL);
+    ck_assert_int_ge(find_marker(p, "Phase|0.000|1000.000|1|{\"type\":\"Phase\",\"phase\":\"a\",\"cpuTime\":500,"
+                                    "\"cpuPercent\":\"25.0%\"}"),
+                     0);
+    ck_assert_int_ge(find_marker(p, "Phase|0.000|1000.000|1|{\"type\":\"Phase\",\"phase\":\"b\",\"cpuTime\":500,"
+                                    "\"cpuPercent\":\"1.0%\"}"),
+                     0);
+    cJSON_Delete(p);
+}
+END_TEST
+
+START_TEST(test_long_line_skipped)
+{
+    size_t big = PROFILE_MAX_LINE + 100;
+    char *body = malloc(big + 512);
+    int n = sprintf(body, "{\"type\":\"marker\",\"name\":\"big\",\"startTime\":1.0,\"endTime\":null,\"data\":"
+                          "{\"type\":\"Text\",\"text\":\"");
+    memset(body + n, 'x', big);
+    n += (int)big;
+    n += sprintf(body + n, "\"}}\n{\"type\":\"marker\",\"name\":\"small\",\"startTime\":2.0,\"endTime\":null,"
+                           "\"data\":null}\n");
+    struct profile_end end = {.end_ms = -1};
+    struct profile_stats st;
+    cJSON *p = convert_text(body, &end, &st, NULL);
+    free(body);
+    ck_assert_uint_eq(st.markers, 1);
+    ck_assert_uint_eq(st.skipped_lines, 1);
+    ck_assert_int_ge(find_marker(p, "small|2.000|null|0|null"), 0);
+    cJSON_Delete(p);
+}
+END_TEST
+
+/* A large payload that straddles the reader's chunks and the copy window. */
+START_TEST(test_large_payloads)
+{
+    size_t big = 3u << 20;
+    char *body = malloc(2 * big + 1024);
+    int n = 0;
+    for (int k = 0; k < 2; k++) {
+        n += sprintf(body + n, "{\"type\":\"marker\",\"name\":\"big\",\"startTime\":1.0,\"endTime\":null,\"data\":"
+                               "{\"type\":\"Text\",\"text\":\"");
+        memset(body + n, 'a' + k, big);
+        n += (int)big;
+        n += sprintf(body + n, "\"}}\n");
+    }
+    struct profile_end end = {.end_ms = -1};
+    struct profile_stats st;
+    cJSON *p = convert_text(body, &end, &st, NULL);
+    free(body);
+    ck_assert_uint_eq(st.markers, 2);
+    const cJSON *d = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(thread0(p), "markers"), "data"), 1);
+    const char *t = cJSON_GetObjectItem(d, "text")->valuestring;
+    ck_assert_uint_eq(strlen(t), big);
+    ck_assert(t[0] == 'b' && t[big - 1] == 'b');
+    cJSON_Delete(p);
+}
+END_TEST
+
+static int count_entries(const char *d)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "ls -A %s | wc -l", d);
+    FILE *f = popen(cmd, "r");
+    int n = -1;
+    if (fscanf(f, "%d", &n) != 1)
+        n = -1;
+    pclose(f);
+    return n;
+}
+
+START_TEST(test_finalize_twice_and_symlink)
+{
+    struct stream_meta m = {.product = "cmd", .interval_ms = 100, .start_wall_ms = 1.7e12, .t0_ns = 1000000000,
+                            .logical_cpus = 2, .physical_cpus = 1, .main_memory = 1 << 30};
+    struct stream *s;
+    char *path = in_dir("profile.json");
+    ck_assert_int_eq(stream_open(AT_FDCWD, path, &m, 0, &s), 0);
+    marker_emit(stream_sink(s), "a", 1000000000, 1001000000, 0, "{\"type\":\"Text\"}", 15);
+    ck_assert_int_eq(stream_sync(s), 0);
+    struct profile_end end = {.end_ms = 5, .open_status = "TIMEOUT"};
+    struct profile_stats st;
+    ck_assert_int_eq(profile_finalize(stream_fd(s), AT_FDCWD, path, &end, &st), 0);
+    ck_assert_uint_eq(st.markers, 1);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ck_assert_int_eq(profile_detect(fd), PROFILE_KIND_FULL);
+    close(fd);
+    /* The stream lives on after the rename: a kill step, then the second finalization. */
+    marker_emit(stream_sink(s), "kill", 1002000000, MARKER_INSTANT, 2, "{\"type\":\"KillStep\"}", 19);
+    end.end_ms = 6;
+    ck_assert_int_eq(profile_finalize(stream_fd(s), AT_FDCWD, path, &end, &st), 0);
+    ck_assert_uint_eq(st.markers, 2);
+    stream_close(s);
+    char *text = slurp(path, NULL);
+    cJSON *p = cJSON_Parse(text);
+    free(text);
+    ck_assert_ptr_nonnull(p);
+    check_structure(p);
+    ck_assert_int_ge(find_marker(p, "kill|2.000|null|2|{\"type\":\"KillStep\"}"), 0);
+    ck_assert(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "meta"), "profilingEndTime")->valuedouble == 6.0);
+    cJSON_Delete(p);
+    ck_assert_int_eq(count_entries(dir), 1); /* no temporary file left */
+
+    /* The target is a symlink: it is replaced, never written through. */
+    char *target = in_dir("target"), *link = in_dir("link");
+    spit(target, "precious\n", 9);
+    ck_assert_int_eq(symlink(target, link), 0);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    ck_assert_int_eq(profile_finalize(fd, AT_FDCWD, link, &end, NULL), -EINVAL); /* a full profile is no stream */
+    close(fd);
+    ck_assert(access(in_dir("s2.jsonl"), F_OK) < 0);
+    ck_assert_int_eq(stream_open(AT_FDCWD, in_dir("s2.jsonl"), &m, 0, &s), 0);
+    ck_assert_int_eq(profile_finalize(stream_fd(s), AT_FDCWD, link, &end, NULL), 0);
+    stream_close(s);
+    text = slurp(target, NULL);
+    ck_assert_str_eq(text, "precious\n");
+    free(text);
+    struct stat lst;
+    ck_assert_int_eq(lstat(link, &lst), 0);
+    ck_assert(S_ISREG(lst.st_mode));
+    /* Failure leaves nothing behind: the target is a directory. */
+    ck_assert_int_eq(mkdir(in_dir("adir"), 0755), 0);
+    ck_assert_int_eq(stream_open(AT_FDCWD, in_dir("s3.jsonl"), &m, 0, &s), 0);
+    int before = count_entries(dir);
+    ck_assert_int_lt(profile_finalize(stream_fd(s), AT_FDCWD, in_dir("adir"), &end, NULL), 0);
+    ck_assert_int_eq(count_entries(dir), before);
+    stream_close(s);
+}
+END_TEST
+
+START_TEST(test_detect_and_recover)
+{
+    char *stream = in_dir("run.json");
+    size_t len;
+    char *killed = slurp(fixture("stream-killed.jsonl"), &len);
+    /* What SIGKILL leaves: cut in the middle of a line. */
+    spit(stream, killed, len - 17);
+    int fd = open(stream, O_RDONLY | O_CLOEXEC);
+    ck_assert_int_eq(profile_detect(fd), PROFILE_KIND_STREAM);
+    close(fd);
+
+    /* To a separate output: the input is untouched. */
+    char *out = in_dir("recovered.json");
+    struct profile_stats st;
+    ck_assert_int_eq(profile_recover(stream, out, &st), 0);
+    ck_assert_uint_eq(st.skipped_lines, 1);
+    size_t len2;
+    char *again = slurp(stream, &len2);
+    ck_assert_uint_eq(len2, len - 17);
+    ck_assert(memcmp(again, killed, len2) == 0);
+    free(again);
+    char *text = slurp(out, NULL);
+    cJSON *p = cJSON_Parse(text);
+    free(text);
+    ck_assert_ptr_nonnull(p);
+    check_structure(p);
+    cJSON_Delete(p);
+
+    /* In place; then it is a full profile, left alone. */
+    ck_assert_int_eq(profile_recover(stream, NULL, &st), 0);
+    fd = open(stream, O_RDONLY | O_CLOEXEC);
+    ck_assert_int_eq(profile_detect(fd), PROFILE_KIND_FULL);
+    close(fd);
+    char *before = slurp(stream, &len);
+    ck_assert_int_eq(profile_recover(stream, NULL, &st), PROFILE_RECOVER_ALREADY_FULL);
+    ck_assert_int_eq(profile_recover(fixture("final-profile.json"), in_dir("x"), &st), PROFILE_RECOVER_ALREADY_FULL);
+    char *after = slurp(stream, &len2);
+    ck_assert(len == len2 && memcmp(before, after, len) == 0);
+    free(before);
+    free(after);
+
+    /* Neither. */
+    char *other = in_dir("other");
+    spit(other, "hello\n", 6);
+    ck_assert_int_eq(profile_recover(other, NULL, &st), -EINVAL);
+    ck_assert_int_eq(profile_recover(in_dir("missing"), NULL, &st), -ENOENT);
+    char *fifo = in_dir("fifo");
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_int_eq(profile_recover(fifo, NULL, &st), -EINVAL);
+    fd = open(other, O_RDONLY | O_CLOEXEC);
+    ck_assert_int_eq(profile_detect(fd), PROFILE_KIND_OTHER);
+    close(fd);
+    free(killed);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("profile");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_fixture_complete_matches_final);
+    tcase_add_test(tc, test_fixture_midrun_and_killed);
+    tcase_add_test(tc, test_torn_and_garbage);
+    tcase_add_test(tc, test_not_a_stream);
+    tcase_add_test(tc, test_open_state_closed);
+    tcase_add_test(tc, test_phase_cpu_percent);
+    tcase_add_test(tc, test_long_line_skipped);
+    tcase_add_test(tc, test_large_payloads);
+    tcase_add_test(tc, test_finalize_twice_and_symlink);
+    tcase_add_test(tc, test_detect_and_recover);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,413 @@
+/* Unit tests of the stream writer and the marker schemas: header lines, marker line format,
+ * state lines, file creation rules, write errors. */
+#include "stream.h"
+
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define T0 UINT64_C(5000000000)
+#define MS(x) (T0 + (uint64_t)((x) * 1e6))
+
+static char dir[] = "/tmp/unit_stream.XXXXXX";
+
+static void setup(void) { ck_assert_ptr_nonnull(mkdtemp(dir)); }
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    (void)!system(cmd);
+    strcpy(dir, "/tmp/unit_stream.XXXXXX");
+}
+
+static struct stream_meta meta_default(void)
+{
+    struct stream_meta m = {.product = "xpcshell", .interval_ms = 100.0, .start_wall_ms = 1796212070184.8484,
+                            .t0_ns = T0, .logical_cpus = 2, .physical_cpus = 2, .main_memory = 25275953152ULL};
+    return m;
+}
+
+static char *slurp(const char *path, size_t *ret_len)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    if (ret_len)
+        *ret_len = n;
+    return buf;
+}
+
+/* Line k (0-based) of text, copied. */
+static char *line_at(const char *text, int k)
+{
+    const char *p = text;
+    for (int i = 0; i < k; i++) {
+        p = strchr(p, '\n');
+        ck_assert_ptr_nonnull(p);
+        p++;
+    }
+    const char *e = strchr(p, '\n');
+    ck_assert_ptr_nonnull(e);
+    return strndup(p, (size_t)(e - p));
+}
+
+static struct stream *open_in_dir(const char *name, struct stream_meta *m, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s", dir, name);
+    struct stream *s = NULL;
+    ck_assert_int_eq(stream_open(AT_FDCWD, path, m, 0, &s), 0);
+    return s;
+}
+
+START_TEST(test_header_lines)
+{
+    char path[256];
+    const char *keys[] = {"device", "sourceURL", "product"};
+    const char *vals[] = {"box", "https://hg.example/rev/abc", "renamed"};
+    struct stream_meta m = meta_default();
+    m.extra_keys = keys;
+    m.extra_values = vals;
+    m.n_extra = 3;
+    struct stream *s = open_in_dir("s.jsonl", &m, path, sizeof path);
+    ck_assert_uint_eq(stream_lines(s), 3);
+    stream_close(s);
+    char *text = slurp(path, NULL);
+    ck_assert(strncmp(text, "{\"type\":\"meta\",\"processType\":0,", 31) == 0);
+    char *l0 = line_at(text, 0), *l1 = line_at(text, 1), *l2 = line_at(text, 2);
+    cJSON *meta = cJSON_Parse(l0);
+    ck_assert_ptr_nonnull(meta);
+    static const char *const order[] = {"type", "processType", "product", "stackwalk", "version",
+                                        "preprocessedProfileVersion", "symbolicationNotSupported", "interval",
+                                        "startTime", "profilingStartTime", "logicalCPUs", "physicalCPUs",
+                                        "mainMemory", "categories", "markerSchema", "usesOnlyOneStackType",
+                                        "device", "sourceURL"};
+    int k = 0;
+    for (cJSON *c = meta->child; c; c = c->next, k++) {
+        ck_assert_int_lt(k, (int)ARRAY_SIZE(order));
+        ck_assert_str_eq(c->string, order[k]);
+    }
+    ck_assert_int_eq(k, (int)ARRAY_SIZE(order));
+    ck_assert_str_eq(cJSON_GetObjectItem(meta, "product")->valuestring, "renamed");
+    ck_assert(strstr(l0, "\"interval\":100.0,") != NULL);
+    ck_assert(strstr(l0, "\"mainMemory\":25275953152,") != NULL);
+    ck_assert(strstr(l0, "\"startTime\":1796212070184.8484,") != NULL);
+    cJSON_Delete(meta);
+    static const char th_prefix[] = "{\"type\":\"thread\",\"processType\":\"default\",\"processName\":\"renamed\","
+                                    "\"processStartupTime\":0,";
+    ck_assert(strncmp(l1, th_prefix, sizeof th_prefix - 1) == 0);
+    cJSON *th = cJSON_Parse(l1);
+    ck_assert_ptr_nonnull(th);
+    ck_assert_str_eq(cJSON_GetObjectItem(th, "pid")->valuestring, "0");
+    ck_assert_ptr_null(cJSON_GetObjectItem(th, "markers"));
+    cJSON_Delete(th);
+    ck_assert_str_eq(l2, "{\"type\":\"clock\",\"monotonicNs\":5000000000}");
+    free(l0);
+    free(l1);
+    free(l2);
+}
+END_TEST
+
+START_TEST(test_marker_lines)
+{
+    char path[256];
+    struct stream_meta m = meta_default();
+    struct stream *s = open_in_dir("s.jsonl", &m, path, sizeof path);
+    const struct marker_sink *k = stream_sink(s);
+    const char cpu[] = "{\"type\":\"CPU\",\"cpuPercent\":\"54.5%\"}";
+    marker_emit(k, "CPU Use", MS(35.723), MS(139.297), 0, cpu, strlen(cpu));
+    marker_emit(k, "Sampling Interval", MS(139.297), MARKER_INSTANT, 0, "{\"type\":\"Interval\",\"interval\":99}", 33);
+    marker_emit(k, "test", MS(50.152), MS(1816.152), 2, "{\"type\":\"Test\"}", 15);
+    marker_emit(k, "na\"me\n", MS(100), MARKER_INSTANT, 0, NULL, 0);
+    marker_emit(k, "early", T0 - 1500000, T0 + 400, 0, "{\"type\":\"Text\"}", 15);
+    ck_assert_uint_eq(stream_lines(s), 8);
+    ck_assert_uint_eq(stream_write_errors(s), 0);
+    ck_assert(fcntl(stream_fd(s), F_GETFL) & O_APPEND);
+    stream_close(s);
+    char *text = slurp(path, NULL), *l;
+    l = line_at(text, 3);
+    ck_assert_str_eq(l, "{\"type\":\"marker\",\"name\":\"CPU Use\",\"startTime\":35.723,\"endTime\":139.297,"
+                        "\"data\":{\"type\":\"CPU\",\"cpuPercent\":\"54.5%\"}}");
+    free(l);
+    l = line_at(text, 4);
+    ck_assert_str_eq(l, "{\"type\":\"marker\",\"name\":\"Sampling Interval\",\"startTime\":139.297,\"endTime\":null,"
+                        "\"data\":{\"type\":\"Interval\",\"interval\":99}}");
+    free(l);
+    l = line_at(text, 5);
+    ck_assert_str_eq(l, "{\"type\":\"marker\",\"name\":\"test\",\"startTime\":50.152,\"endTime\":1816.152,"
+                        "\"data\":{\"type\":\"Test\"},\"category\":2}");
+    free(l);
+    l = line_at(text, 6);
+    ck_assert_str_eq(l, "{\"type\":\"marker\",\"name\":\"na\\\"me\\n\",\"startTime\":100.0,\"endTime\":null,"
+                        "\"data\":null}");
+    free(l);
+    l = line_at(text, 7);
+    ck_assert_str_eq(l, "{\"type\":\"marker\",\"name\":\"early\",\"startTime\":-1.5,\"endTime\":0.0,"
+                        "\"data\":{\"type\":\"Text\"}}");
+    free(l);
+}
+END_TEST
+
+START_TEST(test_state_lines)
+{
+    char path[256];
+    struct stream_meta m = meta_default();
+    struct stream *s = open_in_dir("s.jsonl", &m, path, sizeof path);
+    const char open[] = "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"a\",\"name\":\"test\",\"startNs\":5000000000}";
+    marker_state(stream_sink(s), open, strlen(open));
+    marker_state(stream_sink(s), "{\"type\":\"x\"}\n{\"type\":\"y\"}", 25);
+    ck_assert_uint_eq(stream_lines(s), 4);
+    ck_assert_uint_eq(stream_write_errors(s), 1);
+    ck_assert_int_eq(stream_last_error(s), -EINVAL);
+    stream_close(s);
+    char *l = line_at(slurp(path, NULL), 3);
+    ck_assert_str_eq(l, open);
+    free(l);
+}
+END_TEST
+
+START_TEST(test_format_ms)
+{
+    char b[32];
+    struct {
+        double v;
+        const char *s;
+    } cases[] = {{0, "0.0"},           {100, "100.0"},        {35.182, "35.182"},    {35.18, "35.18"},
+                 {0.0004, "0.0"},      {0.0005, "0.001"},     {-1.5, "-1.5"},        {-0.0001, "0.0"},
+                 {4179.978, "4179.978"}, {1e13, "10000000000000.0"}, {0.0 / 0.0, "0.0"}};
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        size_t n = stream_format_ms(cases[i].v, b);
+        b[n] = '\0';
+        ck_assert_str_eq(b, cases[i].s);
+    }
+    struct stream_meta m = meta_default();
+    char path[256];
+    struct stream *s = open_in_dir("s.jsonl", &m, path, sizeof path);
+    ck_assert(stream_ms(s, T0 + 1234567) == 1.235);
+    ck_assert(stream_ms(s, T0 + 1234499) == 1.234);
+    ck_assert(stream_ms(s, T0 - 2000000) == -2.0);
+    /* Large monotonic values (a machine up for a year) keep microsecond precision. */
+    stream_close(s);
+    m.t0_ns = UINT64_C(31536000000000000);
+    s = open_in_dir("t.jsonl", &m, path, sizeof path);
+    ck_assert(stream_ms(s, m.t0_ns + 1001) == 0.001);
+    stream_close(s);
+}
+END_TEST
+
+START_TEST(test_refuses_symlink_and_special_files)
+{
+    char target[256], link[256], path[256];
+    struct stream_meta m = meta_default();
+    struct stream *s = NULL;
+    snprintf(target, sizeof target, "%s/target", dir);
+    snprintf(link, sizeof link, "%s/link", dir);
+    FILE *f = fopen(target, "w");
+    fputs("precious\n", f);
+    fclose(f);
+    ck_assert_int_eq(symlink(target, link), 0);
+    ck_assert_int_eq(stream_open(AT_FDCWD, link, &m, 0, &s), -ELOOP);
+    ck_assert_str_eq(slurp(target, NULL), "precious\n");
+    /* A dangling symlink must not create its target either. */
+    snprintf(path, sizeof path, "%s/dangling", dir);
+    char missing[256];
+    snprintf(missing, sizeof missing, "%s/missing", dir);
+    ck_assert_int_eq(symlink(missing, path), 0);
+    ck_assert_int_eq(stream_open(AT_FDCWD, path, &m, 0, &s), -ELOOP);
+    ck_assert_int_eq(access(missing, F_OK), -1);
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    ck_assert_int_eq(stream_open(AT_FDCWD, path, &m, 0, &s), -EINVAL);
+    ck_assert_int_eq(stream_open(AT_FDCWD, dir, &m, 0, &s), -EISDIR);
+    ck_assert_int_eq(stream_open(AT_FDCWD, "/dev/null", &m, 0, &s), -EINVAL);
+    snprintf(path, sizeof path, "%s/no/such/dir", dir);
+    ck_assert_int_eq(stream_open(AT_FDCWD, path, &m, 0, &s), -ENOENT);
+    ck_assert_ptr_null(s);
+}
+END_TEST
+
+START_TEST(test_truncates_and_umask)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/s.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    for (int i = 0; i < 1000; i++)
+        fputs("old content old content old content\n", f);
+    fclose(f);
+    chmod(path, 0644);
+    struct stream_meta m = meta_default();
+    struct stream *s;
+    ck_assert_int_eq(stream_open(AT_FDCWD, path, &m, 0, &s), 0);
+    stream_close(s);
+    char *text = slurp(path, NULL);
+    ck_assert(strstr(text, "old content") == NULL);
+    ck_assert(strncmp(text, "{\"type\":\"meta\"", 14) == 0);
+    mode_t old = umask(027);
+    snprintf(path, sizeof path, "%s/new.jsonl", dir);
+    ck_assert_int_eq(stream_open(AT_FDCWD, path, &m, 1, &s), 0); /* fsync after every line */
+    marker_emit(stream_sink(s), "x", T0, MARKER_INSTANT, 0, NULL, 0);
+    ck_assert_int_eq(stream_sync(s), 0);
+    stream_close(s);
+    umask(old);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_mode & 0777, 0640);
+}
+END_TEST
+
+/* Every complete line of the file parses; returns how many do. */
+static int count_valid_lines(const char *text, int *ret_bad)
+{
+    int good = 0, bad = 0;
+    const char *p = text;
+    const char *e;
+    while ((e = strchr(p, '\n'))) {
+        cJSON *o = cJSON_ParseWithLength(p, (size_t)(e - p));
+        if (o)
+            good++;
+        else
+            bad++;
+        cJSON_Delete(o);
+        p = e + 1;
+    }
+    *ret_bad = bad;
+    return good;
+}
+
+START_TEST(test_write_errors_counted)
+{
+    char path[256];
+    struct stream_meta m = meta_default();
+    struct stream *s = open_in_dir("s.jsonl", &m, path, sizeof path);
+    /* The disk fills up: every later write fails with ENOSPC. */
+    int full = open("/dev/full", O_WRONLY | O_CLOEXEC);
+    ck_assert_int_ge(full, 0);
+    int saved = dup(stream_fd(s));
+    ck_assert_int_ge(dup2(full, stream_fd(s)), 0);
+    for (int i = 0; i < 10; i++)
+        marker_emit(stream_sink(s), "CPU Use", MS(i), MS(i + 1), 0, "{\"type\":\"CPU\"}", 14);
+    ck_assert_uint_eq(stream_write_errors(s), 10);
+    ck_assert_int_eq(stream_last_error(s), -ENOSPC);
+    ck_assert_uint_eq(stream_lines(s), 3);
+    /* Space comes back: writing resumes. */
+    ck_assert_int_ge(dup2(saved, stream_fd(s)), 0);
+    marker_emit(stream_sink(s), "after", MS(20), MARKER_INSTANT, 0, NULL, 0);
+    ck_assert_uint_eq(stream_lines(s), 4);
+    close(full);
+    close(saved);
+    stream_close(s);
+    int bad;
+    ck_assert_int_eq(count_valid_lines(slurp(path, NULL), &bad), 4);
+    ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
+/* A real full filesystem: a small tmpfs in a private mount namespace (skipped where mounting is
+ * not allowed). Short writes must leave at most a fragment that ends up on a line of its own. */
+START_TEST(test_enospc_tmpfs)
+{
+    if (unshare(CLONE_NEWNS) < 0 && (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)) {
+        fprintf(stderr, "skip: no mount namespace\n");
+        return;
+    }
+    if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0 ||
+        mount("tmpfs", dir, "tmpfs", 0, "size=16k") < 0) {
+        fprintf(stderr, "skip: cannot mount tmpfs\n");
+        return;
+    }
+    char path[256];
+    struct stream_meta m = meta_default();
+    struct stream *s = open_in_dir("s.jsonl", &m, path, sizeof path);
+    char data[200];
+    for (int i = 0; i < 400; i++) {
+        int n = snprintf(data, sizeof data, "{\"type\":\"Text\",\"text\":\"marker number %d padding padding\"}", i);
+        marker_emit(stream_sink(s), "m", MS(i), MS(i + 1), 0, data, (size_t)n);
+    }
+    ck_assert_uint_gt(stream_write_errors(s), 0);
+    ck_assert_int_eq(stream_last_error(s), -ENOSPC);
+    uint64_t lines = stream_lines(s);
+    stream_close(s);
+    int bad;
+    ck_assert_int_eq(count_valid_lines(slurp(path, NULL), &bad), (int)lines);
+    ck_assert_int_le(bad, 1);
+    umount(dir);
+}
+END_TEST
+
+START_TEST(test_schemas)
+{
+    cJSON *a = cJSON_Parse(marker_schemas_json());
+    ck_assert_ptr_nonnull(a);
+    static const char *const names[] = {"CPU", "Phase", "Text", "Test", "TestStatus", "Crash", "Mem", "IO", "NetIO",
+                                        "Process", "Interval", "TreeCPU", "TreeMem", "TreeIO", "TreeCount",
+                                        "Timeout", "Command", "KillStep", "Finalize", "Warning"};
+    for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+        cJSON *found = NULL, *s;
+        cJSON_ArrayForEach(s, a) if (strcmp(cJSON_GetObjectItem(s, "name")->valuestring, names[i]) == 0) found = s;
+        ck_assert_msg(found != NULL, "schema %s missing", names[i]);
+        ck_assert(cJSON_IsArray(cJSON_GetObjectItem(found, "display")));
+        ck_assert(cJSON_IsArray(cJSON_GetObjectItem(found, "data")));
+        bool graph = strncmp(names[i], "Tree", 4) == 0 || !strcmp(names[i], "CPU") || !strcmp(names[i], "Mem") ||
+                     !strcmp(names[i], "IO") || !strcmp(names[i], "NetIO") || !strcmp(names[i], "Interval");
+        if (graph) {
+            ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(found, "display")), 0);
+            ck_assert_int_gt(cJSON_GetArraySize(cJSON_GetObjectItem(found, "graphs")), 0);
+        }
+        const char *need[4] = {0};
+        if (!strcmp(names[i], "Test"))
+            need[0] = "cpuTime", need[1] = "maxRSS";
+        if (!strcmp(names[i], "Process"))
+            need[0] = "exit", need[1] = "cpuTime", need[2] = "maxRSS";
+        if (!strcmp(names[i], "Timeout"))
+            need[0] = "cause", need[1] = "signal", need[2] = "openTests", need[3] = "liveProcesses";
+        for (int k = 0; k < 4 && need[k]; k++) {
+            bool ok = false;
+            cJSON *f;
+            cJSON_ArrayForEach(f, cJSON_GetObjectItem(found, "data")) ok |=
+                cJSON_IsString(cJSON_GetObjectItem(f, "key")) && !strcmp(cJSON_GetObjectItem(f, "key")->valuestring, need[k]);
+            ck_assert_msg(ok, "schema %s lacks %s", names[i], need[k]);
+        }
+    }
+    cJSON_Delete(a);
+    /* Upstream definitions are byte-identical to mozsystemmonitor's. */
+    ck_assert(strstr(marker_schemas_json(),
+                     "{\"name\":\"Mem\",\"tooltipLabel\":\"{marker.name}\",\"display\":[],\"data\":[{\"key\":\"used\","
+                     "\"label\":\"Memory Used\",\"format\":\"bytes\"},{\"key\":\"cached\",\"label\":\"Memory cached\","
+                     "\"format\":\"bytes\"},{\"key\":\"buffers\",\"label\":\"Memory buffers\",\"format\":\"bytes\"}],"
+                     "\"graphs\":[{\"key\":\"used\",\"color\":\"orange\",\"type\":\"line-filled\"}]}") != NULL);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("stream");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 20);
+    tcase_add_test(tc, test_header_lines);
+    tcase_add_test(tc, test_marker_lines);
+    tcase_add_test(tc, test_state_lines);
+    tcase_add_test(tc, test_format_ms);
+    tcase_add_test(tc, test_refuses_symlink_and_special_files);
+    tcase_add_test(tc, test_truncates_and_umask);
+    tcase_add_test(tc, test_write_errors_counted);
+    tcase_add_test(tc, test_enospc_tmpfs);
+    tcase_add_test(tc, test_schemas);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
