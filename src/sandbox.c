@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -73,9 +74,10 @@ static const char *const allow_names[] = {
     "exit", "exit_group",
 };
 
-/* What the sanitizer runtimes do at exit (LeakSanitizer's tracer task) and when reporting. */
+/* What the sanitizer runtimes do at exit (LeakSanitizer's tracer task) and when reporting; clone
+ * and ptrace are below, narrowed. */
 static const char *const allow_names_sanitizer[] = {
-    "clone", "ptrace", "sched_yield", "mincore", "set_robust_list", "rseq", "arch_prctl",
+    "sched_yield", "mincore", "set_robust_list", "rseq", "arch_prctl",
 };
 
 /* ioctl requests resmon-run makes: terminal queries and handing the terminal back. */
@@ -129,6 +131,11 @@ static int add_self_rules(scmp_filter_ctx ctx)
         return r;
     if (SANDBOX_SANITIZER) {
         if ((r = add_allow_list(ctx, allow_names_sanitizer, ARRAY_SIZE(allow_names_sanitizer))) < 0)
+            return r;
+        /* The leak checker's tracer shares our memory (CLONE_VM); fork() does not, and stays
+         * refused. The tracer attaches to us; nothing asks to be traced by our parent. */
+        if ((r = allow_if(ctx, "clone", SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_VM, CLONE_VM))) < 0 ||
+            (r = allow_if(ctx, "ptrace", SCMP_A0(SCMP_CMP_NE, PTRACE_TRACEME))) < 0)
             return r;
         return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 0);
     }

@@ -26,8 +26,9 @@
  * libseccomp checks the audit architecture and, for x86_64, the x32 bit.
  *
  * Builds with AddressSanitizer/LeakSanitizer (detected at compile time) also allow what the
- * sanitizer runtime needs at exit: the leak checker clones a tracer task that ptraces the process
- * (clone, ptrace, prctl, sched_yield, sigaltstack, ...). Release builds do not have these.
+ * sanitizer runtime needs at exit: the leak checker clones a tracer task that shares the memory
+ * and ptraces the process (clone with CLONE_VM, ptrace other than TRACEME, any prctl,
+ * sched_yield, mincore). Release builds do not have these.
  *
  * COMMAND FILTERS (opt-in, --deny=CLASS[,CLASS]...; --deny-network is --deny=network)
  *

@@ -108,10 +108,12 @@ out=$("$RESMON_RUN" --no-profile --deny-network -- sh -c "'$HELPER' connect-tcp 
 kill "$listener"
 wait "$listener" 2>/dev/null
 
-# --deny=ptrace: a child cannot be seized, memory cannot be read as a debugger would.
+# --deny=ptrace: a child cannot be seized, memory cannot be read as a debugger would. (In sanitizer
+# builds the helper's leak checker needs ptrace itself: the documented breakage; turned off here.)
 out=$("$RESMON_RUN" --no-profile -- "$HELPER" ptrace-child)
 if [ "$out" = "$(printf 'ptrace-child: ptrace ok\nptrace-child: process_vm_readv ok')" ]; then
-    out=$("$RESMON_RUN" --no-profile --deny=ptrace -- "$HELPER" ptrace-child)
+    out=$(ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
+        "$RESMON_RUN" --no-profile --deny=ptrace -- "$HELPER" ptrace-child)
     [ "$out" = "$(printf 'ptrace-child: ptrace EPERM\nptrace-child: process_vm_readv EPERM')" ] ||
         fail "--deny=ptrace: $out"
 else
@@ -121,7 +123,7 @@ fi
 # --deny=namespaces: no new user namespace.
 out=$("$RESMON_RUN" --no-profile --deny=namespaces -- "$HELPER" unshare-user)
 [ "$out" = "unshare-user: unshare EPERM" ] || fail "--deny=namespaces: $out"
-out=$("$RESMON_RUN" --no-profile --deny=all -- "$HELPER" unix-socket)
+out=$(ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$RESMON_RUN" --no-profile --deny=all -- "$HELPER" unix-socket)
 [ "$out" = "unix-socket: ok" ] || fail "--deny=all broke Unix sockets: $out"
 
 # The filters are the command's alone, with or without the lock-down of resmon-run.
