@@ -74,7 +74,7 @@ fi
 tiers=subreaper
 cgroup_available && tiers="$tiers cgroup"
 for tier in $tiers; do
-    R="$RESMON_RUN --containment=$tier --grace=0.3 -o $T/profile-$tier.json"
+    R="$RESMON_RUN -q --containment=$tier --grace=0.3 -o $T/profile-$tier.json"
     expect_status 137 $R -t 0.3 -k 0.3 -- "$HELPER" ignore-term 30
     new_events
     expect_status 0 $R -- "$HELPER" daemon 60
@@ -87,6 +87,10 @@ for tier in $tiers; do
     expect_status 124 $R --output-timeout=0.3 -- "$HELPER" sleep 30
     # The command's death by a signal is re-raised by resmon-run (setrlimit, sigaction, tgkill).
     expect_status 143 $R -- sh -c 'kill -TERM $$'
+    # The last run's profile: created beside the stream, fsynced and renamed under the filter.
+    if [ -x "$HELPERS/check-profile" ]; then
+        "$HELPERS/check-profile" "$T/profile-$tier.json" >/dev/null || fail "$tier: profile invalid"
+    fi
 done
 
 # --deny-network: no TCP for the command (the same connection works without it); Unix sockets do.
