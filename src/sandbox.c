@@ -152,9 +152,12 @@ static bool seccomp_supported(void)
     return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
 }
 
+/* libseccomp before 2.5 reports every kernel refusal as ECANCELED. */
 static int unavailable(int r)
 {
-    return r == -EINVAL || r == -ENOSYS || r == -EPERM || r == -EACCES || r == -EOPNOTSUPP ? -ENOSYS : r;
+    return r == -EINVAL || r == -ENOSYS || r == -EPERM || r == -EACCES || r == -EOPNOTSUPP || r == -ECANCELED
+               ? -ENOSYS
+               : r;
 }
 
 /* ---- test hooks ---------------------------------------------------------------------------- */
@@ -289,9 +292,12 @@ int sandbox_lockdown_self(void)
     if (!ctx)
         return -ENOMEM;
     int r;
+#if SCMP_VER_MAJOR > 2 || (SCMP_VER_MAJOR == 2 && SCMP_VER_MINOR >= 5)
     /* Raw errno from the kernel, not ECANCELED: tells "unavailable" from a bug. */
-    if ((r = seccomp_attr_set(ctx, SCMP_FLTATR_API_SYSRAWRC, 1)) < 0 ||
-        (r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, kill)) < 0)
+    if ((r = seccomp_attr_set(ctx, SCMP_FLTATR_API_SYSRAWRC, 1)) < 0)
+        goto out;
+#endif
+    if ((r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, kill)) < 0)
         goto out;
     if ((r = add_self_rules(ctx)) < 0)
         goto out;
