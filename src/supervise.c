@@ -22,6 +22,7 @@
 #include "procfs.h"
 #include "profile.h"
 #include "sampler.h"
+#include "sandbox.h"
 #include "spawn.h"
 #include "stream.h"
 #include "summary.h"
@@ -961,6 +962,14 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     /* Give the terminal to the command's group when we hold it: it may want to read it. */
     bool take_tty = !o->foreground && isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 
+    /* --deny: built here, loaded by the child just before exec. Refusing to run is the only
+     * honest answer when the user asked for a restriction that cannot be had. */
+    struct sandbox_filter *cmd_filter = NULL;
+    if (o->deny && (r = sandbox_command_filter_new(o->deny, &cmd_filter)) < 0) {
+        log_errno(r, "cannot set up the --deny filters for the command");
+        goto out;
+    }
+
     struct spawn_config sc = {
         .argv = o->argv,
         .contain = sv.contain,
@@ -973,9 +982,12 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         .child_mask = &orig_mask,
         .restore_sigchld_ignore = chld_ignored,
         .pdeath_signal = o->signal ? o->signal : SIGKILL,
+        .before_exec = cmd_filter ? sandbox_command_filter_apply : NULL,
+        .before_exec_ctx = cmd_filter,
     };
     bool exec_failed;
     r = spawn_command(&sc, &sv.pid, &exec_failed);
+    sandbox_filter_free(cmd_filter);
     if (child_out[1] >= 0)
         close(TAKE_FD(child_out[1]));
     if (child_err[1] >= 0)
@@ -999,6 +1011,14 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     if (sv.um)
         usermark_close_child_fd(sv.um);
     sampler_track(sv.sampler, sv.pid, now_ns());
+    /* The command runs and every descriptor is open: from here on resmon-run needs no new
+     * process, socket or executable mapping (sandbox.h). */
+    if (!o->no_sandbox) {
+        int sr = sandbox_lockdown_self();
+        if (sr < 0 && (!o->timeout_mode || o->verbose))
+            log_errno(sr, "warning: running without the seccomp sandbox");
+    }
+    sandbox_test_trigger();
     sv.last_output_ns = now_ns();
     if (o->output_timeout_ns)
         sv.deadline_output = sat_add_u64(sv.last_output_ns, o->output_timeout_ns);
