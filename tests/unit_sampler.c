@@ -355,8 +355,11 @@ START_TEST(test_tree_cpu)
     sampler_get_totals(r.s, &t);
     ck_assert_msg(tree_ms >= 280 && tree_ms <= 2000, "tree cpu %.3f ms", tree_ms);
     double k_ms = (double)kernel / 1e6;
-    /* The cgroup tier cannot see the child's few ms between fork and joining the cgroup. */
+    /* The cgroup tier cannot see this test child's few ms between fork and joining the cgroup
+     * (resmon-run itself forks straight into it); under valgrind those ms grow tenfold. */
     double slack = _i == 1 ? 15 : 1;
+    if (getenv("RESMON_UNDER_VALGRIND"))
+        slack *= 10;
     ck_assert_msg(tree_ms >= k_ms * 0.99 - slack && tree_ms <= k_ms * 1.01 + slack,
                   "tree %.3f ms vs kernel %.3f ms", tree_ms, k_ms);
     ck_assert_msg((double)t.tree_cpu_ns / 1e6 - tree_ms < 0.01 && tree_ms - (double)t.tree_cpu_ns / 1e6 < 0.01 + 0.001 * tree_ms,
@@ -537,7 +540,8 @@ START_TEST(test_exit_statuses)
     struct sampler_totals t;
     sampler_get_totals(r.s, &t);
     const char *want[] = {"status 7", "status 3", "signal KILL", "signal TERM"};
-    size_t need = t.proc_events ? 4 : 1;
+    /* Without the process connector (or when it lost events) short children may go unseen. */
+    size_t need = t.proc_events && t.lost_events == 0 ? 4 : 1;
     for (size_t k = 0; k < need; k++) {
         bool found = false;
         char pat[64];
@@ -661,7 +665,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_format_exit);
     suite_add_tcase(s, tc);
     tc = tcase_create("tree");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, getenv("RESMON_UNDER_VALGRIND") ? 600 : 60);
     tcase_add_loop_test(tc, test_tree_cpu, 0, 2);
     tcase_add_test(tc, test_tree_rss);
     tcase_add_test(tc, test_tree_io);
