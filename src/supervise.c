@@ -364,8 +364,8 @@ static void stop(struct sv *sv, enum stop_cause cause, int sig)
 static void on_command_exit(struct sv *sv)
 {
     sv->deadline_timeout = sv->deadline_output = NS_INFINITY;
-    /* The last sample is taken when the command ends. */
-    if (sv->sampler) {
+    /* The last sample is taken when the command ends (none when sampling is off: -i 0). */
+    if (sv->sampler && sv->o->interval_ns) {
         sampler_sample(sv->sampler, sv->exit_ns, 1, true);
         if (sv->testlog)
             testlog_tree_sample(sv->testlog, sampler_tree_rss(sv->sampler));
