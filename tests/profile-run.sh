@@ -55,7 +55,8 @@ expect_status 124 "$RESMON_RUN" -i 0.05 -t 0.3 -o "$P" -- "$HELPER" sleep 60
 # ---- the stop sequence -------------------------------------------------------------------------
 # The helper opens a test and waits; when it gets its signal it looks at the profile first and
 # announces what it found: "full" proves the profile was finalized before any child was signalled.
-# While it waits, the file is a valid stream.
+# While it waits, the file is a valid stream. (A long --grace: a helper slow to exit on a loaded
+# machine, e.g. in a sanitizer build, must not be KILLed, which resmon-run would then mirror.)
 for how in TERM INT HUP QUIT timeout parent; do
     P="$T/stop-$how.json"
     new_events
@@ -64,14 +65,14 @@ for how in TERM INT HUP QUIT timeout parent; do
         # A parent that started resmon-run and dies: resmon-run's stdout is a FIFO, whose EOF
         # says resmon-run (and everything it started) is gone.
         mkfifo "$T/stop.fifo"
-        sh -c '"$@"; echo "exit $?"' sh "$RESMON_RUN" -i 0.05 -o "$P" -- "$HELPER" sigcheck "$P" 30 \
+        sh -c '"$@"; echo "exit $?"' sh "$RESMON_RUN" -i 0.05 --grace=30 -o "$P" -- "$HELPER" sigcheck "$P" 30 \
             >"$T/stop.fifo" 2>"$T/stop.err" &
         parent=$!
         timeout 60 cat "$T/stop.fifo" >"$T/stop.out" &
         reader=$!
         ;;
     *)
-        "$RESMON_RUN" -i 0.05 -o "$P" -- "$HELPER" sigcheck "$P" 30 >"$T/stop.out" 2>"$T/stop.err" &
+        "$RESMON_RUN" -i 0.05 --grace=30 -o "$P" -- "$HELPER" sigcheck "$P" 30 >"$T/stop.out" 2>"$T/stop.err" &
         sup=$!
         ;;
     esac
