@@ -533,6 +533,19 @@ static void read_cmdline(struct sampler *s, struct pent *p)
         if (execd) {
             free(p->cmd);
             p->cmd = NULL;
+            /* a zombie still has its name; a process already reaped is left unnamed */
+            p->comm[0] = '\0';
+            snprintf(path, sizeof path, "%d/comm", (int)p->pid);
+            fd = open_at(s->proc_fd, path);
+            if (fd >= 0) {
+                n = pread_all(fd, buf, sizeof p->comm - 1);
+                close(fd);
+                if (n > 0) {
+                    n -= buf[n - 1] == '\n';
+                    memcpy(p->comm, buf, (size_t)n);
+                    p->comm[n] = '\0';
+                }
+            }
         }
         return;
     }

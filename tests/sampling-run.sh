@@ -70,11 +70,13 @@ P="$T/procs.json"
     fail "short processes: run failed"
 "$CHECK" "$P" || fail "short processes: invalid profile"
 pm=$(markers "$P" process | cut -f5)
-# proc_exit WANT_EXIT ARGS: exactly one process marker has this exit, and it names the helper (its
-# command line, or its name when it was gone before its command line could be read).
+# proc_exit WANT_EXIT ARGS: exactly one process marker has this exit, and it names the helper: its
+# command line, or its name when it was a zombie before its command line could be read, or
+# nothing when it was already reaped by its parent — never its parent's command line.
 proc_exit() {
     _m=$(printf '%s\n' "$pm" | grep -F "\"exit\":\"$1\"")
     [ "$(printf '%s\n' "$_m" | grep -c .)" = 1 ] || fail "not one process marker with exit '$1': $pm"
+    has_key "$_m" cmd || { echo "the process that ended with '$1' was gone before it could be named"; return 0; }
     _c=$(val "$_m" cmd)
     [ "$_c" = "$HELPER $2" ] || [ "$_c" = helper ] || fail "the process that ended with '$1' is named '$_c'"
 }
