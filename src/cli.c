@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "log.h"
+#include "sandbox.h"
 #include "testlog.h"
 #include "util.h"
 
@@ -119,7 +120,8 @@ int parse_signal(const char *s, int *ret_sig)
                 return -EINVAL;
             char *end;
             off = strtol(rest + 1, &end, 10);
-            if (*end)
+            /* Also bounds the sum below (strtol saturates at LONG_MAX). */
+            if (*end || off > SIGRTMAX - SIGRTMIN)
                 return -EINVAL;
         }
         long sig = base + dir * off;
@@ -172,6 +174,7 @@ enum {
     OPT_META,
     OPT_NO_SANDBOX,
     OPT_DENY_NETWORK,
+    OPT_DENY,
     OPT_RECOVER,
     OPT_MARK,
     OPT_HELP,
@@ -203,6 +206,7 @@ static const struct option long_options[] = {
     {"meta", required_argument, NULL, OPT_META},
     {"no-sandbox", no_argument, NULL, OPT_NO_SANDBOX},
     {"deny-network", no_argument, NULL, OPT_DENY_NETWORK},
+    {"deny", required_argument, NULL, OPT_DENY},
     {"recover", required_argument, NULL, OPT_RECOVER},
     {"mark", no_argument, NULL, OPT_MARK},
     {"help", no_argument, NULL, OPT_HELP},
@@ -275,6 +279,8 @@ void cli_print_help(bool timeout_mode)
           "  -q, --quiet                no summary at the end\n"
           "      --no-sandbox           do not lock resmon-run down with seccomp\n"
           "      --deny-network         COMMAND may not open sockets other than AF_UNIX\n"
+          "      --deny=CLASSES         seccomp filters for COMMAND, a comma list of: network,\n"
+          "                             ptrace, namespaces, all (see the manual for what breaks)\n"
           "      --help                 display this help and exit\n"
           "      --version              output version information and exit\n"
           "\nDURATION is a floating point number with an optional suffix: 's' for seconds (the\n"
@@ -379,7 +385,16 @@ int cli_parse(int argc, char **argv, struct options *o)
             break;
         }
         case OPT_NO_SANDBOX: o->no_sandbox = true; break;
-        case OPT_DENY_NETWORK: o->deny_network = true; break;
+        case OPT_DENY_NETWORK:
+            o->deny_network = true;
+            o->deny |= SANDBOX_DENY_NETWORK;
+            break;
+        case OPT_DENY:
+            if (sandbox_parse_deny(optarg, &o->deny) < 0)
+                r = usage_error("invalid --deny class list '%s' (network, ptrace, namespaces, all)", optarg);
+            if (o->deny & SANDBOX_DENY_NETWORK)
+                o->deny_network = true;
+            break;
         case OPT_RECOVER: o->action = CLI_RECOVER, o->recover = optarg; break;
         case OPT_MARK:
             /* Everything after --mark belongs to it. */
@@ -393,6 +408,8 @@ int cli_parse(int argc, char **argv, struct options *o)
             return 0;
         case OPT_VERSION:
             printf("%s (%s) %s\n", log_program(), PACKAGE_NAME, PACKAGE_VERSION);
+            if (sandbox_test_hooks())
+                printf("built with test hooks: not for production use\n");
             o->action = CLI_EXIT;
             return 0;
         case ':':

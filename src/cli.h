@@ -58,6 +58,7 @@ struct options {
     struct meta_kv *meta;       /* --meta KEY=VALUE, n_meta entries (malloc'ed) */
     size_t n_meta;
     bool no_sandbox, deny_network;
+    unsigned deny;              /* SANDBOX_DENY_* mask for the command (--deny, --deny-network) */
     const char *recover;        /* CLI_RECOVER: the stream */
     char **argv;                /* the command (CLI_RUN) or --mark's arguments (CLI_MARK) */
     int argc;

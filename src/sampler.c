@@ -45,6 +45,7 @@ struct pent {
     uint64_t utime, stime, cutime, cstime;
     uint64_t read_bytes, write_bytes;
     uint64_t rss, max_rss, threads;
+    uint64_t status_ns; /* when status (VmHWM) was last read */
     uint64_t cpu_ns_final; /* from rusage when reaped */
     char comm[PROCFS_COMM_MAX];
     char *cmd; /* malloc'ed once per exec, NULL unknown */
@@ -96,6 +97,19 @@ struct sampler {
 
     /* process connector */
     int nl_fd;
+    uint64_t lost_at_scan; /* lost_events at the last full member listing */
+    uint64_t full_scan_ns;
+    uint64_t scan_ns; /* time of the sample in progress */
+    /* Exits of processes not (yet) known: a child that runs and exits on another CPU can report
+     * its exit before its parent's fork event is sent. */
+    struct {
+        pid_t pid, parent;
+        int code;
+        uint64_t ns;
+    } early[256];
+    unsigned early_next;
+    pid_t *pids;      /* reused member list built from the table */
+    size_t pids_cap;
 
     struct sampler_totals tot;
 };
@@ -123,7 +137,9 @@ static uint64_t tv_ns(const struct timeval *tv)
     return (uint64_t)tv->tv_sec * NSEC_PER_SEC + (uint64_t)tv->tv_usec * NSEC_PER_USEC;
 }
 
-/* pread the whole (small) file from offset 0 into the scratch buffer. */
+/* pread a whole (small) file from offset 0. /proc and cgroup files are seq_files: a read fills
+ * the buffer as far as the content goes, so a short read is the end. Reading on to get the 0 of
+ * EOF would make the kernel format the file a second time (half the sampler's cost). */
 static ssize_t pread_all(int fd, char *buf, size_t max)
 {
     size_t len = 0;
@@ -134,7 +150,8 @@ static ssize_t pread_all(int fd, char *buf, size_t max)
                 continue;
             return -errno;
         }
-        if (n == 0 || (len += (size_t)n) == max)
+        len += (size_t)n;
+        if (n == 0 || len == max || (size_t)n < max - (len - (size_t)n))
             return (ssize_t)len;
     }
 }
@@ -675,14 +692,23 @@ static int pent_refresh(struct sampler *s, struct pent *p, bool *reused)
     s->live_user_t += p->utime + p->cutime;
     s->live_sys_t += p->stime + p->cstime;
     p->flags |= P_LIVE;
+    uint64_t prev_rss = p->rss;
     p->rss = st.state == 'Z' ? 0 : st.rss * (uint64_t)s->page_size;
     p->max_rss = MAX(p->max_rss, p->rss);
 
-    struct procfs_pid_status ps;
-    n = pent_read(s, p, &p->fd_status, "status");
-    if (n > 0 && procfs_parse_pid_status(s->scratch, (size_t)n, &ps) == 0 &&
-        (ps.have & PSTATUS_VMHWM))
-        p->max_rss = MAX(p->max_rss, ps.vmhwm);
+    /* VmHWM is a high-water mark: reading it now and then loses no spike of a process that is
+     * still alive at the next read, and status costs more than stat and io together. Read it
+     * when RSS grew and at least once a second (a zombie has none left). */
+    uint64_t now = s->scan_ns;
+    if (st.state != 'Z' &&
+        (p->rss > prev_rss || !p->status_ns || now - p->status_ns >= NSEC_PER_SEC)) {
+        struct procfs_pid_status ps;
+        n = pent_read(s, p, &p->fd_status, "status");
+        if (n > 0 && procfs_parse_pid_status(s->scratch, (size_t)n, &ps) == 0 &&
+            (ps.have & PSTATUS_VMHWM))
+            p->max_rss = MAX(p->max_rss, ps.vmhwm);
+        p->status_ns = now ? now : 1;
+    }
 
     struct procfs_pid_io io;
     p->flags &= ~(unsigned)P_IO_OK;
@@ -723,22 +749,20 @@ static int nl_open(struct sampler *s)
     if (uname(&u) == 0)
         sscanf(u.release, "%d.%d", &major, &minor);
     bool filter = major > 6 || (major == 6 && minor >= 6);
-    struct {
-        struct nlmsghdr nl;
-        struct cn_msg cn;
-        uint32_t op, events;
-    } __attribute__((packed)) req;
+    /* nlmsghdr, cn_msg, then the payload (op and, with filtering, the event mask). */
+    union {
+        struct nlmsghdr h;
+        char b[NLMSG_SPACE(sizeof(struct cn_msg) + 8)];
+    } req;
     memset(&req, 0, sizeof req);
     size_t plen = filter ? 8 : 4;
-    req.nl.nlmsg_len = (uint32_t)(sizeof req.nl + sizeof req.cn + plen);
-    req.nl.nlmsg_type = NLMSG_DONE;
-    req.nl.nlmsg_pid = 0;
-    req.cn.id.idx = CN_IDX_PROC;
-    req.cn.id.val = CN_VAL_PROC;
-    req.cn.len = (uint16_t)plen;
-    req.op = PROC_CN_MCAST_LISTEN;
-    req.events = PROC_EVENT_FORK | PROC_EVENT_EXEC | PROC_EVENT_EXIT;
-    if (send(fd, &req, req.nl.nlmsg_len, 0) < 0) {
+    req.h.nlmsg_len = (uint32_t)NLMSG_LENGTH(sizeof(struct cn_msg) + plen);
+    req.h.nlmsg_type = NLMSG_DONE;
+    struct cn_msg cn = {.id = {.idx = CN_IDX_PROC, .val = CN_VAL_PROC}, .len = (uint16_t)plen};
+    memcpy(NLMSG_DATA(&req.h), &cn, sizeof cn);
+    uint32_t payload[2] = {PROC_CN_MCAST_LISTEN, PROC_EVENT_FORK | PROC_EVENT_EXEC | PROC_EVENT_EXIT};
+    memcpy((char *)NLMSG_DATA(&req.h) + sizeof cn, payload, plen);
+    if (send(fd, &req, req.h.nlmsg_len, 0) < 0) {
         int r = -errno;
         close(fd);
         return r;
@@ -773,6 +797,19 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
         p->ppid = f->parent_tgid;
         p->start_ns = ev->timestamp_ns;
         memcpy(p->comm, comm, sizeof comm);
+        for (size_t i = 0; i < ARRAY_SIZE(s->early); i++)
+            if (s->early[i].pid == p->pid && s->early[i].parent == f->parent_tgid) {
+                s->early[i].pid = 0;
+                p->wstatus = s->early[i].code;
+                p->flags |= P_EXIT_KNOWN;
+                p->end_ns = s->early[i].ns;
+                if (p->ppid != s->self) {
+                    if (pcmd)
+                        p->cmd = strdup(pcmd);
+                    pent_end(s, p, s->early[i].ns, false);
+                    return;
+                }
+            }
         /* Until it execs, a forked child runs its parent's program with its arguments. */
         if (pcmd)
             p->cmd = strdup(pcmd);
@@ -792,8 +829,14 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
         if (x->process_pid != x->process_tgid)
             return; /* a thread */
         struct pent *p = lookup(s, x->process_tgid);
-        if (!p || (p->flags & P_ENDED))
+        if (!p || (p->flags & P_ENDED)) {
+            unsigned i = s->early_next++ % ARRAY_SIZE(s->early);
+            s->early[i].pid = x->process_tgid;
+            s->early[i].parent = x->parent_tgid;
+            s->early[i].code = (int)x->exit_code;
+            s->early[i].ns = ev->timestamp_ns;
             return;
+        }
         p->wstatus = (int)x->exit_code;
         p->flags |= P_EXIT_KNOWN;
         p->end_ns = ev->timestamp_ns;
@@ -814,9 +857,12 @@ void sampler_handle_events(struct sampler *s, uint64_t now_ns)
 {
     if (!s || s->nl_fd < 0)
         return;
-    _Alignas(struct nlmsghdr) char buf[8192];
+    union {
+        struct nlmsghdr h;
+        char b[8192];
+    } buf;
     for (;;) {
-        ssize_t n = recv(s->nl_fd, buf, sizeof buf, 0);
+        ssize_t n = recv(s->nl_fd, buf.b, sizeof buf.b, 0);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -826,8 +872,10 @@ void sampler_handle_events(struct sampler *s, uint64_t now_ns)
             }
             return; /* EAGAIN: drained */
         }
-        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
-             h = NLMSG_NEXT(h, n)) {
+        /* NLMSG_NEXT by hand: its char* cast trips -Wcast-align; records are 4-aligned. */
+        for (struct nlmsghdr *h = &buf.h; NLMSG_OK(h, (size_t)n);
+             n -= (ssize_t)NLMSG_ALIGN(h->nlmsg_len),
+                             h = (struct nlmsghdr *)(void *)((char *)h + NLMSG_ALIGN(h->nlmsg_len))) {
             if (h->nlmsg_type == NLMSG_ERROR || h->nlmsg_type == NLMSG_NOOP)
                 continue;
             const struct cn_msg *cn = NLMSG_DATA(h);
@@ -875,21 +923,43 @@ static void tree_scan(struct sampler *s, uint64_t now_ns, struct tree_now *t)
     pid_t *pids = NULL;
     size_t n = 0;
     *t = (struct tree_now){0};
-    if (contain_members(s->contain, &pids, &n) < 0)
-        return;
+    s->scan_ns = now_ns;
+    /* With the process connector and no lost event, the table already holds every member:
+     * list it from there and ask the containment only once a second, as a safety net (the
+     * subreaper tier's listing walks all of /proc). */
+    bool full = s->nl_fd < 0 || s->tot.lost_events != s->lost_at_scan || !s->full_scan_ns ||
+                now_ns - s->full_scan_ns >= NSEC_PER_SEC;
+    if (full) {
+        if (contain_members(s->contain, &pids, &n) < 0)
+            return;
+        s->full_scan_ns = now_ns ? now_ns : 1;
+        s->lost_at_scan = s->tot.lost_events;
+    } else {
+        if (s->pids_cap < s->nents) {
+            pid_t *np = realloc(s->pids, s->nents * 2 * sizeof *np);
+            if (!np)
+                return;
+            s->pids = np;
+            s->pids_cap = s->nents * 2;
+        }
+        for (size_t k = 0; k < s->nents; k++)
+            if (!(s->ents[k].flags & P_ENDED))
+                s->pids[n++] = s->ents[k].pid;
+    }
     s->gen++;
     bool io_ok = true;
+    const pid_t *list = full ? pids : s->pids;
     for (size_t i = 0; i < n; i++) {
-        if (pids[i] <= 0 || pids[i] == s->self)
+        if (list[i] <= 0 || list[i] == s->self)
             continue;
-        struct pent *p = lookup(s, pids[i]);
-        if (!p && !(p = pent_add(s, pids[i])))
+        struct pent *p = lookup(s, list[i]);
+        if (!p && !(p = pent_add(s, list[i])))
             continue;
         bool reused = false;
         int r = pent_refresh(s, p, &reused);
         if (r <= 0 && reused) {
             pent_end(s, p, now_ns, true);
-            if (!(p = pent_add(s, pids[i])))
+            if (!(p = pent_add(s, list[i])))
                 continue;
             reused = false;
             r = pent_refresh(s, p, &reused);
@@ -908,7 +978,7 @@ static void tree_scan(struct sampler *s, uint64_t now_ns, struct tree_now *t)
         if (s->cfg.pss)
             read_pss(s, p, t);
     }
-    free(pids);
+    free(pids); /* NULL when listed from the table */
     for (size_t k = 0; k < s->nents;) {
         struct pent *p = &s->ents[k];
         if (p->seen_gen != s->gen) {
@@ -1110,6 +1180,7 @@ void sampler_free(struct sampler *s)
     }
     free(s->ents);
     free(s->hash);
+    free(s->pids);
     int *fds[] = {&s->proc_fd,  &s->fd_stat,   &s->fd_meminfo, &s->fd_diskstats,
                   &s->fd_netdev, &s->fd_cg_cpu, &s->fd_cg_peak, &s->nl_fd};
     for (size_t i = 0; i < ARRAY_SIZE(fds); i++)

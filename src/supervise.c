@@ -22,8 +22,10 @@
 #include "procfs.h"
 #include "profile.h"
 #include "sampler.h"
+#include "sandbox.h"
 #include "spawn.h"
 #include "stream.h"
+#include "summary.h"
 #include "testlog.h"
 #include "usermark.h"
 #include "util.h"
@@ -78,6 +80,9 @@ struct sv {
     struct testlog *testlog;
     struct linebuf *lb[2];
     struct usermark *um;
+    struct summary_facts *sum;  /* the end-of-run summary's facts, NULL with --quiet */
+    struct summary_style sum_style;
+    uint64_t last_sample_ns, last_sample_cpu;
     int sigfd, parentfd;
     struct contain *contain;
     pid_t pid;
@@ -90,6 +95,7 @@ struct sv {
     enum phase phase;
     enum stop_cause cause;
     int stop_signal;
+    uint64_t stop_ns;
     bool timed_out;
     bool kill_sent;
     bool tty_given;
@@ -196,7 +202,8 @@ static void emit(struct sv *sv, const char *name, uint64_t start, uint64_t end, 
         marker_emit(sv->sink, name, start, end, cat, w->buf, w->len);
 }
 
-/* Members of the tree with their command lines, as a JSON array of {pid, cmd} (bounded). */
+/* Members of the tree with their command lines, as a JSON array of {pid, cmd} (bounded), and
+ * for the summary. */
 static void write_live_processes(struct sv *sv, struct jsonw *w)
 {
     jsonw_arr_open(w);
@@ -220,21 +227,31 @@ static void write_live_processes(struct sv *sv, struct jsonw *w)
             jsonw_kv_int(w, "pid", pids[i]);
             jsonw_kv_strn(w, "cmd", cmd, cl);
             jsonw_obj_close(w);
+            if (sv->sum)
+                summary_add_alive(sv->sum, (int)pids[i], cmd, cl);
         }
     }
     free(pids);
     jsonw_arr_close(w);
 }
 
+struct open_ctx {
+    struct jsonw *w;
+    struct summary_facts *sum;
+};
+
 static void add_open_test(void *ctx, const char *id)
 {
-    jsonw_str(ctx, id);
+    struct open_ctx *oc = ctx;
+    jsonw_str(oc->w, id);
+    if (oc->sum)
+        summary_add_open(oc->sum, id, strlen(id));
 }
 
+/* The record of a stop: why, which signal, the tests still open and the processes still alive
+ * (for the profile and the summary). */
 static void emit_timeout_marker(struct sv *sv, uint64_t now)
 {
-    if (!sv->sink)
-        return;
     char name[32];
     struct jsonw w;
     jsonw_init(&w);
@@ -246,8 +263,9 @@ static void emit_timeout_marker(struct sv *sv, uint64_t now)
         jsonw_kv_str(&w, "received", signal_name(sv->stop_signal, name, sizeof name));
     jsonw_key(&w, "openTests");
     jsonw_arr_open(&w);
+    struct open_ctx oc = {&w, sv->sum};
     if (sv->testlog)
-        testlog_each_open(sv->testlog, add_open_test, &w);
+        testlog_each_open(sv->testlog, add_open_test, &oc);
     jsonw_arr_close(&w);
     jsonw_key(&w, "liveProcesses");
     write_live_processes(sv, &w);
@@ -349,6 +367,7 @@ static void stop(struct sv *sv, enum stop_cause cause, int sig)
     sv->cause = cause;
     sv->timed_out = cause == CAUSE_TIMEOUT || cause == CAUSE_OUTPUT_TIMEOUT;
     sv->stop_signal = sig;
+    sv->stop_ns = now;
     sv->phase = PH_STOPPING;
     /* Record what was going on, and finalize first: a CI that follows its TERM with a KILL must
      * still find a complete profile. Only then is any child signalled. */
@@ -361,14 +380,32 @@ static void stop(struct sv *sv, enum stop_cause cause, int sig)
         sv->deadline_kill = sat_add_u64(now, sv->o->grace_ns);
 }
 
+/* What follows every sample: open tests learn the tree's RSS; the summary's charts get a point. */
+static void after_sample(struct sv *sv, uint64_t now)
+{
+    uint64_t rss = sampler_tree_rss(sv->sampler);
+    if (sv->testlog)
+        testlog_tree_sample(sv->testlog, rss);
+    if (sv->sum) {
+        struct sampler_totals t;
+        sampler_get_totals(sv->sampler, &t);
+        if (now > sv->last_sample_ns) {
+            uint64_t cpu = t.tree_cpu_ns > sv->last_sample_cpu ? t.tree_cpu_ns - sv->last_sample_cpu : 0;
+            summary_series_add(&sv->sum->cpu, (double)cpu / (double)(now - sv->last_sample_ns));
+            summary_series_add(&sv->sum->mem, (double)rss);
+        }
+        sv->last_sample_ns = now;
+        sv->last_sample_cpu = t.tree_cpu_ns;
+    }
+}
+
 static void on_command_exit(struct sv *sv)
 {
     sv->deadline_timeout = sv->deadline_output = NS_INFINITY;
     /* The last sample is taken when the command ends (none when sampling is off: -i 0). */
     if (sv->sampler && sv->o->interval_ns) {
         sampler_sample(sv->sampler, sv->exit_ns, 1, true);
-        if (sv->testlog)
-            testlog_tree_sample(sv->testlog, sampler_tree_rss(sv->sampler));
+        after_sample(sv, sv->exit_ns);
     }
     if (sv->timerfd >= 0) {
         close(sv->timerfd);
@@ -616,7 +653,8 @@ static void emit_command_marker(struct sv *sv)
         jsonw_strn(&w, words.buf ? words.buf : "", words.len);
         jsonw_release(&words);
     }
-    jsonw_kv_int(&w, "pid", sv->pid);
+    if (sv->pid > 0)
+        jsonw_kv_int(&w, "pid", sv->pid);
     jsonw_kv_str(&w, "exit", exit_text);
     jsonw_kv_str(&w, "tier", contain_tier_name(contain_tier(sv->contain)));
     if (sv->cause != CAUSE_NONE)
@@ -742,6 +780,61 @@ static int open_stream(struct sv *sv)
     return 0;
 }
 
+static void write_summary(struct sv *sv, const struct supervise_result *res)
+{
+    struct summary_facts *f = sv->sum;
+    f->program = log_program();
+    f->command = sv->o->argv[0];
+    f->kill_sent = sv->kill_sent;
+    f->exit_status = res->raise_signal ? -1 : res->exit_status;
+    f->wall_ns = sv->exit_ns > sv->t0 ? sv->exit_ns - sv->t0 : 0;
+    int st = sv->wstatus;
+    switch (sv->cause) {
+    case CAUSE_TIMEOUT:
+        f->end = SUMMARY_TIMEOUT;
+        f->signal = sv->stop_signal;
+        f->limit_ns = sv->stop_ns - sv->t0;
+        break;
+    case CAUSE_OUTPUT_TIMEOUT:
+        f->end = SUMMARY_OUTPUT_TIMEOUT;
+        f->signal = sv->stop_signal;
+        f->limit_ns = sv->o->output_timeout_ns;
+        break;
+    case CAUSE_SIGNAL: f->end = SUMMARY_STOP_REQUEST, f->signal = sv->stop_signal; break;
+    case CAUSE_PARENT: f->end = SUMMARY_PARENT_DIED, f->signal = sv->stop_signal; break;
+    default:
+        if (WIFSIGNALED(st))
+            f->end = SUMMARY_SIGNALED, f->signal = WTERMSIG(st);
+        else
+            f->end = SUMMARY_EXITED, f->exit_code = WEXITSTATUS(st);
+    }
+    if (sv->sampler) {
+        struct sampler_totals t;
+        sampler_get_totals(sv->sampler, &t);
+        f->have_cpu = true;
+        f->tree_cpu_ns = t.tree_cpu_ns;
+        f->peak_rss = t.peak_rss;
+    }
+    if (sv->testlog) {
+        struct testlog_stats ts;
+        testlog_get_stats(sv->testlog, &ts);
+        for (int i = 0; i < (int)ARRAY_SIZE(ts.by_status); i++)
+            if (ts.by_status[i] && testlog_status_name(i))
+                summary_add_status(f, testlog_status_name(i), ts.by_status[i]);
+        const struct testlog_result *list;
+        size_t n = testlog_unexpected(sv->testlog, &list);
+        for (size_t i = 0; i < n; i++)
+            summary_add_unexpected(f, list[i].test, strlen(list[i].test), list[i].status, list[i].duration_ns);
+        f->unexpected_total = ts.unexpected;
+        n = testlog_slowest(sv->testlog, &list);
+        for (size_t i = 0; i < n; i++)
+            summary_add_slowest(f, list[i].test, strlen(list[i].test), list[i].status, list[i].duration_ns);
+    }
+    f->profile_path = sv->stream ? sv->profile_path : NULL;
+    f->profile_is_stream = sv->stream && sv->finalizations == 0;
+    summary_write(STDERR_FILENO, f, &sv->sum_style);
+}
+
 static int start_timer(struct sv *sv)
 {
     sv->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -770,6 +863,18 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     sv.deadline_kill = sv.deadline_grace = NS_INFINITY;
     int r;
     int child_out[2] = {-1, -1}, child_err[2] = {-1, -1};
+
+    if (!o->quiet) {
+        sv.sum = calloc(1, sizeof *sv.sum);
+        if (sv.sum) {
+            summary_series_init(&sv.sum->cpu, SUMMARY_AGG_MEAN);
+            summary_series_init(&sv.sum->mem, SUMMARY_AGG_MAX);
+            /* decided now: the environment and the terminal are the caller's */
+            sv.sum_style.colour = summary_colour_for(STDERR_FILENO, getenv("NO_COLOR"));
+            sv.sum_style.utf8 = summary_locale_utf8(getenv("LC_ALL"), getenv("LC_CTYPE"), getenv("LANG"));
+        }
+    }
+    sv.last_sample_ns = sv.t0;
 
     sigset_t orig_mask;
     bool chld_ignored = false;
@@ -857,6 +962,14 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     /* Give the terminal to the command's group when we hold it: it may want to read it. */
     bool take_tty = !o->foreground && isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 
+    /* --deny: built here, loaded by the child just before exec. Refusing to run is the only
+     * honest answer when the user asked for a restriction that cannot be had. */
+    struct sandbox_filter *cmd_filter = NULL;
+    if (o->deny && (r = sandbox_command_filter_new(o->deny, &cmd_filter)) < 0) {
+        log_errno(r, "cannot set up the --deny filters for the command");
+        goto out;
+    }
+
     struct spawn_config sc = {
         .argv = o->argv,
         .contain = sv.contain,
@@ -869,9 +982,12 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         .child_mask = &orig_mask,
         .restore_sigchld_ignore = chld_ignored,
         .pdeath_signal = o->signal ? o->signal : SIGKILL,
+        .before_exec = cmd_filter ? sandbox_command_filter_apply : NULL,
+        .before_exec_ctx = cmd_filter,
     };
     bool exec_failed;
     r = spawn_command(&sc, &sv.pid, &exec_failed);
+    sandbox_filter_free(cmd_filter);
     if (child_out[1] >= 0)
         close(TAKE_FD(child_out[1]));
     if (child_err[1] >= 0)
@@ -881,6 +997,11 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         if (exec_failed) {
             ret->exit_status = r == -ENOENT ? EXIT_ENOENT : EXIT_CANNOT_INVOKE;
             ret->raise_signal = 0;
+            /* The profile still tells what happened: a command that never ran. */
+            sv.exit_ns = now_ns();
+            sv.wstatus = ret->exit_status << 8;
+            emit_command_marker(&sv);
+            profile_checkpoint(&sv, "exec-failed");
             r = 0;
         }
         goto out;
@@ -890,6 +1011,14 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     if (sv.um)
         usermark_close_child_fd(sv.um);
     sampler_track(sv.sampler, sv.pid, now_ns());
+    /* The command runs and every descriptor is open: from here on resmon-run needs no new
+     * process, socket or executable mapping (sandbox.h). */
+    if (!o->no_sandbox) {
+        int sr = sandbox_lockdown_self();
+        if (sr < 0 && (!o->timeout_mode || o->verbose))
+            log_errno(sr, "warning: running without the seccomp sandbox");
+    }
+    sandbox_test_trigger();
     sv.last_output_ns = now_ns();
     if (o->output_timeout_ns)
         sv.deadline_output = sat_add_u64(sv.last_output_ns, o->output_timeout_ns);
@@ -931,9 +1060,9 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
             if (i_timer >= 0 && pfd[i_timer].revents) {
                 uint64_t ticks = 0;
                 if (read(sv.timerfd, &ticks, sizeof ticks) == (ssize_t)sizeof ticks && ticks > 0) {
-                    sampler_sample(sv.sampler, now_ns(), ticks, false);
-                    if (sv.testlog)
-                        testlog_tree_sample(sv.testlog, sampler_tree_rss(sv.sampler));
+                    uint64_t now = now_ns();
+                    sampler_sample(sv.sampler, now, ticks, false);
+                    after_sample(&sv, now);
                 }
             }
             if (i_um >= 0 && pfd[i_um].revents)
@@ -965,6 +1094,8 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     end_of_run(&sv);
     profile_checkpoint(&sv, "end");
     compute_result(&sv, ret);
+    if (sv.sum)
+        write_summary(&sv, ret);
     r = 0;
 out:
     if (sv.tty_given) {
@@ -992,5 +1123,6 @@ out:
     contain_free(sv.contain);
     stream_close(sv.stream);
     free(sv.profile_path);
+    free(sv.sum);
     return r;
 }

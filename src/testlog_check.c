@@ -54,9 +54,9 @@ static int result_line(const char *line, size_t len, struct tl_event *ev)
     struct tl_str msg = k < len ? tl_trim(tl_str_make(line + k + 1, len - k - 1)) : tl_str_make(NULL, 0);
     enum tl_outcome oc = kind == 'P' ? TL_PASSED : kind == 'F' ? TL_FAILED : TL_ERRORED;
     if (kind == 'E') {
-        if (memmem(msg.p, msg.n, "Test timeout expired", 20))
+        if (msg.n && memmem(msg.p, msg.n, "Test timeout expired", 20))
             oc = TL_TIMED_OUT;
-        else if (memmem(msg.p, msg.n, "Received signal", 15))
+        else if (msg.n && memmem(msg.p, msg.n, "Received signal", 15))
             oc = TL_CRASHED;
     }
     tl_set_result(ev, tl_str_make(line + id_start, id_end - id_start), tl_str_make(NULL, 0), oc);

@@ -9,7 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -486,6 +492,112 @@ static int itest_modes(int argc, char **argv)
     return -1;
 }
 
+/* ---- probes of the seccomp filters: each prints one line "NAME: RESULT" on stdout ---------- */
+
+static const char *err_name(int e)
+{
+    static char num[16];
+    switch (e) {
+    case 0: return "ok";
+    case EACCES: return "EACCES";
+    case EPERM: return "EPERM";
+    case ENOSYS: return "ENOSYS";
+    case ECONNREFUSED: return "ECONNREFUSED";
+    case EAFNOSUPPORT: return "EAFNOSUPPORT";
+    case EINVAL: return "EINVAL";
+    default: snprintf(num, sizeof num, "errno%d", e); return num;
+    }
+}
+
+/* Returns the exit status for a sandbox probe command, or -1 if cmd is none of them. */
+static int sandbox_probe(const char *cmd, int argc, char **argv)
+{
+    if (!strcmp(cmd, "listen-tcp")) { /* listen-tcp SECS: accept on 127.0.0.1, announce the port */
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t len = sizeof sa;
+        if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 16) < 0 ||
+            getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
+            perror("listen-tcp");
+            return 1;
+        }
+        alarm((unsigned)(argc > 2 ? atoi(argv[2]) : 60));
+        event("listening %d", ntohs(sa.sin_port));
+        for (;;) {
+            int c = accept(fd, NULL, NULL);
+            if (c >= 0)
+                close(c);
+        }
+    }
+    if (!strcmp(cmd, "connect-tcp")) { /* connect-tcp PORT */
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            printf("connect-tcp: socket %s\n", err_name(errno));
+            return 0;
+        }
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[2])),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        int r = connect(fd, (struct sockaddr *)&sa, sizeof sa);
+        printf("connect-tcp: connect %s\n", err_name(r < 0 ? errno : 0));
+        close(fd);
+        return 0;
+    }
+    if (!strcmp(cmd, "unix-socket")) { /* a socketpair and a socket, both AF_UNIX; a byte through */
+        int sv[2];
+        char c = 'x';
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+            printf("unix-socket: socketpair %s\n", err_name(errno));
+            return 0;
+        }
+        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            printf("unix-socket: socket %s\n", err_name(errno));
+            return 0;
+        }
+        close(fd);
+        if (write(sv[0], &c, 1) != 1 || read(sv[1], &c, 1) != 1 || c != 'x') {
+            printf("unix-socket: transfer %s\n", err_name(errno));
+            return 0;
+        }
+        printf("unix-socket: ok\n");
+        return 0;
+    }
+    if (!strcmp(cmd, "ptrace-child")) { /* seize a child of ours; read our own memory as a debugger */
+        pid_t p = fork();
+        if (p == 0) {
+            pause();
+            _exit(0);
+        }
+        long r = ptrace(PTRACE_SEIZE, p, NULL, NULL);
+        printf("ptrace-child: ptrace %s\n", err_name(r < 0 ? errno : 0));
+        kill(p, SIGKILL);
+        waitpid(p, NULL, 0);
+        char src[8] = "seccomp", dst[8] = "";
+        struct iovec liov = {dst, sizeof dst}, riov = {src, sizeof src};
+        ssize_t n = process_vm_readv(getpid(), &liov, 1, &riov, 1, 0);
+        printf("ptrace-child: process_vm_readv %s\n", err_name(n < 0 ? errno : 0));
+        return 0;
+    }
+    if (!strcmp(cmd, "unshare-user")) { /* unshare(CLONE_NEWUSER) in a child */
+        pid_t p = fork();
+        if (p == 0)
+            _exit(unshare(CLONE_NEWUSER) < 0 ? errno : 0);
+        int st;
+        waitpid(p, &st, 0);
+        printf("unshare-user: unshare %s\n", err_name(WIFEXITED(st) ? WEXITSTATUS(st) : -1));
+        return 0;
+    }
+#if defined(__x86_64__)
+    if (!strcmp(cmd, "int80")) { /* an i386 syscall (getpid): dies with SIGSEGV without ia32 support */
+        long r, nr = 20;
+        __asm__ volatile("int $0x80" : "=a"(r) : "0"(nr) : "memory");
+        printf("int80: %s\n", r == (long)getpid() ? "ok" : "wrong");
+        return 0;
+    }
+#endif
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -772,6 +884,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "maxrss %ld\n", ru.ru_maxrss);
         return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     }
+    int probed = sandbox_probe(cmd, argc, argv);
+    if (probed >= 0)
+        return probed;
     fprintf(stderr, "helper: unknown command %s\n", cmd);
     return 2;
 }

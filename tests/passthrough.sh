@@ -2,7 +2,7 @@
 # The command's stdout and stderr pass through byte for byte; a closed downstream reaches the
 # command; huge lines cost bounded memory; --output-timeout.
 . "$TOP_SRCDIR/tests/lib.sh"
-R="$RESMON_RUN --no-profile --output-timeout=60"   # forces interposition
+R="$RESMON_RUN -q --no-profile --output-timeout=60"   # forces interposition
 
 # Binary data, every byte value, through both streams.
 "$HELPER" bytes 3000000 > "$T/want"

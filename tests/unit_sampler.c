@@ -309,15 +309,23 @@ static uint64_t children_cpu_ns(void)
            (uint64_t)ru.ru_stime.tv_sec * NSEC_PER_SEC + (uint64_t)ru.ru_stime.tv_usec * 1000;
 }
 
+/* A sink the optimizer cannot drop. */
+static volatile uint64_t spin_sink;
+static void spin(int n)
+{
+    uint64_t x = 0;
+    for (int k = 0; k < n; k++)
+        x += (uint64_t)k * spin_sink + 1;
+    spin_sink = x;
+}
+
 static void burn_ms(uint64_t ms)
 {
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     uint64_t end = (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec + ms * NSEC_PER_MSEC;
-    volatile uint64_t x = 0;
     for (;;) {
-        for (int i = 0; i < 10000; i++)
-            x += (uint64_t)i;
+        spin(10000);
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
         if ((uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec >= end)
             return;
@@ -347,7 +355,9 @@ START_TEST(test_tree_cpu)
     sampler_get_totals(r.s, &t);
     ck_assert_msg(tree_ms >= 280 && tree_ms <= 2000, "tree cpu %.3f ms", tree_ms);
     double k_ms = (double)kernel / 1e6;
-    ck_assert_msg(tree_ms >= k_ms * 0.99 - 1 && tree_ms <= k_ms * 1.01 + 1,
+    /* The cgroup tier cannot see the child's few ms between fork and joining the cgroup. */
+    double slack = _i == 1 ? 15 : 1;
+    ck_assert_msg(tree_ms >= k_ms * 0.99 - slack && tree_ms <= k_ms * 1.01 + slack,
                   "tree %.3f ms vs kernel %.3f ms", tree_ms, k_ms);
     ck_assert_msg((double)t.tree_cpu_ns / 1e6 - tree_ms < 0.01 && tree_ms - (double)t.tree_cpu_ns / 1e6 < 0.01 + 0.001 * tree_ms,
                   "totals %llu vs markers %.3f", (unsigned long long)t.tree_cpu_ns, tree_ms);
@@ -439,13 +449,10 @@ static void child_storm(struct run *r)
     for (int i = 0; i < STORM; i++) {
         pid_t p = fork();
         if (p == 0) {
-            volatile uint64_t x = 0;
-            for (int k = 0; k < 200000; k++)
-                x += (uint64_t)k;
+            spin(200000);
             /* every third one leaves an orphan that resmon-run must reap */
             if (i % 3 == 0 && fork() == 0) {
-                for (int k = 0; k < 200000; k++)
-                    x += (uint64_t)k;
+                spin(200000);
                 _exit(0);
             }
             _exit(i % 5 == 0 ? 1 : 0);
@@ -616,22 +623,17 @@ START_TEST(test_pid_reuse)
         return;
     }
     run_until_done(&r);
-    /* A and B: same pid, two process markers (plus the root's) */
-    size_t nproc = 0;
-    int pids[8];
-    for (size_t i = 0; i < r.cap.n && nproc < 8; i++)
-        if (strcmp(r.cap.v[i].name, "process") == 0)
-            pids[nproc++] = (int)num(r.cap.v[i].data, "pid");
-    ck_assert_uint_eq(nproc, 3);
-    int same = 0;
-    for (size_t i = 0; i < nproc; i++)
-        same += pids[i] != r.root;
-    ck_assert_int_eq(same, 2);
-    bool sleep_seen = false;
+    /* A and B: same pid, two process markers (failed recycling attempts may add others) */
+    int bpid = -1;
     for (size_t i = 0; i < r.cap.n; i++)
         if (strcmp(r.cap.v[i].name, "process") == 0 && strstr(r.cap.v[i].data, "sleep 0.3"))
-            sleep_seen = true;
-    ck_assert(sleep_seen);
+            bpid = (int)num(r.cap.v[i].data, "pid");
+    ck_assert_int_gt(bpid, 0);
+    size_t same = 0;
+    for (size_t i = 0; i < r.cap.n; i++)
+        if (strcmp(r.cap.v[i].name, "process") == 0 && (int)num(r.cap.v[i].data, "pid") == bpid)
+            same++;
+    ck_assert_uint_eq(same, 2);
     teardown(&r);
 }
 END_TEST

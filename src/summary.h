@@ -1,0 +1,157 @@
+/* summary.h — the end-of-run summary a CI maintainer reads on stderr: how the command ended, what
+ * the process tree cost, which tests failed or were slow, what was still running after a
+ * timeout, sparklines of tree CPU and memory, and where the profile is.
+ *
+ * A pure formatting module: the caller fills a plain struct of facts (struct summary_facts, zero
+ * it first) from the supervisor, the sampler and the test-log module, and decides colour and
+ * charset (summary_colour_for(), summary_locale_utf8()). summary_format() turns the facts into
+ * text; summary_write() writes that text to an fd with as few write(2) calls as the fd accepts.
+ * Nothing here reads the clock, the environment or /proc.
+ *
+ * Bounded memory whatever the run: lists keep at most SUMMARY_MAX_LIST entries (plus a total, so
+ * the text says "and N more"), strings are copied into fixed arrays (cut at a UTF-8 character
+ * boundary), and a series of samples of any length is downsampled into at most
+ * SUMMARY_SERIES_POINTS buckets by summary_series_add().
+ *
+ * Sparklines use U+2581..U+2588 (▁▂▃▄▅▆▇█) when the terminal is UTF-8 and the ASCII ramp
+ * "_.-:=+*#" otherwise. Colour is SGR escapes, only when asked for.
+ */
+#ifndef RESMON_SUMMARY_H
+#define RESMON_SUMMARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SUMMARY_MAX_LIST 8       /* entries kept per list (unexpected, slowest, open, alive) */
+#define SUMMARY_TEXT_MAX 160     /* bytes kept of a test id or a command line */
+#define SUMMARY_MAX_STATUSES 12  /* distinct test statuses counted */
+#define SUMMARY_SERIES_POINTS 60 /* buckets of a sparkline series */
+
+/* Why the run ended. */
+enum summary_end {
+    SUMMARY_EXITED,         /* the command exited by itself: exit_code */
+    SUMMARY_SIGNALED,       /* the command died of signal (nobody asked it to stop) */
+    SUMMARY_TIMEOUT,        /* --timeout fired after limit_ns; signal was sent */
+    SUMMARY_OUTPUT_TIMEOUT, /* --output-timeout: no output for limit_ns; signal was sent */
+    SUMMARY_STOP_REQUEST,   /* resmon-run received signal (TERM, INT, HUP, QUIT) */
+    SUMMARY_PARENT_DIED,    /* resmon-run's parent died; signal was sent */
+};
+
+/* A downsampled series: bucket i summarises `width` consecutive samples (the last bucket may hold
+ * fewer). Aggregation is the mean (CPU: cores used) or the maximum (memory: peak RSS). */
+enum summary_agg { SUMMARY_AGG_MEAN, SUMMARY_AGG_MAX };
+
+struct summary_series {
+    enum summary_agg agg;
+    size_t n;         /* buckets in use */
+    uint64_t width;   /* samples per full bucket (0 is read as 1) */
+    uint64_t fill;    /* samples in bucket n-1 */
+    double v[SUMMARY_SERIES_POINTS]; /* sum (MEAN) or max (MAX) of the samples in each bucket */
+};
+
+struct summary_test {
+    char id[SUMMARY_TEXT_MAX];
+    char status[16];
+    uint64_t duration_ns;
+};
+
+struct summary_proc {
+    int pid;
+    char cmd[SUMMARY_TEXT_MAX];
+};
+
+struct summary_count {
+    char status[16];
+    uint64_t n;
+};
+
+struct summary_facts {
+    const char *program; /* prefix of the first line ("resmon-run"); NULL: "resmon-run" */
+    const char *command; /* the command as the user wrote it (argv[0], or a joined line) */
+
+    enum summary_end end;
+    int exit_code;       /* SUMMARY_EXITED */
+    int signal;          /* SIGNALED: the fatal signal; TIMEOUT, OUTPUT_TIMEOUT, PARENT_DIED: the
+                            signal sent; STOP_REQUEST: the signal resmon-run received */
+    bool kill_sent;      /* KILL had to follow */
+    uint64_t limit_ns;   /* TIMEOUT / OUTPUT_TIMEOUT: the duration that ran out */
+    int exit_status;     /* what resmon-run exits with (-1: do not say) */
+
+    uint64_t wall_ns;    /* command start to end */
+    bool have_cpu;
+    uint64_t tree_cpu_ns;
+    uint64_t peak_rss;   /* bytes; 0: unknown */
+
+    /* Tests (leave tests_known false when no test log was parsed). */
+    bool tests_known;
+    uint64_t tests;      /* test results seen */
+    struct summary_count by_status[SUMMARY_MAX_STATUSES];
+    size_t n_status;
+    uint64_t unexpected_total;
+    struct summary_test unexpected[SUMMARY_MAX_LIST]; /* the first ones, in order */
+    size_t n_unexpected;
+    struct summary_test slowest[SUMMARY_MAX_LIST];    /* longest first */
+    size_t n_slowest;
+    size_t max_slowest;  /* how many to keep (0: 5), at most SUMMARY_MAX_LIST */
+
+    /* After a stop (timeout, output timeout, stop request): what was still going. */
+    struct summary_test open[SUMMARY_MAX_LIST];
+    size_t n_open, open_total;
+    struct summary_proc alive[SUMMARY_MAX_LIST];
+    size_t n_alive, alive_total;
+
+    struct summary_series cpu; /* tree CPU in cores per sample (agg MEAN) */
+    struct summary_series mem; /* tree RSS in bytes per sample (agg MAX) */
+
+    const char *profile_path; /* NULL: no profile */
+    bool profile_is_stream;   /* only the stream is there (finalizing failed) */
+};
+
+struct summary_style {
+    bool colour; /* SGR escapes */
+    bool utf8;   /* Unicode sparkline; else ASCII */
+};
+
+/* Start an empty series (a zeroed series is an empty MEAN series). */
+void summary_series_init(struct summary_series *s, enum summary_agg agg);
+/* Add one sample. When all SUMMARY_SERIES_POINTS buckets are full, neighbours are merged pairwise
+ * and the bucket width doubles, so any number of samples fits and each bucket covers the same
+ * span of the run. */
+void summary_series_add(struct summary_series *s, double value);
+/* Value of bucket i (mean or max of its samples); 0 for an empty or out-of-range bucket. */
+double summary_series_value(const struct summary_series *s, size_t i);
+
+/* Count one test result: summary_add_status(status, 1), summary_add_unexpected() when
+ * unexpected, summary_add_slowest(). id may hold any bytes (id_len of them). */
+void summary_add_test(struct summary_facts *f, const char *id, size_t id_len, const char *status,
+                      bool unexpected, uint64_t duration_ns);
+/* The pieces, for a caller that already has totals (testlog_get_stats, testlog_unexpected,
+ * testlog_slowest): n results with this status (also sets tests_known, adds n to tests); one
+ * unexpected result (first SUMMARY_MAX_LIST kept, all counted); one candidate for the slowest
+ * list (kept when among the max_slowest longest). */
+void summary_add_status(struct summary_facts *f, const char *status, uint64_t n);
+void summary_add_unexpected(struct summary_facts *f, const char *id, size_t id_len, const char *status,
+                            uint64_t duration_ns);
+void summary_add_slowest(struct summary_facts *f, const char *id, size_t id_len, const char *status,
+                         uint64_t duration_ns);
+/* Note a test open when the run was stopped / a process alive then (bounded; totals counted). */
+void summary_add_open(struct summary_facts *f, const char *id, size_t id_len);
+void summary_add_alive(struct summary_facts *f, int pid, const char *cmd, size_t cmd_len);
+
+/* The summary as text (malloc'ed, NUL-terminated, *ret_len bytes; caller frees).
+ * Returns 0 or -ENOMEM. */
+int summary_format(const struct summary_facts *f, const struct summary_style *st, char **ret_text,
+                   size_t *ret_len);
+/* Format and write to fd (retrying EINTR, waiting briefly on a non-blocking fd). 0 or -errno. */
+int summary_write(int fd, const struct summary_facts *f, const struct summary_style *st);
+
+/* Colour is for people: fd is a terminal and NO_COLOR (no_color_env, from getenv) is unset or
+ * empty. */
+bool summary_colour_for(int fd, const char *no_color_env);
+/* The charset the locale names: the first non-empty of LC_ALL, LC_CTYPE, LANG decides; UTF-8
+ * unless it names something else ("C", "POSIX", "en_US.ISO-8859-1"). None set: UTF-8 (CI log
+ * viewers render UTF-8). */
+bool summary_locale_utf8(const char *lc_all, const char *lc_ctype, const char *lang);
+
+#endif

@@ -1,0 +1,358 @@
+/* Unit tests of the sandbox: class lists, the command filters' effects, and the lock-down's
+ * allow-list (what passes, what kills). Every filter is loaded in a child forked by the test
+ * itself, so the test runner stays unfiltered even with CK_FORK=no; under valgrind (which runs the
+ * guest's syscalls itself and cannot live under a filter) the loading tests are skipped. */
+#include "sandbox.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Sanitizer builds allow any prctl for the runtime's leak checker (sandbox.h). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define SANITIZER 1
+#endif
+#endif
+#ifndef SANITIZER
+#define SANITIZER 0
+#endif
+
+static bool under_valgrind(void)
+{
+    const char *p = getenv("LD_PRELOAD");
+    return p && strstr(p, "vgpreload");
+}
+
+static bool seccomp_here(void) { return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0; }
+
+/* Run fn in a child; return its wait status. fn returns the exit code (0 = all expectations met,
+ * else the number of the failed step). */
+static int in_child(int (*fn)(void *), void *arg)
+{
+    pid_t p = fork();
+    ck_assert_int_ge(p, 0);
+    if (p == 0)
+        _exit(fn(arg));
+    int st;
+    while (waitpid(p, &st, 0) < 0)
+        ck_assert_int_eq(errno, EINTR);
+    return st;
+}
+
+#define SKIP_UNLESS_LOADABLE()                                                                                         \
+    do {                                                                                                               \
+        if (under_valgrind() || !seccomp_here())                                                                       \
+            return;                                                                                                    \
+    } while (0)
+
+/* ---- class lists ---------------------------------------------------------------------------- */
+
+START_TEST(test_parse_deny)
+{
+    unsigned m = 0;
+    ck_assert_int_eq(sandbox_parse_deny("network", &m), 0);
+    ck_assert_uint_eq(m, SANDBOX_DENY_NETWORK);
+    ck_assert_int_eq(sandbox_parse_deny("ptrace,namespaces", &m), 0);
+    ck_assert_uint_eq(m, SANDBOX_DENY_NETWORK | SANDBOX_DENY_PTRACE | SANDBOX_DENY_NAMESPACES);
+    m = 0;
+    ck_assert_int_eq(sandbox_parse_deny("all", &m), 0);
+    ck_assert_uint_eq(m, SANDBOX_DENY_NETWORK | SANDBOX_DENY_PTRACE | SANDBOX_DENY_NAMESPACES);
+    const char *bad[] = {"", "net", "network,", ",network", "network,,ptrace", "NETWORK", "networks"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        m = 42;
+        ck_assert_msg(sandbox_parse_deny(bad[i], &m) == -EINVAL, "'%s' accepted", bad[i]);
+        ck_assert_uint_eq(m, 42);
+    }
+}
+END_TEST
+
+/* ---- command filters ----------------------------------------------------------------------- */
+
+/* Building (and freeing) a filter needs no kernel support beyond the probe; every class. */
+START_TEST(test_filter_build)
+{
+    if (!seccomp_here())
+        return;
+    for (unsigned m = 0; m < 8; m++) {
+        struct sandbox_filter *f = NULL;
+        ck_assert_int_eq(sandbox_command_filter_new(m, &f), 0);
+        ck_assert_ptr_nonnull(f);
+        sandbox_filter_free(f);
+    }
+    sandbox_filter_free(NULL);
+    ck_assert_int_eq(sandbox_command_filter_apply(NULL), 0);
+}
+END_TEST
+
+static int apply(unsigned mask)
+{
+    struct sandbox_filter *f = NULL;
+    if (sandbox_command_filter_new(mask, &f) < 0)
+        return 100;
+    int r = sandbox_command_filter_apply(f);
+    sandbox_filter_free(f);
+    return r < 0 ? 101 : 0;
+}
+
+static int errno_of(long r) { return r < 0 ? errno : 0; }
+
+static int network_child(void *arg)
+{
+    (void)arg;
+    int r = apply(SANDBOX_DENY_NETWORK);
+    if (r)
+        return r;
+    if (errno_of(socket(AF_INET, SOCK_STREAM, 0)) != EACCES)
+        return 1;
+    if (errno_of(socket(AF_INET6, SOCK_DGRAM, 0)) != EACCES)
+        return 2;
+    if (errno_of(socket(AF_NETLINK, SOCK_RAW, 0)) != EACCES)
+        return 3;
+    int sv[2];
+    if (errno_of(socketpair(AF_INET, SOCK_STREAM, 0, sv)) != EACCES)
+        return 4;
+    /* stray upper bits in the family: refused, not mistaken for AF_UNIX */
+    if (errno_of(syscall(SYS_socket, (1L << 32) | AF_UNIX, SOCK_STREAM, 0)) != EACCES)
+        return 5;
+    if (socket(AF_UNIX, SOCK_STREAM, 0) < 0)
+        return 6;
+    if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) < 0)
+        return 7;
+    if (errno_of(syscall(SYS_io_uring_setup, 1, NULL)) != ENOSYS)
+        return 8;
+    /* other classes untouched */
+    if (errno_of(unshare(0)) != 0)
+        return 9;
+    /* the filter is kept across exec and fork: it is the command's whole tree's */
+    if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1 || prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 2)
+        return 10;
+    return 0;
+}
+
+START_TEST(test_deny_network)
+{
+    SKIP_UNLESS_LOADABLE();
+    int st = in_child(network_child, NULL);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x", st);
+}
+END_TEST
+
+static int ptrace_child(void *arg)
+{
+    (void)arg;
+    int r = apply(SANDBOX_DENY_PTRACE);
+    if (r)
+        return r;
+    if (errno_of(ptrace(PTRACE_TRACEME, 0, NULL, NULL)) != EPERM)
+        return 1;
+    if (errno_of(syscall(SYS_process_vm_readv, getpid(), NULL, 0, NULL, 0, 0)) != EPERM)
+        return 2;
+    if (socket(AF_INET, SOCK_STREAM, 0) < 0)
+        return 3;
+    return 0;
+}
+
+START_TEST(test_deny_ptrace)
+{
+    SKIP_UNLESS_LOADABLE();
+    int st = in_child(ptrace_child, NULL);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x", st);
+}
+END_TEST
+
+static int ns_child(void *arg)
+{
+    (void)arg;
+    int r = apply(SANDBOX_DENY_NAMESPACES);
+    if (r)
+        return r;
+    if (errno_of(unshare(CLONE_NEWUSER)) != EPERM)
+        return 1;
+    if (errno_of(unshare(CLONE_NEWNS)) != EPERM)
+        return 2;
+    if (errno_of(syscall(SYS_clone3, NULL, 0)) != ENOSYS)
+        return 3;
+    if (errno_of(syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0)) != EPERM)
+        return 4;
+    if (errno_of(syscall(SYS_setns, -1, 0)) != EPERM)
+        return 5;
+    /* a plain fork still works (glibc's fork is clone without CLONE_NEW*) */
+    pid_t p = fork();
+    if (p == 0)
+        _exit(0);
+    if (p < 0 || waitpid(p, NULL, 0) != p)
+        return 6;
+    return 0;
+}
+
+START_TEST(test_deny_namespaces)
+{
+    SKIP_UNLESS_LOADABLE();
+    int st = in_child(ns_child, NULL);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x", st);
+}
+END_TEST
+
+/* ---- lock-down ----------------------------------------------------------------------------- */
+
+/* What resmon-run's run does after the lock-down, in miniature: all of it must pass. */
+static int allowed_child(void *arg)
+{
+    (void)arg;
+    char dir[] = "/tmp/resmon-sandbox.XXXXXX";
+    if (!mkdtemp(dir))
+        return 90;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int sv[2];
+    if (dfd < 0 || socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
+        return 91;
+    if (sandbox_lockdown_self() < 0)
+        return 92;
+    if (prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0 || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+        return 1;
+    /* the finalizer: temp file, write, fsync, rename, directory fsync */
+    int fd = openat(dfd, "p.tmp", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0 || write(fd, "{}\n", 3) != 3 || pwrite(fd, "[", 1, 0) != 1 || fsync(fd) < 0 || fdatasync(fd) < 0 ||
+        ftruncate(fd, 3) < 0)
+        return 2;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || fstatat(dfd, "p.tmp", &st, 0) < 0 || close(fd) < 0)
+        return 3;
+    if (renameat(dfd, "p.tmp", dfd, "p.json") < 0 || fsync(dfd) < 0 || unlinkat(dfd, "p.json", 0) < 0)
+        return 4;
+    /* the sampler: /proc reads, directory listing */
+    char buf[4096];
+    fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || pread(fd, buf, sizeof buf, 0) <= 0 || close(fd) < 0)
+        return 5;
+    fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || syscall(SYS_getdents64, fd, buf, sizeof buf) <= 0 || close(fd) < 0)
+        return 6;
+    /* the marker socket */
+    if (send(sv[1], "x", 1, 0) != 1 || recv(sv[0], buf, sizeof buf, MSG_DONTWAIT) != 1)
+        return 7;
+    /* memory: allocation, large allocation, read-only remap */
+    void *big = malloc(64 << 20);
+    void *p = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (!big || p == MAP_FAILED || mprotect(p, 4096, PROT_READ) < 0 || munmap(p, 1 << 20) < 0)
+        return 8;
+    free(big);
+    /* time, signals, the terminal query */
+    struct timespec now, pause = {0, 1000};
+    if (clock_gettime(CLOCK_MONOTONIC, &now) < 0 || clock_gettime(CLOCK_BOOTTIME, &now) < 0 ||
+        nanosleep(&pause, NULL) < 0)
+        return 9;
+    sigset_t set;
+    sigemptyset(&set);
+    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0 || kill(getpid(), 0) < 0)
+        return 10;
+    (void)isatty(0);
+    if (rmdir(dir) < 0)
+        return 11;
+    /* the exit path: die of the command's signal */
+    struct rlimit rl = {0, 0};
+    if (setrlimit(RLIMIT_CORE, &rl) < 0)
+        return 12;
+    signal(SIGUSR1, SIG_DFL);
+    raise(SIGUSR1);
+    return 13;
+}
+
+START_TEST(test_lockdown_allows)
+{
+    SKIP_UNLESS_LOADABLE();
+    int st = in_child(allowed_child, NULL);
+    ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGUSR1, "status 0x%x (exit %d)", st,
+                  WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+END_TEST
+
+static int forbidden_child(void *arg)
+{
+    int what = *(int *)arg;
+    if (sandbox_lockdown_self() < 0)
+        return 92;
+    switch (what) {
+    case 0: socket(AF_UNIX, SOCK_STREAM, 0); break;
+    case 1: fork(); break;
+    case 2: mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); break;
+    case 3: {
+        void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        mprotect(p, 4096, PROT_READ | PROT_WRITE | PROT_EXEC);
+        break;
+    }
+    case 4: execl("/bin/true", "true", (char *)NULL); break;
+    case 5: prctl(PR_SET_DUMPABLE, 1, 0, 0, 0); break;
+    case 6: ioctl(1, TIOCSTI, "x"); break;
+    case 7: syscall(SYS_connect, 0, NULL, 0); break;
+    case 8: syscall(SYS_unshare, 0); break;
+    case 9: syscall(SYS_ptrace, PTRACE_TRACEME, 0, 0, 0); break;
+    }
+    return 0;
+}
+
+START_TEST(test_lockdown_kills)
+{
+    SKIP_UNLESS_LOADABLE();
+    int what = _i;
+    if (SANITIZER && what == 5)
+        return;
+    int st = in_child(forbidden_child, &what);
+    ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS, "case %d: status 0x%x", what, st);
+}
+END_TEST
+
+START_TEST(test_hooks_flag)
+{
+#ifdef RESMON_TEST_HOOKS
+    ck_assert(sandbox_test_hooks());
+#else
+    ck_assert(!sandbox_test_hooks());
+#endif
+}
+END_TEST
+
+int main(void)
+{
+    /* The debug mode would turn the kills these tests expect into logged refusals. */
+    unsetenv("RESMON_SANDBOX_DEBUG");
+    Suite *s = suite_create("sandbox");
+    TCase *tc = tcase_create("deny");
+    tcase_set_timeout(tc, 20);
+    tcase_add_test(tc, test_parse_deny);
+    tcase_add_test(tc, test_filter_build);
+    tcase_add_test(tc, test_deny_network);
+    tcase_add_test(tc, test_deny_ptrace);
+    tcase_add_test(tc, test_deny_namespaces);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("lockdown");
+    tcase_set_timeout(tc, 20);
+    tcase_add_test(tc, test_lockdown_allows);
+    tcase_add_loop_test(tc, test_lockdown_kills, 0, 10);
+    tcase_add_test(tc, test_hooks_flag);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

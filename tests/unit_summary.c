@@ -1,0 +1,362 @@
+/* Unit tests of the end-of-run summary: exact text for known facts, the downsampling of series,
+ * colour only when asked, the UTF-8 sparkline and its ASCII fallback, bounded lists. */
+#include "summary.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SEC UINT64_C(1000000000)
+
+static char *fmt(const struct summary_facts *f, bool colour, bool utf8)
+{
+    struct summary_style st = {.colour = colour, .utf8 = utf8};
+    char *text = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(summary_format(f, &st, &text, &len), 0);
+    ck_assert_uint_eq(len, strlen(text));
+    return text;
+}
+
+static void facts_timeout(struct summary_facts *f)
+{
+    memset(f, 0, sizeof *f);
+    f->command = "tests/demo/demo-suite";
+    f->end = SUMMARY_TIMEOUT;
+    f->signal = SIGTERM;
+    f->limit_ns = 20 * SEC;
+    f->exit_status = 124;
+    f->wall_ns = 20 * SEC + 300000000;
+    f->have_cpu = true;
+    f->tree_cpu_ns = 4 * SEC + 210000000;
+    f->peak_rss = 212 * 1048576 + 419430; /* 212.4 MiB */
+    summary_add_test(f, "demo/cpu", 8, "PASS", false, 1050 * 1000000ULL);
+    summary_add_test(f, "demo/memory", 11, "PASS", false, 620 * 1000000ULL);
+    summary_add_test(f, "demo/files", 10, "PASS", false, 310 * 1000000ULL);
+    summary_add_test(f, "demo/fails", 10, "FAIL", true, 8 * 1000000ULL);
+    summary_add_test(f, "demo/crashes", 12, "CRASH", true, 40 * 1000000ULL);
+    summary_add_open(f, "demo/hangs", 10);
+    summary_add_alive(f, 1234, "demo-suite", 10);
+    summary_add_alive(f, 1240, "sleep 1000", 10);
+    summary_series_init(&f->cpu, SUMMARY_AGG_MEAN);
+    summary_series_init(&f->mem, SUMMARY_AGG_MAX);
+    double cpu[] = {0, 1, 1, 0.5, 0.25, 0, 0, 0};
+    double mem[] = {1, 2, 8, 8, 4, 2, 2, 2};
+    for (size_t i = 0; i < 8; i++) {
+        summary_series_add(&f->cpu, cpu[i]);
+        summary_series_add(&f->mem, mem[i] * 1048576);
+    }
+    f->profile_path = "demo-profile.json";
+}
+
+START_TEST(test_exact_timeout_text)
+{
+    struct summary_facts f;
+    facts_timeout(&f);
+    char *text = fmt(&f, false, true);
+    const char *want =
+        "resmon-run: 'tests/demo/demo-suite' timed out after 20.0 s (sent TERM); exit status 124\n"
+        "  wall time    20.3 s\n"
+        "  tree CPU     4.21 s (0.21 cores on average)\n"
+        "  peak memory  212.4 MiB (the tree's summed RSS)\n"
+        "  tests        5: 3 PASS, 1 FAIL, 1 CRASH (2 unexpected)\n"
+        "  unexpected   FAIL     demo/fails\n"
+        "               CRASH    demo/crashes\n"
+        "  slowest        1.05 s  demo/cpu\n"
+        "                 620 ms  demo/memory\n"
+        "                 310 ms  demo/files\n"
+        "                  40 ms  demo/crashes\n"
+        "                   8 ms  demo/fails\n"
+        "  open tests   demo/hangs\n"
+        "  alive then   1234    demo-suite\n"
+        "               1240    sleep 1000\n"
+        "  CPU          \u2581\u2588\u2588\u2585\u2583\u2581\u2581\u2581  peak 1.00 cores\n"
+        "  memory       \u2582\u2583\u2588\u2588\u2585\u2583\u2583\u2583  peak 8.0 MiB\n"
+        "  profile      demo-profile.json\n"
+        "               open https://profiler.firefox.com/ and \"Load a profile from file\"\n";
+    ck_assert_str_eq(text, want);
+    free(text);
+}
+END_TEST
+
+START_TEST(test_ascii_fallback)
+{
+    struct summary_facts f;
+    facts_timeout(&f);
+    char *text = fmt(&f, false, false);
+    ck_assert_ptr_nonnull(strstr(text, "  CPU          _##=-___  peak 1.00 cores\n"));
+    ck_assert_ptr_nonnull(strstr(text, "  memory       .-##=---  peak 8.0 MiB\n"));
+    for (const char *p = text; *p; p++)
+        ck_assert_msg((unsigned char)*p < 0x80, "non-ASCII byte in ASCII mode");
+    free(text);
+}
+END_TEST
+
+START_TEST(test_no_colour_escapes)
+{
+    struct summary_facts f;
+    facts_timeout(&f);
+    char *plain = fmt(&f, false, true);
+    ck_assert_ptr_null(strchr(plain, '\033'));
+    char *coloured = fmt(&f, true, true);
+    ck_assert_ptr_nonnull(strstr(coloured, "\033[33mtimed out after 20.0 s (sent TERM)\033[0m"));
+    ck_assert_ptr_nonnull(strstr(coloured, "\033[31mFAIL    \033[0m"));
+    /* Same text once the escapes are removed: colour never changes content or alignment. */
+    char *stripped = strdup(coloured);
+    char *w = stripped;
+    for (const char *p = coloured; *p;) {
+        if (*p == '\033') {
+            while (*p && *p != 'm')
+                p++;
+            if (*p)
+                p++;
+            continue;
+        }
+        *w++ = *p++;
+    }
+    *w = '\0';
+    ck_assert_str_eq(stripped, plain);
+    free(stripped);
+    free(plain);
+    free(coloured);
+}
+END_TEST
+
+START_TEST(test_endings)
+{
+    struct summary_facts f;
+    memset(&f, 0, sizeof f);
+    f.command = "make check";
+    f.exit_status = 0;
+    f.wall_ns = 125 * SEC;
+    char *t = fmt(&f, false, true);
+    ck_assert_str_eq(t, "resmon-run: 'make check' exited with status 0; exit status 0\n"
+                        "  wall time    2m05s\n");
+    free(t);
+
+    f.end = SUMMARY_SIGNALED;
+    f.signal = SIGSEGV;
+    f.exit_status = 139;
+    f.wall_ns = 2 * 3600 * SEC + 3 * 60 * SEC;
+    t = fmt(&f, false, true);
+    ck_assert_str_eq(t, "resmon-run: 'make check' died of signal SEGV; exit status 139\n"
+                        "  wall time    2h03m\n");
+    free(t);
+
+    f.end = SUMMARY_OUTPUT_TIMEOUT;
+    f.signal = SIGTERM;
+    f.kill_sent = true;
+    f.limit_ns = 300 * SEC;
+    f.exit_status = 124;
+    f.wall_ns = 500000000;
+    t = fmt(&f, false, true);
+    ck_assert_str_eq(t, "resmon-run: 'make check' printed nothing for 5m00s: output timeout (sent TERM, "
+                        "then KILL); exit status 124\n"
+                        "  wall time    500 ms\n");
+    free(t);
+
+    f.end = SUMMARY_STOP_REQUEST;
+    f.signal = SIGINT;
+    f.kill_sent = false;
+    f.exit_status = -1;
+    f.program = "resmon-timeout";
+    t = fmt(&f, false, true);
+    ck_assert_str_eq(t, "resmon-timeout: 'make check' stopped: resmon-run received INT\n"
+                        "  wall time    500 ms\n");
+    free(t);
+
+    f.end = SUMMARY_PARENT_DIED;
+    f.signal = SIGTERM;
+    f.exit_status = 143;
+    f.program = NULL;
+    f.profile_path = "out/p.json";
+    f.profile_is_stream = true;
+    t = fmt(&f, false, true);
+    ck_assert_str_eq(t, "resmon-run: 'make check' stopped: resmon-run's parent died (sent TERM); exit status 143\n"
+                        "  wall time    500 ms\n"
+                        "  profile      out/p.json\n"
+                        "               a stream only: 'resmon-run --recover out/p.json' makes it a profile\n");
+    free(t);
+}
+END_TEST
+
+START_TEST(test_downsampling)
+{
+    struct summary_series s;
+    summary_series_init(&s, SUMMARY_AGG_MEAN);
+    for (int i = 0; i < SUMMARY_SERIES_POINTS; i++)
+        summary_series_add(&s, i);
+    ck_assert_uint_eq(s.n, SUMMARY_SERIES_POINTS);
+    ck_assert_uint_eq(s.width, 1);
+    ck_assert(summary_series_value(&s, 59) == 59);
+    /* One more: pairs merge, width doubles, the new sample opens a bucket of its own. */
+    summary_series_add(&s, 60);
+    ck_assert_uint_eq(s.n, SUMMARY_SERIES_POINTS / 2 + 1);
+    ck_assert_uint_eq(s.width, 2);
+    ck_assert(summary_series_value(&s, 0) == 0.5);
+    ck_assert(summary_series_value(&s, 29) == 58.5);
+    ck_assert(summary_series_value(&s, 30) == 60);
+    summary_series_add(&s, 62);
+    ck_assert_uint_eq(s.n, 31);
+    ck_assert(summary_series_value(&s, 30) == 61);
+
+    /* A long run: any number of samples stays within the bound, each bucket the same span. */
+    summary_series_init(&s, SUMMARY_AGG_MEAN);
+    for (int i = 0; i < 100000; i++)
+        summary_series_add(&s, 3.0);
+    ck_assert_uint_le(s.n, SUMMARY_SERIES_POINTS);
+    ck_assert_uint_ge(s.n, SUMMARY_SERIES_POINTS / 2);
+    for (size_t i = 0; i < s.n; i++)
+        ck_assert(summary_series_value(&s, i) == 3.0);
+    ck_assert_uint_eq((s.n - 1) * s.width + s.fill, 100000);
+
+    /* MAX keeps peaks: one spike in a long flat run survives every merge. */
+    summary_series_init(&s, SUMMARY_AGG_MAX);
+    for (int i = 0; i < 10000; i++)
+        summary_series_add(&s, i == 4321 ? 99.0 : 1.0);
+    double peak = 0;
+    for (size_t i = 0; i < s.n; i++)
+        peak = summary_series_value(&s, i) > peak ? summary_series_value(&s, i) : peak;
+    ck_assert(peak == 99.0);
+
+    /* A zeroed series is an empty MEAN series. */
+    struct summary_series z;
+    memset(&z, 0, sizeof z);
+    summary_series_add(&z, 2);
+    summary_series_add(&z, 4);
+    ck_assert_uint_eq(z.n, 2);
+    ck_assert(summary_series_value(&z, 1) == 4);
+    ck_assert(summary_series_value(&z, 7) == 0);
+}
+END_TEST
+
+START_TEST(test_bounded_lists)
+{
+    struct summary_facts f;
+    memset(&f, 0, sizeof f);
+    f.command = "x";
+    f.exit_status = -1;
+    f.max_slowest = 3;
+    char id[32];
+    for (int i = 0; i < 20; i++) {
+        int n = snprintf(id, sizeof id, "t%d", i);
+        summary_add_test(&f, id, (size_t)n, i % 2 ? "FAIL" : "PASS", i % 2, (uint64_t)i * 1000000);
+        summary_add_open(&f, id, (size_t)n);
+        summary_add_alive(&f, 100 + i, id, (size_t)n);
+    }
+    ck_assert_uint_eq(f.tests, 20);
+    ck_assert_uint_eq(f.n_unexpected, SUMMARY_MAX_LIST);
+    ck_assert_uint_eq(f.unexpected_total, 10);
+    ck_assert_uint_eq(f.n_slowest, 3);
+    ck_assert_str_eq(f.slowest[0].id, "t19");
+    ck_assert_str_eq(f.slowest[1].id, "t18");
+    ck_assert_str_eq(f.slowest[2].id, "t17");
+    char *t = fmt(&f, false, true);
+    ck_assert_ptr_nonnull(strstr(t, "  tests        20: 10 PASS, 10 FAIL (10 unexpected)\n"));
+    ck_assert_ptr_nonnull(strstr(t, "               ... and 2 more\n"));  /* unexpected */
+    ck_assert_ptr_nonnull(strstr(t, "               ... and 12 more\n")); /* open, alive */
+    free(t);
+
+    /* Distinct statuses beyond the table are still counted as tests. */
+    memset(&f, 0, sizeof f);
+    for (int i = 0; i < SUMMARY_MAX_STATUSES + 3; i++) {
+        snprintf(id, sizeof id, "S%d", i);
+        summary_add_test(&f, "t", 1, id, false, 0);
+    }
+    ck_assert_uint_eq(f.n_status, SUMMARY_MAX_STATUSES);
+    ck_assert_uint_eq(f.tests, SUMMARY_MAX_STATUSES + 3);
+}
+END_TEST
+
+START_TEST(test_hostile_text)
+{
+    struct summary_facts f;
+    memset(&f, 0, sizeof f);
+    f.command = "cmd\033[2J";
+    f.exit_status = -1;
+    /* Escape sequences and newlines in names are neutralised; long ids cut on a character. */
+    summary_add_test(&f, "a\nb\033[31m", strlen("a\nb\033[31m"), "FAIL", true, 0);
+    char longid[400];
+    memset(longid, 'x', sizeof longid);
+    memcpy(longid + SUMMARY_TEXT_MAX - 2, "\xc3\xa9", 2); /* é straddling the cut */
+    summary_add_test(&f, longid, sizeof longid, "FAIL", true, 0);
+    ck_assert_uint_eq(strlen(f.unexpected[1].id), SUMMARY_TEXT_MAX - 2);
+    char *t = fmt(&f, false, true);
+    ck_assert_ptr_null(strchr(t, '\033'));
+    ck_assert_ptr_nonnull(strstr(t, "'cmd?[2J'"));
+    ck_assert_ptr_nonnull(strstr(t, "a?b?[31m\n"));
+    free(t);
+}
+END_TEST
+
+START_TEST(test_locale_and_colour)
+{
+    ck_assert(summary_locale_utf8(NULL, NULL, NULL));
+    ck_assert(summary_locale_utf8("", "", ""));
+    ck_assert(summary_locale_utf8(NULL, NULL, "C.UTF-8"));
+    ck_assert(summary_locale_utf8(NULL, NULL, "en_US.utf8"));
+    ck_assert(summary_locale_utf8(NULL, "UTF-8", "C"));
+    ck_assert(!summary_locale_utf8(NULL, NULL, "C"));
+    ck_assert(!summary_locale_utf8(NULL, NULL, "POSIX"));
+    ck_assert(!summary_locale_utf8("C", NULL, "en_US.UTF-8")); /* LC_ALL wins */
+    ck_assert(!summary_locale_utf8(NULL, NULL, "de_DE.ISO-8859-1"));
+
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    ck_assert(!summary_colour_for(p[1], NULL)); /* not a terminal */
+    close(p[0]);
+    close(p[1]);
+}
+END_TEST
+
+START_TEST(test_write_fd)
+{
+    struct summary_facts f;
+    facts_timeout(&f);
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    struct summary_style st = {.colour = false, .utf8 = true};
+    ck_assert_int_eq(summary_write(p[1], &f, &st), 0);
+    close(p[1]);
+    char buf[8192];
+    ssize_t n = read(p[0], buf, sizeof buf - 1);
+    ck_assert_int_gt(n, 0);
+    buf[n] = '\0';
+    char *want = fmt(&f, false, true);
+    ck_assert_str_eq(buf, want);
+    free(want);
+    close(p[0]);
+
+    ck_assert_int_eq(pipe(p), 0);
+    close(p[0]);
+    signal(SIGPIPE, SIG_IGN);
+    ck_assert_int_eq(summary_write(p[1], &f, &st), -EPIPE);
+    close(p[1]);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("summary");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_exact_timeout_text);
+    tcase_add_test(tc, test_ascii_fallback);
+    tcase_add_test(tc, test_no_colour_escapes);
+    tcase_add_test(tc, test_endings);
+    tcase_add_test(tc, test_downsampling);
+    tcase_add_test(tc, test_bounded_lists);
+    tcase_add_test(tc, test_hostile_text);
+    tcase_add_test(tc, test_locale_and_colour);
+    tcase_add_test(tc, test_write_fd);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
