@@ -209,7 +209,7 @@ sh -c "$chatty" >"$T/chatty.want"
 if unshare -m true 2>/dev/null; then
     mkdir "$T/small"
     unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$1/small" || exit 77
-        "$2" -i 0.01 -o "$1/small/p.json" -- sh -c "$3" >"$1/chatty.got" 2>"$1/chatty.err"
+        "$2" -q -i 0.01 -o "$1/small/p.json" -- sh -c "$3" >"$1/chatty.got" 2>"$1/chatty.err"
         echo $? >"$1/chatty.status"
         df -k "$1/small" | tail -n 1 >"$1/chatty.df"
         ' sh "$T" "$RESMON_RUN" "$chatty"
