@@ -531,18 +531,41 @@ size_t sampler_format_exit(int wstatus, char *buf, size_t n)
 
 static void read_cmdline(struct sampler *s, struct pent *p)
 {
+    bool execd = p->flags & P_CMD_STALE;
     p->flags |= P_CMD_TRIED;
     p->flags &= ~(unsigned)P_CMD_STALE;
     char path[48];
     snprintf(path, sizeof path, "%d/cmdline", (int)p->pid);
     int fd = open_at(s->proc_fd, path);
-    if (fd < 0)
-        return;
+    ssize_t n = -1;
     char buf[CMD_MAX];
-    ssize_t n = pread_all(fd, buf, sizeof buf);
-    close(fd);
-    if (n <= 0)
-        return; /* gone, a zombie or a kernel thread: keep what we had */
+    if (fd >= 0) {
+        n = pread_all(fd, buf, sizeof buf);
+        close(fd);
+    }
+    if (n <= 0) {
+        /* Gone, a zombie or a kernel thread: keep what we had — unless that is the command line
+         * a forked child inherited from its parent and it has exec'd since (a short-lived
+         * program already dead when its exec is reported): its name (comm) is then the truth. */
+        if (execd) {
+            free(p->cmd);
+            p->cmd = NULL;
+            /* a zombie still has its name; a process already reaped is left unnamed */
+            p->comm[0] = '\0';
+            snprintf(path, sizeof path, "%d/comm", (int)p->pid);
+            fd = open_at(s->proc_fd, path);
+            if (fd >= 0) {
+                n = pread_all(fd, buf, sizeof p->comm - 1);
+                close(fd);
+                if (n > 0) {
+                    n -= buf[n - 1] == '\n';
+                    memcpy(p->comm, buf, (size_t)n);
+                    p->comm[n] = '\0';
+                }
+            }
+        }
+        return;
+    }
     char out[CMD_MAX];
     size_t len = procfs_format_cmdline(buf, (size_t)n, out, sizeof out);
     char *c = malloc(len + 1);

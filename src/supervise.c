@@ -402,8 +402,8 @@ static void after_sample(struct sv *sv, uint64_t now)
 static void on_command_exit(struct sv *sv)
 {
     sv->deadline_timeout = sv->deadline_output = NS_INFINITY;
-    /* The last sample is taken when the command ends. */
-    if (sv->sampler) {
+    /* The last sample is taken when the command ends (none when sampling is off: -i 0). */
+    if (sv->sampler && sv->o->interval_ns) {
         sampler_sample(sv->sampler, sv->exit_ns, 1, true);
         after_sample(sv, sv->exit_ns);
     }

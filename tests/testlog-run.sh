@@ -1,0 +1,232 @@
+#!/bin/sh
+# Test logs end to end: the same small suite in mozlog, TBPL, TAP, GoogleTest and go test -json
+# form becomes test markers with the right status and colour, each with what the tree spent while
+# it ran; mixed formats, interleaved tests, stderr, huge lines and binary garbage, --parse=none,
+# a test hanging at the timeout; markers the command records with resmon-run --mark.
+. "$TOP_SRCDIR/tests/lib.sh"
+. "$TOP_SRCDIR/tests/itlib.sh"
+BURN=0.3
+
+# cost_check FILE ID: the test marker of ID lasted about as long as the helper measured (±20% +
+# 50 ms) and carries the tree CPU the helper burnt meanwhile (±20% + 5 ms) and maxRSS.
+cost_check() {
+    _l=$(test_line "$1" "$2")
+    _d=$(printf '%s\n' "$_l" | cut -f5)
+    set -- "$1" "$2" $(grep -F "$2 " "$HELPER_COSTS" | tail -n 1 | sed 's/.* \([0-9.]*\) \([0-9.]*\)$/\1 \2/')
+    [ $# = 4 ] || fail "no cost reported for $2"
+    _dur=$(duration "$_l")
+    near "$_dur" "$3" 0.2 50 || fail "$1: test '$2' lasted $_dur ms, the helper measured $3 ms"
+    _cpu=$(val "$_d" cpuTime)
+    [ -n "$_cpu" ] || fail "$1: test '$2' has no cpuTime: $_d"
+    near "$_cpu" "$4" 0.2 5 || fail "$1: test '$2' cpuTime $_cpu ms, the helper burnt $4 ms"
+    has_key "$_d" maxRSS || fail "$1: test '$2' has no maxRSS: $_d"
+    echo "$2: ${_dur} ms (helper: $3 ms), cpuTime $_cpu ms (helper: $4 ms)"
+}
+
+# suite_run FORM [FD]: run the suite; the profile is $T/FORM.json.
+suite_run() {
+    HELPER_COSTS="$T/costs.$1"
+    export HELPER_COSTS
+    rm -f "$HELPER_COSTS"
+    "$RESMON_RUN" -i 0.05 -o "$T/$1.json" -- "$HELPER" suite "$1" $BURN ${2:-1} >"$T/$1.out" 2>"$T/$1.err" ||
+        fail "$1 suite: run failed: $(cat "$T/$1.err")"
+    "$CHECK" "$T/$1.json" || fail "$1 suite: invalid profile"
+}
+
+# ---- one suite, five forms ---------------------------------------------------------------------
+suite_run mozlog
+P="$T/mozlog.json"
+expect_test "$P" mozlog/test_pass.js PASS green
+expect_test "$P" mozlog/test_fail.js FAIL orange PASS
+expect_test "$P" mozlog/test_skip.js SKIP yellow
+expect_test "$P" mozlog/test_crash.js CRASH red PASS
+[ "$(val "$(test_line "$P" mozlog/test_skip.js | cut -f5)" message)" = disabled ] || fail "mozlog: SKIP without its message"
+[ "$(count "$P" test)" = 4 ] || fail "mozlog: $(count "$P" test) test markers"
+crash=$(markers "$P" CRASH | cut -f5)
+[ "$(val "$crash" signature)" = itest::Crash ] && [ "$(val "$crash" test)" = mozlog/test_crash.js ] &&
+    [ "$(val "$crash" color)" = red ] || fail "mozlog: crash marker $crash"
+sub=$(markers "$P" PASS | cut -f5)
+[ "$(val "$sub" subtest)" = "sub one" ] && [ "$(val "$sub" test)" = mozlog/test_pass.js ] || fail "mozlog: subtest marker $sub"
+[ "$(count "$P" suite)" = 1 ] || fail "mozlog: no suite marker"
+cost_check "$P" mozlog/test_pass.js
+cost_check "$P" mozlog/test_fail.js
+
+suite_run tbpl
+P="$T/tbpl.json"
+expect_test "$P" tbpl/test_pass.js PASS green
+expect_test "$P" tbpl/test_fail.js FAIL orange PASS
+expect_test "$P" tbpl/test_skip.js SKIP yellow
+expect_test "$P" tbpl/test_crash.js CRASH red PASS
+[ "$(count "$P" test)" = 4 ] || fail "tbpl: $(count "$P" test) test markers"
+[ "$(val "$(markers "$P" CRASH | cut -f5)" signature)" = itest::Crash ] || fail "tbpl: crash marker $(markers "$P" CRASH)"
+[ "$(val "$(markers "$P" PASS | cut -f5)" subtest)" = "sub one" ] || fail "tbpl: subtest marker"
+cost_check "$P" tbpl/test_pass.js
+cost_check "$P" tbpl/test_fail.js
+
+# TAP: a test point has no opener, so a test runs from the previous TAP line to its own; no
+# per-test cost is known then (only the duration is checked).
+suite_run tap
+P="$T/tap.json"
+expect_test "$P" "tap pass" PASS green
+expect_test "$P" "tap fail" FAIL orange PASS
+expect_test "$P" "tap skip" SKIP yellow
+expect_test "$P" "tap crash" FAIL orange PASS
+[ "$(count "$P" test)" = 4 ] || fail "tap: $(count "$P" test) test markers"
+l=$(test_line "$P" "tap pass")
+want=$(grep -F "tap pass " "$T/costs.tap" | cut -d' ' -f3)
+near "$(duration "$l")" "$want" 0.2 50 || fail "tap: 'tap pass' lasted $(duration "$l") ms, the helper measured $want ms"
+
+suite_run gtest
+P="$T/gtest.json"
+expect_test "$P" GTest.Pass PASS green
+expect_test "$P" GTest.Fail FAIL orange PASS
+expect_test "$P" GTest.Skip SKIP yellow
+# The crashed test never ends: it is closed INCOMPLETE when the run ends.
+expect_test "$P" GTest.Crash INCOMPLETE orange
+[ "$(count "$P" test)" = 4 ] || fail "gtest: $(count "$P" test) test markers"
+cost_check "$P" GTest.Pass
+cost_check "$P" GTest.Fail
+
+suite_run go
+P="$T/go.json"
+expect_test "$P" TestPass PASS green
+expect_test "$P" TestFail FAIL orange PASS
+expect_test "$P" TestSkip SKIP yellow
+expect_test "$P" TestCrash FAIL orange PASS
+[ "$(count "$P" test)" = 4 ] || fail "go: $(count "$P" test) test markers"
+[ "$(val "$(markers "$P" suite | cut -f5)" text)" = example.com/itest ] || fail "go: package suite marker"
+cost_check "$P" TestPass
+cost_check "$P" TestFail
+
+# Pass-through is untouched by all this: the suite's bytes arrive as printed.
+HELPER_COSTS="$T/costs.direct" "$HELPER" suite tbpl 0 | sed 's/took [0-9]*ms/took Nms/' >"$T/tbpl.want"
+sed 's/took [0-9]*ms/took Nms/' "$T/tbpl.out" | cmp -s - "$T/tbpl.want" || fail "tbpl: the output changed on its way"
+
+# ---- stderr ------------------------------------------------------------------------------------
+suite_run mozlog 2
+P="$T/mozlog.json"
+[ -s "$T/mozlog.out" ] && fail "stderr suite: output on stdout"
+[ "$(grep -c '"action":"test_end"' "$T/mozlog.err")" = 4 ] || fail "stderr suite: the lines did not pass through"
+expect_test "$P" mozlog/test_fail.js FAIL orange PASS
+[ "$(count "$P" test)" = 4 ] || fail "stderr suite: $(count "$P" test) test markers"
+
+# ---- mixed formats in one run, interleaved tests ----------------------------------------------
+P="$T/mixed.json"
+HELPER_COSTS="$T/costs.mixed" "$RESMON_RUN" -i 0.05 -o "$P" -- sh -c \
+    "'$HELPER' suite tbpl 0.02; '$HELPER' suite mozlog 0.02 2; '$HELPER' suite go 0.02; '$HELPER' suite gtest 0.02" \
+    >/dev/null 2>&1 || fail "mixed run failed"
+"$CHECK" "$P" || fail "mixed: invalid profile"
+[ "$(count "$P" test)" = 16 ] || fail "mixed: $(count "$P" test) test markers, expected 16"
+expect_test "$P" tbpl/test_fail.js FAIL orange PASS
+expect_test "$P" mozlog/test_crash.js CRASH red PASS
+expect_test "$P" TestSkip SKIP yellow
+expect_test "$P" GTest.Pass PASS green
+
+P="$T/interleave.json"
+HELPER_COSTS="$T/costs.par"
+export HELPER_COSTS
+"$RESMON_RUN" -i 0.05 -o "$P" -- "$HELPER" interleave 0.15 >/dev/null || fail "interleave run failed"
+"$CHECK" "$P" || fail "interleave: invalid profile"
+expect_test "$P" par/a.js PASS green
+expect_test "$P" par/b.js FAIL orange PASS
+a=$(test_line "$P" par/a.js)
+b=$(test_line "$P" par/b.js)
+printf '%s\n%s\n' "$a" "$b" | awk -F'\t' 'NR == 1 { as = $2; ae = $3 } NR == 2 { bs = $2; be = $3 }
+    END { exit !(as < bs && bs < ae && ae < be) }' || fail "interleave: tests do not overlap as printed: $a / $b"
+cost_check "$P" par/a.js
+cost_check "$P" par/b.js
+
+# ---- a 10 MiB line and binary garbage pass through byte-exact; later lines still parse -------
+cmd="'$HELPER' bigline 10485760; echo; '$HELPER' bytes 300000; printf '\\n{\"action\":\\n\\377\\376\\n'; '$HELPER' suite mozlog 0.01"
+HELPER_COSTS="$T/costs.big" sh -c "$cmd" >"$T/big.want"
+P="$T/big.json"
+HELPER_COSTS="$T/costs.big" "$RESMON_RUN" -i 0.05 -o "$P" -- sh -c "$cmd" >"$T/big.got" || fail "big line run failed"
+"$CHECK" "$P" || fail "big line: invalid profile"
+# The mozlog lines carry their own times: compare everything else.
+sed 's/"time":[0-9]*,"thread":"MainThread","pid":[0-9]*/T/' "$T/big.want" >"$T/big.want.n"
+sed 's/"time":[0-9]*,"thread":"MainThread","pid":[0-9]*/T/' "$T/big.got" >"$T/big.got.n"
+cmp -s "$T/big.want.n" "$T/big.got.n" || fail "big line: output differs"
+[ "$(wc -c <"$T/big.got")" -gt 10785760 ] || fail "big line: output cut short"
+expect_test "$P" mozlog/test_fail.js FAIL orange PASS
+[ "$(count "$P" test)" = 4 ] || fail "big line: $(count "$P" test) test markers after the garbage"
+
+# ---- --parse=none ------------------------------------------------------------------------------
+P="$T/none.json"
+HELPER_COSTS="$T/costs.none" "$RESMON_RUN" --parse=none -i 0.05 -o "$P" -- "$HELPER" suite mozlog 0.01 >"$T/none.out" ||
+    fail "--parse=none run failed"
+"$CHECK" "$P" || fail "--parse=none: invalid profile"
+[ "$(count "$P" test)" = 0 ] || fail "--parse=none: $(count "$P" test) test markers"
+[ "$(count "$P" CRASH)" = 0 ] && [ "$(count "$P" suite)" = 0 ] || fail "--parse=none: test-log markers"
+[ "$(grep -c '"action":"test_end"' "$T/none.out")" = 4 ] || fail "--parse=none: output lost"
+
+# ---- a test hanging at the timeout -------------------------------------------------------------
+P="$T/hang.json"
+alarmed "$RESMON_RUN" -i 0.05 -o "$P" -- "$HELPER" sigcheck "$P" 30
+st=$?
+[ "$st" = 124 ] || fail "hang: status $st"
+"$CHECK" "$P" || fail "hang: invalid profile"
+expect_test "$P" stop/open-test.js TIMEOUT yellow
+case "$(markers "$P" timeout | cut -f5)" in
+*'"openTests":["stop/open-test.js"]'*) ;;
+*) fail "hang: the timeout marker does not name the open test: $(markers "$P" timeout)" ;;
+esac
+
+# ---- markers from the command ------------------------------------------------------------------
+P="$T/mark.json"
+RR="$RESMON_RUN" "$RESMON_RUN" -i 0.05 -o "$P" -- sh -c '
+    "$RR" --mark event ev-one "some text" &&
+    "$RR" --mark begin span "a span" &&
+    "$0" burn 0.02 &&
+    "$RR" --mark end span &&
+    "$RR" --mark phase-begin build &&
+    "$0" burn 0.3 &&
+    "$RR" --mark phase-end build &&
+    "$0" garbage-marks &&
+    "$RR" --mark event after-garbage' "$HELPER" || fail "--mark run failed"
+"$CHECK" "$P" || fail "--mark: invalid profile"
+ev=$(markers "$P" ev-one)
+[ "$(printf '%s\n' "$ev" | cut -f3)" = null ] && [ "$(printf '%s\n' "$ev" | cut -f4)" = 0 ] || fail "--mark event: $ev"
+[ "$(val "$(printf '%s\n' "$ev" | cut -f5)" text)" = "some text" ] || fail "--mark event text: $ev"
+sp=$(markers "$P" span)
+[ "$(printf '%s\n' "$sp" | cut -f4)" = 2 ] && [ "$(printf '%s\n' "$sp" | cut -f3)" != null ] || fail "--mark begin/end: $sp"
+[ "$(val "$(printf '%s\n' "$sp" | cut -f5)" text)" = "a span" ] || fail "--mark begin text: $sp"
+ph=$(markers "$P" Phase)
+[ "$(printf '%s\n' "$ph" | wc -l)" = 1 ] || fail "--mark phase: $ph"
+[ "$(printf '%s\n' "$ph" | cut -f4)" = 1 ] || fail "--mark phase: category is not 1: $ph"
+pd=$(printf '%s\n' "$ph" | cut -f5)
+[ "$(val "$pd" phase)" = build ] || fail "--mark phase name: $pd"
+cpu=$(val "$pd" cpuTime)
+# The phase holds the burner (its 300 ms, and its start-up and exit: more in a sanitizer build),
+# and at most the two resmon-run --mark processes that bound it (the end of the first, the start
+# of the second). Their process markers say what each cost (in clock ticks when they were not
+# resmon-run's own children, hence the 30 ms of slack).
+pcpu() {
+    markers "$P" process | grep -F -e "\"cmd\":\"$1" | cut -f5 |
+        sed -n 's/.*"cpuTime":\([0-9.]*\).*/\1/p' | awk '{ s += $1 } END { printf "%.3f\n", s }'
+}
+marks=$(pcpu "$RESMON_RUN --mark phase-")
+burner=$(pcpu "$HELPER burn 0.3\"")
+echo "phase 'build' around a 300 ms burn: cpuTime $cpu ms (the burner: $burner ms, the --mark processes: $marks ms), cpuPercent $(val "$pd" cpuPercent)"
+ge "$cpu" 290 && ge "$(awk -v m="$marks" -v b="$burner" 'BEGIN { print (b > 300 ? b : 300) * 1.05 + m + 30 }')" "$cpu" ||
+    fail "--mark phase cpuTime $cpu ms; the burner took $burner ms, the --mark processes $marks ms"
+has_key "$pd" cpuPercent || fail "--mark phase: no cpuPercent in the full profile: $pd"
+[ "$(count "$P" after-garbage)" = 1 ] || fail "garbage datagrams disturbed the markers that follow"
+# The stream had the phase with its cpuTime as well (checked on a run killed before the end).
+P="$T/mark-stream.json"
+new_events
+RR="$RESMON_RUN" "$RESMON_RUN" -i 0.05 -o "$P" -- sh -c '
+    "$RR" --mark phase-begin p && "$0" burn 0.05 && "$RR" --mark phase-end p &&
+    "$0" wait-file "$1" "\"type\":\"marker\",\"name\":\"Phase\"" && exec "$0" sleep 30' "$HELPER" "$P" &
+sup=$!
+wait_event "found *" >/dev/null
+"$CHECK" --stream "$P" || fail "--mark: invalid stream"
+has_key "$(markers "$P" Phase | cut -f5)" cpuTime || fail "--mark: the streamed phase has no cpuTime: $(markers "$P" Phase)"
+kill -TERM $sup
+wait $sup
+
+# Outside resmon-run --mark has nowhere to send to: 125 and a clear message.
+(unset RESMON_FD; "$RESMON_RUN" --mark event x) 2>"$T/mark.err"
+st=$?
+[ "$st" = 125 ] || fail "--mark outside: status $st"
+grep -q "not running under resmon-run" "$T/mark.err" || fail "--mark outside: message '$(cat "$T/mark.err")'"
+exit 0
