@@ -41,7 +41,8 @@ static bool parse_result(struct tl_str s, enum tl_outcome *ret_oc, struct tl_str
         while (i > 0 && s.p[i - 1] != '(')
             i--;
         double v;
-        if (i >= 2 && s.p[i - 2] == ' ' && tl_parse_number(tl_str_make(s.p + i, s.n - 2 - i), &v)) {
+        if (i >= 2 && s.p[i - 2] == ' ' && tl_parse_number(tl_str_make(s.p + i, s.n - 2 - i), &v) &&
+            v >= 0) {
             *ret_ms = v * 1000.0;
             s.n = i - 2;
         }
