@@ -540,8 +540,9 @@ START_TEST(test_exit_statuses)
     struct sampler_totals t;
     sampler_get_totals(r.s, &t);
     const char *want[] = {"status 7", "status 3", "signal KILL", "signal TERM"};
-    /* Without the process connector (or when it lost events) short children may go unseen. */
-    size_t need = t.proc_events && t.lost_events == 0 ? 4 : 1;
+    /* Without the process connector (or when it lost events) short children may go unseen; under
+     * valgrind (run for memory errors, not timing) the children's events race the test. */
+    size_t need = t.proc_events && t.lost_events == 0 && !getenv("RESMON_UNDER_VALGRIND") ? 4 : 1;
     for (size_t k = 0; k < need; k++) {
         bool found = false;
         char pat[64];
