@@ -121,8 +121,9 @@ void jsonw_key(struct jsonw *w, const char *key)
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid (RFC 3629: no overlongs, no
  * surrogates, nothing above U+10FFFF). */
-static size_t utf8_seq(const unsigned char *s, size_t n)
+size_t utf8_char_len(const char *str, size_t n)
 {
+    const unsigned char *s = (const unsigned char *)str;
     unsigned char c = s[0];
     if (c < 0x80)
         return 1;
@@ -159,7 +160,7 @@ size_t utf8_valid_prefix(const char *s, size_t n)
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;
     while (i < n) {
-        size_t k = utf8_seq(u + i, n - i);
+        size_t k = utf8_char_len((const char *)u + i, n - i);
         if (k == 0)
             break;
         i += k;
@@ -203,7 +204,7 @@ void jsonw_escape(struct jsonw *w, const char *s, size_t n)
             i++;
             continue;
         }
-        size_t k = utf8_seq(u + i, n - i);
+        size_t k = utf8_char_len((const char *)u + i, n - i);
         if (k == 0) {
             /* One U+FFFD per invalid byte: simple, and never swallows a valid character. */
             *o++ = (char)0xEF;

@@ -66,6 +66,10 @@ void jsonw_kv_bool(struct jsonw *w, const char *key, bool v);
 /* Append s (n bytes) JSON-escaped, without quotes, to w: the primitive under jsonw_strn. */
 void jsonw_escape(struct jsonw *w, const char *s, size_t n);
 
+/* Length of the valid UTF-8 sequence starting at s (1..4; n > 0 bytes available), 0 if it is not
+ * one (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF). */
+size_t utf8_char_len(const char *s, size_t n);
+
 /* Length of the longest prefix of s[0..n) that is valid UTF-8 and does not end inside a
  * sequence: used to cut long strings without splitting a character. */
 size_t utf8_valid_prefix(const char *s, size_t n);

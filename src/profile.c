@@ -31,36 +31,6 @@ static const char *skip_ws(const char *p, const char *e)
     return p;
 }
 
-/* Length of the valid UTF-8 sequence at p (2..4 for a lead byte >= 0x80), 0 if invalid. */
-static size_t utf8_len(const unsigned char *p, const unsigned char *e)
-{
-    unsigned char c = p[0];
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else
-        return 0;
-    if ((size_t)(e - p) < len || p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (p[i] < 0x80 || p[i] > 0xBF)
-            return 0;
-    return len;
-}
-
 static bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 /* p at the opening quote. Returns the position after the closing quote, or NULL. */
@@ -97,7 +67,7 @@ static const char *scan_string(const char *p, const char *e, bool *ret_escaped)
             p++;
             continue;
         }
-        size_t k = utf8_len((const unsigned char *)p, (const unsigned char *)e);
+        size_t k = utf8_char_len(p, (size_t)(e - p));
         if (!k)
             return NULL;
         p += k;
