@@ -31,6 +31,7 @@ enum pent_flags {
     P_IO_OK = 1u << 5,
     P_REAPED = 1u << 6,     /* exact figures from wait4 */
     P_CMD_TRIED = 1u << 7,  /* cmdline read attempted (kernel threads and zombies have none) */
+    P_STAT_SEEN = 1u << 8,  /* utime/stime hold figures of an earlier read */
 };
 
 struct pent {
@@ -46,6 +47,7 @@ struct pent {
     uint64_t read_bytes, write_bytes;
     uint64_t rss, max_rss, threads;
     uint64_t status_ns; /* when status (VmHWM) was last read */
+    uint64_t io_ns;     /* when io was last read */
     uint64_t cpu_ns_final; /* from rusage when reaped */
     char comm[PROCFS_COMM_MAX];
     char *cmd; /* malloc'ed once per exec, NULL unknown */
@@ -682,6 +684,8 @@ static int pent_refresh(struct sampler *s, struct pent *p, bool *reused)
         p->flags |= P_STAT_KNOWN;
     }
     pent_unlive(s, p);
+    uint64_t prev_cpu = (p->flags & P_STAT_SEEN) ? p->utime + p->stime : UINT64_MAX;
+    p->flags |= P_STAT_SEEN;
     memcpy(p->comm, st.comm, sizeof p->comm);
     p->ppid = st.ppid;
     p->utime = st.utime;
@@ -710,15 +714,25 @@ static int pent_refresh(struct sampler *s, struct pent *p, bool *reused)
         p->status_ns = now ? now : 1;
     }
 
-    struct procfs_pid_io io;
-    p->flags &= ~(unsigned)P_IO_OK;
-    n = pent_read(s, p, &p->fd_io, "io");
-    if (n > 0 && procfs_parse_pid_io(s->scratch, (size_t)n, &io) == 0) {
-        p->read_bytes = io.read_bytes;
-        p->write_bytes = io.write_bytes;
+    /* io: read when the process used CPU since the last read (IO is issued from its own CPU
+     * time), when it became a zombie (its final figures), and at least once a second. An idle
+     * tree then costs one read per process and sample; IO totals stay exact, a near-idle
+     * process's few bytes are merely attributed up to a second late. */
+    bool cpu_moved = p->utime + p->stime != prev_cpu;
+    if (!p->io_ns || cpu_moved || st.state == 'Z' || now - p->io_ns >= NSEC_PER_SEC) {
+        struct procfs_pid_io io;
+        p->flags &= ~(unsigned)P_IO_OK;
+        n = pent_read(s, p, &p->fd_io, "io");
+        if (n > 0 && procfs_parse_pid_io(s->scratch, (size_t)n, &io) == 0) {
+            p->read_bytes = io.read_bytes;
+            p->write_bytes = io.write_bytes;
+            p->flags |= P_IO_OK;
+        }
+        p->io_ns = now ? now : 1;
+    }
+    if (p->flags & P_IO_OK) {
         s->live_rb += p->read_bytes;
         s->live_wb += p->write_bytes;
-        p->flags |= P_IO_OK;
     }
     if ((p->flags & P_CMD_STALE) || !(p->flags & P_CMD_TRIED))
         read_cmdline(s, p);

@@ -35,7 +35,10 @@
  *
  * Cost: per tree process the sampler keeps /proc/<pid>/stat, io and status open (within an fd
  * budget of half RLIMIT_NOFILE; beyond it files are opened per read) and reads them with one
- * pread each; buffers and tables are reused, so steady-state sampling does not allocate.
+ * pread each: stat every sample; io when the process used CPU since its last read, turned zombie,
+ * or a second has passed (IO totals stay exact; a near-idle process's bytes may show up to a
+ * second late); status (VmHWM) when RSS grew or a second has passed. Buffers and tables are
+ * reused, so steady-state sampling does not allocate.
  * Syscalls used after sampler_new: openat, pread64, read, close, recvfrom (netlink).
  */
 #ifndef RESMON_SAMPLER_H
