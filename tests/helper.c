@@ -370,7 +370,9 @@ static int itest_modes(int argc, char **argv)
         it_end(&c, "par/b.js");
         return 0;
     }
-    if (!strcmp(cmd, "steps") && argc > 3) { /* steps N BURN: N mozlog tests; "step K" after each line */
+    if (!strcmp(cmd, "steps") && argc > 3) { /* steps N BURN: N mozlog tests; "step K" after each
+                                                line; then wait, so the run never ends before a
+                                                test kills it */
         int n = atoi(argv[2]);
         double b = atof(argv[3]);
         int k = 0;
@@ -385,6 +387,7 @@ static int itest_modes(int argc, char **argv)
             burn(b / 4);
         }
         event("done");
+        sleep_s(120);
         return 0;
     }
     if (!strcmp(cmd, "sigcheck") && argc > 2) {
