@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <check.h>
+#include "check_run.h"
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -179,9 +180,5 @@ int main(void)
     tcase_add_test(tc, test_options_run_mode);
     tcase_add_test(tc, test_options_timeout_mode);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(s);
 }

@@ -2,6 +2,7 @@
 #include "jsonw.h"
 
 #include <check.h>
+#include "check_run.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,9 +93,5 @@ int main(void)
     tcase_add_test(tc, test_utf8_prefix);
     tcase_add_test(tc, test_depth_limit);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(s);
 }

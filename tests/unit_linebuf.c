@@ -2,6 +2,7 @@
 #include "linebuf.h"
 
 #include <check.h>
+#include "check_run.h"
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -167,9 +168,5 @@ int main(void)
     tcase_add_test(tc, test_huge_line_bounded);
     tcase_add_test(tc, test_byte_by_byte);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(s);
 }

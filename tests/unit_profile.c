@@ -3,6 +3,7 @@
 #include "profile.h"
 
 #include <check.h>
+#include "check_run.h"
 #include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <math.h>
@@ -609,9 +610,5 @@ int main(void)
     tcase_add_test(tc, test_finalize_twice_and_symlink);
     tcase_add_test(tc, test_detect_and_recover);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(s);
 }

@@ -5,6 +5,7 @@
 #include "sandbox.h"
 
 #include <check.h>
+#include "check_run.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -350,9 +351,5 @@ int main(void)
     tcase_add_loop_test(tc, test_lockdown_kills, 0, 10);
     tcase_add_test(tc, test_hooks_flag);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(s);
 }

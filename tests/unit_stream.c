@@ -3,6 +3,7 @@
 #include "stream.h"
 
 #include <check.h>
+#include "check_run.h"
 #include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -405,9 +406,5 @@ int main(void)
     tcase_add_test(tc, test_enospc_tmpfs);
     tcase_add_test(tc, test_schemas);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(s);
 }

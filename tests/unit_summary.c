@@ -3,6 +3,7 @@
 #include "summary.h"
 
 #include <check.h>
+#include "check_run.h"
 #include <errno.h>
 #include <stdio.h>
 #include <signal.h>
@@ -354,9 +355,5 @@ int main(void)
     tcase_add_test(tc, test_locale_and_colour);
     tcase_add_test(tc, test_write_fd);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(s);
 }

@@ -1,6 +1,7 @@
 /* Unit tests of the test-log core: --parse lists, stripping for matching, the open-test table,
  * per-test cost, finishing, statistics. */
 #include "testlog_capture.h"
+#include "check_run.h"
 
 #include <errno.h>
 
@@ -201,9 +202,5 @@ int main(void)
     tcase_add_test(tc, test_slowest_and_unexpected);
     tcase_add_test(tc, test_no_formats_no_sink);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(s);
 }

@@ -9,6 +9,7 @@
 #include "testlog_formats.h"
 
 #include <check.h>
+#include "check_run.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -383,9 +384,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(suite());
 }

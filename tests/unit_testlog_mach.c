@@ -1,5 +1,6 @@
 /* Unit tests of the mach parser through the test-log core (golden marker capture). */
 #include "testlog_capture.h"
+#include "check_run.h"
 
 #include "testlog_event.h"
 
@@ -64,9 +65,5 @@ int main(void)
     tcase_add_test(tc, test_disabled);
     tcase_add_test(tc, test_end_closes_most_recent);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(s);
 }

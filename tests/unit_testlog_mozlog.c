@@ -1,6 +1,7 @@
 /* Unit tests of the mozlog parser through the test-log core: golden marker captures of fixture
  * logs (every action and status, producer deviations, malformed input), plus huge lines. */
 #include "testlog_capture.h"
+#include "check_run.h"
 
 #include <math.h>
 
@@ -151,9 +152,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(suite());
 }

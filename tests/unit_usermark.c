@@ -1,6 +1,7 @@
 /* Unit tests of records from the command: the record format, the socket transport and the
  * client used by `resmon-run --mark`. */
 #include "testlog_capture.h"
+#include "check_run.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -245,9 +246,5 @@ int main(void)
     tcase_add_test(tc, test_socket_and_client);
     tcase_add_test(tc, test_concurrent_writers);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(s);
 }
