@@ -4,7 +4,8 @@
  * line completely (a payload copied into the profile unchecked could make the whole profile
  * unreadable), and keeps a 32-byte record per marker. Pass 2 writes the profile; the markers'
  * payloads are copied from the input in file order through a read window, so the input is read
- * sequentially twice and nothing grows with payload sizes.
+ * sequentially twice and nothing grows with payload sizes. Pass 1 can also follow a stream as it
+ * grows (profile_conv_*), so that a stop request only waits for pass 2.
  */
 #include "profile.h"
 
@@ -20,6 +21,7 @@
 #include "util.h"
 
 #define CHUNK (1u << 20)
+#define FOLLOW_CHUNK (64u * 1024) /* the read buffer of a converter that follows a run */
 #define MAX_DEPTH 64
 
 /* ---- a validating JSON scanner over byte ranges ------------------------------------------- */
@@ -39,6 +41,19 @@ static const char *scan_string(const char *p, const char *e, bool *ret_escaped)
     bool esc = false;
     p++;
     while (p < e) {
+        /* Eight plain ASCII bytes at a time: none a quote, backslash, control or >= 0x80. */
+        while (e - p >= 8) {
+            const uint64_t ones = UINT64_C(0x0101010101010101), highs = ones * 0x80;
+            uint64_t w, q, b;
+            memcpy(&w, p, 8);
+            q = w ^ (ones * '"');
+            b = w ^ (ones * '\\');
+            if (((w - ones * 0x20) | (q - ones) | (b - ones) | w) & highs)
+                break;
+            p += 8;
+        }
+        if (p >= e)
+            break;
         unsigned char c = (unsigned char)*p;
         if (c == '"') {
             if (ret_escaped)
@@ -253,11 +268,47 @@ static bool val_is_str(const struct member *m, const char *lit)
     return m->val_len == n + 2 && m->val[0] == '"' && memcmp(m->val + 1, lit, n) == 0;
 }
 
+/* Exact powers of ten: a decimal whose digits fit 2^53 divided by one of these is correctly
+ * rounded (one IEEE division of two exact values), the same double strtod gives. */
+static const double pow10_exact[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* The stream's times ("13.666", "-2.5", "1000") without strtod; false sends the caller to it. */
+static bool val_number_fast(const char *v, size_t n, double *ret)
+{
+    const char *p = v, *e = v + n;
+    bool neg = p < e && *p == '-';
+    p += neg;
+    uint64_t m = 0;
+    int digits = 0, frac = -1;
+    for (; p < e; p++) {
+        if (is_digit(*p)) {
+            if (++digits > 15)
+                return false;
+            m = m * 10 + (uint64_t)(*p - '0');
+            if (frac >= 0)
+                frac++;
+        } else if (*p == '.' && frac < 0)
+            frac = 0;
+        else
+            return false;
+    }
+    if (!digits || frac == 0)
+        return false;
+    double d = (double)m;
+    if (frac > 0)
+        d /= pow10_exact[frac];
+    *ret = neg ? -d : d;
+    return true;
+}
+
 static bool val_number(const char *v, size_t n, double *ret)
 {
     char tmp[64];
     if (n == 0 || n >= sizeof tmp || !(v[0] == '-' || is_digit(v[0])))
         return false;
+    if (val_number_fast(v, n, ret))
+        return true;
     memcpy(tmp, v, n);
     tmp[n] = '\0';
     char *end;
@@ -375,12 +426,22 @@ struct intern {
     uint32_t tcap;
 };
 
+/* Eight bytes per step: names and keys are short, and this runs for every stream line. */
 static uint64_t hash_bytes(const char *s, size_t n)
 {
-    uint64_t h = UINT64_C(1469598103934665603);
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * UINT64_C(1099511628211);
-    return h;
+    const uint64_t k = UINT64_C(0x9E3779B97F4A7C15);
+    uint64_t h = k ^ n, w;
+    for (; n >= 8; s += 8, n -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * k;
+        h ^= h >> 31;
+    }
+    w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * k;
+    h ^= h >> 29;
+    h *= UINT64_C(0xBF58476D1CE4E5B9);
+    return h ^ (h >> 32);
 }
 
 static void intern_release(struct intern *t)
@@ -452,6 +513,22 @@ static int64_t intern_get(struct intern *t, const char *s, size_t n)
     return t->n++;
 }
 
+/* Forget every entry from id n on (a conversion's write undoes what it added). */
+static void intern_truncate(struct intern *t, uint32_t n)
+{
+    if (n >= t->n)
+        return;
+    t->alen = t->ent[n].off;
+    t->n = n;
+    memset(t->tab, 0, t->tcap * sizeof *t->tab);
+    for (uint32_t i = 0; i < t->n; i++) {
+        uint32_t h = (uint32_t)hash_bytes(t->arena + t->ent[i].off, t->ent[i].len) & (t->tcap - 1);
+        while (t->tab[h])
+            h = (h + 1) & (t->tcap - 1);
+        t->tab[h] = i + 1;
+    }
+}
+
 /* ---- the line reader ---------------------------------------------------------------------- */
 
 struct reader {
@@ -460,6 +537,7 @@ struct reader {
     size_t cap, start, len; /* buf[0..len) holds input bytes from file offset base */
     uint64_t base;
     bool eof, skipping;
+    bool follow; /* the file still grows: end of data is not the end of the last line */
     uint64_t skipped;
 };
 
@@ -522,8 +600,11 @@ static int reader_next(struct reader *r, const char **ret_line, size_t *ret_len,
         while (n < 0 && errno == EINTR);
         if (n < 0)
             return -errno;
-        if (n == 0)
+        if (n == 0) {
+            if (r->follow)
+                return 0; /* the partial line waits for the rest */
             r->eof = true;
+        }
         r->len += (size_t)n;
     }
 }
@@ -539,24 +620,34 @@ struct rec {
 #define REC_SIDE (UINT32_C(1) << 31)
 #define REC_LEN_MASK UINT32_C(0xFFFFFF)
 
+/* What is open right now: only the (kind,key)s opened and not yet closed are kept, so a run of a
+ * million tests, each opened and closed, holds a handful of entries, not a million. */
+#define OPEN_NONE UINT32_MAX
 struct open_ent {
-    uint64_t off;   /* the open line in the input */
-    uint32_t len;
-    int64_t prev;   /* the previous open entry with the same (kind,key), -1 none */
-    bool closed;
+    uint64_t off;  /* the open line in the input */
+    uint32_t len;  /* its length; OPEN_NONE: a free entry */
+    uint32_t prev; /* the entry this one shadows (same kind and key, opened earlier) */
+    uint32_t next; /* the next key in the same bucket; in the free list, the next free entry */
+    uint32_t key_len;
+    uint64_t hash;
+    char *key;     /* "kind\0key", the raw JSON texts */
+};
+
+struct open_set {
+    struct open_ent *ent;
+    uint32_t n, cap, free_head, live;
+    uint32_t *bucket; /* the top entry of each key, chained through next */
+    uint32_t nbucket; /* a power of two */
 };
 
 struct conv {
     int in_fd;
     struct reader rd;
+    bool started;          /* the meta line has been taken */
     struct rec *recs;
     size_t nrec, rcap;
     struct intern names;
-    struct intern keys;    /* "kind\0key" of state lines */
-    int64_t *key_top;      /* per key id: the open entry on top, -1 none */
-    size_t key_top_cap;
-    struct open_ent *opens;
-    size_t nopen, ocap;
+    struct open_set opens;
     struct jsonw side;     /* generated payloads */
     struct jsonw tmp;
     uint64_t meta_off, thread_off;
@@ -569,23 +660,132 @@ struct conv {
     uint64_t skipped, closed;
     /* output */
     int out_fd;
-    char *obuf;
+    char *obuf, *wbuf;     /* output buffer; read window over the input's payloads */
     size_t olen;
     uint64_t obytes;
     int oerr;
 };
+
+static void open_set_init(struct open_set *o)
+{
+    memset(o, 0, sizeof *o);
+    o->free_head = OPEN_NONE;
+}
+
+static void open_set_release(struct open_set *o)
+{
+    for (uint32_t i = 0; i < o->n; i++)
+        free(o->ent[i].key);
+    free(o->ent);
+    free(o->bucket);
+    open_set_init(o);
+}
+
+/* The slot holding the top entry of key (its value is OPEN_NONE when the key is not open). */
+static uint32_t *open_slot(struct open_set *o, uint64_t hash, const char *key, size_t len)
+{
+    uint32_t *slot = &o->bucket[hash & (o->nbucket - 1)];
+    while (*slot != OPEN_NONE) {
+        struct open_ent *x = &o->ent[*slot];
+        if (x->hash == hash && x->key_len == len && memcmp(x->key, key, len) == 0)
+            break;
+        slot = &x->next;
+    }
+    return slot;
+}
+
+static int open_rehash(struct open_set *o, uint32_t nbucket)
+{
+    uint32_t *b = malloc((size_t)nbucket * sizeof *b);
+    if (!b)
+        return -ENOMEM;
+    memset(b, 0xFF, (size_t)nbucket * sizeof *b);
+    for (uint32_t i = 0; i < o->nbucket; i++)
+        for (uint32_t e = o->bucket[i], nx; e != OPEN_NONE; e = nx) {
+            nx = o->ent[e].next;
+            uint32_t *h = &b[o->ent[e].hash & (nbucket - 1)];
+            o->ent[e].next = *h;
+            *h = e;
+        }
+    free(o->bucket);
+    o->bucket = b;
+    o->nbucket = nbucket;
+    return 0;
+}
+
+/* Push an open entry for key (copied) on top of any open one with the same key. */
+static int open_push(struct open_set *o, const char *key, size_t len, uint64_t off, uint32_t line_len)
+{
+    if (len > UINT32_MAX || line_len == OPEN_NONE)
+        return -ENOMEM;
+    if (o->live + 1 > o->nbucket / 2 * 3 || !o->nbucket) {
+        uint32_t nb = o->nbucket ? o->nbucket * 2 : 64;
+        if (nb == 0 || open_rehash(o, nb) < 0)
+            return -ENOMEM;
+    }
+    uint32_t id;
+    if (o->free_head != OPEN_NONE) {
+        id = o->free_head;
+        o->free_head = o->ent[id].next;
+    } else {
+        if (o->n == o->cap) {
+            uint32_t cap = o->cap ? o->cap * 2 : 64;
+            struct open_ent *x = cap > o->cap ? realloc(o->ent, (size_t)cap * sizeof *x) : NULL;
+            if (!x)
+                return -ENOMEM;
+            o->ent = x;
+            o->cap = cap;
+        }
+        id = o->n++;
+    }
+    char *k = malloc(len ? len : 1);
+    if (!k) {
+        o->ent[id] = (struct open_ent){.len = OPEN_NONE, .next = o->free_head};
+        o->free_head = id;
+        return -ENOMEM;
+    }
+    memcpy(k, key, len);
+    uint64_t hash = hash_bytes(key, len);
+    uint32_t *slot = open_slot(o, hash, key, len);
+    uint32_t top = *slot;
+    o->ent[id] = (struct open_ent){off, line_len, top, top != OPEN_NONE ? o->ent[top].next : OPEN_NONE,
+                                   (uint32_t)len, hash, k};
+    *slot = id;
+    o->live++;
+    return 0;
+}
+
+/* Close the most recent open entry of key, if any. */
+static void open_pop(struct open_set *o, const char *key, size_t len)
+{
+    if (!o->nbucket)
+        return;
+    uint32_t *slot = open_slot(o, hash_bytes(key, len), key, len);
+    uint32_t top = *slot;
+    if (top == OPEN_NONE)
+        return;
+    struct open_ent *x = &o->ent[top];
+    if (x->prev != OPEN_NONE) {
+        o->ent[x->prev].next = x->next;
+        *slot = x->prev;
+    } else
+        *slot = x->next;
+    free(x->key);
+    *x = (struct open_ent){.len = OPEN_NONE, .next = o->free_head};
+    o->free_head = top;
+    o->live--;
+}
 
 static void conv_release(struct conv *c)
 {
     free(c->rd.buf);
     free(c->recs);
     intern_release(&c->names);
-    intern_release(&c->keys);
-    free(c->key_top);
-    free(c->opens);
+    open_set_release(&c->opens);
     jsonw_release(&c->side);
     jsonw_release(&c->tmp);
     free(c->obuf);
+    free(c->wbuf);
 }
 
 static void note_time(struct conv *c, double ms)
@@ -729,29 +929,14 @@ static int take_marker(struct conv *c, const char *line, size_t len, uint64_t of
     return r < 0 ? r : 1;
 }
 
-/* The state key "kind\0key" of an open/close line (raw JSON texts of both strings). */
-static int64_t state_key(struct conv *c, const struct member *kind, const struct member *key)
+/* The state key "kind\0key" of an open/close line (raw JSON texts of both strings), in c->tmp. */
+static int state_key(struct conv *c, const struct member *kind, const struct member *key)
 {
     jsonw_reset(&c->tmp);
     jsonw_append(&c->tmp, kind->val, kind->val_len);
     jsonw_append(&c->tmp, "", 1); /* jsonw_append copies n bytes: a NUL separator */
     jsonw_append(&c->tmp, key->val, key->val_len);
-    if (jsonw_failed(&c->tmp))
-        return -ENOMEM;
-    int64_t id = intern_get(&c->keys, c->tmp.buf, c->tmp.len);
-    if (id < 0)
-        return id;
-    if ((size_t)id >= c->key_top_cap) {
-        size_t cap = c->key_top_cap ? c->key_top_cap * 2 : 64;
-        int64_t *t = realloc(c->key_top, cap * sizeof *t);
-        if (!t)
-            return -ENOMEM;
-        for (size_t i = c->key_top_cap; i < cap; i++)
-            t[i] = -1;
-        c->key_top = t;
-        c->key_top_cap = cap;
-    }
-    return id;
+    return jsonw_failed(&c->tmp) ? -ENOMEM : 0;
 }
 
 struct state_fields {
@@ -815,28 +1000,15 @@ static int take_state(struct conv *c, bool open, const char *line, size_t len, u
             return 0;
         note_time(c, st);
     }
-    int64_t id = state_key(c, &f.kind, &f.key);
-    if (id < 0)
-        return (int)id;
+    int r = state_key(c, &f.kind, &f.key);
+    if (r < 0)
+        return r;
     if (!open) {
-        int64_t top = c->key_top[id];
-        if (top >= 0) {
-            c->opens[top].closed = true;
-            c->key_top[id] = c->opens[top].prev;
-        }
+        open_pop(&c->opens, c->tmp.buf, c->tmp.len);
         return 1;
     }
-    if (c->nopen == c->ocap) {
-        size_t cap = c->ocap ? c->ocap * 2 : 64;
-        struct open_ent *o = realloc(c->opens, cap * sizeof *o);
-        if (!o)
-            return -ENOMEM;
-        c->opens = o;
-        c->ocap = cap;
-    }
-    c->opens[c->nopen] = (struct open_ent){off, (uint32_t)len, c->key_top[id], false};
-    c->key_top[id] = (int64_t)c->nopen++;
-    return 1;
+    r = open_push(&c->opens, c->tmp.buf, c->tmp.len, off, (uint32_t)len);
+    return r < 0 ? r : 1;
 }
 
 static int take_meta(struct conv *c, const char *line, size_t len, uint64_t off)
@@ -948,13 +1120,30 @@ static int pread_exact(int fd, char *buf, size_t len, uint64_t off)
     return 0;
 }
 
-/* Close every open entry left without its close line, at end_ms. */
+static int cmp_off(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Close every open entry left without its close line, at end_ms, in stream order. */
 static int close_open(struct conv *c, double end_ms, const char *status)
 {
-    for (size_t i = 0; i < c->nopen; i++) {
-        struct open_ent *o = &c->opens[i];
-        if (o->closed)
-            continue;
+    struct open_set *os = &c->opens;
+    /* (offset, entry) pairs sorted by offset */
+    _cleanup_free_ uint64_t *order = malloc(((size_t)os->live + 1) * 2 * sizeof *order);
+    if (!order)
+        return -ENOMEM;
+    size_t k = 0;
+    for (uint32_t i = 0; i < os->n && k < os->live; i++)
+        if (os->ent[i].len != OPEN_NONE) {
+            order[2 * k] = os->ent[i].off;
+            order[2 * k + 1] = i;
+            k++;
+        }
+    qsort(order, k, 2 * sizeof *order, cmp_off);
+    for (size_t j = 0; j < k; j++) {
+        const struct open_ent *o = &os->ent[order[2 * j + 1]];
         _cleanup_free_ char *line = malloc(o->len ? o->len : 1);
         if (!line)
             return -ENOMEM;
@@ -1069,20 +1258,20 @@ static void out_ms(struct conv *c, double ms)
     out_put(c, buf, stream_format_ms(ms, buf));
 }
 
-/* Copy input bytes [off, off+len) to the output through the read window (c->rd.buf). */
+/* Copy input bytes [off, off+len) to the output through the read window (c->wbuf). */
 static int copy_input(struct conv *c, uint64_t off, size_t len, uint64_t *win_base, size_t *win_len)
 {
     while (len > 0) {
         if (off >= *win_base && off < *win_base + *win_len) {
             size_t k = MIN(len, (size_t)(*win_base + *win_len - off));
-            out_put(c, c->rd.buf + (off - *win_base), k);
+            out_put(c, c->wbuf + (off - *win_base), k);
             off += k;
             len -= k;
             continue;
         }
         ssize_t n;
         do
-            n = pread(c->in_fd, c->rd.buf, c->rd.cap, (off_t)off);
+            n = pread(c->in_fd, c->wbuf, CHUNK, (off_t)off);
         while (n < 0 && errno == EINTR);
         if (n < 0)
             return -errno;
@@ -1245,79 +1434,169 @@ static int write_profile(struct conv *c, double end_ms)
     return out_flush(c);
 }
 
-int profile_convert(int in_fd, int out_fd, const struct profile_end *end, struct profile_stats *ret_stats)
+static int conv_init(struct conv *c, int in_fd, bool follow)
 {
-    struct conv c = {0};
-    int r;
-    c.in_fd = in_fd;
-    c.out_fd = out_fd;
-    c.rd.fd = in_fd;
-    c.rd.cap = CHUNK;
-    c.ncat = 1;
-    jsonw_init(&c.side);
-    jsonw_init(&c.tmp);
-    c.rd.buf = malloc(c.rd.cap);
-    c.obuf = malloc(CHUNK);
+    *c = (struct conv){.in_fd = in_fd, .ncat = 1};
+    c->rd = (struct reader){.fd = in_fd, .cap = follow ? FOLLOW_CHUNK : CHUNK, .follow = follow};
+    open_set_init(&c->opens);
+    jsonw_init(&c->side);
+    jsonw_init(&c->tmp);
+    c->rd.buf = malloc(c->rd.cap);
     /* stringArray[0] is the root function's name; a marker of that name shares it. */
-    if (!c.rd.buf || !c.obuf || intern_get(&c.names, "(root)", 6) != 0) {
-        r = -ENOMEM;
-        goto out;
-    }
+    if (!c->rd.buf || intern_get(&c->names, "(root)", 6) != 0)
+        return -ENOMEM;
+    return 0;
+}
 
+/* Pass 1 over the lines not read yet (in follow mode, up to the last complete one). */
+static int conv_feed(struct conv *c)
+{
     const char *line = NULL;
     size_t len = 0;
     uint64_t off = 0;
-    bool first = true;
-    while ((r = reader_next(&c.rd, &line, &len, &off)) > 0) {
-        if (first) {
-            r = take_meta(&c, line, len, off);
+    int r;
+    while ((r = reader_next(&c->rd, &line, &len, &off)) > 0) {
+        if (!c->started) {
+            r = take_meta(c, line, len, off);
             if (r < 0)
-                goto out;
-            first = false;
+                return r;
+            c->started = true;
             continue;
         }
         if (len == 0)
             continue;
-        r = take_line(&c, line, len, off);
+        r = take_line(c, line, len, off);
         if (r < 0)
-            goto out;
+            return r;
         if (r == 0)
-            c.skipped++;
+            c->skipped++;
     }
     if (r < 0)
-        goto out;
-    if (first) {
-        r = -EINVAL;
-        goto out;
+        return r;
+    struct reader *rd = &c->rd;
+    if (rd->follow && rd->cap > FOLLOW_CHUNK && rd->len - rd->start <= FOLLOW_CHUNK) {
+        /* A long line made the buffer grow; give the memory back while the run goes on. */
+        memmove(rd->buf, rd->buf + rd->start, rd->len - rd->start);
+        rd->base += rd->start;
+        rd->len -= rd->start;
+        rd->start = 0;
+        char *b = realloc(rd->buf, FOLLOW_CHUNK);
+        if (b) {
+            rd->buf = b;
+            rd->cap = FOLLOW_CHUNK;
+        }
     }
-    c.skipped += c.rd.skipped;
+    return 0;
+}
 
-    double end_ms = end && end->end_ms >= 0 && isfinite(end->end_ms) ? end->end_ms : c.last_ms;
+/* Close what is open and write the profile; what this adds to the state is taken back after,
+ * so a converter that follows a stream can write again later. */
+static int conv_write(struct conv *c, int out_fd, const struct profile_end *end, struct profile_stats *ret_stats)
+{
+    if (!c->started)
+        return -EINVAL;
+    size_t nrec = c->nrec, side_len = c->side.len;
+    uint32_t nnames = c->names.n;
+    double last_ms = c->last_ms;
+    uint64_t skipped = c->skipped + c->rd.skipped;
+    /* In follow mode an unterminated tail is a torn write (the writer starts its next line with a
+     * newline): one damaged line. */
+    if (c->rd.follow && c->rd.len > c->rd.start && !c->rd.skipping)
+        skipped++;
+
+    double end_ms = end && end->end_ms >= 0 && isfinite(end->end_ms) ? end->end_ms : c->last_ms;
     const char *status = end && end->open_status ? end->open_status : "INCOMPLETE";
-    r = close_open(&c, end_ms, status);
-    if (r < 0)
-        goto out;
-    r = write_profile(&c, end_ms);
-    if (r < 0)
-        goto out;
-    if (ret_stats)
+    c->out_fd = out_fd;
+    c->olen = 0;
+    c->obytes = 0;
+    c->oerr = 0;
+    c->closed = 0;
+    c->obuf = malloc(CHUNK);
+    c->wbuf = malloc(CHUNK);
+    int r = c->obuf && c->wbuf ? 0 : -ENOMEM;
+    if (r == 0)
+        r = close_open(c, end_ms, status);
+    if (r == 0)
+        r = write_profile(c, end_ms);
+    if (r == 0 && ret_stats)
         *ret_stats = (struct profile_stats){
-            .markers = c.nrec,
-            .skipped_lines = c.skipped,
-            .closed_open = c.closed,
-            .bytes = c.obytes,
+            .markers = c->nrec,
+            .skipped_lines = skipped,
+            .closed_open = c->closed,
+            .bytes = c->obytes,
             .end_ms = end_ms,
         };
-    r = 0;
-out:
+    free(c->obuf);
+    free(c->wbuf);
+    c->obuf = c->wbuf = NULL;
+    c->nrec = nrec;
+    c->side.len = side_len;
+    intern_truncate(&c->names, nnames);
+    c->last_ms = last_ms;
+    return r;
+}
+
+int profile_convert(int in_fd, int out_fd, const struct profile_end *end, struct profile_stats *ret_stats)
+{
+    struct conv c;
+    int r = conv_init(&c, in_fd, false);
+    if (r == 0)
+        r = conv_feed(&c);
+    if (r == 0)
+        r = conv_write(&c, out_fd, end, ret_stats);
     conv_release(&c);
     return r;
 }
 
+/* ---- following a growing stream ------------------------------------------------------------ */
+
+struct profile_conv {
+    struct conv c;
+    int err; /* sticky: after a failure every later call fails the same way */
+};
+
+int profile_conv_new(int in_fd, struct profile_conv **ret)
+{
+    struct profile_conv *pc = calloc(1, sizeof *pc);
+    if (!pc)
+        return -ENOMEM;
+    int r = conv_init(&pc->c, in_fd, true);
+    if (r < 0) {
+        conv_release(&pc->c);
+        free(pc);
+        return r;
+    }
+    *ret = pc;
+    return 0;
+}
+
+void profile_conv_free(struct profile_conv *pc)
+{
+    if (!pc)
+        return;
+    conv_release(&pc->c);
+    free(pc);
+}
+
+int profile_conv_update(struct profile_conv *pc)
+{
+    if (pc->err == 0)
+        pc->err = conv_feed(&pc->c);
+    return pc->err;
+}
+
+int profile_conv_write(struct profile_conv *pc, int out_fd, const struct profile_end *end,
+                       struct profile_stats *ret_stats)
+{
+    int r = profile_conv_update(pc);
+    return r < 0 ? r : conv_write(&pc->c, out_fd, end, ret_stats);
+}
+
 /* ---- finalize, detect, recover ------------------------------------------------------------ */
 
-int profile_finalize(int in_fd, int dirfd, const char *path, const struct profile_end *end,
-                     struct profile_stats *ret_stats)
+/* Write c's profile to a temporary file beside path, fsync it and rename it over path. */
+static int finalize_conv(struct conv *c, int dirfd, const char *path, const struct profile_end *end,
+                         struct profile_stats *ret_stats)
 {
     if (!path || !*path)
         return -EINVAL;
@@ -1346,7 +1625,7 @@ int profile_finalize(int in_fd, int dirfd, const char *path, const struct profil
         return -EEXIST;
 
     struct profile_stats st;
-    int r = profile_convert(in_fd, fd, end, &st);
+    int r = conv_write(c, fd, end, &st);
     if (r >= 0 && fsync(fd) < 0)
         r = -errno;
     if (r >= 0) {
@@ -1367,6 +1646,26 @@ int profile_finalize(int in_fd, int dirfd, const char *path, const struct profil
     if (ret_stats)
         *ret_stats = st;
     return 0;
+}
+
+int profile_finalize(int in_fd, int dirfd, const char *path, const struct profile_end *end,
+                     struct profile_stats *ret_stats)
+{
+    struct conv c;
+    int r = conv_init(&c, in_fd, false);
+    if (r == 0)
+        r = conv_feed(&c);
+    if (r == 0)
+        r = finalize_conv(&c, dirfd, path, end, ret_stats);
+    conv_release(&c);
+    return r;
+}
+
+int profile_conv_finalize(struct profile_conv *pc, int dirfd, const char *path, const struct profile_end *end,
+                          struct profile_stats *ret_stats)
+{
+    int r = profile_conv_update(pc);
+    return r < 0 ? r : finalize_conv(&pc->c, dirfd, path, end, ret_stats);
 }
 
 enum profile_kind profile_detect(int fd)

@@ -72,6 +72,33 @@ int profile_convert(int in_fd, int out_fd, const struct profile_end *end, struct
 int profile_finalize(int in_fd, int dirfd, const char *path, const struct profile_end *end,
                      struct profile_stats *ret_stats);
 
+/* FOLLOWING A RUN. Pass 1 (reading and indexing the lines) can run while the stream is still
+ * being written, so that a finalization, above all the one of a stop request, only has the lines
+ * written since the last update left to read before it writes: the same conversion, done ahead.
+ * A follower reads complete lines only (a line without its newline yet waits for it; at a write,
+ * such a tail counts as one damaged line, which is what the stream's writer makes of a torn
+ * write). It keeps the per-marker records plus what is open right now: entries for opened and
+ * closed state lines are dropped at their close, so memory grows with markers, not with tests.
+ *
+ *   profile_conv_new(stream_fd, &pc);            after the stream's header lines are written
+ *   profile_conv_update(pc);                     now and then while the run writes lines
+ *   profile_conv_finalize(pc, dirfd, path, ...); at a stop request, at the end (repeatable)
+ *   profile_conv_free(pc);
+ *
+ * Errors are sticky: after a failed update (-ENOMEM, an I/O error, -EINVAL when the first line is
+ * not a meta line) every later call returns the same error, and the caller falls back to
+ * profile_finalize(), which reads the whole stream again. Writing a profile leaves the follower's
+ * state as it was (open items are closed in the output only), so it can be called repeatedly. */
+struct profile_conv;
+int profile_conv_new(int in_fd, struct profile_conv **ret);
+void profile_conv_free(struct profile_conv *pc);
+int profile_conv_update(struct profile_conv *pc);
+/* As profile_convert() / profile_finalize(), after reading what the stream gained. */
+int profile_conv_write(struct profile_conv *pc, int out_fd, const struct profile_end *end,
+                       struct profile_stats *ret_stats);
+int profile_conv_finalize(struct profile_conv *pc, int dirfd, const char *path, const struct profile_end *end,
+                          struct profile_stats *ret_stats);
+
 /* What kind of file is at fd (read with pread from offset 0): a stream starts with the literal
  * {"type":"meta"; a full profile is a JSON object whose first key is "meta" and whose last
  * non-blank byte is '}'. */

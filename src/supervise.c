@@ -73,6 +73,8 @@ struct sv {
     double wall0;
     const struct marker_sink *sink; /* where markers go (the stream), NULL without a profile */
     struct stream *stream;
+    struct profile_conv *conv; /* reads the stream as it grows (NULL: finalize reads it all) */
+    uint64_t conv_lines;       /* stream lines when conv last caught up */
     char *profile_path;
     unsigned finalizations;
     struct sampler *sampler;
@@ -322,6 +324,26 @@ static void send_stop_signal(struct sv *sv, int sig, const char *why)
 
 /* ---- the profile's hooks ------------------------------------------------------------------- */
 
+/* Let the converter read what the stream gained, so that a stop finds little left to read: every
+ * FOLLOW_LINES lines (a few hundred KiB), and at each sample when anything was written. */
+#define FOLLOW_LINES 1024
+static void follow_stream(struct sv *sv, bool any)
+{
+    if (!sv->conv)
+        return;
+    uint64_t lines = stream_lines(sv->stream);
+    if (lines == sv->conv_lines || (!any && lines - sv->conv_lines < FOLLOW_LINES))
+        return;
+    sv->conv_lines = lines;
+    int r = profile_conv_update(sv->conv);
+    if (r < 0) {
+        if (sv->o->verbose)
+            log_errno(r, "following the stream; the profile will be converted from the whole stream");
+        profile_conv_free(sv->conv);
+        sv->conv = NULL;
+    }
+}
+
 /* Write the stream and rename a complete profile over it. Called BEFORE any child is signalled
  * on a stop, and again at the very end. */
 static void profile_checkpoint(struct sv *sv, const char *why)
@@ -340,12 +362,17 @@ static void profile_checkpoint(struct sv *sv, const char *why)
     jsonw_obj_close(&w);
     emit(sv, "finalize", now, MARKER_INSTANT, CAT_TASKS, &w);
     jsonw_release(&w);
-    stream_sync(sv->stream);
     struct profile_end end = {stream_ms(sv->stream, now), sv->timed_out ? "TIMEOUT" : "INCOMPLETE"};
     struct profile_stats st;
-    int r = profile_finalize(stream_fd(sv->stream), AT_FDCWD, sv->profile_path, &end, &st);
-    if (r < 0)
+    follow_stream(sv, true);
+    int r = sv->conv ? profile_conv_finalize(sv->conv, AT_FDCWD, sv->profile_path, &end, &st)
+                     : profile_finalize(stream_fd(sv->stream), AT_FDCWD, sv->profile_path, &end, &st);
+    if (r < 0) {
+        /* The stream is what stays: make it durable. (After a rename it is no file's content any
+         * more, and the profile was fsynced: no need to wait for the disk twice.) */
+        stream_sync(sv->stream);
         log_errno(r, "cannot write the profile '%s' (the stream stays in place)", sv->profile_path);
+    }
     else
         sv->finalizations++;
 }
@@ -383,6 +410,7 @@ static void stop(struct sv *sv, enum stop_cause cause, int sig)
 /* What follows every sample: open tests learn the tree's RSS; the summary's charts get a point. */
 static void after_sample(struct sv *sv, uint64_t now)
 {
+    follow_stream(sv, true);
     uint64_t rss = sampler_tree_rss(sv->sampler);
     if (sv->testlog)
         testlog_tree_sample(sv->testlog, rss);
@@ -777,6 +805,9 @@ static int open_stream(struct sv *sv)
     if (r < 0)
         return r;
     sv->sink = stream_sink(sv->stream);
+    /* Without a follower finalizing still works, it just reads the whole stream then. */
+    if (profile_conv_new(stream_fd(sv->stream), &sv->conv) < 0)
+        sv->conv = NULL;
     return 0;
 }
 
@@ -1087,6 +1118,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
                 sv.deadline_output = sat_add_u64(sv.last_output_ns, o->output_timeout_ns);
         }
         check_deadlines(&sv);
+        follow_stream(&sv, false);
     }
     if (r < 0)
         goto out;
@@ -1121,6 +1153,7 @@ out:
     linebuf_free(sv.lb[1]);
     sampler_free(sv.sampler);
     contain_free(sv.contain);
+    profile_conv_free(sv.conv);
     stream_close(sv.stream);
     free(sv.profile_path);
     free(sv.sum);

@@ -6,7 +6,9 @@
  *   profile-tool finalize IN OUT [END_MS [STATUS]]
  *                                           profile_finalize of the stream IN; prints
  *                                           "markers skipped closed bytes ms maxrss_kib cpu_ms"
- *                                           (PROFILE_TOOL_NO_SYNC=1: profile_convert only)
+ *                                           (PROFILE_TOOL_NO_SYNC=1: profile_convert only;
+ *                                           PROFILE_TOOL_FOLLOW=1: a follower reads IN first, untimed,
+ *                                           as during a run, then profile_conv_finalize is timed)
  *   profile-tool detect FILE               prints stream, full or other
  *   profile-tool gen N OUT                 writes a realistic stream of about N markers to OUT
  *                                           (samples every 100 ms, tests with subtests and state
@@ -59,11 +61,18 @@ static int cmd_finalize(int argc, char **argv)
     struct profile_end end = {.end_ms = argc > 2 ? strtod(argv[2], NULL) : -1,
                               .open_status = argc > 3 ? argv[3] : "INCOMPLETE"};
     struct profile_stats st = {0};
+    struct profile_conv *pc = NULL;
+    int r;
+    if (getenv("PROFILE_TOOL_FOLLOW") && ((r = profile_conv_new(fd, &pc)) < 0 || (r = profile_conv_update(pc)) < 0)) {
+        fprintf(stderr, "profile-tool: follow: %s\n", strerror(-r));
+        return 1;
+    }
     struct rusage ru0;
     getrusage(RUSAGE_SELF, &ru0);
     uint64_t t = now_ns();
-    int r;
-    if (getenv("PROFILE_TOOL_NO_SYNC")) {
+    if (pc)
+        r = profile_conv_finalize(pc, AT_FDCWD, argv[1], &end, &st);
+    else if (getenv("PROFILE_TOOL_NO_SYNC")) {
         /* Conversion alone, to separate its cost from the storage's fsync latency. */
         int out = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
         r = out < 0 ? -errno : profile_convert(fd, out, &end, &st);
@@ -72,6 +81,7 @@ static int cmd_finalize(int argc, char **argv)
     } else
         r = profile_finalize(fd, AT_FDCWD, argv[1], &end, &st);
     t = now_ns() - t;
+    profile_conv_free(pc);
     close(fd);
     if (r < 0) {
         fprintf(stderr, "profile-tool: finalize: %s\n", strerror(-r));

@@ -466,6 +466,179 @@ START_TEST(test_large_payloads)
 }
 END_TEST
 
+/* ---- following a growing stream --------------------------------------------------------- */
+
+/* profile_convert's output for the file at path, as text. */
+static char *convert_to_text(const char *path, const struct profile_end *end, struct profile_stats *st)
+{
+    int in = open(path, O_RDONLY | O_CLOEXEC);
+    ck_assert_int_ge(in, 0);
+    char *out_path = in_dir("oneshot.json");
+    int out = open(out_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ck_assert_int_eq(profile_convert(in, out, end, st), 0);
+    close(in);
+    close(out);
+    return slurp(out_path, NULL);
+}
+
+/* A follower's profile, written to a fresh file, as text. */
+static char *follower_text(struct profile_conv *pc, const struct profile_end *end, struct profile_stats *st)
+{
+    char *out_path = in_dir("follow.json");
+    int out = open(out_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ck_assert_int_ge(out, 0);
+    ck_assert_int_eq(profile_conv_write(pc, out, end, st), 0);
+    close(out);
+    return slurp(out_path, NULL);
+}
+
+/* Grow a copy of text chunk bytes at a time (lines cut anywhere), updating a follower after each
+ * chunk and writing a profile at some of them; every profile must be byte for byte the one-shot
+ * conversion of the same prefix (cut back to its last newline: the follower leaves an unterminated
+ * line for later and counts it as one damaged line). */
+static void check_follow(const char *text, size_t len, size_t chunk, size_t write_every)
+{
+    struct profile_end ends[] = {{.end_ms = -1, .open_status = "INCOMPLETE"}, {.end_ms = 1e6, .open_status = "TIMEOUT"}};
+    char *grow = strdup(in_dir("grow.jsonl")), *prefix = strdup(in_dir("prefix.jsonl"));
+    int fd = open(grow, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    ck_assert_int_ge(fd, 0);
+    /* The follower needs the meta line before it can start: write up to the first newline. */
+    size_t at = (size_t)((const char *)memchr(text, '\n', len) - text) + 1;
+    ck_assert_int_eq(write_all(fd, text, at), 0);
+    struct profile_conv *pc;
+    ck_assert_int_eq(profile_conv_new(fd, &pc), 0);
+    size_t step = 0;
+    while (at < len) {
+        size_t n = MIN(chunk, len - at);
+        ck_assert_int_eq(write_all(fd, text + at, n), 0);
+        at += n;
+        ck_assert_int_eq(profile_conv_update(pc), 0);
+        if (++step % write_every && at < len)
+            continue;
+        size_t cut = at;
+        while (cut > 0 && text[cut - 1] != '\n')
+            cut--;
+        spit(prefix, text, cut);
+        for (size_t e = 0; e < ARRAY_SIZE(ends); e++) {
+            struct profile_stats a, b;
+            char *want = convert_to_text(prefix, &ends[e], &a);
+            char *got = follower_text(pc, &ends[e], &b);
+            ck_assert_msg(strcmp(want, got) == 0, "follower differs after %zu bytes (chunk %zu)", at, chunk);
+            ck_assert_uint_eq(a.markers, b.markers);
+            ck_assert_uint_eq(a.closed_open, b.closed_open);
+            ck_assert_uint_eq(a.skipped_lines + (cut < at), b.skipped_lines);
+            free(want);
+            free(got);
+        }
+    }
+    profile_conv_free(pc);
+    close(fd);
+    free(grow);
+    free(prefix);
+}
+
+START_TEST(test_follow_fixtures)
+{
+    const char *files[] = {"stream-complete.jsonl", "stream-midrun.jsonl", "stream-killed.jsonl"};
+    for (size_t f = 0; f < ARRAY_SIZE(files); f++) {
+        size_t len;
+        char *text = slurp(fixture(files[f]), &len);
+        check_follow(text, len, 97, 40);
+        check_follow(text, len, 4096 + 13, 3);
+        check_follow(text, len, len, 1);
+        free(text);
+    }
+}
+END_TEST
+
+/* State lines across updates and repeated writes: an item a mid-run write closed as TIMEOUT is
+ * still open for the follower, and ends normally later; nested opens of one key; garbage; a line
+ * longer than the follower's buffer, and one longer than any line may be. */
+START_TEST(test_follow_state_and_long_lines)
+{
+    static const char body[] =
+        "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"t1\",\"name\":\"test\",\"startNs\":1010000000,\"category\":2,"
+        "\"data\":{\"type\":\"Test\",\"test\":\"t1\"}}\n"
+        "{\"type\":\"open\",\"kind\":\"suite\",\"key\":\"s\",\"name\":\"suite\",\"startTime\":1.0,\"data\":null}\n"
+        "{\"type\":\"open\",\"kind\":\"suite\",\"key\":\"s\",\"name\":\"suite\",\"startTime\":2.0,\"data\":null}\n"
+        "garbage\n"
+        "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"t2\",\"name\":\"test\",\"startTime\":3.0}\n"
+        "{\"type\":\"marker\",\"name\":\"test\",\"startTime\":10.0,\"endTime\":20.0,\"data\":{\"type\":\"Test\","
+        "\"test\":\"t1\",\"status\":\"PASS\"},\"category\":2}\n"
+        "{\"type\":\"close\",\"kind\":\"test\",\"key\":\"t1\"}\n"
+        "{\"type\":\"close\",\"kind\":\"suite\",\"key\":\"s\"}\n"
+        "{\"type\":\"marker\",\"name\":\"Phase\",\"startTime\":0.0,\"endTime\":1000.0,\"data\":{\"type\":\"Phase\","
+        "\"phase\":\"a\",\"cpuTime\":500},\"category\":1}\n"
+        "{\"type\":\"close\",\"kind\":\"test\",\"key\":\"never-opened\"}\n";
+    size_t mid = 300u << 10, huge = PROFILE_MAX_LINE + 10;
+    size_t cap = strlen(head) + strlen(body) + mid + huge + 1024;
+    char *text = malloc(cap);
+    size_t n = (size_t)sprintf(text, "%s%s", head, body);
+    n += (size_t)sprintf(text + n, "{\"type\":\"marker\",\"name\":\"mid\",\"startTime\":30.0,\"endTime\":null,"
+                                   "\"data\":{\"type\":\"Text\",\"text\":\"");
+    memset(text + n, 'm', mid);
+    n += mid;
+    n += (size_t)sprintf(text + n, "\"}}\n{\"type\":\"marker\",\"name\":\"huge\",\"startTime\":31.0,\"endTime\":null,"
+                                   "\"data\":{\"type\":\"Text\",\"text\":\"");
+    memset(text + n, 'h', huge);
+    n += huge;
+    n += (size_t)sprintf(text + n, "\"}}\n{\"type\":\"close\",\"kind\":\"test\",\"key\":\"t2\"}\n"
+                                   "{\"type\":\"marker\",\"name\":\"last\",\"startTime\":40.0,\"endTime\":null,"
+                                   "\"data\":null}\n");
+    ck_assert_uint_lt(n, cap);
+    check_follow(text, strlen(head) + strlen(body), 61, 1);
+    check_follow(text, n, 1u << 20, 1);
+    free(text);
+}
+END_TEST
+
+/* profile_conv_finalize writes the same file profile_finalize does, and can be called again. */
+START_TEST(test_follow_finalize)
+{
+    char *text;
+    ck_assert_int_gt(asprintf(&text, "%s%s", head,
+                              "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"t\",\"name\":\"test\",\"startTime\":1.0}\n"
+                              "{\"type\":\"marker\",\"name\":\"a\",\"startTime\":2.0,\"endTime\":null,\"data\":null}\n"),
+                     0);
+    char *path = in_dir("s.jsonl");
+    spit(path, text, strlen(text));
+    int fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    struct profile_conv *pc;
+    ck_assert_int_eq(profile_conv_new(fd, &pc), 0);
+    struct profile_end end = {.end_ms = 9.0, .open_status = "TIMEOUT"};
+    struct profile_stats st;
+    char *one = strdup(in_dir("one.json")), *two = strdup(in_dir("two.json"));
+    ck_assert_int_eq(profile_finalize(fd, AT_FDCWD, one, &end, &st), 0);
+    ck_assert_int_eq(profile_conv_finalize(pc, AT_FDCWD, two, &end, &st), 0);
+    char *a = slurp(one, NULL), *b = slurp(two, NULL);
+    ck_assert_str_eq(a, b);
+    ck_assert_uint_eq(st.closed_open, 1);
+    free(a);
+    free(b);
+    static const char more[] = "{\"type\":\"close\",\"kind\":\"test\",\"key\":\"t\"}\n";
+    ck_assert_int_eq(write_all(fd, more, strlen(more)), 0);
+    ck_assert_int_eq(profile_conv_finalize(pc, AT_FDCWD, two, &end, &st), 0);
+    ck_assert_uint_eq(st.closed_open, 0);
+    ck_assert_uint_eq(st.markers, 1);
+    profile_conv_free(pc);
+
+    /* Not a stream: the error sticks. */
+    spit(path, "garbage\n", 8);
+    int bad = open(path, O_RDONLY | O_CLOEXEC);
+    ck_assert_int_eq(profile_conv_new(bad, &pc), 0);
+    ck_assert_int_eq(profile_conv_update(pc), -EINVAL);
+    ck_assert_int_eq(profile_conv_finalize(pc, AT_FDCWD, two, &end, &st), -EINVAL);
+    profile_conv_free(pc);
+    profile_conv_free(NULL);
+    close(bad);
+    close(fd);
+    free(text);
+    free(one);
+    free(two);
+}
+END_TEST
+
 static int count_entries(const char *d)
 {
     char cmd[300];
@@ -609,6 +782,9 @@ int main(void)
     tcase_add_test(tc, test_large_payloads);
     tcase_add_test(tc, test_finalize_twice_and_symlink);
     tcase_add_test(tc, test_detect_and_recover);
+    tcase_add_test(tc, test_follow_fixtures);
+    tcase_add_test(tc, test_follow_state_and_long_lines);
+    tcase_add_test(tc, test_follow_finalize);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
