@@ -20,8 +20,15 @@ struct stream {
     uint64_t lines, errors;
     int last_error;
     struct jsonw w; /* reused for every line */
+    bool hold;      /* batch lines until stream_flush() */
+    char *pend;     /* held lines, whole ones only */
+    size_t pend_len, pend_cap;
+    uint64_t pend_lines;
     struct marker_sink sink;
 };
+
+/* Held lines are written once this much is pending, whatever the caller does. */
+#define HOLD_MAX (256u * 1024)
 
 size_t stream_format_ms(double ms, char *buf)
 {
@@ -79,13 +86,26 @@ static void put_ms(struct jsonw *w, double ms)
     jsonw_raw(w, buf, stream_format_ms(ms, buf));
 }
 
-/* Hand one complete line (with its newline) to the kernel. Short writes on a regular file mean
- * the disk is full or an I/O error: the rest is retried once, and on failure the fragment is
- * remembered so the next line begins with a newline. */
-static int write_line(struct stream *s, const char *buf, size_t len)
+/* Hand complete lines (nlines of them, each with its newline) to the kernel in one write. Short
+ * writes on a regular file mean the disk is full or an I/O error: the rest is retried, and on
+ * failure the fragment is remembered so the next line begins with a newline. */
+static int write_lines(struct stream *s, const char *buf, size_t len, uint64_t nlines)
 {
     size_t done = 0;
     int err = 0;
+    if (s->torn) {
+        /* The fragment of a torn write ends here, so these lines start on lines of their own. */
+        ssize_t n;
+        do
+            n = write(s->fd, "\n", 1);
+        while (n < 0 && errno == EINTR);
+        if (n != 1) {
+            s->errors += nlines;
+            s->last_error = n < 0 ? -errno : -EIO;
+            return s->last_error;
+        }
+        s->torn = false;
+    }
     while (done < len) {
         ssize_t n = write(s->fd, buf + done, len - done);
         if (n < 0) {
@@ -101,13 +121,18 @@ static int write_line(struct stream *s, const char *buf, size_t len)
         done += (size_t)n;
     }
     if (err < 0) {
-        s->errors++;
+        /* Lines wholly written before the failure count as written. */
+        uint64_t whole = 0;
+        for (size_t i = 0; i < done; i++)
+            whole += buf[i] == '\n';
+        s->lines += whole;
+        s->errors += nlines - whole;
         s->last_error = err;
-        if (done > 0)
+        if (done > 0 && buf[done - 1] != '\n')
             s->torn = true;
         return err;
     }
-    s->lines++;
+    s->lines += nlines;
     s->dirty = true;
     if (s->fsync_interval_ns) {
         uint64_t now = now_ns();
@@ -120,14 +145,30 @@ static int write_line(struct stream *s, const char *buf, size_t len)
     return 0;
 }
 
-/* Start a line in the reused buffer: a leading newline if an earlier line was torn. */
+int stream_flush(struct stream *s)
+{
+    if (!s || !s->pend_len)
+        return 0;
+    size_t len = s->pend_len;
+    uint64_t n = s->pend_lines;
+    s->pend_len = 0;
+    s->pend_lines = 0;
+    return write_lines(s, s->pend, len, n);
+}
+
+void stream_hold(struct stream *s, bool hold)
+{
+    if (!s)
+        return;
+    if (!hold)
+        stream_flush(s);
+    s->hold = hold;
+}
+
+/* Start a line in the reused buffer. */
 static struct jsonw *line_begin(struct stream *s)
 {
     jsonw_reset(&s->w);
-    if (s->torn) {
-        jsonw_append(&s->w, "\n", 1);
-        s->torn = false;
-    }
     return &s->w;
 }
 
@@ -139,7 +180,23 @@ static int line_end(struct stream *s)
         s->last_error = -ENOMEM;
         return -ENOMEM;
     }
-    return write_line(s, s->w.buf, s->w.len);
+    if (!s->hold)
+        return write_lines(s, s->w.buf, s->w.len, 1);
+    if (s->pend_len + s->w.len > s->pend_cap) {
+        size_t cap = MAX(s->pend_cap ? s->pend_cap * 2 : 4096, s->pend_len + s->w.len);
+        char *p = realloc(s->pend, cap);
+        if (!p) {
+            /* No room to hold it: write what is held and this line now. */
+            stream_flush(s);
+            return write_lines(s, s->w.buf, s->w.len, 1);
+        }
+        s->pend = p;
+        s->pend_cap = cap;
+    }
+    memcpy(s->pend + s->pend_len, s->w.buf, s->w.len);
+    s->pend_len += s->w.len;
+    s->pend_lines++;
+    return s->pend_len >= HOLD_MAX ? stream_flush(s) : 0;
 }
 
 void stream_marker(struct stream *s, const char *name, uint64_t start_ns, uint64_t end_ns, int category,
@@ -370,9 +427,12 @@ void stream_close(struct stream *s)
 {
     if (!s)
         return;
-    if (s->fd >= 0)
+    if (s->fd >= 0) {
+        stream_flush(s);
         close(s->fd);
+    }
     jsonw_release(&s->w);
+    free(s->pend);
     free(s);
 }
 
@@ -384,6 +444,7 @@ int stream_last_error(const struct stream *s) { return s->last_error; }
 
 int stream_sync(struct stream *s)
 {
+    stream_flush(s);
     if (fdatasync(s->fd) < 0)
         return -errno;
     s->dirty = false;

@@ -8,6 +8,14 @@
  * an O_APPEND descriptor, so the file is complete up to the last event at every instant. Times are
  * converted from monotonic ns to ms since t0 with 3 decimals.
  *
+ * Held lines: after stream_hold(s, true) lines are collected in memory (whole lines only) and
+ * written together, one write(2) for all of them, by stream_flush(); also when 256 KiB are held,
+ * and by stream_sync() and stream_close(). An event loop holds the lines an event produces and
+ * flushes before it waits again (and before anything else that may block or signal), so the file
+ * is still complete up to the last event whenever the program is not busy handling one; a line is
+ * still never split between writes. A chatty test log then costs one system call per chunk of
+ * output instead of one per marker.
+ *
  * Lines, in order:
  *   {"type":"meta",...}     meta of profile-format.md §3 (no profilingEndTime), upstream key order,
  *                           then the extra keys (an extra key equal to a standard key replaces its
@@ -71,13 +79,20 @@ void stream_marker(struct stream *s, const char *name, uint64_t start_ns, uint64
                    const char *data, size_t data_len);
 void stream_state(struct stream *s, const char *line, size_t len);
 
+/* Batch lines until stream_flush() (true), or write each at once (false, the default; switching
+ * to false flushes). */
+void stream_hold(struct stream *s, bool hold);
+/* Write the held lines now (one write). Returns 0 or -errno (also counted in the error figures).
+ * NULL is a no-op. */
+int stream_flush(struct stream *s);
+
 /* ms since t0, rounded to 3 decimals (the stream's and the profile's time axis). Negative for
  * instants before t0. */
 double stream_ms(const struct stream *s, uint64_t mono_ns);
 
 int stream_fd(const struct stream *s);
-/* Lines written / lines that failed to be written (e.g. ENOSPC), and the last such error
- * (-errno, 0 if none). */
+/* Lines written (held ones not yet) / lines that failed to be written (e.g. ENOSPC), and the
+ * last such error (-errno, 0 if none). */
 uint64_t stream_lines(const struct stream *s);
 uint64_t stream_write_errors(const struct stream *s);
 int stream_last_error(const struct stream *s);

@@ -75,6 +75,8 @@ struct sv {
     struct stream *stream;
     struct profile_conv *conv; /* reads the stream as it grows (NULL: finalize reads it all) */
     uint64_t conv_lines;       /* stream lines when conv last caught up */
+    uint64_t tree_cpu;         /* probe_tree_cpu's reading for the current chunk of output */
+    bool tree_cpu_valid;
     char *profile_path;
     unsigned finalizations;
     struct sampler *sampler;
@@ -170,6 +172,9 @@ static void on_line_stderr(void *ctx, const char *line, size_t len, bool truncat
 /* Read one chunk from the command. Returns false at EOF (or error). */
 static bool outpipe_read(struct sv *sv, struct outpipe *op, int stream)
 {
+    /* Passing output on may block: what the last chunk produced goes to the stream first. */
+    stream_flush(sv->stream);
+    sv->tree_cpu_valid = false;
     ssize_t n = read(op->rfd, op->buf, PASS_BUF);
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
         return true;
@@ -329,6 +334,7 @@ static void send_stop_signal(struct sv *sv, int sig, const char *why)
 #define FOLLOW_LINES 1024
 static void follow_stream(struct sv *sv, bool any)
 {
+    stream_flush(sv->stream);
     if (!sv->conv)
         return;
     uint64_t lines = stream_lines(sv->stream);
@@ -381,6 +387,7 @@ static void profile_checkpoint(struct sv *sv, const char *why)
 
 static void stop(struct sv *sv, enum stop_cause cause, int sig)
 {
+    sv->tree_cpu_valid = false;
     uint64_t now = now_ns();
     if (sv->phase != PH_RUNNING) {
         /* A second request while stopping: the caller is out of patience — kill now. */
@@ -653,9 +660,17 @@ static void compute_result(struct sv *sv, struct supervise_result *ret)
         ret->exit_status = EXIT_TIMEDOUT;
 }
 
+/* The tree's CPU time for test and phase markers. Every line of one chunk of output arrived at
+ * the same instant (its read), so one reading per chunk serves them all: a chunk that starts and
+ * ends a thousand tests costs one cpu.stat read, not two thousand. */
 static uint64_t probe_tree_cpu(void *ctx)
 {
-    return sampler_tree_cpu_ns(ctx);
+    struct sv *sv = ctx;
+    if (!sv->tree_cpu_valid) {
+        sv->tree_cpu = sampler_tree_cpu_ns(sv->sampler);
+        sv->tree_cpu_valid = true;
+    }
+    return sv->tree_cpu;
 }
 
 static void emit_command_marker(struct sv *sv)
@@ -698,6 +713,7 @@ static void emit_command_marker(struct sv *sv)
  * markers, record the command. */
 static void end_of_run(struct sv *sv)
 {
+    sv->tree_cpu_valid = false;
     uint64_t now = now_ns();
     if (sv->testlog) {
         for (int i = 0; i < 2; i++)
@@ -805,6 +821,8 @@ static int open_stream(struct sv *sv)
     if (r < 0)
         return r;
     sv->sink = stream_sink(sv->stream);
+    /* The loop flushes before it waits (stream.h): one write per chunk of output, not per line. */
+    stream_hold(sv->stream, true);
     /* Without a follower finalizing still works, it just reads the whole stream then. */
     if (profile_conv_new(stream_fd(sv->stream), &sv->conv) < 0)
         sv->conv = NULL;
@@ -963,7 +981,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         log_errno(r, "cannot set up the sampling timer");
         goto out;
     }
-    struct testlog_probe tprobe = {probe_tree_cpu, sv.sampler};
+    struct testlog_probe tprobe = {probe_tree_cpu, &sv};
     if (interpose && o->parse_formats && !o->no_profile) {
         struct testlog_config tcfg = {
             .formats = o->parse_formats,
@@ -978,7 +996,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
             goto out;
         }
     }
-    struct usermark_probe uprobe = {probe_tree_cpu, sv.sampler};
+    struct usermark_probe uprobe = {probe_tree_cpu, &sv};
     if (!o->no_profile) {
         struct usermark_config ucfg = {.t0_ns = sv.t0};
         r = usermark_new(&ucfg, sv.sink, &uprobe, &sv.um);
@@ -1059,6 +1077,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     }
 
     while (!finished(&sv)) {
+        sv.tree_cpu_valid = false;
         struct pollfd pfd[8];
         int n = 0, i_sig = -1, i_parent = -1, i_out[2] = {-1, -1}, i_timer = -1, i_events = -1, i_um = -1;
         pfd[i_sig = n++] = (struct pollfd){.fd = sv.sigfd, .events = POLLIN};

@@ -346,6 +346,87 @@ START_TEST(test_enospc_tmpfs)
 }
 END_TEST
 
+/* Held lines reach the file only at a flush, all in one piece, and are counted then; a close
+ * flushes; 256 KiB held are written without being asked. */
+START_TEST(test_held_lines)
+{
+    char path[256];
+    struct stream_meta m = meta_default();
+    struct stream *s = open_in_dir("s.jsonl", &m, path, sizeof path);
+    struct stat st0, st1;
+    ck_assert_int_eq(fstat(stream_fd(s), &st0), 0);
+    stream_hold(s, true);
+    for (int i = 0; i < 5; i++)
+        marker_emit(stream_sink(s), "m", MS(i), MARKER_INSTANT, 0, NULL, 0);
+    static const char close_line[] = "{\"type\":\"close\",\"kind\":\"test\",\"key\":\"t\"}";
+    stream_state(s, close_line, strlen(close_line));
+    ck_assert_int_eq(fstat(stream_fd(s), &st1), 0);
+    ck_assert_int_eq(st1.st_size, st0.st_size);
+    ck_assert_uint_eq(stream_lines(s), 3);
+    ck_assert_int_eq(stream_flush(s), 0);
+    ck_assert_uint_eq(stream_lines(s), 9);
+    ck_assert_int_eq(stream_flush(s), 0); /* nothing held: nothing to do */
+    ck_assert_uint_eq(stream_lines(s), 9);
+    int bad;
+    ck_assert_int_eq(count_valid_lines(slurp(path, NULL), &bad), 9);
+    ck_assert_int_eq(bad, 0);
+    ck_assert_ptr_nonnull(strstr(slurp(path, NULL), "{\"type\":\"close\",\"kind\":\"test\",\"key\":\"t\"}\n"));
+    /* 256 KiB held: written without a flush. */
+    char data[1100];
+    int n = snprintf(data, sizeof data, "{\"type\":\"Text\",\"text\":\"%01000d\"}", 7);
+    uint64_t before = stream_lines(s);
+    int k = 0;
+    while (stream_lines(s) == before) {
+        marker_emit(stream_sink(s), "big", MS(1), MARKER_INSTANT, 0, data, (size_t)n);
+        ck_assert_int_lt(++k, 300);
+    }
+    ck_assert_int_gt(k, 200);
+    ck_assert_uint_eq(stream_lines(s), before + (uint64_t)k);
+    /* The rest goes out at close. */
+    marker_emit(stream_sink(s), "last", MS(2), MARKER_INSTANT, 0, NULL, 0);
+    stream_close(s);
+    ck_assert_int_eq(count_valid_lines(slurp(path, NULL), &bad), 9 + k + 1);
+    ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
+/* Held lines on a filesystem that fills up: each failed batch leaves at most one fragment, on a
+ * line of its own; every line counted as written is whole in the file. */
+START_TEST(test_held_lines_enospc)
+{
+    if (unshare(CLONE_NEWNS) < 0 && (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)) {
+        fprintf(stderr, "skip: no mount namespace\n");
+        return;
+    }
+    if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0 ||
+        mount("tmpfs", dir, "tmpfs", 0, "size=16k") < 0) {
+        fprintf(stderr, "skip: cannot mount tmpfs\n");
+        return;
+    }
+    char path[256];
+    struct stream_meta m = meta_default();
+    struct stream *s = open_in_dir("s.jsonl", &m, path, sizeof path);
+    stream_hold(s, true);
+    char data[200];
+    for (int i = 0; i < 400; i++) {
+        int n = snprintf(data, sizeof data, "{\"type\":\"Text\",\"text\":\"marker number %d padding padding\"}", i);
+        marker_emit(stream_sink(s), "m", MS(i), MS(i + 1), 0, data, (size_t)n);
+        if (i % 7 == 6)
+            stream_flush(s);
+    }
+    stream_flush(s);
+    ck_assert_uint_gt(stream_write_errors(s), 0);
+    ck_assert_int_eq(stream_last_error(s), -ENOSPC);
+    ck_assert_uint_eq(stream_lines(s) - 3 + stream_write_errors(s), 400);
+    uint64_t lines = stream_lines(s);
+    stream_close(s);
+    int bad;
+    ck_assert_int_eq(count_valid_lines(slurp(path, NULL), &bad), (int)lines);
+    ck_assert_int_le(bad, 1);
+    umount(dir);
+}
+END_TEST
+
 START_TEST(test_schemas)
 {
     cJSON *a = cJSON_Parse(marker_schemas_json());
@@ -405,6 +486,8 @@ int main(void)
     tcase_add_test(tc, test_write_errors_counted);
     tcase_add_test(tc, test_enospc_tmpfs);
     tcase_add_test(tc, test_schemas);
+    tcase_add_test(tc, test_held_lines);
+    tcase_add_test(tc, test_held_lines_enospc);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
