@@ -315,8 +315,10 @@ START_TEST(test_write_errors_counted)
 END_TEST
 
 /* A real full filesystem: a small tmpfs in a private mount namespace (skipped where mounting is
- * not allowed). Short writes must leave at most a fragment that ends up on a line of its own. */
-START_TEST(test_enospc_tmpfs)
+ * not allowed). Short writes must leave at most a fragment that ends up on a line of its own; every
+ * line counted as written is whole in the file, every other one counted as an error. With held
+ * lines (flushed every 7 lines), a failed batch is cut the same way. */
+static void fill_tmpfs(bool hold)
 {
     if (unshare(CLONE_NEWNS) < 0 && (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)) {
         fprintf(stderr, "skip: no mount namespace\n");
@@ -330,13 +332,18 @@ START_TEST(test_enospc_tmpfs)
     char path[256];
     struct stream_meta m = meta_default();
     struct stream *s = open_in_dir("s.jsonl", &m, path, sizeof path);
+    stream_hold(s, hold);
     char data[200];
     for (int i = 0; i < 400; i++) {
         int n = snprintf(data, sizeof data, "{\"type\":\"Text\",\"text\":\"marker number %d padding padding\"}", i);
         marker_emit(stream_sink(s), "m", MS(i), MS(i + 1), 0, data, (size_t)n);
+        if (i % 7 == 6)
+            stream_flush(s);
     }
+    stream_flush(s);
     ck_assert_uint_gt(stream_write_errors(s), 0);
     ck_assert_int_eq(stream_last_error(s), -ENOSPC);
+    ck_assert_uint_eq(stream_lines(s) - 3 + stream_write_errors(s), 400);
     uint64_t lines = stream_lines(s);
     stream_close(s);
     int bad;
@@ -344,6 +351,11 @@ START_TEST(test_enospc_tmpfs)
     ck_assert_int_le(bad, 1);
     umount(dir);
 }
+
+START_TEST(test_enospc_tmpfs) { fill_tmpfs(false); }
+END_TEST
+
+START_TEST(test_held_lines_enospc) { fill_tmpfs(true); }
 END_TEST
 
 /* Held lines reach the file only at a flush, all in one piece, and are counted then; a close
@@ -387,43 +399,6 @@ START_TEST(test_held_lines)
     stream_close(s);
     ck_assert_int_eq(count_valid_lines(slurp(path, NULL), &bad), 9 + k + 1);
     ck_assert_int_eq(bad, 0);
-}
-END_TEST
-
-/* Held lines on a filesystem that fills up: each failed batch leaves at most one fragment, on a
- * line of its own; every line counted as written is whole in the file. */
-START_TEST(test_held_lines_enospc)
-{
-    if (unshare(CLONE_NEWNS) < 0 && (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)) {
-        fprintf(stderr, "skip: no mount namespace\n");
-        return;
-    }
-    if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0 ||
-        mount("tmpfs", dir, "tmpfs", 0, "size=16k") < 0) {
-        fprintf(stderr, "skip: cannot mount tmpfs\n");
-        return;
-    }
-    char path[256];
-    struct stream_meta m = meta_default();
-    struct stream *s = open_in_dir("s.jsonl", &m, path, sizeof path);
-    stream_hold(s, true);
-    char data[200];
-    for (int i = 0; i < 400; i++) {
-        int n = snprintf(data, sizeof data, "{\"type\":\"Text\",\"text\":\"marker number %d padding padding\"}", i);
-        marker_emit(stream_sink(s), "m", MS(i), MS(i + 1), 0, data, (size_t)n);
-        if (i % 7 == 6)
-            stream_flush(s);
-    }
-    stream_flush(s);
-    ck_assert_uint_gt(stream_write_errors(s), 0);
-    ck_assert_int_eq(stream_last_error(s), -ENOSPC);
-    ck_assert_uint_eq(stream_lines(s) - 3 + stream_write_errors(s), 400);
-    uint64_t lines = stream_lines(s);
-    stream_close(s);
-    int bad;
-    ck_assert_int_eq(count_valid_lines(slurp(path, NULL), &bad), (int)lines);
-    ck_assert_int_le(bad, 1);
-    umount(dir);
 }
 END_TEST
 
