@@ -237,20 +237,60 @@ void jsonw_str(struct jsonw *w, const char *s)
         jsonw_strn(w, s, strlen(s));
 }
 
+/* Decimal digits of v, right-aligned before end; returns where they start. */
+static char *digits_before(char *end, uint64_t v)
+{
+    do {
+        *--end = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return end;
+}
+
 void jsonw_uint(struct jsonw *w, uint64_t v)
 {
-    char tmp[24];
-    int n = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
+    char tmp[24], *p = digits_before(tmp + sizeof tmp, v);
     before_value(w);
-    jsonw_append(w, tmp, (size_t)n);
+    jsonw_append(w, p, (size_t)(tmp + sizeof tmp - p));
 }
 
 void jsonw_int(struct jsonw *w, int64_t v)
 {
-    char tmp[24];
-    int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
+    char tmp[24], *p = digits_before(tmp + sizeof tmp, v < 0 ? -(uint64_t)v : (uint64_t)v);
+    if (v < 0)
+        *--p = '-';
     before_value(w);
-    jsonw_append(w, tmp, (size_t)n);
+    jsonw_append(w, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+/* v with exactly `decimals` decimals as %f prints it, without stdio when that is provably the
+ * same: v * 10^decimals is then within 2^-13 of the exact product, so unless its fraction is
+ * within 2^-12 of one half, rounding it rounds the exact value the same way. Returns the length,
+ * or 0 to use snprintf. */
+static int fixed_fast(double v, int decimals, char *buf)
+{
+    static const double scale[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+    double x = v * scale[decimals];
+    double a = x < 0 ? -x : x;
+    if (!(a < 1099511627776.0)) /* 2^40 */
+        return 0;
+    uint64_t n = (uint64_t)a;
+    double f = a - (double)n;
+    if (f > 0.5 - 1.0 / 4096 && f < 0.5 + 1.0 / 4096)
+        return 0;
+    n += f > 0.5;
+    char tmp[32], *end = tmp + sizeof tmp, *p = end;
+    for (int i = 0; i < decimals; i++) {
+        *--p = (char)('0' + n % 10);
+        n /= 10;
+    }
+    *--p = '.';
+    p = digits_before(p, n);
+    if (x < 0)
+        *--p = '-';
+    int len = (int)(end - p);
+    memcpy(buf, p, (size_t)len);
+    return len;
 }
 
 void jsonw_double(struct jsonw *w, double v, int decimals)
@@ -264,9 +304,11 @@ void jsonw_double(struct jsonw *w, double v, int decimals)
     if (decimals > 9)
         decimals = 9;
     char tmp[400];
+    int n = fixed_fast(v, decimals, tmp);
     /* %f never uses an exponent; resmon-run never calls setlocale(LC_NUMERIC), so the decimal
      * point is '.'. */
-    int n = snprintf(tmp, sizeof tmp, "%.*f", decimals, v);
+    if (!n)
+        n = snprintf(tmp, sizeof tmp, "%.*f", decimals, v);
     if (n < 0 || (size_t)n >= sizeof tmp) {
         jsonw_null(w);
         return;

@@ -3,8 +3,11 @@
 
 #include <check.h>
 #include "check_run.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util.h"
 
 #define W_EQ(w, s) ck_assert_str_eq((w)->buf ? (w)->buf : "", s)
 
@@ -64,6 +67,62 @@ START_TEST(test_doubles)
 }
 END_TEST
 
+/* The stdio-free number paths print exactly what printf prints: random values of every
+ * magnitude, halves and near-halves, every decimal count; integers at their extremes. */
+START_TEST(test_numbers_match_printf)
+{
+    struct jsonw w;
+    jsonw_init(&w);
+    uint64_t x = 88172645463325252ULL;
+    static const double special[] = {0.5, 1.5, 2.5, 0.0005, 1.0005, 2.0005, 0.125, 1e-9, 123456.0004999,
+                                     1099511627775.5, 1099511627776.5, 4.35, -0.0, -2.5, 9.9999999999};
+    for (int i = 0; i < 200000; i++) {
+        double v;
+        if (i < (int)ARRAY_SIZE(special))
+            v = special[i];
+        else {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            double mant = (double)(x >> 11) / 9007199254740992.0; /* [0,1) */
+            int exp = (int)(x % 40) - 12;
+            v = mant;
+            for (int e = 0; e < exp; e++)
+                v *= 10;
+            for (int e = 0; e > exp; e--)
+                v /= 10;
+            if (x & 1)
+                v = -v;
+            if (i % 5 == 0) /* a decimal with a tie in the last place */
+                v = (double)(int64_t)(x % 2000001 - 1000000) / 1000.0 + 0.0005;
+        }
+        for (int d = 1; d <= 9; d++) {
+            char want[400];
+            int n = snprintf(want, sizeof want, "%.*f", d, v);
+            while (n > 2 && want[n - 1] == '0' && want[n - 2] != '.')
+                n--;
+            want[n] = '\0';
+            if (strcmp(want, "-0.0") == 0 || strcmp(want, "-0") == 0)
+                strcpy(want, "0.0");
+            jsonw_reset(&w);
+            jsonw_double(&w, v, d);
+            /* (ck_assert marks a point through a pipe each time: too slow for a million checks) */
+            if (w.len != strlen(want) || memcmp(w.buf, want, w.len) != 0)
+                ck_abort_msg("%.17g with %d decimals: %.*s, printf %s", v, d, (int)w.len, w.buf, want);
+        }
+    }
+    jsonw_reset(&w);
+    jsonw_arr_open(&w);
+    jsonw_int(&w, INT64_MIN);
+    jsonw_int(&w, INT64_MAX);
+    jsonw_int(&w, 0);
+    jsonw_int(&w, -7);
+    jsonw_uint(&w, UINT64_MAX);
+    jsonw_uint(&w, 0);
+    jsonw_arr_close(&w);
+    W_EQ(&w, "[-9223372036854775808,9223372036854775807,0,-7,18446744073709551615,0]");
+    jsonw_release(&w);
+}
+END_TEST
+
 START_TEST(test_utf8_prefix)
 {
     ck_assert_uint_eq(utf8_valid_prefix("ab\xc3\xa9", 4), 4);
@@ -90,6 +149,7 @@ int main(void)
     tcase_add_test(tc, test_object_commas);
     tcase_add_test(tc, test_escape_and_utf8);
     tcase_add_test(tc, test_doubles);
+    tcase_add_test(tc, test_numbers_match_printf);
     tcase_add_test(tc, test_utf8_prefix);
     tcase_add_test(tc, test_depth_limit);
     suite_add_tcase(s, tc);
