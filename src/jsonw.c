@@ -2,6 +2,7 @@
 #include "jsonw.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,17 @@ void jsonw_reset(struct jsonw *w)
         buf[0] = '\0';
 }
 
-static bool reserve(struct jsonw *w, size_t more)
+static bool grow(struct jsonw *w, size_t more);
+
+/* Room for more bytes and the NUL; the common case stays inline. */
+static inline bool reserve(struct jsonw *w, size_t more)
+{
+    if (w->len + more + 1 <= w->cap && !w->failed)
+        return true;
+    return grow(w, more);
+}
+
+static bool grow(struct jsonw *w, size_t more)
 {
     if (w->failed)
         return false;
@@ -178,6 +189,22 @@ void jsonw_escape(struct jsonw *w, const char *s, size_t n)
         return;
     char *o = w->buf + w->len;
     while (i < n) {
+        /* Eight plain ASCII bytes at a time (no quote, backslash, control or byte >= 0x80): the
+         * bulk of every name and message. */
+        while (n - i >= 8) {
+            const uint64_t ones = UINT64_C(0x0101010101010101), highs = ones * 0x80;
+            uint64_t x, q, b;
+            memcpy(&x, u + i, 8);
+            q = x ^ (ones * '"');
+            b = x ^ (ones * '\\');
+            if (((x - ones * 0x20) | (q - ones) | (b - ones) | x) & highs)
+                break;
+            memcpy(o, u + i, 8);
+            o += 8;
+            i += 8;
+        }
+        if (i >= n)
+            break;
         unsigned char c = u[i];
         if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
             *o++ = (char)c;

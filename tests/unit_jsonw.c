@@ -125,6 +125,37 @@ START_TEST(test_numbers_match_printf)
 }
 END_TEST
 
+/* Every special byte at every position around the 8-byte blocks the escaper copies whole. */
+START_TEST(test_escape_at_every_position)
+{
+    static const struct {
+        const char *in, *out;
+    } sp[] = {{"\"", "\\\""}, {"\\", "\\\\"}, {"\n", "\\n"}, {"\x01", "\\u0001"}, {"\x7f", "\x7f"},
+              {"\xc3\xa9", "\xc3\xa9"}, {"\xff", "\xef\xbf\xbd"}, {"\xe2\x82", "\xef\xbf\xbd\xef\xbf\xbd"}};
+    struct jsonw w;
+    jsonw_init(&w);
+    for (size_t k = 0; k < ARRAY_SIZE(sp); k++)
+        for (size_t len = 0; len <= 20; len++)
+            for (size_t pos = 0; pos <= len; pos++) {
+                char in[64], want[128];
+                size_t a = strlen(sp[k].in);
+                memset(in, 'a', len);
+                memcpy(in + pos, sp[k].in, a);
+                memset(in + pos + a, 'b', len - pos);
+                memset(want, 'a', pos);
+                strcpy(want + pos, sp[k].out);
+                size_t o = pos + strlen(sp[k].out);
+                memset(want + o, 'b', len - pos);
+                want[o + len - pos] = '\0';
+                jsonw_reset(&w);
+                jsonw_escape(&w, in, len + a);
+                if (strcmp(w.buf, want) != 0)
+                    ck_abort_msg("special %zu at %zu of %zu: got %s", k, pos, len, w.buf);
+            }
+    jsonw_release(&w);
+}
+END_TEST
+
 START_TEST(test_utf8_prefix)
 {
     ck_assert_uint_eq(utf8_valid_prefix("ab\xc3\xa9", 4), 4);
@@ -152,6 +183,7 @@ int main(void)
     tcase_add_test(tc, test_escape_and_utf8);
     tcase_add_test(tc, test_doubles);
     tcase_add_test(tc, test_numbers_match_printf);
+    tcase_add_test(tc, test_escape_at_every_position);
     tcase_add_test(tc, test_utf8_prefix);
     tcase_add_test(tc, test_depth_limit);
     suite_add_tcase(s, tc);
