@@ -3,6 +3,9 @@
 
 #include <math.h>
 #include <stdint.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,6 +182,40 @@ size_t utf8_valid_prefix(const char *s, size_t n)
     return i;
 }
 
+size_t json_plain_prefix(const char *s, size_t n)
+{
+    size_t i = 0;
+#ifdef __SSE2__
+    /* As signed bytes everything from 0x80 up is negative: one compare finds those and controls. */
+    const __m128i space = _mm_set1_epi8(' '), quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    for (; i + 16 <= n; i += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        __m128i bad = _mm_or_si128(_mm_cmplt_epi8(x, space),
+                                   _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)));
+        unsigned m = (unsigned)_mm_movemask_epi8(bad);
+        if (m)
+            return i + (size_t)__builtin_ctz(m);
+    }
+#endif
+    const uint64_t ones = UINT64_C(0x0101010101010101), highs = ones * 0x80;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x, q, b;
+        memcpy(&x, s + i, 8);
+        q = x ^ (ones * '"');
+        b = x ^ (ones * '\\');
+        /* Exact when no byte has its high bit set (no borrow crosses bytes then); otherwise the
+         * byte loop below finds the first special byte. */
+        if (((x - ones * 0x20) | (q - ones) | (b - ones) | x) & highs)
+            break;
+    }
+    for (; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
+            break;
+    }
+    return i;
+}
+
 void jsonw_escape(struct jsonw *w, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
@@ -189,20 +226,11 @@ void jsonw_escape(struct jsonw *w, const char *s, size_t n)
         return;
     char *o = w->buf + w->len;
     while (i < n) {
-        /* Eight plain ASCII bytes at a time (no quote, backslash, control or byte >= 0x80): the
-         * bulk of every name and message. */
-        while (n - i >= 8) {
-            const uint64_t ones = UINT64_C(0x0101010101010101), highs = ones * 0x80;
-            uint64_t x, q, b;
-            memcpy(&x, u + i, 8);
-            q = x ^ (ones * '"');
-            b = x ^ (ones * '\\');
-            if (((x - ones * 0x20) | (q - ones) | (b - ones) | x) & highs)
-                break;
-            memcpy(o, u + i, 8);
-            o += 8;
-            i += 8;
-        }
+        /* Plain runs (the bulk of every name and message) are copied whole. */
+        size_t k = json_plain_prefix(s + i, n - i);
+        memcpy(o, u + i, k);
+        o += k;
+        i += k;
         if (i >= n)
             break;
         unsigned char c = u[i];
@@ -231,7 +259,7 @@ void jsonw_escape(struct jsonw *w, const char *s, size_t n)
             i++;
             continue;
         }
-        size_t k = utf8_char_len((const char *)u + i, n - i);
+        k = utf8_char_len((const char *)u + i, n - i);
         if (k == 0) {
             /* One U+FFFD per invalid byte: simple, and never swallows a valid character. */
             *o++ = (char)0xEF;

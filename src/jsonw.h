@@ -74,4 +74,9 @@ size_t utf8_char_len(const char *s, size_t n);
  * sequence: used to cut long strings without splitting a character. */
 size_t utf8_valid_prefix(const char *s, size_t n);
 
+/* How many leading bytes of s are "plain": printable ASCII other than '"' and '\\', the bytes a
+ * JSON string holds as they are. Sixteen bytes at a time where SSE2 is there, eight elsewhere; the
+ * escaper and the profile converter's string scanner both run on it. */
+size_t json_plain_prefix(const char *s, size_t n);
+
 #endif

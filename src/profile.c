@@ -41,17 +41,7 @@ static const char *scan_string(const char *p, const char *e, bool *ret_escaped)
     bool esc = false;
     p++;
     while (p < e) {
-        /* Eight plain ASCII bytes at a time: none a quote, backslash, control or >= 0x80. */
-        while (e - p >= 8) {
-            const uint64_t ones = UINT64_C(0x0101010101010101), highs = ones * 0x80;
-            uint64_t w, q, b;
-            memcpy(&w, p, 8);
-            q = w ^ (ones * '"');
-            b = w ^ (ones * '\\');
-            if (((w - ones * 0x20) | (q - ones) | (b - ones) | w) & highs)
-                break;
-            p += 8;
-        }
+        p += json_plain_prefix(p, (size_t)(e - p));
         if (p >= e)
             break;
         unsigned char c = (unsigned char)*p;

@@ -125,7 +125,8 @@ START_TEST(test_numbers_match_printf)
 }
 END_TEST
 
-/* Every special byte at every position around the 8-byte blocks the escaper copies whole. */
+/* Every special byte at every position around the 8- and 16-byte blocks the escaper copies
+ * whole; the plain prefix stops exactly there. */
 START_TEST(test_escape_at_every_position)
 {
     static const struct {
@@ -135,7 +136,7 @@ START_TEST(test_escape_at_every_position)
     struct jsonw w;
     jsonw_init(&w);
     for (size_t k = 0; k < ARRAY_SIZE(sp); k++)
-        for (size_t len = 0; len <= 20; len++)
+        for (size_t len = 0; len <= 40; len++)
             for (size_t pos = 0; pos <= len; pos++) {
                 char in[64], want[128];
                 size_t a = strlen(sp[k].in);
@@ -151,6 +152,9 @@ START_TEST(test_escape_at_every_position)
                 jsonw_escape(&w, in, len + a);
                 if (strcmp(w.buf, want) != 0)
                     ck_abort_msg("special %zu at %zu of %zu: got %s", k, pos, len, w.buf);
+                size_t plain = json_plain_prefix(in, len + a);
+                if (plain != (strcmp(sp[k].in, sp[k].out) == 0 && sp[k].in[0] > 0 ? len + a : pos))
+                    ck_abort_msg("special %zu at %zu of %zu: plain prefix %zu", k, pos, len, plain);
             }
     jsonw_release(&w);
 }
