@@ -2,9 +2,13 @@
  * testlog_event.h; this file strips lines for matching, dispatches them, pairs test starts with
  * ends and writes the markers.
  *
- * Hot path: a line that matches no format costs the stripping scan plus one cheap first-byte test
- * per format; nothing is allocated per line. A test costs one slot in the open-test table (whose
- * string buffers are reused) and one payload built in a reused jsonw buffer.
+ * Hot path: each format declares which first bytes its lines can start with (and whether a '.' in
+ * the first word may make a line its own, and when it is busy waiting for a continuation that any
+ * line may bring); a table by first byte then names the parsers to call, so a line no parser can
+ * take costs a table look-up and no call. A line that cannot begin with a CI prefix or an escape
+ * is looked up before it is stripped: most plain text is then never copied or scanned for escapes.
+ * Nothing is allocated per line. A test costs one slot in the open-test table (whose string
+ * buffers are reused) and one payload built in a reused jsonw buffer.
  */
 #include "testlog.h"
 
@@ -24,6 +28,8 @@ static const struct tl_format *const format_table[] = {
     &tl_format_mozlog, &tl_format_tbpl,   &tl_format_mach,     &tl_format_tap,   &tl_format_go,
     &tl_format_gtest,  &tl_format_pytest, &tl_format_unittest, &tl_format_libtest, &tl_format_check,
 };
+
+_Static_assert(ARRAY_SIZE(format_table) <= 16, "prefilter masks are 16 bits");
 
 static const struct {
     const char *name;
@@ -84,6 +90,11 @@ struct testlog {
     struct testlog_probe probe;
     struct fmt_slot fmts[ARRAY_SIZE(format_table)];
     size_t nfmts;
+    /* Prefilter (bits are slot indexes): the parsers that may take a line starting with byte b
+     * while idle; those that also take a line whose first word holds a '.'; those that may ever
+     * be busy; those busy now. */
+    uint16_t by_byte[256];
+    uint16_t dotted, can_busy, busy;
 
     char *strip;
     size_t strip_cap;
@@ -222,7 +233,8 @@ int testlog_new(const struct testlog_config *cfg, const struct marker_sink *sink
         const struct tl_format *f = format_table[i];
         if (!f || !(cfg->formats & f->bit))
             continue;
-        struct fmt_slot *s = &tl->fmts[tl->nfmts++];
+        size_t slot = tl->nfmts++;
+        struct fmt_slot *s = &tl->fmts[slot];
         s->f = f;
         if (f->state_size) {
             s->state = calloc(1, f->state_size);
@@ -230,6 +242,17 @@ int testlog_new(const struct testlog_config *cfg, const struct marker_sink *sink
                 testlog_free(tl);
                 return -ENOMEM;
             }
+        }
+        uint16_t bit = (uint16_t)(1u << slot);
+        for (unsigned b = 0; b < 256; b++)
+            if (!f->first_bytes || cfg->no_prefilter || (b && strchr(f->first_bytes, (int)b)))
+                tl->by_byte[b] |= bit;
+        if (f->dotted_word)
+            tl->dotted |= bit;
+        if (f->busy) {
+            tl->can_busy |= bit;
+            if (f->busy(s->state))
+                tl->busy |= bit;
         }
     }
     *ret = tl;
@@ -381,6 +404,25 @@ static void strip_line(struct testlog *tl, const char *line, size_t len, const c
     }
     *ret = s;
     *ret_len = n;
+}
+
+/* ---- prefilter ---- */
+
+/* The parsers that may take line s (n > 0 bytes), in slot bits (tl_format.first_bytes). With
+ * raw, s is not stripped yet: an escape byte in the first word then counts as a '.', since
+ * stripping it may reveal one (or join the word with what follows a space inside the escape). */
+static uint16_t candidates(const struct testlog *tl, const char *s, size_t n, bool raw)
+{
+    uint16_t cand = tl->by_byte[(unsigned char)s[0]] | tl->busy;
+    if (tl->dotted & ~cand) {
+        size_t lim = n < 4096 ? n : 4096;
+        for (size_t i = 0; i < lim && s[i] != ' '; i++)
+            if (s[i] == '.' || (raw && s[i] == '\x1b')) {
+                cand |= tl->dotted;
+                break;
+            }
+    }
+    return cand;
 }
 
 /* ---- time ---- */
@@ -1055,14 +1097,27 @@ void testlog_line(struct testlog *tl, int stream, const char *line, size_t len, 
     tl->stats.lines++;
     if (!tl->nfmts || !len)
         return;
+    /* A line that cannot start with a CI prefix or an escape starts with the same byte after
+     * stripping: when no parser may take it, it is done without being stripped. */
+    unsigned char c = (unsigned char)line[0];
+    if (c != '[' && c != '\x1b' && !is_digit((char)c) && !candidates(tl, line, len, true))
+        return;
     const char *s;
     size_t n;
     strip_line(tl, line, len, &s, &n);
     if (!n)
         return;
     struct tl_event ev[TL_MAX_EVENTS];
-    for (size_t i = 0; i < tl->nfmts; i++) {
-        int k = tl->fmts[i].f->parse(tl->fmts[i].state, s, n, arrival_ns, ev);
+    for (uint16_t cand = candidates(tl, s, n, false); cand; cand &= (uint16_t)(cand - 1)) {
+        unsigned i = (unsigned)__builtin_ctz(cand);
+        struct fmt_slot *fs = &tl->fmts[i];
+        int k = fs->f->parse(fs->state, s, n, arrival_ns, ev);
+        if ((tl->can_busy >> i) & 1) {
+            if (fs->f->busy(fs->state))
+                tl->busy |= (uint16_t)(1u << i);
+            else
+                tl->busy &= (uint16_t)~(1u << i);
+        }
         if (k <= 0)
             continue;
         if (k > TL_MAX_EVENTS)

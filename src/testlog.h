@@ -51,6 +51,8 @@ struct testlog_config {
     bool process_output;   /* mozlog process_output as "output" instants */
     double wall_at_t0_ms;  /* wall clock of profile time 0, to map producer timestamps */
     uint64_t t0_ns;        /* monotonic profile time 0 */
+    bool no_prefilter;     /* tests: offer every line to every parser (the prefilter must not
+                              change any result; this is the reference it is checked against) */
 };
 /* Producer timestamps further than this from the arrival clock are ignored (arrival is used);
  * ones later than the arrival are taken as the arrival (a line cannot precede its event). */

@@ -81,6 +81,16 @@ struct tl_format {
     int (*parse)(void *state, const char *line, size_t len, uint64_t arrival_ns,
                  struct tl_event *ev);
     void (*release)(void *state); /* NULL if the state owns no memory */
+    /* Prefilter (testlog.c), so that a line no parser can take costs no parser call. While the
+     * parser is idle (busy is NULL or returns false), parse must return 0 and leave the state as
+     * it was for every line whose first byte is not in first_bytes — unless dotted_word is set
+     * and the line's first word (the bytes before its first space, at most the first 4096) holds
+     * a '.'. first_bytes NULL means any first byte may match (no prefilter). A busy parser (one
+     * waiting for a continuation that any line may bring or cancel) sees every line. busy is
+     * asked after each call of parse, the only time the state changes. */
+    const char *first_bytes;
+    bool dotted_word;
+    bool (*busy)(const void *state);
 };
 
 /* The formats, in the priority order of test-logs.md. */

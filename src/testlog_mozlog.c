@@ -651,4 +651,5 @@ const struct tl_format tl_format_mozlog = {
     .state_size = sizeof(struct mozlog_state),
     .parse = mozlog_parse,
     .release = mozlog_release,
+    .first_bytes = " \t{",
 };

@@ -171,10 +171,19 @@ not_nodeid:
     return st->pending ? late_status(st, line, len, ev) : 0;
 }
 
+static bool pytest_busy(const void *state)
+{
+    return ((const struct pytest_state *)state)->pending;
+}
+
 const struct tl_format tl_format_pytest = {
     .name = "pytest",
     .bit = TL_FMT_PYTEST,
     .state_size = sizeof(struct pytest_state),
     .parse = pytest_parse,
     .release = NULL,
+    /* "[gw0] ..." (xdist), or a first word holding ".py::" */
+    .first_bytes = "[",
+    .dotted_word = true,
+    .busy = pytest_busy,
 };
