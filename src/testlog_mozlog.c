@@ -58,19 +58,6 @@ enum {
     F_N
 };
 
-static const char *const field_names[F_N] = {
-    [F_ACTION] = "action",     [F_TIME] = "time",           [F_TEST] = "test",
-    [F_SUBSUITE] = "subsuite", [F_STATUS] = "status",       [F_EXPECTED] = "expected",
-    [F_MESSAGE] = "message",   [F_KNOWN] = "known_intermittent", [F_EXTRA] = "extra",
-    [F_SUBTEST] = "subtest",   [F_LEVEL] = "level",         [F_PROCESS] = "process",
-    [F_DATA] = "data",         [F_COMMAND] = "command",     [F_EXITCODE] = "exitcode",
-    [F_SIGNATURE] = "signature", [F_REASON] = "reason",     [F_MINIDUMP] = "minidump_path",
-    [F_COUNT] = "count",       [F_MIN] = "min_expected",    [F_MAX] = "max_expected",
-    [F_SOURCE] = "source",     [F_NAME] = "name",           [F_STACK] = "stack",
-    [F_FRAMES] = "frames",     [F_BYTES] = "bytes",         [F_ALLOCS] = "allocations",
-    [F_THRESHOLD] = "threshold", [F_GROUP] = "group",       [F_LINE] = "line",
-    [F_THREAD] = "thread",
-};
 
 #define MAX_KEY 24 /* longer keys are none of ours */
 
@@ -95,17 +82,40 @@ static size_t ws(const char *s, size_t n, size_t i)
     return i;
 }
 
+/* Index of the first '"' or '\\' in s[j..n), n if none. Eight bytes at a time: most strings are
+ * short, where a memchr call costs more than the search. */
+static size_t find_quote_or_backslash(const char *s, size_t n, size_t j)
+{
+    const uint64_t ones = UINT64_C(0x0101010101010101), highs = UINT64_C(0x8080808080808080);
+    for (; j + 8 <= n; j += 8) {
+        uint64_t x;
+        memcpy(&x, s + j, 8);
+        uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+        /* exact for the lowest matching byte, which is all that is used */
+        uint64_t hit = ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs);
+        if (hit) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            return j + (size_t)(__builtin_ctzll(hit) >> 3);
+#else
+            break;
+#endif
+        }
+    }
+    for (; j < n; j++)
+        if (s[j] == '"' || s[j] == '\\')
+            return j;
+    return n;
+}
+
 /* s[*i] == '"'; on success *i is past the closing quote. */
 static enum scan scan_string(const char *s, size_t n, size_t *i, struct jv *v)
 {
     size_t j = *i + 1;
     bool esc = false;
     for (;;) {
-        const char *q = j < n ? memchr(s + j, '"', n - j) : NULL;
-        if (!q)
+        j = j < n ? find_quote_or_backslash(s, n, j) : n;
+        if (j >= n)
             return SCAN_SHORT;
-        const char *b = memchr(s + j, '\\', (size_t)(q - (s + j)));
-        j = (size_t)((b ? b : q) - s);
         if (s[j] == '"')
             break;
         esc = true;
@@ -179,7 +189,100 @@ static enum scan scan_value(const char *s, size_t n, size_t *i, struct jv *v)
     return SCAN_OK;
 }
 
-/* Scan an object, storing the values of the members named in names[0..nf) into out[]. */
+/* Scan an object, storing the values of the members named in names[0..nf) into out[] (names NULL:
+ * the top-level fields F_*, by field_of()). */
+/* The field a top-level key names, -1 for none of ours (a switch on length, then one compare per
+ * candidate: cheaper than searching the name table for each of a line's keys). */
+static int field_of(const char *k, size_t n)
+{
+    switch (n) {
+    case 4:
+        if (!memcmp(k, "data", 4))
+            return F_DATA;
+        if (!memcmp(k, "line", 4))
+            return F_LINE;
+        if (!memcmp(k, "name", 4))
+            return F_NAME;
+        if (!memcmp(k, "test", 4))
+            return F_TEST;
+        if (!memcmp(k, "time", 4))
+            return F_TIME;
+        return -1;
+    case 5:
+        if (!memcmp(k, "bytes", 5))
+            return F_BYTES;
+        if (!memcmp(k, "count", 5))
+            return F_COUNT;
+        if (!memcmp(k, "extra", 5))
+            return F_EXTRA;
+        if (!memcmp(k, "group", 5))
+            return F_GROUP;
+        if (!memcmp(k, "level", 5))
+            return F_LEVEL;
+        if (!memcmp(k, "stack", 5))
+            return F_STACK;
+        return -1;
+    case 6:
+        if (!memcmp(k, "action", 6))
+            return F_ACTION;
+        if (!memcmp(k, "frames", 6))
+            return F_FRAMES;
+        if (!memcmp(k, "reason", 6))
+            return F_REASON;
+        if (!memcmp(k, "source", 6))
+            return F_SOURCE;
+        if (!memcmp(k, "status", 6))
+            return F_STATUS;
+        if (!memcmp(k, "thread", 6))
+            return F_THREAD;
+        return -1;
+    case 7:
+        if (!memcmp(k, "command", 7))
+            return F_COMMAND;
+        if (!memcmp(k, "message", 7))
+            return F_MESSAGE;
+        if (!memcmp(k, "process", 7))
+            return F_PROCESS;
+        if (!memcmp(k, "subtest", 7))
+            return F_SUBTEST;
+        return -1;
+    case 8:
+        if (!memcmp(k, "exitcode", 8))
+            return F_EXITCODE;
+        if (!memcmp(k, "expected", 8))
+            return F_EXPECTED;
+        if (!memcmp(k, "subsuite", 8))
+            return F_SUBSUITE;
+        return -1;
+    case 9:
+        if (!memcmp(k, "signature", 9))
+            return F_SIGNATURE;
+        if (!memcmp(k, "threshold", 9))
+            return F_THRESHOLD;
+        return -1;
+    case 11:
+        if (!memcmp(k, "allocations", 11))
+            return F_ALLOCS;
+        return -1;
+    case 12:
+        if (!memcmp(k, "max_expected", 12))
+            return F_MAX;
+        if (!memcmp(k, "min_expected", 12))
+            return F_MIN;
+        return -1;
+    case 13:
+        if (!memcmp(k, "minidump_path", 13))
+            return F_MINIDUMP;
+        return -1;
+    case 18:
+        if (!memcmp(k, "known_intermittent", 18))
+            return F_KNOWN;
+        return -1;
+    default:
+        return -1;
+    }
+}
+
 static enum scan scan_object(const char *s, size_t n, const char *const *names, size_t nf,
                              struct jv *out)
 {
@@ -209,7 +312,11 @@ static enum scan scan_object(const char *s, size_t n, const char *const *names, 
         r = scan_value(s, n, &i, &val);
         if (r != SCAN_OK)
             return r;
-        if (key.n && key.n <= MAX_KEY)
+        if (!names) {
+            int f = field_of(key.p, key.n);
+            if (f >= 0)
+                out[f] = val;
+        } else if (key.n && key.n <= MAX_KEY)
             for (size_t f = 0; f < nf; f++)
                 if (names[f][0] == key.p[0] && strnlen(names[f], key.n + 1) == key.n &&
                     memcmp(names[f], key.p, key.n) == 0) {
@@ -494,7 +601,7 @@ static int mozlog_parse(void *state, const char *line, size_t len, uint64_t arri
     size_t n = prefix ? MOZLOG_PREFIX : len;
     struct jv f[F_N];
     memset(f, 0, sizeof f);
-    enum scan r = scan_object(line, n, field_names, F_N, f);
+    enum scan r = scan_object(line, n, NULL, F_N, f);
     if (r == SCAN_BAD || (r == SCAN_SHORT && !prefix))
         return 0;
     if (f[F_ACTION].t != 's')
