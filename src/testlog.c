@@ -20,6 +20,7 @@
 
 #include "jsonw.h"
 #include "testlog_event.h"
+#include "testlog_formats.h"
 #include "util.h"
 
 /* The formats in priority order (test-logs.md). A format whose parser is not part of this build
@@ -453,11 +454,6 @@ static uint64_t event_time(const struct testlog *tl, const struct tl_event *ev, 
     return (uint64_t)mono;
 }
 
-static double rel_ms(const struct testlog *tl, uint64_t t)
-{
-    return t >= tl->cfg.t0_ns ? (double)(t - tl->cfg.t0_ns) / 1e6 : -(double)(tl->cfg.t0_ns - t) / 1e6;
-}
-
 static uint64_t probe_cpu(const struct testlog *tl, bool *ok)
 {
     *ok = tl->probe.tree_cpu_ns != NULL;
@@ -503,20 +499,70 @@ static struct tl_str short_name(struct tl_str id)
     return tl_str_make(slash, (size_t)(id.p + id.n - slash));
 }
 
+/* ---- payload text ----
+ * The payloads written for every test are spelled out as text, keys and commas included, with
+ * jsonw_append(): the same bytes jsonw's structured calls give, at a fraction of the cost (strings
+ * that need no escaping are copied whole, times are formatted without printf). */
+
+#define PUT(w, lit) jsonw_append((w), (lit), sizeof(lit) - 1)
+
+/* A JSON string value. */
+static void put_str(struct jsonw *w, const char *p, size_t n)
+{
+    PUT(w, "\"");
+    if (tl_json_plain(p, n)) {
+        if (n)
+            jsonw_append(w, p, n);
+    } else {
+        jsonw_escape(w, p, n);
+    }
+    PUT(w, "\"");
+}
+
+static void put_cstr(struct jsonw *w, const char *s) { put_str(w, s, strlen(s)); }
+
+static void put_uint(struct jsonw *w, uint64_t v)
+{
+    char tmp[24];
+    size_t k = sizeof tmp;
+    do {
+        tmp[--k] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    jsonw_append(w, tmp + k, sizeof tmp - k);
+}
+
+static void put_int(struct jsonw *w, int64_t v)
+{
+    if (v < 0)
+        PUT(w, "-");
+    put_uint(w, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+}
+
+/* Milliseconds from profile time 0 to t (negative before it), as jsonw_double(v, 3) writes them. */
+static void put_rel_ms(struct jsonw *w, const struct testlog *tl, uint64_t t)
+{
+    char tmp[32];
+    bool neg = t < tl->cfg.t0_ns;
+    size_t n = tl_fmt_ms3(tmp, neg, neg ? tl->cfg.t0_ns - t : t - tl->cfg.t0_ns);
+    jsonw_append(w, tmp, n);
+}
+
 /* ---- state lines ---- */
 
-static void write_key(struct jsonw *w, struct tl_str scope, struct tl_str id)
+/* ,"key":"id" or ,"key":"scope\u001fid" */
+static void put_key(struct jsonw *w, struct tl_str scope, struct tl_str id)
 {
-    jsonw_key(w, "key");
     if (!scope.n) {
-        jsonw_strn(w, id.p, id.n);
+        PUT(w, ",\"key\":");
+        put_str(w, id.p, id.n);
         return;
     }
-    jsonw_raw(w, "\"", 1); /* a value as far as comma placement goes; completed below */
+    PUT(w, ",\"key\":\"");
     jsonw_escape(w, scope.p, scope.n);
-    jsonw_append(w, "\\u001f", 6);
+    PUT(w, "\\u001f");
     jsonw_escape(w, id.p, id.n);
-    jsonw_append(w, "\"", 1);
+    PUT(w, "\"");
 }
 
 static void state_close(struct testlog *tl, const char *kind, struct tl_str scope, struct tl_str id)
@@ -525,11 +571,10 @@ static void state_close(struct testlog *tl, const char *kind, struct tl_str scop
         return;
     struct jsonw *w = &tl->sw;
     jsonw_reset(w);
-    jsonw_obj_open(w);
-    jsonw_kv_str(w, "type", "close");
-    jsonw_kv_str(w, "kind", kind);
-    write_key(w, scope, id);
-    jsonw_obj_close(w);
+    PUT(w, "{\"type\":\"close\",\"kind\":");
+    put_cstr(w, kind);
+    put_key(w, scope, id);
+    PUT(w, "}");
     if (!jsonw_failed(w))
         marker_state(&tl->sink, w->buf, w->len);
 }
@@ -540,19 +585,18 @@ static void state_open_text(struct testlog *tl, const char *kind, struct tl_str 
         return;
     struct jsonw *w = &tl->sw;
     jsonw_reset(w);
-    jsonw_obj_open(w);
-    jsonw_kv_str(w, "type", "open");
-    jsonw_kv_str(w, "kind", kind);
-    write_key(w, tl_str_make("", 0), name);
-    jsonw_kv_str(w, "name", kind);
-    jsonw_kv_double(w, "startTime", rel_ms(tl, start), 3);
-    jsonw_kv_int(w, "category", CAT_TASKS);
-    jsonw_key(w, "data");
-    jsonw_obj_open(w);
-    jsonw_kv_str(w, "type", "Text");
-    jsonw_kv_strn(w, "text", name.p, name.n);
-    jsonw_obj_close(w);
-    jsonw_obj_close(w);
+    PUT(w, "{\"type\":\"open\",\"kind\":");
+    put_cstr(w, kind);
+    put_key(w, tl_str_make("", 0), name);
+    PUT(w, ",\"name\":");
+    put_cstr(w, kind);
+    PUT(w, ",\"startTime\":");
+    put_rel_ms(w, tl, start);
+    PUT(w, ",\"category\":");
+    put_int(w, CAT_TASKS);
+    PUT(w, ",\"data\":{\"type\":\"Text\",\"text\":");
+    put_str(w, name.p, name.n);
+    PUT(w, "}}");
     if (!jsonw_failed(w))
         marker_state(&tl->sink, w->buf, w->len);
 }
@@ -634,26 +678,38 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
     bool unexpected = is_unexpected(ev);
     struct jsonw *w = &tl->w;
     jsonw_reset(w);
-    jsonw_obj_open(w);
-    jsonw_kv_str(w, "type", "Test");
-    jsonw_kv_strn(w, "test", id.p, id.n);
+    PUT(w, "{\"type\":\"Test\",\"test\":");
+    put_str(w, id.p, id.n);
     struct tl_str sn = short_name(id);
-    jsonw_kv_strn(w, "name", sn.p, sn.n);
-    jsonw_kv_strn(w, "status", ev->status.p, ev->status.n);
-    if (ev->expected.n && !str_same(ev->expected, ev->status))
-        jsonw_kv_strn(w, "expected", ev->expected.p, ev->expected.n);
-    if (ev->message.n && status_is(ev->status, "SKIP", "TIMEOUT"))
-        jsonw_kv_strn(w, "message", ev->message.p, ev->message.n);
-    int64_t tf = ev->timeoutfactor ? ev->timeoutfactor : (ot ? ot->timeoutfactor : 0);
-    if (tf)
-        jsonw_kv_int(w, "timeoutfactor", tf);
-    jsonw_kv_str(w, "color", color_for(ev->status, unexpected));
-    if (cost) {
-        jsonw_kv_double(w, "cpuTime", (double)cpu / 1e6, 3);
-        if (rss) /* 0: no sample while it ran (unknown, not zero) */
-            jsonw_kv_uint(w, "maxRSS", rss);
+    PUT(w, ",\"name\":");
+    put_str(w, sn.p, sn.n);
+    PUT(w, ",\"status\":");
+    put_str(w, ev->status.p, ev->status.n);
+    if (ev->expected.n && !str_same(ev->expected, ev->status)) {
+        PUT(w, ",\"expected\":");
+        put_str(w, ev->expected.p, ev->expected.n);
     }
-    jsonw_obj_close(w);
+    if (ev->message.n && status_is(ev->status, "SKIP", "TIMEOUT")) {
+        PUT(w, ",\"message\":");
+        put_str(w, ev->message.p, ev->message.n);
+    }
+    int64_t tf = ev->timeoutfactor ? ev->timeoutfactor : (ot ? ot->timeoutfactor : 0);
+    if (tf) {
+        PUT(w, ",\"timeoutfactor\":");
+        put_int(w, tf);
+    }
+    PUT(w, ",\"color\":");
+    put_cstr(w, color_for(ev->status, unexpected));
+    if (cost) {
+        char tmp[32];
+        PUT(w, ",\"cpuTime\":");
+        jsonw_append(w, tmp, tl_fmt_ms3(tmp, false, cpu));
+        if (rss) { /* 0: no sample while it ran (unknown, not zero) */
+            PUT(w, ",\"maxRSS\":");
+            put_uint(w, rss);
+        }
+    }
+    PUT(w, "}");
     if (!jsonw_failed(w))
         marker_emit(&tl->sink, "test", start, end, CAT_TASKS, w->buf, w->len);
     record_result(tl, id, ev->status, ev->expected, unexpected, end - start, cpu, rss);
@@ -727,21 +783,18 @@ static void test_start(struct testlog *tl, const struct tl_event *ev, uint64_t t
         return;
     struct jsonw *w = &tl->sw;
     jsonw_reset(w);
-    jsonw_obj_open(w);
-    jsonw_kv_str(w, "type", "open");
-    jsonw_kv_str(w, "kind", "test");
-    write_key(w, sbuf_str(&ot->scope), sbuf_str(&ot->id));
-    jsonw_kv_str(w, "name", "test");
-    jsonw_kv_double(w, "startTime", rel_ms(tl, t), 3);
-    jsonw_kv_int(w, "category", CAT_TASKS);
-    jsonw_key(w, "data");
-    jsonw_obj_open(w);
-    jsonw_kv_str(w, "type", "Test");
-    jsonw_kv_strn(w, "test", ot->id.p, ot->id.n);
+    PUT(w, "{\"type\":\"open\",\"kind\":\"test\"");
+    put_key(w, sbuf_str(&ot->scope), sbuf_str(&ot->id));
+    PUT(w, ",\"name\":\"test\",\"startTime\":");
+    put_rel_ms(w, tl, t);
+    PUT(w, ",\"category\":");
+    put_int(w, CAT_TASKS);
+    PUT(w, ",\"data\":{\"type\":\"Test\",\"test\":");
+    put_str(w, ot->id.p, ot->id.n);
     struct tl_str sn = short_name(sbuf_str(&ot->id));
-    jsonw_kv_strn(w, "name", sn.p, sn.n);
-    jsonw_obj_close(w);
-    jsonw_obj_close(w);
+    PUT(w, ",\"name\":");
+    put_str(w, sn.p, sn.n);
+    PUT(w, "}}");
     if (!jsonw_failed(w))
         marker_state(&tl->sink, w->buf, w->len);
 }
@@ -780,19 +833,28 @@ static void emit_status_instant(struct testlog *tl, const char *name, uint64_t t
 {
     struct jsonw *w = &tl->w;
     jsonw_reset(w);
-    jsonw_obj_open(w);
-    jsonw_kv_str(w, "type", "TestStatus");
-    if (test.n)
-        jsonw_kv_strn(w, "test", test.p, test.n);
-    if (subtest.n)
-        jsonw_kv_strn(w, "subtest", subtest.p, subtest.n);
-    if (message.n)
-        jsonw_kv_strn(w, "message", message.p, message.n);
-    if (stack.n)
-        jsonw_kv_strn(w, "stack", stack.p, stack.n);
-    if (color)
-        jsonw_kv_str(w, "color", color);
-    jsonw_obj_close(w);
+    PUT(w, "{\"type\":\"TestStatus\"");
+    if (test.n) {
+        PUT(w, ",\"test\":");
+        put_str(w, test.p, test.n);
+    }
+    if (subtest.n) {
+        PUT(w, ",\"subtest\":");
+        put_str(w, subtest.p, subtest.n);
+    }
+    if (message.n) {
+        PUT(w, ",\"message\":");
+        put_str(w, message.p, message.n);
+    }
+    if (stack.n) {
+        PUT(w, ",\"stack\":");
+        put_str(w, stack.p, stack.n);
+    }
+    if (color) {
+        PUT(w, ",\"color\":");
+        put_cstr(w, color);
+    }
+    PUT(w, "}");
     if (!jsonw_failed(w))
         marker_emit(&tl->sink, name, t, MARKER_INSTANT, CAT_OTHER, w->buf, w->len);
 }
