@@ -409,21 +409,16 @@ static void strip_line(struct testlog *tl, const char *line, size_t len, const c
 
 /* ---- prefilter ---- */
 
-/* The parsers that may take line s (n > 0 bytes), in slot bits (tl_format.first_bytes). With
- * raw, s is not stripped yet: an escape byte in the first word then counts as a '.', since
- * stripping it may reveal one (or join the word with what follows a space inside the escape). */
-static uint16_t candidates(const struct testlog *tl, const char *s, size_t n, bool raw)
+/* The first word of s (the bytes before its first space, at most 4096) holds a '.' (tl_format).
+ * With raw, s is not stripped yet: an escape byte then counts as a '.', since stripping it may
+ * reveal one (or join the word with what follows a space inside the escape). */
+static bool first_word_dotted(const char *s, size_t n, bool raw)
 {
-    uint16_t cand = tl->by_byte[(unsigned char)s[0]] | tl->busy;
-    if (tl->dotted & ~cand) {
-        size_t lim = n < 4096 ? n : 4096;
-        for (size_t i = 0; i < lim && s[i] != ' '; i++)
-            if (s[i] == '.' || (raw && s[i] == '\x1b')) {
-                cand |= tl->dotted;
-                break;
-            }
-    }
-    return cand;
+    size_t lim = n < 4096 ? n : 4096;
+    for (size_t i = 0; i < lim && s[i] != ' '; i++)
+        if (s[i] == '.' || (raw && s[i] == '\x1b'))
+            return true;
+    return false;
 }
 
 /* ---- time ---- */
@@ -1162,7 +1157,8 @@ void testlog_line(struct testlog *tl, int stream, const char *line, size_t len, 
     /* A line that cannot start with a CI prefix or an escape starts with the same byte after
      * stripping: when no parser may take it, it is done without being stripped. */
     unsigned char c = (unsigned char)line[0];
-    if (c != '[' && c != '\x1b' && !is_digit((char)c) && !candidates(tl, line, len, true))
+    if (c != '[' && c != '\x1b' && !is_digit((char)c) && !(tl->by_byte[c] | tl->busy) &&
+        !(tl->dotted && first_word_dotted(line, len, true)))
         return;
     const char *s;
     size_t n;
@@ -1170,8 +1166,19 @@ void testlog_line(struct testlog *tl, int stream, const char *line, size_t len, 
     if (!n)
         return;
     struct tl_event ev[TL_MAX_EVENTS];
-    for (uint16_t cand = candidates(tl, s, n, false); cand; cand &= (uint16_t)(cand - 1)) {
+    uint16_t cand = tl->by_byte[(unsigned char)s[0]] | tl->busy;
+    uint16_t maybe = tl->dotted & ~cand; /* decided by the first word, when their turn comes */
+    for (;;) {
+        if (maybe && (!cand || __builtin_ctz(maybe) < __builtin_ctz(cand))) {
+            if (first_word_dotted(s, n, false))
+                cand |= maybe;
+            maybe = 0;
+            continue;
+        }
+        if (!cand)
+            return;
         unsigned i = (unsigned)__builtin_ctz(cand);
+        cand &= (uint16_t)(cand - 1);
         struct fmt_slot *fs = &tl->fmts[i];
         int k = fs->f->parse(fs->state, s, n, arrival_ns, ev);
         if ((tl->can_busy >> i) & 1) {
