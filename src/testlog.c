@@ -80,6 +80,13 @@ struct open_span { /* a suite, group or process */
     bool group;
 };
 
+/* A growable text buffer, NUL-terminated when handed out (ob_end). */
+struct obuf {
+    char *p;
+    size_t n, cap;
+    bool failed;
+};
+
 struct fmt_slot {
     const struct tl_format *f;
     void *state;
@@ -99,7 +106,9 @@ struct testlog {
 
     char *strip;
     size_t strip_cap;
-    struct jsonw w, sw;
+    struct jsonw w;   /* payloads of the rarer markers */
+    struct obuf ob;   /* payloads and state lines of tests, written as text */
+    struct jsonw esc; /* strings that need escaping, on their way into ob */
 
     struct open_test *open; /* ordered by start: the most recent is last */
     size_t nopen, open_cap;
@@ -229,7 +238,7 @@ int testlog_new(const struct testlog_config *cfg, const struct marker_sink *sink
     if (probe)
         tl->probe = *probe;
     jsonw_init(&tl->w);
-    jsonw_init(&tl->sw);
+    jsonw_init(&tl->esc);
     for (size_t i = 0; i < ARRAY_SIZE(format_table); i++) {
         const struct tl_format *f = format_table[i];
         if (!f || !(cfg->formats & f->bit))
@@ -300,7 +309,8 @@ void testlog_free(struct testlog *tl)
     free(tl->unexp);
     free(tl->strip);
     jsonw_release(&tl->w);
-    jsonw_release(&tl->sw);
+    jsonw_release(&tl->esc);
+    free(tl->ob.p);
     free(tl);
 }
 
@@ -495,28 +505,85 @@ static struct tl_str short_name(struct tl_str id)
 }
 
 /* ---- payload text ----
- * The payloads written for every test are spelled out as text, keys and commas included, with
- * jsonw_append(): the same bytes jsonw's structured calls give, at a fraction of the cost (strings
- * that need no escaping are copied whole, times are formatted without printf). */
+ * The payloads and state lines written for every test are spelled out as text, keys and commas
+ * included: the same bytes jsonw's structured calls give (the golden files hold them to it), at a
+ * fraction of the cost — strings that need no escaping are copied whole, numbers are formatted
+ * without printf, and appending a piece is a bounds check and a memcpy. */
 
-#define PUT(w, lit) jsonw_append((w), (lit), sizeof(lit) - 1)
-
-/* A JSON string value. */
-static void put_str(struct jsonw *w, const char *p, size_t n)
+static __attribute__((noinline)) bool ob_grow(struct obuf *b, size_t more)
 {
-    PUT(w, "\"");
-    if (tl_json_plain(p, n)) {
-        if (n)
-            jsonw_append(w, p, n);
-    } else {
-        jsonw_escape(w, p, n);
+    if (b->failed)
+        return false;
+    size_t cap = b->cap ? b->cap : 512;
+    while (cap - b->n < more + 1) { /* + 1: room for the final NUL */
+        if (cap > SIZE_MAX / 2) {
+            b->failed = true;
+            return false;
+        }
+        cap *= 2;
     }
-    PUT(w, "\"");
+    char *p = realloc(b->p, cap);
+    if (!p) {
+        b->failed = true;
+        return false;
+    }
+    b->p = p;
+    b->cap = cap;
+    return true;
 }
 
-static void put_cstr(struct jsonw *w, const char *s) { put_str(w, s, strlen(s)); }
+static inline void ob_put(struct obuf *b, const char *s, size_t n)
+{
+    if (b->cap - b->n <= n && !ob_grow(b, n))
+        return;
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+}
 
-static void put_uint(struct jsonw *w, uint64_t v)
+#define PUT(b, lit) ob_put((b), (lit), sizeof(lit) - 1)
+
+static void ob_reset(struct obuf *b)
+{
+    b->n = 0;
+    b->failed = false;
+}
+
+/* Terminate; false when the text is incomplete (out of memory). */
+static bool ob_end(struct obuf *b)
+{
+    if (b->cap - b->n < 1 && !ob_grow(b, 0))
+        return false;
+    b->p[b->n] = '\0';
+    return !b->failed;
+}
+
+/* s escaped for a JSON string, without quotes. */
+static void put_escaped(struct testlog *tl, const char *p, size_t n)
+{
+    if (tl_json_plain(p, n)) {
+        if (n)
+            ob_put(&tl->ob, p, n);
+        return;
+    }
+    jsonw_reset(&tl->esc);
+    jsonw_escape(&tl->esc, p, n);
+    if (jsonw_failed(&tl->esc))
+        tl->ob.failed = true;
+    else
+        ob_put(&tl->ob, tl->esc.buf, tl->esc.len);
+}
+
+/* A JSON string value. */
+static void put_str(struct testlog *tl, const char *p, size_t n)
+{
+    PUT(&tl->ob, "\"");
+    put_escaped(tl, p, n);
+    PUT(&tl->ob, "\"");
+}
+
+static void put_cstr(struct testlog *tl, const char *s) { put_str(tl, s, strlen(s)); }
+
+static void put_uint(struct obuf *b, uint64_t v)
 {
     char tmp[24];
     size_t k = sizeof tmp;
@@ -524,76 +591,73 @@ static void put_uint(struct jsonw *w, uint64_t v)
         tmp[--k] = (char)('0' + v % 10);
         v /= 10;
     } while (v);
-    jsonw_append(w, tmp + k, sizeof tmp - k);
+    ob_put(b, tmp + k, sizeof tmp - k);
 }
 
-static void put_int(struct jsonw *w, int64_t v)
+static void put_int(struct obuf *b, int64_t v)
 {
     if (v < 0)
-        PUT(w, "-");
-    put_uint(w, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+        PUT(b, "-");
+    put_uint(b, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
 }
 
 /* Milliseconds from profile time 0 to t (negative before it), as jsonw_double(v, 3) writes them. */
-static void put_rel_ms(struct jsonw *w, const struct testlog *tl, uint64_t t)
+static void put_rel_ms(struct testlog *tl, uint64_t t)
 {
     char tmp[32];
     bool neg = t < tl->cfg.t0_ns;
-    size_t n = tl_fmt_ms3(tmp, neg, neg ? tl->cfg.t0_ns - t : t - tl->cfg.t0_ns);
-    jsonw_append(w, tmp, n);
+    ob_put(&tl->ob, tmp, tl_fmt_ms3(tmp, neg, neg ? tl->cfg.t0_ns - t : t - tl->cfg.t0_ns));
 }
 
 /* ---- state lines ---- */
 
 /* ,"key":"id" or ,"key":"scope\u001fid" */
-static void put_key(struct jsonw *w, struct tl_str scope, struct tl_str id)
+static void put_key(struct testlog *tl, struct tl_str scope, struct tl_str id)
 {
-    if (!scope.n) {
-        PUT(w, ",\"key\":");
-        put_str(w, id.p, id.n);
-        return;
+    struct obuf *b = &tl->ob;
+    PUT(b, ",\"key\":\"");
+    if (scope.n) {
+        put_escaped(tl, scope.p, scope.n);
+        PUT(b, "\\u001f");
     }
-    PUT(w, ",\"key\":\"");
-    jsonw_escape(w, scope.p, scope.n);
-    PUT(w, "\\u001f");
-    jsonw_escape(w, id.p, id.n);
-    PUT(w, "\"");
+    put_escaped(tl, id.p, id.n);
+    PUT(b, "\"");
 }
 
 static void state_close(struct testlog *tl, const char *kind, struct tl_str scope, struct tl_str id)
 {
     if (!tl->sink.state)
         return;
-    struct jsonw *w = &tl->sw;
-    jsonw_reset(w);
-    PUT(w, "{\"type\":\"close\",\"kind\":");
-    put_cstr(w, kind);
-    put_key(w, scope, id);
-    PUT(w, "}");
-    if (!jsonw_failed(w))
-        marker_state(&tl->sink, w->buf, w->len);
+    struct obuf *b = &tl->ob;
+    ob_reset(b);
+    PUT(b, "{\"type\":\"close\",\"kind\":");
+    put_cstr(tl, kind);
+    put_key(tl, scope, id);
+    PUT(b, "}");
+    if (ob_end(b))
+        marker_state(&tl->sink, b->p, b->n);
 }
 
 static void state_open_text(struct testlog *tl, const char *kind, struct tl_str name, uint64_t start)
 {
     if (!tl->sink.state)
         return;
-    struct jsonw *w = &tl->sw;
-    jsonw_reset(w);
-    PUT(w, "{\"type\":\"open\",\"kind\":");
-    put_cstr(w, kind);
-    put_key(w, tl_str_make("", 0), name);
-    PUT(w, ",\"name\":");
-    put_cstr(w, kind);
-    PUT(w, ",\"startTime\":");
-    put_rel_ms(w, tl, start);
-    PUT(w, ",\"category\":");
-    put_int(w, CAT_TASKS);
-    PUT(w, ",\"data\":{\"type\":\"Text\",\"text\":");
-    put_str(w, name.p, name.n);
-    PUT(w, "}}");
-    if (!jsonw_failed(w))
-        marker_state(&tl->sink, w->buf, w->len);
+    struct obuf *b = &tl->ob;
+    ob_reset(b);
+    PUT(b, "{\"type\":\"open\",\"kind\":");
+    put_cstr(tl, kind);
+    put_key(tl, tl_str_make("", 0), name);
+    PUT(b, ",\"name\":");
+    put_cstr(tl, kind);
+    PUT(b, ",\"startTime\":");
+    put_rel_ms(tl, start);
+    PUT(b, ",\"category\":");
+    put_int(b, CAT_TASKS);
+    PUT(b, ",\"data\":{\"type\":\"Text\",\"text\":");
+    put_str(tl, name.p, name.n);
+    PUT(b, "}}");
+    if (ob_end(b))
+        marker_state(&tl->sink, b->p, b->n);
 }
 
 /* ---- tests ---- */
@@ -671,42 +735,42 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
         start = end;
     }
     bool unexpected = is_unexpected(ev);
-    struct jsonw *w = &tl->w;
-    jsonw_reset(w);
-    PUT(w, "{\"type\":\"Test\",\"test\":");
-    put_str(w, id.p, id.n);
+    struct obuf *b = &tl->ob;
+    ob_reset(b);
+    PUT(b, "{\"type\":\"Test\",\"test\":");
+    put_str(tl, id.p, id.n);
     struct tl_str sn = short_name(id);
-    PUT(w, ",\"name\":");
-    put_str(w, sn.p, sn.n);
-    PUT(w, ",\"status\":");
-    put_str(w, ev->status.p, ev->status.n);
+    PUT(b, ",\"name\":");
+    put_str(tl, sn.p, sn.n);
+    PUT(b, ",\"status\":");
+    put_str(tl, ev->status.p, ev->status.n);
     if (ev->expected.n && !str_same(ev->expected, ev->status)) {
-        PUT(w, ",\"expected\":");
-        put_str(w, ev->expected.p, ev->expected.n);
+        PUT(b, ",\"expected\":");
+        put_str(tl, ev->expected.p, ev->expected.n);
     }
     if (ev->message.n && status_is(ev->status, "SKIP", "TIMEOUT")) {
-        PUT(w, ",\"message\":");
-        put_str(w, ev->message.p, ev->message.n);
+        PUT(b, ",\"message\":");
+        put_str(tl, ev->message.p, ev->message.n);
     }
     int64_t tf = ev->timeoutfactor ? ev->timeoutfactor : (ot ? ot->timeoutfactor : 0);
     if (tf) {
-        PUT(w, ",\"timeoutfactor\":");
-        put_int(w, tf);
+        PUT(b, ",\"timeoutfactor\":");
+        put_int(b, tf);
     }
-    PUT(w, ",\"color\":");
-    put_cstr(w, color_for(ev->status, unexpected));
+    PUT(b, ",\"color\":");
+    put_cstr(tl, color_for(ev->status, unexpected));
     if (cost) {
         char tmp[32];
-        PUT(w, ",\"cpuTime\":");
-        jsonw_append(w, tmp, tl_fmt_ms3(tmp, false, cpu));
+        PUT(b, ",\"cpuTime\":");
+        ob_put(b, tmp, tl_fmt_ms3(tmp, false, cpu));
         if (rss) { /* 0: no sample while it ran (unknown, not zero) */
-            PUT(w, ",\"maxRSS\":");
-            put_uint(w, rss);
+            PUT(b, ",\"maxRSS\":");
+            put_uint(b, rss);
         }
     }
-    PUT(w, "}");
-    if (!jsonw_failed(w))
-        marker_emit(&tl->sink, "test", start, end, CAT_TASKS, w->buf, w->len);
+    PUT(b, "}");
+    if (ob_end(b))
+        marker_emit(&tl->sink, "test", start, end, CAT_TASKS, b->p, b->n);
     record_result(tl, id, ev->status, ev->expected, unexpected, end - start, cpu, rss);
 }
 
@@ -776,22 +840,22 @@ static void test_start(struct testlog *tl, const struct tl_event *ev, uint64_t t
 
     if (!tl->sink.state)
         return;
-    struct jsonw *w = &tl->sw;
-    jsonw_reset(w);
-    PUT(w, "{\"type\":\"open\",\"kind\":\"test\"");
-    put_key(w, sbuf_str(&ot->scope), sbuf_str(&ot->id));
-    PUT(w, ",\"name\":\"test\",\"startTime\":");
-    put_rel_ms(w, tl, t);
-    PUT(w, ",\"category\":");
-    put_int(w, CAT_TASKS);
-    PUT(w, ",\"data\":{\"type\":\"Test\",\"test\":");
-    put_str(w, ot->id.p, ot->id.n);
+    struct obuf *b = &tl->ob;
+    ob_reset(b);
+    PUT(b, "{\"type\":\"open\",\"kind\":\"test\"");
+    put_key(tl, sbuf_str(&ot->scope), sbuf_str(&ot->id));
+    PUT(b, ",\"name\":\"test\",\"startTime\":");
+    put_rel_ms(tl, t);
+    PUT(b, ",\"category\":");
+    put_int(b, CAT_TASKS);
+    PUT(b, ",\"data\":{\"type\":\"Test\",\"test\":");
+    put_str(tl, ot->id.p, ot->id.n);
     struct tl_str sn = short_name(sbuf_str(&ot->id));
-    PUT(w, ",\"name\":");
-    put_str(w, sn.p, sn.n);
-    PUT(w, "}}");
-    if (!jsonw_failed(w))
-        marker_state(&tl->sink, w->buf, w->len);
+    PUT(b, ",\"name\":");
+    put_str(tl, sn.p, sn.n);
+    PUT(b, "}}");
+    if (ob_end(b))
+        marker_state(&tl->sink, b->p, b->n);
 }
 
 static void test_end(struct testlog *tl, const struct tl_event *ev, uint64_t t)
@@ -826,32 +890,32 @@ static void emit_status_instant(struct testlog *tl, const char *name, uint64_t t
                                 struct tl_str subtest, struct tl_str message, struct tl_str stack,
                                 const char *color)
 {
-    struct jsonw *w = &tl->w;
-    jsonw_reset(w);
-    PUT(w, "{\"type\":\"TestStatus\"");
+    struct obuf *b = &tl->ob;
+    ob_reset(b);
+    PUT(b, "{\"type\":\"TestStatus\"");
     if (test.n) {
-        PUT(w, ",\"test\":");
-        put_str(w, test.p, test.n);
+        PUT(b, ",\"test\":");
+        put_str(tl, test.p, test.n);
     }
     if (subtest.n) {
-        PUT(w, ",\"subtest\":");
-        put_str(w, subtest.p, subtest.n);
+        PUT(b, ",\"subtest\":");
+        put_str(tl, subtest.p, subtest.n);
     }
     if (message.n) {
-        PUT(w, ",\"message\":");
-        put_str(w, message.p, message.n);
+        PUT(b, ",\"message\":");
+        put_str(tl, message.p, message.n);
     }
     if (stack.n) {
-        PUT(w, ",\"stack\":");
-        put_str(w, stack.p, stack.n);
+        PUT(b, ",\"stack\":");
+        put_str(tl, stack.p, stack.n);
     }
     if (color) {
-        PUT(w, ",\"color\":");
-        put_cstr(w, color);
+        PUT(b, ",\"color\":");
+        put_cstr(tl, color);
     }
-    PUT(w, "}");
-    if (!jsonw_failed(w))
-        marker_emit(&tl->sink, name, t, MARKER_INSTANT, CAT_OTHER, w->buf, w->len);
+    PUT(b, "}");
+    if (ob_end(b))
+        marker_emit(&tl->sink, name, t, MARKER_INSTANT, CAT_OTHER, b->p, b->n);
 }
 
 static void subtest(struct testlog *tl, const struct tl_event *ev, uint64_t t)
