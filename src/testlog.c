@@ -98,9 +98,10 @@ struct testlog {
     struct testlog_probe probe;
     struct fmt_slot fmts[ARRAY_SIZE(format_table)];
     size_t nfmts;
-    /* Prefilter (bits are slot indexes): the parsers that may take a line starting with byte b
-     * while idle; those that also take a line whose first word holds a '.'; those that may ever
-     * be busy; those busy now. */
+    /* Prefilter (bits are slot indexes): the parsers that may take, while idle, a line starting
+     * with bytes a, b (by_pair[a << 8 | b]) or a line of the one byte a (by_byte[a]); those that
+     * also take a line whose first word holds a '.'; those that may ever be busy; those busy now. */
+    uint16_t *by_pair;
     uint16_t by_byte[256];
     uint16_t dotted, can_busy, busy;
 
@@ -253,10 +254,24 @@ int testlog_new(const struct testlog_config *cfg, const struct marker_sink *sink
                 return -ENOMEM;
             }
         }
+        if (!tl->by_pair && !(tl->by_pair = calloc(256 * 256, sizeof *tl->by_pair))) {
+            testlog_free(tl);
+            return -ENOMEM;
+        }
         uint16_t bit = (uint16_t)(1u << slot);
-        for (unsigned b = 0; b < 256; b++)
-            if (!f->first_bytes || cfg->no_prefilter || (b && strchr(f->first_bytes, (int)b)))
-                tl->by_byte[b] |= bit;
+        bool any = (!f->first_bytes && !f->pairs) || cfg->no_prefilter;
+        for (unsigned a = 0; a < 256; a++) {
+            if (any || (a && f->first_bytes && strchr(f->first_bytes, (int)a))) {
+                tl->by_byte[a] |= bit;
+                for (unsigned b = 0; b < 256; b++)
+                    tl->by_pair[a << 8 | b] |= bit;
+            }
+        }
+        for (const char *const *pr = f->pairs; pr && *pr && !any; pr++) {
+            unsigned a = (unsigned char)(*pr)[0], b = (unsigned char)(*pr)[1];
+            tl->by_byte[a] |= bit;
+            tl->by_pair[a << 8 | b] |= bit;
+        }
         if (f->dotted_word)
             tl->dotted |= bit;
         if (f->busy) {
@@ -308,6 +323,7 @@ void testlog_free(struct testlog *tl)
         result_release(&tl->unexp[i]);
     free(tl->unexp);
     free(tl->strip);
+    free(tl->by_pair);
     jsonw_release(&tl->w);
     jsonw_release(&tl->esc);
     free(tl->ob.p);
@@ -354,6 +370,60 @@ static size_t ci_prefix(const char *s, size_t n)
             return i + 6;
     }
     return 0;
+}
+
+/* ci_prefix() of a line known only by its first wn bytes (cut: the line goes on beyond them):
+ * the same answer, or -1 when it depends on what lies beyond. */
+static ssize_t ci_prefix_window(const char *s, size_t wn, bool cut)
+{
+    /* "n > k" for the whole line's n: 1, 0, or -1 unknown */
+#define LEN_GT(k) (wn > (k) ? 1 : cut ? -1 : 0)
+    int gt = LEN_GT(8);
+    if (gt < 0)
+        return -1;
+    if (gt && memcmp(s, "[task ", 6) == 0) {
+        size_t lim = cut ? 64 : (wn < 64 ? wn : 64);
+        for (size_t i = 6; i + 1 < lim; i++) {
+            if (i + 1 >= wn)
+                return -1;
+            if (s[i] == ']')
+                return (s[i - 1] == 'Z' && s[i + 1] == ' ') ? (ssize_t)i + 2 : 0;
+        }
+        return 0;
+    }
+    if ((gt = LEN_GT(12)) < 0)
+        return -1;
+    if (gt && is_digit(s[0]) && is_digit(s[1]) && s[2] == ':' && is_digit(s[3]) &&
+        is_digit(s[4]) && s[5] == ':' && is_digit(s[6]) && is_digit(s[7]) && s[8] == ' ') {
+        size_t i = 8;
+        while (i < wn && s[i] == ' ')
+            i++;
+        size_t w = i;
+        while (i < wn && is_upper(s[i]))
+            i++;
+        if (i == wn && cut)
+            return -1;
+        if (i > w && i + 3 <= wn && memcmp(s + i, " - ", 3) == 0)
+            return (ssize_t)i + 3;
+        if (i > w && i + 3 > wn && cut)
+            return -1;
+        if (i > w && !cut && i + 2 == wn && memcmp(s + i, " -", 2) == 0)
+            return (ssize_t)wn;
+        return 0;
+    }
+    if ((gt = LEN_GT(6)) < 0)
+        return -1;
+    if (gt && is_digit(s[0])) {
+        size_t i = 0;
+        while (i < wn && i < 20 && is_digit(s[i]))
+            i++;
+        if (i + 6 > wn)
+            return cut ? -1 : 0;
+        if (memcmp(s + i, " INFO ", 6) == 0)
+            return (ssize_t)i + 6;
+    }
+    return 0;
+#undef LEN_GT
 }
 
 /* Copy line without ANSI CSI sequences and charset designations into tl->strip. */
@@ -429,6 +499,53 @@ static bool first_word_dotted(const char *s, size_t n, bool raw)
         if (s[i] == '.' || (raw && s[i] == '\x1b'))
             return true;
     return false;
+}
+
+/* The idle parsers that may take stripped line s (n > 0 bytes) by its first bytes. */
+static uint16_t by_start(const struct testlog *tl, const char *s, size_t n)
+{
+    unsigned char a = (unsigned char)s[0];
+    return n >= 2 ? tl->by_pair[(unsigned)a << 8 | (unsigned char)s[1]] : tl->by_byte[a];
+}
+
+/* True when no parser can take the line (len > 0), decided without stripping it: what stripping
+ * would change is looked at only as far as the decision needs (false: undecided, or some parser
+ * may take it). */
+static bool surely_untaken(const struct testlog *tl, const char *s, size_t n)
+{
+    if (tl->busy)
+        return false;
+    if (s[n - 1] == '\r')
+        n--;
+    if (!n)
+        return true;
+    if (s[0] == '\x1b')
+        return false;
+    if (s[0] == '[' || is_digit(s[0])) {
+        /* CI prefixes, read in the first 64 bytes when those hold no escape */
+        size_t wn = n < 64 ? n : 64;
+        bool cut = n > wn;
+        if (memchr(s, '\x1b', wn))
+            return false;
+        size_t off = 0;
+        for (int k = 0; k < 3; k++) {
+            ssize_t p = ci_prefix_window(s + off, wn - off, cut);
+            if (p < 0)
+                return false;
+            if (!p)
+                break;
+            off += (size_t)p;
+        }
+        if (off == n)
+            return true; /* nothing but prefixes */
+        if (s[off] == '\x1b')
+            return false;
+        s += off;
+        n -= off;
+    }
+    /* s[0] is the stripped line's first byte; so is s[1] its second unless an escape starts there */
+    uint16_t cand = n >= 2 && s[1] == '\x1b' ? tl->by_byte[(unsigned char)s[0]] : by_start(tl, s, n);
+    return !cand && !(tl->dotted && first_word_dotted(s, n, true));
 }
 
 /* ---- time ---- */
@@ -1218,11 +1335,7 @@ void testlog_line(struct testlog *tl, int stream, const char *line, size_t len, 
     tl->stats.lines++;
     if (!tl->nfmts || !len)
         return;
-    /* A line that cannot start with a CI prefix or an escape starts with the same byte after
-     * stripping: when no parser may take it, it is done without being stripped. */
-    unsigned char c = (unsigned char)line[0];
-    if (c != '[' && c != '\x1b' && !is_digit((char)c) && !(tl->by_byte[c] | tl->busy) &&
-        !(tl->dotted && first_word_dotted(line, len, true)))
+    if (surely_untaken(tl, line, len))
         return;
     const char *s;
     size_t n;
@@ -1230,7 +1343,7 @@ void testlog_line(struct testlog *tl, int stream, const char *line, size_t len, 
     if (!n)
         return;
     struct tl_event ev[TL_MAX_EVENTS];
-    uint16_t cand = tl->by_byte[(unsigned char)s[0]] | tl->busy;
+    uint16_t cand = by_start(tl, s, n) | tl->busy;
     uint16_t maybe = tl->dotted & ~cand; /* decided by the first word, when their turn comes */
     for (;;) {
         if (maybe && (!cand || __builtin_ctz(maybe) < __builtin_ctz(cand))) {

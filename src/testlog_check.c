@@ -112,6 +112,7 @@ const struct tl_format tl_format_check = {
     .parse = check_parse,
     .release = NULL,
     /* "Running suite(s):", "100%: Checks:", or a result whose first word is "file.c:..." */
-    .first_bytes = "R0123456789",
+    .first_bytes = "0123456789",
+    .pairs = (const char *const[]){"Ru", NULL},
     .dotted_word = true,
 };

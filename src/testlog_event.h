@@ -83,12 +83,15 @@ struct tl_format {
     void (*release)(void *state); /* NULL if the state owns no memory */
     /* Prefilter (testlog.c), so that a line no parser can take costs no parser call. While the
      * parser is idle (busy is NULL or returns false), parse must return 0 and leave the state as
-     * it was for every line whose first byte is not in first_bytes — unless dotted_word is set
-     * and the line's first word (the bytes before its first space, at most the first 4096) holds
-     * a '.'. first_bytes NULL means any first byte may match (no prefilter). A busy parser (one
-     * waiting for a continuation that any line may bring or cancel) sees every line. busy is
-     * asked after each call of parse, the only time the state changes. */
+     * it was for every line that neither starts with a byte of first_bytes nor starts with one
+     * of the two-byte strings in pairs (NULL-terminated) — unless dotted_word is set and the
+     * line's first word (the bytes before its first space, at most the first 4096) holds a '.'.
+     * (A line of one byte passes when that byte begins a pair.) first_bytes and pairs both NULL:
+     * every line may match (no prefilter). A busy parser (one waiting for a continuation that
+     * any line may bring or cancel) sees every line. busy is asked after each call of parse, the
+     * only time the state changes. */
     const char *first_bytes;
+    const char *const *pairs;
     bool dotted_word;
     bool (*busy)(const void *state);
 };

@@ -205,6 +205,7 @@ const struct tl_format tl_format_libtest = {
     .parse = libtest_parse,
     .release = NULL,
     /* "test ...", JSON, "running N tests", cargo's indented "Running ..." */
-    .first_bytes = "t{r ",
+    .first_bytes = "{ ",
+    .pairs = (const char *const[]){"te", "ru", NULL},
     .busy = libtest_busy,
 };

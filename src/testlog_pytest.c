@@ -191,7 +191,7 @@ const struct tl_format tl_format_pytest = {
     .parse = pytest_parse,
     .release = NULL,
     /* "[gw0] ..." (xdist), or a first word holding ".py::" */
-    .first_bytes = "[",
+    .pairs = (const char *const[]){"[g", NULL},
     .dotted_word = true,
     .busy = pytest_busy,
 };

@@ -379,6 +379,7 @@ const struct tl_format tl_format_tap = {
     .state_size = sizeof(struct tap_state),
     .parse = tap_parse,
     .release = NULL,
-    .first_bytes = " onTB1#",
+    .first_bytes = " ",
+    .pairs = (const char *const[]){"ok", "no", "TA", "Ba", "1.", "# ", NULL},
     .busy = tap_busy,
 };

@@ -279,5 +279,5 @@ const struct tl_format tl_format_tbpl = {
     .parse = tbpl_parse,
     .release = NULL,
     /* a held result is resolved only by the next TBPL line, which starts with one of these */
-    .first_bytes = "TPS",
+    .pairs = (const char *const[]){"TE", "PR", "SU", NULL},
 };

@@ -196,10 +196,11 @@ END_TEST
 
 /* Run text ('\n'-separated lines) through all formats, with or without the prefilter. Times are
  * far beyond the monotonic clock now, so results do not depend on when the test runs. */
-static void prefilter_run(struct cap *c, const char *text, size_t len, bool no_prefilter)
+static void prefilter_run(struct cap *c, const char *text, size_t len, unsigned formats,
+                          bool no_prefilter)
 {
     struct testlog_config cfg = {0};
-    cfg.formats = TL_FMT_ALL;
+    cfg.formats = formats;
     cfg.t0_ns = UINT64_C(1) << 60;
     cfg.wall_at_t0_ms = WALL0;
     cfg.log_info = true;
@@ -227,18 +228,28 @@ static void prefilter_run(struct cap *c, const char *text, size_t len, bool no_p
     testlog_free(tl);
 }
 
-static void prefilter_same(const char *what, const char *text, size_t len)
+static void prefilter_same_for(const char *what, const char *text, size_t len, unsigned formats)
 {
     struct cap a = {0}, b = {0};
-    prefilter_run(&a, text, len, false);
-    prefilter_run(&b, text, len, true);
-    ck_assert_msg(b.n > 1, "%s: no markers at all", what);
+    prefilter_run(&a, text, len, formats, false);
+    prefilter_run(&b, text, len, formats, true);
     ck_assert_msg(a.n == b.n, "%s: %zu records with the prefilter, %zu without", what, a.n, b.n);
     for (size_t i = 0; i < a.n; i++)
         ck_assert_msg(!strcmp(a.lines[i], b.lines[i]), "%s: record %zu differs:\n  %s\n  %s", what,
                       i, a.lines[i], b.lines[i]);
     cap_free(&a);
     cap_free(&b);
+}
+
+/* With all formats, and with each alone (a format alone meets lines no other format claims). */
+static void prefilter_same(const char *what, const char *text, size_t len)
+{
+    prefilter_same_for(what, text, len, TL_FMT_ALL);
+    for (unsigned bit = 1; bit < TL_FMT_ALL; bit <<= 1) {
+        char w[256];
+        snprintf(w, sizeof w, "%s (format bit %#x alone)", what, bit);
+        prefilter_same_for(w, text, len, bit);
+    }
 }
 
 struct text {
@@ -331,6 +342,84 @@ START_TEST(test_prefilter_changes_nothing)
 }
 END_TEST
 
+/* Lines built at random from CI prefixes, escapes, padding and the starts of every format's lines,
+ * so that prefixes and escapes fall on both sides of the 64 bytes the prefilter reads. */
+START_TEST(test_prefilter_random_lines)
+{
+    static const char *const pieces[] = {
+        "[task 2026-01-01T00:00:00.000Z] ", "[task 2026-01-01T00:00:00.000Z]", "[task x", "12:34:56     INFO - ",
+        "12:34:56 ERROR - ", "12:34:56  INFO -", "7 INFO ", "123456789012345678901 INFO ", "\x1b[1m",
+        "\x1b[0m", "\x1b(B", "\x1b", "        ", " ", "TEST-START | t", "TEST-PASS | t | took 1ms",
+        "TEST-UNEXPECTED-FAIL | t | m", "TEST-INFO expected PASS", "ok 1 - a", "not ok 2 b", "1..3",
+        "TAP version 13", "# Subtest: s", "  ---", "  ...", "--- PASS: TestA (0.01s)", "=== RUN   TestA",
+        "ok  \tpkg\t0.1s", "[ RUN      ] A.B", "[       OK ] A.B (1 ms)", "[----------] 1 test from A",
+        "t.py::test_a PASSED", "t.py::test_b ", "PASSED", "[gw0] PASSED t.py::x", "test_x (m.C) ... ok",
+        "test_y (m.C) ... ", "ok", "test a::b ... ok", "test c ... ", "running 2 tests",
+        "c.c:1:P:tc:t:0: Passed", "Running suite(s): S", "100%: Checks: 1, Failures: 0, Errors: 0",
+        " 0:01.00 TEST_START: d", " 0:01.50 TEST_END: PASS", "{\"action\":\"test_start\",\"test\":\"m\",\"time\":1}",
+        "{\"Action\":\"run\",\"Test\":\"T\",\"Package\":\"p\"}", "plain", "x.y", "-", ".", "\r",
+    };
+    /* Prefixes that end on either side of byte 64, then escapes inside a format's first bytes. */
+    static const char *const heads[] = {"", "[task 2026-01-01T00:00:00.000Z] ", "7 INFO "};
+    struct text e = {0};
+    for (size_t z = 30; z < 64; z++) { /* a Taskcluster prefix after another, ending near byte 64 */
+        text_add(&e, "7 INFO [task ", 13);
+        for (size_t q = 0; q < z; q++)
+            text_add(&e, "0", 1);
+        text_add(&e, "Z] TEST-START | z\n", 18);
+    }
+    static const char *const tails[] = {"", "x", " TEST-START | t", "\x1b[1m", "TEST-START | u",
+                                        "--- PASS: TestB (0.01s)", "  ok 3 - c", "- dash"};
+    for (size_t h = 0; h < NELEM(heads); h++)
+        for (size_t sp = 1; sp < 60; sp++)
+            for (size_t tl_ = 0; tl_ < NELEM(tails); tl_++)
+                for (int dash = 0; dash < 3; dash++) {
+                    text_add(&e, heads[h], strlen(heads[h]));
+                    text_add(&e, "12:34:56", 8);
+                    for (size_t q = 0; q < sp; q++)
+                        text_add(&e, " ", 1);
+                    text_add(&e, dash == 0 ? "INFO - " : dash == 1 ? "INFO -" : "INFO", dash == 0 ? 7 : dash == 1 ? 6 : 4);
+                    text_add(&e, tails[tl_], strlen(tails[tl_]));
+                    text_add(&e, "\n", 1);
+                }
+    for (size_t i = 0; i < NELEM(pieces); i++) {
+        size_t n = strlen(pieces[i]);
+        for (size_t cut = 1; cut < n && cut < 4; cut++) {
+            text_add(&e, pieces[i], cut);
+            text_add(&e, "\x1b[32m", 5);
+            text_add(&e, pieces[i] + cut, n - cut);
+            text_add(&e, "\n", 1);
+        }
+    }
+    prefilter_same("prefixes at byte 64, escapes in a format's first bytes", e.p, e.n);
+    free(e.p);
+
+    uint64_t x = 7;
+    for (int round = 0; round < 40; round++) {
+        struct text t = {0};
+        for (int line = 0; line < 400; line++) {
+            x = x * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+            int k = 1 + (int)((x >> 33) % 4);
+            for (int j = 0; j < k; j++) {
+                x = x * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+                const char *p = pieces[(x >> 33) % NELEM(pieces)];
+                text_add(&t, p, strlen(p));
+                if ((x >> 20) % 5 == 0) { /* padding moves what follows across the 64-byte mark */
+                    size_t pad = (x >> 40) % 70;
+                    for (size_t q = 0; q < pad; q++)
+                        text_add(&t, (x >> 50) % 2 ? " " : "a", 1);
+                }
+            }
+            text_add(&t, "\n", 1);
+        }
+        char what[64];
+        snprintf(what, sizeof what, "random round %d", round);
+        prefilter_same(what, t.p, t.n);
+        free(t.p);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("testlog");
@@ -343,6 +432,7 @@ int main(void)
     tcase_add_test(tc, test_slowest_and_unexpected);
     tcase_add_test(tc, test_no_formats_no_sink);
     tcase_add_test(tc, test_prefilter_changes_nothing);
+    tcase_add_test(tc, test_prefilter_random_lines);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
