@@ -17,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "jsonw.h"
 #include "testlog_event.h"
@@ -501,6 +504,22 @@ static bool first_word_dotted(const char *s, size_t n, bool raw)
     return false;
 }
 
+/* s[0..n) holds an escape byte: inline, as n is at most 64 here, too short to pay for a call. */
+static inline bool has_escape(const char *s, size_t n)
+{
+    size_t i = 0;
+#ifdef __SSE2__
+    const __m128i esc = _mm_set1_epi8('\x1b');
+    for (; i + 16 <= n; i += 16)
+        if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(s + i)), esc)))
+            return true;
+#endif
+    for (; i < n; i++)
+        if (s[i] == '\x1b')
+            return true;
+    return false;
+}
+
 /* The idle parsers that may take stripped line s (n > 0 bytes) by its first bytes. */
 static uint16_t by_start(const struct testlog *tl, const char *s, size_t n)
 {
@@ -525,7 +544,7 @@ static bool surely_untaken(const struct testlog *tl, const char *s, size_t n)
         /* CI prefixes, read in the first 64 bytes when those hold no escape */
         size_t wn = n < 64 ? n : 64;
         bool cut = n > wn;
-        if (memchr(s, '\x1b', wn))
+        if (has_escape(s, wn))
             return false;
         size_t off = 0;
         for (int k = 0; k < 3; k++) {
