@@ -1344,18 +1344,11 @@ static void handle(struct testlog *tl, const struct tl_event *ev, uint64_t arriv
     }
 }
 
-/* ---- public entry points ---- */
-
-void testlog_line(struct testlog *tl, int stream, const char *line, size_t len, bool truncated,
-                  uint64_t arrival_ns)
+/* A line some parser may take: strip it and offer it to them in priority order. Kept out of
+ * testlog_line so that the common case, a line no parser takes, runs in a small frame. */
+static __attribute__((noinline)) void dispatch(struct testlog *tl, const char *line, size_t len,
+                                               uint64_t arrival_ns)
 {
-    (void)stream;
-    (void)truncated;
-    tl->stats.lines++;
-    if (!tl->nfmts || !len)
-        return;
-    if (surely_untaken(tl, line, len))
-        return;
     const char *s;
     size_t n;
     strip_line(tl, line, len, &s, &n);
@@ -1393,6 +1386,20 @@ void testlog_line(struct testlog *tl, int stream, const char *line, size_t len, 
         return;
     }
 }
+
+/* ---- public entry points ---- */
+
+void testlog_line(struct testlog *tl, int stream, const char *line, size_t len, bool truncated,
+                  uint64_t arrival_ns)
+{
+    (void)stream;
+    (void)truncated;
+    tl->stats.lines++;
+    if (!tl->nfmts || !len || surely_untaken(tl, line, len))
+        return;
+    dispatch(tl, line, len, arrival_ns);
+}
+
 
 void testlog_tree_sample(struct testlog *tl, uint64_t rss)
 {
