@@ -13,7 +13,10 @@
  *
  * Each is pure (no I/O, no globals), keeps bounded state in the zeroed block the core allocates
  * (state_size; no release function needed: none owns memory between calls), and rejects a line
- * that is not its format within a few byte comparisons. go and libtest use cJSON only for lines
+ * that is not its format within a few byte comparisons. Each also declares, for the core's
+ * prefilter (testlog_event.h), the first bytes its lines can have and when it is busy: a line it
+ * cannot take then never reaches it. A change to what a parser accepts must keep that declaration
+ * true (unit_testlog's prefilter tests compare every fixture with and without the prefilter). go and libtest use cJSON only for lines
  * that start with '{' and name their key fields; cJSON's memory is freed before parse returns, so
  * strings they hand out are copied into the state (truncated to the state's buffers).
  *
