@@ -123,7 +123,7 @@ static size_t find_quote_or_backslash(const char *s, size_t n, size_t j)
 }
 
 /* s[*i] == '"'; on success *i is past the closing quote. */
-static enum scan scan_string(const char *s, size_t n, size_t *i, struct jv *v)
+static inline enum scan scan_string(const char *s, size_t n, size_t *i, struct jv *v)
 {
     size_t j = *i + 1;
     bool esc = false;
