@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define TL_MAX_EVENTS 4
 
@@ -109,11 +110,10 @@ static inline struct tl_str tl_str_make(const char *p, size_t n)
 }
 static inline void tl_event_init(struct tl_event *ev, enum tl_kind kind)
 {
-    struct tl_event z = {0};
-    z.kind = kind;
-    z.time_ms = __builtin_nan("");
-    z.duration_ms = __builtin_nan("");
-    *ev = z;
+    memset(ev, 0, sizeof *ev); /* in place: no zeroed copy to move */
+    ev->kind = kind;
+    ev->time_ms = __builtin_nan("");
+    ev->duration_ms = __builtin_nan("");
 }
 
 #endif

@@ -66,7 +66,7 @@ enum {
 
 struct jv {
     const char *p; /* strings: the raw bytes between the quotes; others: the value's text */
-    size_t n;
+    uint32_t n;    /* values lie within MOZLOG_PREFIX bytes: 16-byte entries, cheap to clear */
     char t;        /* 0 absent, 's' string, 'n' number, 'o' object, 'a' array, 'l' literal */
     bool esc;      /* string holds backslash escapes */
 };
@@ -80,10 +80,13 @@ enum scan { SCAN_OK, SCAN_SHORT, SCAN_BAD };
 
 static inline size_t ws(const char *s, size_t n, size_t i)
 {
-    if (i < n && (unsigned char)s[i] > ' ') /* the usual case: no whitespace here */
-        return i;
-    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
-        i++;
+    for (; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c > ' ') /* the usual case, first */
+            return i;
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+            return i;
+    }
     return i;
 }
 
@@ -137,7 +140,7 @@ static inline enum scan scan_string(const char *s, size_t n, size_t *i, struct j
         j += 2;
     }
     v->p = s + *i + 1;
-    v->n = j - *i - 1;
+    v->n = (uint32_t)(j - *i - 1);
     v->t = 's';
     v->esc = esc;
     *i = j + 1;
@@ -170,7 +173,7 @@ static enum scan scan_value(const char *s, size_t n, size_t *i, struct jv *v)
             else if (d == '}' || d == ']') {
                 if (--depth == 0) {
                     v->p = s + *i;
-                    v->n = j + 1 - *i;
+                    v->n = (uint32_t)(j + 1 - *i);
                     v->t = c == '{' ? 'o' : 'a';
                     *i = j + 1;
                     return SCAN_OK;
@@ -181,9 +184,13 @@ static enum scan scan_value(const char *s, size_t n, size_t *i, struct jv *v)
         return SCAN_SHORT;
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
-        while (j < n && ((s[j] >= '0' && s[j] <= '9') || s[j] == '-' || s[j] == '+' || s[j] == '.' ||
-                         s[j] == 'e' || s[j] == 'E'))
-            j++;
+        for (; j < n; j++) {
+            unsigned char d = (unsigned char)s[j];
+            if ((unsigned)(d - '0') < 10)
+                continue;
+            if (d != '-' && d != '+' && d != '.' && d != 'e' && d != 'E')
+                break;
+        }
         if (j >= n)
             return SCAN_SHORT;
         v->t = 'n';
@@ -198,7 +205,7 @@ static enum scan scan_value(const char *s, size_t n, size_t *i, struct jv *v)
     } else
         return SCAN_BAD;
     v->p = s + *i;
-    v->n = j - *i;
+    v->n = (uint32_t)(j - *i);
     v->esc = false;
     *i = j;
     return SCAN_OK;
