@@ -2,13 +2,16 @@
  * testlog_event.h; this file strips lines for matching, dispatches them, pairs test starts with
  * ends and writes the markers.
  *
- * Hot path: each format declares which first bytes its lines can start with (and whether a '.' in
- * the first word may make a line its own, and when it is busy waiting for a continuation that any
- * line may bring); a table by first byte then names the parsers to call, so a line no parser can
- * take costs a table look-up and no call. A line that cannot begin with a CI prefix or an escape
- * is looked up before it is stripped: most plain text is then never copied or scanned for escapes.
- * Nothing is allocated per line. A test costs one slot in the open-test table (whose string
- * buffers are reused) and one payload built in a reused jsonw buffer.
+ * Hot path: each format declares which first bytes and byte pairs its lines can start with (and
+ * whether a '.' in the first word may make a line its own, and when it is busy waiting for a
+ * continuation that any line may bring); a table indexed by a line's first two bytes then names
+ * the parsers to call, so a line no parser can take costs a table look-up and no call. That
+ * decision is made before the line is stripped (surely_untaken): CI prefixes are read in the
+ * line's first 64 bytes when those hold no escape, and anything undecided there takes the exact
+ * path (strip, then look up). no_prefilter in the config turns all of this off, which the unit
+ * and fuzz tests use as the reference. Nothing is allocated per line. A test costs one slot in
+ * the open-test table (whose string buffers are reused) and one payload spelled out as text in a
+ * reused buffer (see "payload text").
  */
 #include "testlog.h"
 
