@@ -2,9 +2,16 @@
  * testlog_event.h; this file strips lines for matching, dispatches them, pairs test starts with
  * ends and writes the markers.
  *
- * Hot path: a line that matches no format costs the stripping scan plus one cheap first-byte test
- * per format; nothing is allocated per line. A test costs one slot in the open-test table (whose
- * string buffers are reused) and one payload built in a reused jsonw buffer.
+ * Hot path: each format declares which first bytes and byte pairs its lines can start with (and
+ * whether a '.' in the first word may make a line its own, and when it is busy waiting for a
+ * continuation that any line may bring); a table indexed by a line's first two bytes then names
+ * the parsers to call, so a line no parser can take costs a table look-up and no call. That
+ * decision is made before the line is stripped (surely_untaken): CI prefixes are read in the
+ * line's first 64 bytes when those hold no escape, and anything undecided there takes the exact
+ * path (strip, then look up). no_prefilter in the config turns all of this off, which the unit
+ * and fuzz tests use as the reference. Nothing is allocated per line. A test costs one slot in
+ * the open-test table (whose string buffers are reused) and one payload spelled out as text in a
+ * reused buffer (see "payload text").
  */
 #include "testlog.h"
 
@@ -13,9 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "jsonw.h"
 #include "testlog_event.h"
+#include "testlog_formats.h"
 #include "util.h"
 
 /* The formats in priority order (test-logs.md). A format whose parser is not part of this build
@@ -24,6 +35,8 @@ static const struct tl_format *const format_table[] = {
     &tl_format_mozlog, &tl_format_tbpl,   &tl_format_mach,     &tl_format_tap,   &tl_format_go,
     &tl_format_gtest,  &tl_format_pytest, &tl_format_unittest, &tl_format_libtest, &tl_format_check,
 };
+
+_Static_assert(ARRAY_SIZE(format_table) <= 16, "prefilter masks are 16 bits");
 
 static const struct {
     const char *name;
@@ -73,6 +86,13 @@ struct open_span { /* a suite, group or process */
     bool group;
 };
 
+/* A growable text buffer, NUL-terminated when handed out (ob_end). */
+struct obuf {
+    char *p;
+    size_t n, cap;
+    bool failed;
+};
+
 struct fmt_slot {
     const struct tl_format *f;
     void *state;
@@ -84,10 +104,18 @@ struct testlog {
     struct testlog_probe probe;
     struct fmt_slot fmts[ARRAY_SIZE(format_table)];
     size_t nfmts;
+    /* Prefilter (bits are slot indexes): the parsers that may take, while idle, a line starting
+     * with bytes a, b (by_pair[a << 8 | b]) or a line of the one byte a (by_byte[a]); those that
+     * also take a line whose first word holds a '.'; those that may ever be busy; those busy now. */
+    uint16_t *by_pair;
+    uint16_t by_byte[256];
+    uint16_t dotted, can_busy, busy;
 
     char *strip;
     size_t strip_cap;
-    struct jsonw w, sw;
+    struct jsonw w;   /* payloads of the rarer markers */
+    struct obuf ob;   /* payloads and state lines of tests, written as text */
+    struct jsonw esc; /* strings that need escaping, on their way into ob */
 
     struct open_test *open; /* ordered by start: the most recent is last */
     size_t nopen, open_cap;
@@ -217,12 +245,13 @@ int testlog_new(const struct testlog_config *cfg, const struct marker_sink *sink
     if (probe)
         tl->probe = *probe;
     jsonw_init(&tl->w);
-    jsonw_init(&tl->sw);
+    jsonw_init(&tl->esc);
     for (size_t i = 0; i < ARRAY_SIZE(format_table); i++) {
         const struct tl_format *f = format_table[i];
         if (!f || !(cfg->formats & f->bit))
             continue;
-        struct fmt_slot *s = &tl->fmts[tl->nfmts++];
+        size_t slot = tl->nfmts++;
+        struct fmt_slot *s = &tl->fmts[slot];
         s->f = f;
         if (f->state_size) {
             s->state = calloc(1, f->state_size);
@@ -230,6 +259,31 @@ int testlog_new(const struct testlog_config *cfg, const struct marker_sink *sink
                 testlog_free(tl);
                 return -ENOMEM;
             }
+        }
+        if (!tl->by_pair && !(tl->by_pair = calloc(256 * 256, sizeof *tl->by_pair))) {
+            testlog_free(tl);
+            return -ENOMEM;
+        }
+        uint16_t bit = (uint16_t)(1u << slot);
+        bool any = (!f->first_bytes && !f->pairs) || cfg->no_prefilter;
+        for (unsigned a = 0; a < 256; a++) {
+            if (any || (a && f->first_bytes && strchr(f->first_bytes, (int)a))) {
+                tl->by_byte[a] |= bit;
+                for (unsigned b = 0; b < 256; b++)
+                    tl->by_pair[a << 8 | b] |= bit;
+            }
+        }
+        for (const char *const *pr = f->pairs; pr && *pr && !any; pr++) {
+            unsigned a = (unsigned char)(*pr)[0], b = (unsigned char)(*pr)[1];
+            tl->by_byte[a] |= bit;
+            tl->by_pair[a << 8 | b] |= bit;
+        }
+        if (f->dotted_word)
+            tl->dotted |= bit;
+        if (f->busy) {
+            tl->can_busy |= bit;
+            if (f->busy(s->state))
+                tl->busy |= bit;
         }
     }
     *ret = tl;
@@ -275,8 +329,10 @@ void testlog_free(struct testlog *tl)
         result_release(&tl->unexp[i]);
     free(tl->unexp);
     free(tl->strip);
+    free(tl->by_pair);
     jsonw_release(&tl->w);
-    jsonw_release(&tl->sw);
+    jsonw_release(&tl->esc);
+    free(tl->ob.p);
     free(tl);
 }
 
@@ -320,6 +376,60 @@ static size_t ci_prefix(const char *s, size_t n)
             return i + 6;
     }
     return 0;
+}
+
+/* ci_prefix() of a line known only by its first wn bytes (cut: the line goes on beyond them):
+ * the same answer, or -1 when it depends on what lies beyond. */
+static ssize_t ci_prefix_window(const char *s, size_t wn, bool cut)
+{
+    /* "n > k" for the whole line's n: 1, 0, or -1 unknown */
+#define LEN_GT(k) (wn > (k) ? 1 : cut ? -1 : 0)
+    int gt = LEN_GT(8);
+    if (gt < 0)
+        return -1;
+    if (gt && memcmp(s, "[task ", 6) == 0) {
+        size_t lim = cut ? 64 : (wn < 64 ? wn : 64);
+        for (size_t i = 6; i + 1 < lim; i++) {
+            if (i + 1 >= wn)
+                return -1;
+            if (s[i] == ']')
+                return (s[i - 1] == 'Z' && s[i + 1] == ' ') ? (ssize_t)i + 2 : 0;
+        }
+        return 0;
+    }
+    if ((gt = LEN_GT(12)) < 0)
+        return -1;
+    if (gt && is_digit(s[0]) && is_digit(s[1]) && s[2] == ':' && is_digit(s[3]) &&
+        is_digit(s[4]) && s[5] == ':' && is_digit(s[6]) && is_digit(s[7]) && s[8] == ' ') {
+        size_t i = 8;
+        while (i < wn && s[i] == ' ')
+            i++;
+        size_t w = i;
+        while (i < wn && is_upper(s[i]))
+            i++;
+        if (i == wn && cut)
+            return -1;
+        if (i > w && i + 3 <= wn && memcmp(s + i, " - ", 3) == 0)
+            return (ssize_t)i + 3;
+        if (i > w && i + 3 > wn && cut)
+            return -1;
+        if (i > w && !cut && i + 2 == wn && memcmp(s + i, " -", 2) == 0)
+            return (ssize_t)wn;
+        return 0;
+    }
+    if ((gt = LEN_GT(6)) < 0)
+        return -1;
+    if (gt && is_digit(s[0])) {
+        size_t i = 0;
+        while (i < wn && i < 20 && is_digit(s[i]))
+            i++;
+        if (i + 6 > wn)
+            return cut ? -1 : 0;
+        if (memcmp(s + i, " INFO ", 6) == 0)
+            return (ssize_t)i + 6;
+    }
+    return 0;
+#undef LEN_GT
 }
 
 /* Copy line without ANSI CSI sequences and charset designations into tl->strip. */
@@ -383,6 +493,83 @@ static void strip_line(struct testlog *tl, const char *line, size_t len, const c
     *ret_len = n;
 }
 
+/* ---- prefilter ---- */
+
+/* The first word of s (the bytes before its first space, at most 4096) holds a '.' (tl_format).
+ * With raw, s is not stripped yet: an escape byte then counts as a '.', since stripping it may
+ * reveal one (or join the word with what follows a space inside the escape). */
+static bool first_word_dotted(const char *s, size_t n, bool raw)
+{
+    size_t lim = n < 4096 ? n : 4096;
+    for (size_t i = 0; i < lim && s[i] != ' '; i++)
+        if (s[i] == '.' || (raw && s[i] == '\x1b'))
+            return true;
+    return false;
+}
+
+/* s[0..n) holds an escape byte: inline, as n is at most 64 here, too short to pay for a call. */
+static inline bool has_escape(const char *s, size_t n)
+{
+    size_t i = 0;
+#ifdef __SSE2__
+    const __m128i esc = _mm_set1_epi8('\x1b');
+    for (; i + 16 <= n; i += 16)
+        if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(s + i)), esc)))
+            return true;
+#endif
+    for (; i < n; i++)
+        if (s[i] == '\x1b')
+            return true;
+    return false;
+}
+
+/* The idle parsers that may take stripped line s (n > 0 bytes) by its first bytes. */
+static uint16_t by_start(const struct testlog *tl, const char *s, size_t n)
+{
+    unsigned char a = (unsigned char)s[0];
+    return n >= 2 ? tl->by_pair[(unsigned)a << 8 | (unsigned char)s[1]] : tl->by_byte[a];
+}
+
+/* True when no parser can take the line (len > 0), decided without stripping it: what stripping
+ * would change is looked at only as far as the decision needs (false: undecided, or some parser
+ * may take it). */
+static bool surely_untaken(const struct testlog *tl, const char *s, size_t n)
+{
+    if (tl->busy)
+        return false;
+    if (s[n - 1] == '\r')
+        n--;
+    if (!n)
+        return true;
+    if (s[0] == '\x1b')
+        return false;
+    if (s[0] == '[' || is_digit(s[0])) {
+        /* CI prefixes, read in the first 64 bytes when those hold no escape */
+        size_t wn = n < 64 ? n : 64;
+        bool cut = n > wn;
+        if (has_escape(s, wn))
+            return false;
+        size_t off = 0;
+        for (int k = 0; k < 3; k++) {
+            ssize_t p = ci_prefix_window(s + off, wn - off, cut);
+            if (p < 0)
+                return false;
+            if (!p)
+                break;
+            off += (size_t)p;
+        }
+        if (off == n)
+            return true; /* nothing but prefixes */
+        if (s[off] == '\x1b')
+            return false;
+        s += off;
+        n -= off;
+    }
+    /* s[0] is the stripped line's first byte; so is s[1] its second unless an escape starts there */
+    uint16_t cand = n >= 2 && s[1] == '\x1b' ? tl->by_byte[(unsigned char)s[0]] : by_start(tl, s, n);
+    return !cand && !(tl->dotted && first_word_dotted(s, n, true));
+}
+
 /* ---- time ---- */
 
 static uint64_t event_time(const struct testlog *tl, const struct tl_event *ev, uint64_t line_arrival)
@@ -409,11 +596,6 @@ static uint64_t event_time(const struct testlog *tl, const struct tl_event *ev, 
     if (mono < (double)tl->cfg.t0_ns)
         return tl->cfg.t0_ns;
     return (uint64_t)mono;
-}
-
-static double rel_ms(const struct testlog *tl, uint64_t t)
-{
-    return t >= tl->cfg.t0_ns ? (double)(t - tl->cfg.t0_ns) / 1e6 : -(double)(tl->cfg.t0_ns - t) / 1e6;
 }
 
 static uint64_t probe_cpu(const struct testlog *tl, bool *ok)
@@ -461,58 +643,160 @@ static struct tl_str short_name(struct tl_str id)
     return tl_str_make(slash, (size_t)(id.p + id.n - slash));
 }
 
-/* ---- state lines ---- */
+/* ---- payload text ----
+ * The payloads and state lines written for every test are spelled out as text, keys and commas
+ * included: the same bytes jsonw's structured calls give (the golden files hold them to it), at a
+ * fraction of the cost — strings that need no escaping are copied whole, numbers are formatted
+ * without printf, and appending a piece is a bounds check and a memcpy. */
 
-static void write_key(struct jsonw *w, struct tl_str scope, struct tl_str id)
+static __attribute__((noinline)) bool ob_grow(struct obuf *b, size_t more)
 {
-    jsonw_key(w, "key");
-    if (!scope.n) {
-        jsonw_strn(w, id.p, id.n);
+    if (b->failed)
+        return false;
+    size_t cap = b->cap ? b->cap : 512;
+    while (cap - b->n < more + 1) { /* + 1: room for the final NUL */
+        if (cap > SIZE_MAX / 2) {
+            b->failed = true;
+            return false;
+        }
+        cap *= 2;
+    }
+    char *p = realloc(b->p, cap);
+    if (!p) {
+        b->failed = true;
+        return false;
+    }
+    b->p = p;
+    b->cap = cap;
+    return true;
+}
+
+static inline void ob_put(struct obuf *b, const char *s, size_t n)
+{
+    if (b->cap - b->n <= n && !ob_grow(b, n))
+        return;
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+}
+
+#define PUT(b, lit) ob_put((b), (lit), sizeof(lit) - 1)
+
+static void ob_reset(struct obuf *b)
+{
+    b->n = 0;
+    b->failed = false;
+}
+
+/* Terminate; false when the text is incomplete (out of memory). */
+static bool ob_end(struct obuf *b)
+{
+    if (b->cap - b->n < 1 && !ob_grow(b, 0))
+        return false;
+    b->p[b->n] = '\0';
+    return !b->failed;
+}
+
+/* s escaped for a JSON string, without quotes. */
+static void put_escaped(struct testlog *tl, const char *p, size_t n)
+{
+    if (tl_json_plain(p, n)) {
+        if (n)
+            ob_put(&tl->ob, p, n);
         return;
     }
-    jsonw_raw(w, "\"", 1); /* a value as far as comma placement goes; completed below */
-    jsonw_escape(w, scope.p, scope.n);
-    jsonw_append(w, "\\u001f", 6);
-    jsonw_escape(w, id.p, id.n);
-    jsonw_append(w, "\"", 1);
+    jsonw_reset(&tl->esc);
+    jsonw_escape(&tl->esc, p, n);
+    if (jsonw_failed(&tl->esc))
+        tl->ob.failed = true;
+    else
+        ob_put(&tl->ob, tl->esc.buf, tl->esc.len);
+}
+
+/* A JSON string value. */
+static void put_str(struct testlog *tl, const char *p, size_t n)
+{
+    PUT(&tl->ob, "\"");
+    put_escaped(tl, p, n);
+    PUT(&tl->ob, "\"");
+}
+
+static void put_cstr(struct testlog *tl, const char *s) { put_str(tl, s, strlen(s)); }
+
+static void put_uint(struct obuf *b, uint64_t v)
+{
+    char tmp[24];
+    size_t k = sizeof tmp;
+    do {
+        tmp[--k] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    ob_put(b, tmp + k, sizeof tmp - k);
+}
+
+static void put_int(struct obuf *b, int64_t v)
+{
+    if (v < 0)
+        PUT(b, "-");
+    put_uint(b, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+}
+
+/* Milliseconds from profile time 0 to t (negative before it), as jsonw_double(v, 3) writes them. */
+static void put_rel_ms(struct testlog *tl, uint64_t t)
+{
+    char tmp[32];
+    bool neg = t < tl->cfg.t0_ns;
+    ob_put(&tl->ob, tmp, tl_fmt_ms3(tmp, neg, neg ? tl->cfg.t0_ns - t : t - tl->cfg.t0_ns));
+}
+
+/* ---- state lines ---- */
+
+/* ,"key":"id" or ,"key":"scope\u001fid" */
+static void put_key(struct testlog *tl, struct tl_str scope, struct tl_str id)
+{
+    struct obuf *b = &tl->ob;
+    PUT(b, ",\"key\":\"");
+    if (scope.n) {
+        put_escaped(tl, scope.p, scope.n);
+        PUT(b, "\\u001f");
+    }
+    put_escaped(tl, id.p, id.n);
+    PUT(b, "\"");
 }
 
 static void state_close(struct testlog *tl, const char *kind, struct tl_str scope, struct tl_str id)
 {
     if (!tl->sink.state)
         return;
-    struct jsonw *w = &tl->sw;
-    jsonw_reset(w);
-    jsonw_obj_open(w);
-    jsonw_kv_str(w, "type", "close");
-    jsonw_kv_str(w, "kind", kind);
-    write_key(w, scope, id);
-    jsonw_obj_close(w);
-    if (!jsonw_failed(w))
-        marker_state(&tl->sink, w->buf, w->len);
+    struct obuf *b = &tl->ob;
+    ob_reset(b);
+    PUT(b, "{\"type\":\"close\",\"kind\":");
+    put_cstr(tl, kind);
+    put_key(tl, scope, id);
+    PUT(b, "}");
+    if (ob_end(b))
+        marker_state(&tl->sink, b->p, b->n);
 }
 
 static void state_open_text(struct testlog *tl, const char *kind, struct tl_str name, uint64_t start)
 {
     if (!tl->sink.state)
         return;
-    struct jsonw *w = &tl->sw;
-    jsonw_reset(w);
-    jsonw_obj_open(w);
-    jsonw_kv_str(w, "type", "open");
-    jsonw_kv_str(w, "kind", kind);
-    write_key(w, tl_str_make("", 0), name);
-    jsonw_kv_str(w, "name", kind);
-    jsonw_kv_double(w, "startTime", rel_ms(tl, start), 3);
-    jsonw_kv_int(w, "category", CAT_TASKS);
-    jsonw_key(w, "data");
-    jsonw_obj_open(w);
-    jsonw_kv_str(w, "type", "Text");
-    jsonw_kv_strn(w, "text", name.p, name.n);
-    jsonw_obj_close(w);
-    jsonw_obj_close(w);
-    if (!jsonw_failed(w))
-        marker_state(&tl->sink, w->buf, w->len);
+    struct obuf *b = &tl->ob;
+    ob_reset(b);
+    PUT(b, "{\"type\":\"open\",\"kind\":");
+    put_cstr(tl, kind);
+    put_key(tl, tl_str_make("", 0), name);
+    PUT(b, ",\"name\":");
+    put_cstr(tl, kind);
+    PUT(b, ",\"startTime\":");
+    put_rel_ms(tl, start);
+    PUT(b, ",\"category\":");
+    put_int(b, CAT_TASKS);
+    PUT(b, ",\"data\":{\"type\":\"Text\",\"text\":");
+    put_str(tl, name.p, name.n);
+    PUT(b, "}}");
+    if (ob_end(b))
+        marker_state(&tl->sink, b->p, b->n);
 }
 
 /* ---- tests ---- */
@@ -590,30 +874,42 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
         start = end;
     }
     bool unexpected = is_unexpected(ev);
-    struct jsonw *w = &tl->w;
-    jsonw_reset(w);
-    jsonw_obj_open(w);
-    jsonw_kv_str(w, "type", "Test");
-    jsonw_kv_strn(w, "test", id.p, id.n);
+    struct obuf *b = &tl->ob;
+    ob_reset(b);
+    PUT(b, "{\"type\":\"Test\",\"test\":");
+    put_str(tl, id.p, id.n);
     struct tl_str sn = short_name(id);
-    jsonw_kv_strn(w, "name", sn.p, sn.n);
-    jsonw_kv_strn(w, "status", ev->status.p, ev->status.n);
-    if (ev->expected.n && !str_same(ev->expected, ev->status))
-        jsonw_kv_strn(w, "expected", ev->expected.p, ev->expected.n);
-    if (ev->message.n && status_is(ev->status, "SKIP", "TIMEOUT"))
-        jsonw_kv_strn(w, "message", ev->message.p, ev->message.n);
-    int64_t tf = ev->timeoutfactor ? ev->timeoutfactor : (ot ? ot->timeoutfactor : 0);
-    if (tf)
-        jsonw_kv_int(w, "timeoutfactor", tf);
-    jsonw_kv_str(w, "color", color_for(ev->status, unexpected));
-    if (cost) {
-        jsonw_kv_double(w, "cpuTime", (double)cpu / 1e6, 3);
-        if (rss) /* 0: no sample while it ran (unknown, not zero) */
-            jsonw_kv_uint(w, "maxRSS", rss);
+    PUT(b, ",\"name\":");
+    put_str(tl, sn.p, sn.n);
+    PUT(b, ",\"status\":");
+    put_str(tl, ev->status.p, ev->status.n);
+    if (ev->expected.n && !str_same(ev->expected, ev->status)) {
+        PUT(b, ",\"expected\":");
+        put_str(tl, ev->expected.p, ev->expected.n);
     }
-    jsonw_obj_close(w);
-    if (!jsonw_failed(w))
-        marker_emit(&tl->sink, "test", start, end, CAT_TASKS, w->buf, w->len);
+    if (ev->message.n && status_is(ev->status, "SKIP", "TIMEOUT")) {
+        PUT(b, ",\"message\":");
+        put_str(tl, ev->message.p, ev->message.n);
+    }
+    int64_t tf = ev->timeoutfactor ? ev->timeoutfactor : (ot ? ot->timeoutfactor : 0);
+    if (tf) {
+        PUT(b, ",\"timeoutfactor\":");
+        put_int(b, tf);
+    }
+    PUT(b, ",\"color\":");
+    put_cstr(tl, color_for(ev->status, unexpected));
+    if (cost) {
+        char tmp[32];
+        PUT(b, ",\"cpuTime\":");
+        ob_put(b, tmp, tl_fmt_ms3(tmp, false, cpu));
+        if (rss) { /* 0: no sample while it ran (unknown, not zero) */
+            PUT(b, ",\"maxRSS\":");
+            put_uint(b, rss);
+        }
+    }
+    PUT(b, "}");
+    if (ob_end(b))
+        marker_emit(&tl->sink, "test", start, end, CAT_TASKS, b->p, b->n);
     record_result(tl, id, ev->status, ev->expected, unexpected, end - start, cpu, rss);
 }
 
@@ -683,25 +979,22 @@ static void test_start(struct testlog *tl, const struct tl_event *ev, uint64_t t
 
     if (!tl->sink.state)
         return;
-    struct jsonw *w = &tl->sw;
-    jsonw_reset(w);
-    jsonw_obj_open(w);
-    jsonw_kv_str(w, "type", "open");
-    jsonw_kv_str(w, "kind", "test");
-    write_key(w, sbuf_str(&ot->scope), sbuf_str(&ot->id));
-    jsonw_kv_str(w, "name", "test");
-    jsonw_kv_double(w, "startTime", rel_ms(tl, t), 3);
-    jsonw_kv_int(w, "category", CAT_TASKS);
-    jsonw_key(w, "data");
-    jsonw_obj_open(w);
-    jsonw_kv_str(w, "type", "Test");
-    jsonw_kv_strn(w, "test", ot->id.p, ot->id.n);
+    struct obuf *b = &tl->ob;
+    ob_reset(b);
+    PUT(b, "{\"type\":\"open\",\"kind\":\"test\"");
+    put_key(tl, sbuf_str(&ot->scope), sbuf_str(&ot->id));
+    PUT(b, ",\"name\":\"test\",\"startTime\":");
+    put_rel_ms(tl, t);
+    PUT(b, ",\"category\":");
+    put_int(b, CAT_TASKS);
+    PUT(b, ",\"data\":{\"type\":\"Test\",\"test\":");
+    put_str(tl, ot->id.p, ot->id.n);
     struct tl_str sn = short_name(sbuf_str(&ot->id));
-    jsonw_kv_strn(w, "name", sn.p, sn.n);
-    jsonw_obj_close(w);
-    jsonw_obj_close(w);
-    if (!jsonw_failed(w))
-        marker_state(&tl->sink, w->buf, w->len);
+    PUT(b, ",\"name\":");
+    put_str(tl, sn.p, sn.n);
+    PUT(b, "}}");
+    if (ob_end(b))
+        marker_state(&tl->sink, b->p, b->n);
 }
 
 static void test_end(struct testlog *tl, const struct tl_event *ev, uint64_t t)
@@ -736,23 +1029,32 @@ static void emit_status_instant(struct testlog *tl, const char *name, uint64_t t
                                 struct tl_str subtest, struct tl_str message, struct tl_str stack,
                                 const char *color)
 {
-    struct jsonw *w = &tl->w;
-    jsonw_reset(w);
-    jsonw_obj_open(w);
-    jsonw_kv_str(w, "type", "TestStatus");
-    if (test.n)
-        jsonw_kv_strn(w, "test", test.p, test.n);
-    if (subtest.n)
-        jsonw_kv_strn(w, "subtest", subtest.p, subtest.n);
-    if (message.n)
-        jsonw_kv_strn(w, "message", message.p, message.n);
-    if (stack.n)
-        jsonw_kv_strn(w, "stack", stack.p, stack.n);
-    if (color)
-        jsonw_kv_str(w, "color", color);
-    jsonw_obj_close(w);
-    if (!jsonw_failed(w))
-        marker_emit(&tl->sink, name, t, MARKER_INSTANT, CAT_OTHER, w->buf, w->len);
+    struct obuf *b = &tl->ob;
+    ob_reset(b);
+    PUT(b, "{\"type\":\"TestStatus\"");
+    if (test.n) {
+        PUT(b, ",\"test\":");
+        put_str(tl, test.p, test.n);
+    }
+    if (subtest.n) {
+        PUT(b, ",\"subtest\":");
+        put_str(tl, subtest.p, subtest.n);
+    }
+    if (message.n) {
+        PUT(b, ",\"message\":");
+        put_str(tl, message.p, message.n);
+    }
+    if (stack.n) {
+        PUT(b, ",\"stack\":");
+        put_str(tl, stack.p, stack.n);
+    }
+    if (color) {
+        PUT(b, ",\"color\":");
+        put_cstr(tl, color);
+    }
+    PUT(b, "}");
+    if (ob_end(b))
+        marker_emit(&tl->sink, name, t, MARKER_INSTANT, CAT_OTHER, b->p, b->n);
 }
 
 static void subtest(struct testlog *tl, const struct tl_event *ev, uint64_t t)
@@ -1045,24 +1347,38 @@ static void handle(struct testlog *tl, const struct tl_event *ev, uint64_t arriv
     }
 }
 
-/* ---- public entry points ---- */
-
-void testlog_line(struct testlog *tl, int stream, const char *line, size_t len, bool truncated,
-                  uint64_t arrival_ns)
+/* A line some parser may take: strip it and offer it to them in priority order. Kept out of
+ * testlog_line so that the common case, a line no parser takes, runs in a small frame. */
+static __attribute__((noinline)) void dispatch(struct testlog *tl, const char *line, size_t len,
+                                               uint64_t arrival_ns)
 {
-    (void)stream;
-    (void)truncated;
-    tl->stats.lines++;
-    if (!tl->nfmts || !len)
-        return;
     const char *s;
     size_t n;
     strip_line(tl, line, len, &s, &n);
     if (!n)
         return;
     struct tl_event ev[TL_MAX_EVENTS];
-    for (size_t i = 0; i < tl->nfmts; i++) {
-        int k = tl->fmts[i].f->parse(tl->fmts[i].state, s, n, arrival_ns, ev);
+    uint16_t cand = by_start(tl, s, n) | tl->busy;
+    uint16_t maybe = tl->dotted & ~cand; /* decided by the first word, when their turn comes */
+    for (;;) {
+        if (maybe && (!cand || __builtin_ctz(maybe) < __builtin_ctz(cand))) {
+            if (first_word_dotted(s, n, false))
+                cand |= maybe;
+            maybe = 0;
+            continue;
+        }
+        if (!cand)
+            return;
+        unsigned i = (unsigned)__builtin_ctz(cand);
+        cand &= (uint16_t)(cand - 1);
+        struct fmt_slot *fs = &tl->fmts[i];
+        int k = fs->f->parse(fs->state, s, n, arrival_ns, ev);
+        if ((tl->can_busy >> i) & 1) {
+            if (fs->f->busy(fs->state))
+                tl->busy |= (uint16_t)(1u << i);
+            else
+                tl->busy &= (uint16_t)~(1u << i);
+        }
         if (k <= 0)
             continue;
         if (k > TL_MAX_EVENTS)
@@ -1073,6 +1389,20 @@ void testlog_line(struct testlog *tl, int stream, const char *line, size_t len, 
         return;
     }
 }
+
+/* ---- public entry points ---- */
+
+void testlog_line(struct testlog *tl, int stream, const char *line, size_t len, bool truncated,
+                  uint64_t arrival_ns)
+{
+    (void)stream;
+    (void)truncated;
+    tl->stats.lines++;
+    if (!tl->nfmts || !len || surely_untaken(tl, line, len))
+        return;
+    dispatch(tl, line, len, arrival_ns);
+}
+
 
 void testlog_tree_sample(struct testlog *tl, uint64_t rss)
 {

@@ -5,7 +5,9 @@
  * The supervisor feeds complete lines (linebuf.h) from the command's stdout and stderr with their
  * arrival time. Per line, formats are tried in priority order (mozlog JSON, TBPL, mach, TAP, go
  * test, GoogleTest, best-effort text) after stripping, for matching only, a trailing '\r', ANSI
- * escapes and CI prefixes. A line that does not parse is simply output. Parsers are pure functions
+ * escapes and CI prefixes; only the formats whose lines can start with the line's first two bytes
+ * are tried (a prefilter that changes no result: see testlog.c), so plain text costs a few
+ * nanoseconds a line. A line that does not parse is simply output. Parsers are pure functions
  * of (line, len) → test events (testlog_*.c); this module keys open tests by id (+ subsuite or
  * package) so interleaved parallel output pairs correctly, and emits markers on the sink.
  *
@@ -51,6 +53,8 @@ struct testlog_config {
     bool process_output;   /* mozlog process_output as "output" instants */
     double wall_at_t0_ms;  /* wall clock of profile time 0, to map producer timestamps */
     uint64_t t0_ns;        /* monotonic profile time 0 */
+    bool no_prefilter;     /* tests: offer every line to every parser (the prefilter must not
+                              change any result; this is the reference it is checked against) */
 };
 /* Producer timestamps further than this from the arrival clock are ignored (arrival is used);
  * ones later than the arrival are taken as the arrival (a line cannot precede its event). */

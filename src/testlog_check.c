@@ -23,11 +23,14 @@ static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 static int result_line(const char *line, size_t len, struct tl_event *ev)
 {
-    size_t scan = len < 512 ? len : 512;
-    const char *c1 = memchr(line, ':', scan);
-    if (!c1 || c1 == line || !memchr(line, '.', (size_t)(c1 - line)) || memchr(line, ' ', (size_t)(c1 - line)))
+    /* "file.c:": the first colon, with a '.' and no space before it */
+    size_t scan = len < 512 ? len : 512, c1 = 0;
+    bool dot = false;
+    while (c1 < scan && line[c1] != ':' && line[c1] != ' ')
+        dot |= line[c1++] == '.';
+    if (c1 == 0 || c1 == scan || line[c1] != ':' || !dot)
         return 0;
-    size_t i = (size_t)(c1 - line) + 1, d = i;
+    size_t i = c1 + 1, d = i;
     while (i < len && is_digit(line[i]))
         i++;
     if (i == d || i + 3 >= len || line[i] != ':' || line[i + 2] != ':')
@@ -108,4 +111,8 @@ const struct tl_format tl_format_check = {
     .state_size = sizeof(struct check_state),
     .parse = check_parse,
     .release = NULL,
+    /* "Running suite(s):", "100%: Checks:", or a result whose first word is "file.c:..." */
+    .first_bytes = "0123456789",
+    .pairs = (const char *const[]){"Ru", NULL},
+    .dotted_word = true,
 };

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define TL_MAX_EVENTS 4
 
@@ -81,6 +82,19 @@ struct tl_format {
     int (*parse)(void *state, const char *line, size_t len, uint64_t arrival_ns,
                  struct tl_event *ev);
     void (*release)(void *state); /* NULL if the state owns no memory */
+    /* Prefilter (testlog.c), so that a line no parser can take costs no parser call. While the
+     * parser is idle (busy is NULL or returns false), parse must return 0 and leave the state as
+     * it was for every line that neither starts with a byte of first_bytes nor starts with one
+     * of the two-byte strings in pairs (NULL-terminated) — unless dotted_word is set and the
+     * line's first word (the bytes before its first space, at most the first 4096) holds a '.'.
+     * (A line of one byte passes when that byte begins a pair.) first_bytes and pairs both NULL:
+     * every line may match (no prefilter). A busy parser (one waiting for a continuation that
+     * any line may bring or cancel) sees every line. busy is asked after each call of parse, the
+     * only time the state changes. */
+    const char *first_bytes;
+    const char *const *pairs;
+    bool dotted_word;
+    bool (*busy)(const void *state);
 };
 
 /* The formats, in the priority order of test-logs.md. */
@@ -96,11 +110,10 @@ static inline struct tl_str tl_str_make(const char *p, size_t n)
 }
 static inline void tl_event_init(struct tl_event *ev, enum tl_kind kind)
 {
-    struct tl_event z = {0};
-    z.kind = kind;
-    z.time_ms = __builtin_nan("");
-    z.duration_ms = __builtin_nan("");
-    *ev = z;
+    memset(ev, 0, sizeof *ev); /* in place: no zeroed copy to move */
+    ev->kind = kind;
+    ev->time_ms = __builtin_nan("");
+    ev->duration_ms = __builtin_nan("");
 }
 
 #endif

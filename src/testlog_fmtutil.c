@@ -2,6 +2,10 @@
 #include "testlog_formats.h"
 
 #include <math.h>
+#include <stdio.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 void tl_set_result(struct tl_event *ev, struct tl_str id, struct tl_str scope,
                    enum tl_outcome outcome)
@@ -159,4 +163,85 @@ bool tl_iprefix(struct tl_str s, const char *lit)
             return false;
     }
     return true;
+}
+
+bool tl_json_plain(const char *s, size_t n)
+{
+    size_t i = 0;
+#ifdef __SSE2__
+    /* as signed bytes, everything from 0x80 up is negative: one compare finds those and controls */
+    const __m128i space = _mm_set1_epi8(' '), quote = _mm_set1_epi8('"'),
+                  bslash = _mm_set1_epi8('\\');
+    for (; i + 16 <= n; i += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        __m128i bad = _mm_or_si128(_mm_cmplt_epi8(x, space),
+                                   _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)));
+        if (_mm_movemask_epi8(bad))
+            return false;
+    }
+#endif
+    const uint64_t ones = UINT64_C(0x0101010101010101), highs = UINT64_C(0x8080808080808080);
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+        /* bytes >= 0x80, < 0x20, '"' or '\\': the lowest such byte is always flagged (a borrow
+         * can only flag bytes above it, which merely sends the string to the escaper) */
+        uint64_t bad = (x & highs) | ((x - ones * 0x20) & ~x & highs) | ((q - ones) & ~q & highs) |
+                       ((b - ones) & ~b & highs);
+        if (bad)
+            return false;
+    }
+    for (; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
+            return false;
+    }
+    return true;
+}
+
+/* What jsonw_double(v, 3) writes: "%.3f", trailing zeros trimmed but one kept, no "-0.0". */
+static size_t ms3_printf(char *buf, double v)
+{
+    int n = snprintf(buf, 32, "%.3f", v);
+    if (n < 0 || n >= 32) {
+        memcpy(buf, "null", 4);
+        return 4;
+    }
+    while (n > 2 && buf[n - 1] == '0' && buf[n - 2] != '.')
+        n--;
+    if (n == 4 && memcmp(buf, "-0.0", 4) == 0)
+        memmove(buf, buf + 1, (size_t)--n);
+    return (size_t)n;
+}
+
+size_t tl_fmt_ms3(char *buf, bool neg, uint64_t ns)
+{
+    /* Away from a tie (ns % 1000 == 500) and below 2^53 ns (relative error 2^-53 < 1 ns), the
+     * correctly rounded double ns/1e6 lies on the same side of every rounding boundary as the
+     * exact value, so rounding to microseconds in integers gives printf's digits. */
+    if (ns % 1000 == 500 || ns >= UINT64_C(9000000000000000)) {
+        double v = (double)ns / 1e6;
+        return ms3_printf(buf, neg ? -v : v);
+    }
+    uint64_t us = (ns + 500) / 1000;
+    char tmp[32];
+    size_t k = sizeof tmp;
+    unsigned frac = (unsigned)(us % 1000);
+    uint64_t ip = us / 1000;
+    /* fraction: three digits, trailing zeros trimmed, at least one kept */
+    char f[3] = {(char)('0' + frac / 100), (char)('0' + frac / 10 % 10), (char)('0' + frac % 10)};
+    size_t fl = f[2] != '0' ? 3 : f[1] != '0' ? 2 : 1;
+    while (fl > 0) /* right to left */
+        tmp[--k] = f[--fl];
+    tmp[--k] = '.';
+    do {
+        tmp[--k] = (char)('0' + ip % 10);
+        ip /= 10;
+    } while (ip);
+    if (neg && us)
+        tmp[--k] = '-';
+    size_t len = sizeof tmp - k;
+    memcpy(buf, tmp + k, len);
+    return len;
 }

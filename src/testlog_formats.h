@@ -13,7 +13,10 @@
  *
  * Each is pure (no I/O, no globals), keeps bounded state in the zeroed block the core allocates
  * (state_size; no release function needed: none owns memory between calls), and rejects a line
- * that is not its format within a few byte comparisons. go and libtest use cJSON only for lines
+ * that is not its format within a few byte comparisons. Each also declares, for the core's
+ * prefilter (testlog_event.h), the first bytes its lines can have and when it is busy: a line it
+ * cannot take then never reaches it. A change to what a parser accepts must keep that declaration
+ * true (unit_testlog's prefilter tests compare every fixture with and without the prefilter). go and libtest use cJSON only for lines
  * that start with '{' and name their key fields; cJSON's memory is freed before parse returns, so
  * strings they hand out are copied into the state (truncated to the state's buffers).
  *
@@ -95,6 +98,13 @@ bool tl_parse_number(struct tl_str s, double *ret);
 bool tl_parse_rfc3339(struct tl_str s, double *ret_ms);
 /* Case-insensitive prefix test of s against lowercase lit. */
 bool tl_iprefix(struct tl_str s, const char *lit);
+
+/* For the core's payloads (testlog.c), here so that unit tests can hold them to jsonw:
+ * s needs no JSON escaping (printable ASCII only, no '"' or '\\'): jsonw_escape would copy it as is. */
+bool tl_json_plain(const char *s, size_t n);
+/* ns / 1e6, negated when neg, as jsonw_double(v, 3) writes it (without snprintf in nearly every
+ * case); buf holds at least 32 bytes. Returns the length. */
+size_t tl_fmt_ms3(char *buf, bool neg, uint64_t ns);
 
 static inline bool tl_str_eq(struct tl_str s, const char *lit)
 {

@@ -209,4 +209,6 @@ const struct tl_format tl_format_go = {
     .state_size = sizeof(struct go_state),
     .parse = go_parse,
     .release = NULL,
+    .first_bytes = "{ ",
+    .pairs = (const char *const[]){"==", "--", "ok", "FA", NULL},
 };

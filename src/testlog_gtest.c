@@ -116,4 +116,5 @@ const struct tl_format tl_format_gtest = {
     .state_size = sizeof(struct gtest_state),
     .parse = gtest_parse,
     .release = NULL,
+    .pairs = (const char *const[]){"[ ", "[-", "[=", NULL},
 };

@@ -193,10 +193,19 @@ static int libtest_parse(void *state, const char *line, size_t len, uint64_t arr
     return 0;
 }
 
+static bool libtest_busy(const void *state)
+{
+    return ((const struct libtest_state *)state)->pending;
+}
+
 const struct tl_format tl_format_libtest = {
     .name = "libtest",
     .bit = TL_FMT_LIBTEST,
     .state_size = sizeof(struct libtest_state),
     .parse = libtest_parse,
     .release = NULL,
+    /* "test ...", JSON, "running N tests", cargo's indented "Running ..." */
+    .first_bytes = "{ ",
+    .pairs = (const char *const[]){"te", "ru", NULL},
+    .busy = libtest_busy,
 };

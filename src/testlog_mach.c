@@ -165,4 +165,5 @@ const struct tl_format tl_format_mach = {
     .state_size = 0,
     .parse = mach_parse,
     .release = NULL,
+    .first_bytes = " 0123456789",
 };

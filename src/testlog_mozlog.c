@@ -17,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "testlog.h"
 
@@ -58,25 +61,12 @@ enum {
     F_N
 };
 
-static const char *const field_names[F_N] = {
-    [F_ACTION] = "action",     [F_TIME] = "time",           [F_TEST] = "test",
-    [F_SUBSUITE] = "subsuite", [F_STATUS] = "status",       [F_EXPECTED] = "expected",
-    [F_MESSAGE] = "message",   [F_KNOWN] = "known_intermittent", [F_EXTRA] = "extra",
-    [F_SUBTEST] = "subtest",   [F_LEVEL] = "level",         [F_PROCESS] = "process",
-    [F_DATA] = "data",         [F_COMMAND] = "command",     [F_EXITCODE] = "exitcode",
-    [F_SIGNATURE] = "signature", [F_REASON] = "reason",     [F_MINIDUMP] = "minidump_path",
-    [F_COUNT] = "count",       [F_MIN] = "min_expected",    [F_MAX] = "max_expected",
-    [F_SOURCE] = "source",     [F_NAME] = "name",           [F_STACK] = "stack",
-    [F_FRAMES] = "frames",     [F_BYTES] = "bytes",         [F_ALLOCS] = "allocations",
-    [F_THRESHOLD] = "threshold", [F_GROUP] = "group",       [F_LINE] = "line",
-    [F_THREAD] = "thread",
-};
 
 #define MAX_KEY 24 /* longer keys are none of ours */
 
 struct jv {
     const char *p; /* strings: the raw bytes between the quotes; others: the value's text */
-    size_t n;
+    uint32_t n;    /* values lie within MOZLOG_PREFIX bytes: 16-byte entries, cheap to clear */
     char t;        /* 0 absent, 's' string, 'n' number, 'o' object, 'a' array, 'l' literal */
     bool esc;      /* string holds backslash escapes */
 };
@@ -88,31 +78,69 @@ struct mozlog_state {
 
 enum scan { SCAN_OK, SCAN_SHORT, SCAN_BAD };
 
-static size_t ws(const char *s, size_t n, size_t i)
+static inline size_t ws(const char *s, size_t n, size_t i)
 {
-    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
-        i++;
+    for (; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c > ' ') /* the usual case, first */
+            return i;
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+            return i;
+    }
     return i;
 }
 
+/* Index of the first '"' or '\\' in s[j..n), n if none. Sixteen (or eight) bytes at a time: most
+ * strings are short, where a memchr call costs more than the search. */
+static size_t find_quote_or_backslash(const char *s, size_t n, size_t j)
+{
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    for (; j + 16 <= n; j += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + j));
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)));
+        if (m)
+            return j + (size_t)__builtin_ctz(m);
+    }
+#endif
+    const uint64_t ones = UINT64_C(0x0101010101010101), highs = UINT64_C(0x8080808080808080);
+    for (; j + 8 <= n; j += 8) {
+        uint64_t x;
+        memcpy(&x, s + j, 8);
+        uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+        /* exact for the lowest matching byte, which is all that is used */
+        uint64_t hit = ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs);
+        if (hit) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            return j + (size_t)(__builtin_ctzll(hit) >> 3);
+#else
+            break;
+#endif
+        }
+    }
+    for (; j < n; j++)
+        if (s[j] == '"' || s[j] == '\\')
+            return j;
+    return n;
+}
+
 /* s[*i] == '"'; on success *i is past the closing quote. */
-static enum scan scan_string(const char *s, size_t n, size_t *i, struct jv *v)
+static inline enum scan scan_string(const char *s, size_t n, size_t *i, struct jv *v)
 {
     size_t j = *i + 1;
     bool esc = false;
     for (;;) {
-        const char *q = j < n ? memchr(s + j, '"', n - j) : NULL;
-        if (!q)
+        j = j < n ? find_quote_or_backslash(s, n, j) : n;
+        if (j >= n)
             return SCAN_SHORT;
-        const char *b = memchr(s + j, '\\', (size_t)(q - (s + j)));
-        j = (size_t)((b ? b : q) - s);
         if (s[j] == '"')
             break;
         esc = true;
         j += 2;
     }
     v->p = s + *i + 1;
-    v->n = j - *i - 1;
+    v->n = (uint32_t)(j - *i - 1);
     v->t = 's';
     v->esc = esc;
     *i = j + 1;
@@ -145,7 +173,7 @@ static enum scan scan_value(const char *s, size_t n, size_t *i, struct jv *v)
             else if (d == '}' || d == ']') {
                 if (--depth == 0) {
                     v->p = s + *i;
-                    v->n = j + 1 - *i;
+                    v->n = (uint32_t)(j + 1 - *i);
                     v->t = c == '{' ? 'o' : 'a';
                     *i = j + 1;
                     return SCAN_OK;
@@ -156,9 +184,13 @@ static enum scan scan_value(const char *s, size_t n, size_t *i, struct jv *v)
         return SCAN_SHORT;
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
-        while (j < n && ((s[j] >= '0' && s[j] <= '9') || s[j] == '-' || s[j] == '+' || s[j] == '.' ||
-                         s[j] == 'e' || s[j] == 'E'))
-            j++;
+        for (; j < n; j++) {
+            unsigned char d = (unsigned char)s[j];
+            if ((unsigned)(d - '0') < 10)
+                continue;
+            if (d != '-' && d != '+' && d != '.' && d != 'e' && d != 'E')
+                break;
+        }
         if (j >= n)
             return SCAN_SHORT;
         v->t = 'n';
@@ -173,13 +205,106 @@ static enum scan scan_value(const char *s, size_t n, size_t *i, struct jv *v)
     } else
         return SCAN_BAD;
     v->p = s + *i;
-    v->n = j - *i;
+    v->n = (uint32_t)(j - *i);
     v->esc = false;
     *i = j;
     return SCAN_OK;
 }
 
-/* Scan an object, storing the values of the members named in names[0..nf) into out[]. */
+/* Scan an object, storing the values of the members named in names[0..nf) into out[] (names NULL:
+ * the top-level fields F_*, by field_of()). */
+/* The field a top-level key names, -1 for none of ours (a switch on length, then one compare per
+ * candidate: cheaper than searching the name table for each of a line's keys). */
+static int field_of(const char *k, size_t n)
+{
+    switch (n) {
+    case 4:
+        if (!memcmp(k, "data", 4))
+            return F_DATA;
+        if (!memcmp(k, "line", 4))
+            return F_LINE;
+        if (!memcmp(k, "name", 4))
+            return F_NAME;
+        if (!memcmp(k, "test", 4))
+            return F_TEST;
+        if (!memcmp(k, "time", 4))
+            return F_TIME;
+        return -1;
+    case 5:
+        if (!memcmp(k, "bytes", 5))
+            return F_BYTES;
+        if (!memcmp(k, "count", 5))
+            return F_COUNT;
+        if (!memcmp(k, "extra", 5))
+            return F_EXTRA;
+        if (!memcmp(k, "group", 5))
+            return F_GROUP;
+        if (!memcmp(k, "level", 5))
+            return F_LEVEL;
+        if (!memcmp(k, "stack", 5))
+            return F_STACK;
+        return -1;
+    case 6:
+        if (!memcmp(k, "action", 6))
+            return F_ACTION;
+        if (!memcmp(k, "frames", 6))
+            return F_FRAMES;
+        if (!memcmp(k, "reason", 6))
+            return F_REASON;
+        if (!memcmp(k, "source", 6))
+            return F_SOURCE;
+        if (!memcmp(k, "status", 6))
+            return F_STATUS;
+        if (!memcmp(k, "thread", 6))
+            return F_THREAD;
+        return -1;
+    case 7:
+        if (!memcmp(k, "command", 7))
+            return F_COMMAND;
+        if (!memcmp(k, "message", 7))
+            return F_MESSAGE;
+        if (!memcmp(k, "process", 7))
+            return F_PROCESS;
+        if (!memcmp(k, "subtest", 7))
+            return F_SUBTEST;
+        return -1;
+    case 8:
+        if (!memcmp(k, "exitcode", 8))
+            return F_EXITCODE;
+        if (!memcmp(k, "expected", 8))
+            return F_EXPECTED;
+        if (!memcmp(k, "subsuite", 8))
+            return F_SUBSUITE;
+        return -1;
+    case 9:
+        if (!memcmp(k, "signature", 9))
+            return F_SIGNATURE;
+        if (!memcmp(k, "threshold", 9))
+            return F_THRESHOLD;
+        return -1;
+    case 11:
+        if (!memcmp(k, "allocations", 11))
+            return F_ALLOCS;
+        return -1;
+    case 12:
+        if (!memcmp(k, "max_expected", 12))
+            return F_MAX;
+        if (!memcmp(k, "min_expected", 12))
+            return F_MIN;
+        return -1;
+    case 13:
+        if (!memcmp(k, "minidump_path", 13))
+            return F_MINIDUMP;
+        return -1;
+    case 18:
+        if (!memcmp(k, "known_intermittent", 18))
+            return F_KNOWN;
+        return -1;
+    default:
+        return -1;
+    }
+}
+
 static enum scan scan_object(const char *s, size_t n, const char *const *names, size_t nf,
                              struct jv *out)
 {
@@ -209,7 +334,11 @@ static enum scan scan_object(const char *s, size_t n, const char *const *names, 
         r = scan_value(s, n, &i, &val);
         if (r != SCAN_OK)
             return r;
-        if (key.n && key.n <= MAX_KEY)
+        if (!names) {
+            int f = field_of(key.p, key.n);
+            if (f >= 0)
+                out[f] = val;
+        } else if (key.n && key.n <= MAX_KEY)
             for (size_t f = 0; f < nf; f++)
                 if (names[f][0] == key.p[0] && strnlen(names[f], key.n + 1) == key.n &&
                     memcmp(names[f], key.p, key.n) == 0) {
@@ -494,7 +623,7 @@ static int mozlog_parse(void *state, const char *line, size_t len, uint64_t arri
     size_t n = prefix ? MOZLOG_PREFIX : len;
     struct jv f[F_N];
     memset(f, 0, sizeof f);
-    enum scan r = scan_object(line, n, field_names, F_N, f);
+    enum scan r = scan_object(line, n, NULL, F_N, f);
     if (r == SCAN_BAD || (r == SCAN_SHORT && !prefix))
         return 0;
     if (f[F_ACTION].t != 's')
@@ -651,4 +780,5 @@ const struct tl_format tl_format_mozlog = {
     .state_size = sizeof(struct mozlog_state),
     .parse = mozlog_parse,
     .release = mozlog_release,
+    .first_bytes = " \t{",
 };

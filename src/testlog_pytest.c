@@ -96,7 +96,15 @@ static bool late_status(struct pytest_state *st, const char *line, size_t len, s
 
 static bool is_nodeid(const char *p, size_t n)
 {
-    return n > 5 && memmem(p, n, ".py::", 5) != NULL;
+    /* memchr for the dots: memmem's setup costs more than a whole short word */
+    for (const char *q = p, *end = p + n; n > 5 && end - q >= 5; q++) {
+        q = memchr(q, '.', (size_t)(end - q) - 4);
+        if (!q)
+            return false;
+        if (!memcmp(q + 1, "py::", 4))
+            return true;
+    }
+    return false;
 }
 
 static int pytest_parse(void *state, const char *line, size_t len, uint64_t arrival_ns,
@@ -171,10 +179,19 @@ not_nodeid:
     return st->pending ? late_status(st, line, len, ev) : 0;
 }
 
+static bool pytest_busy(const void *state)
+{
+    return ((const struct pytest_state *)state)->pending;
+}
+
 const struct tl_format tl_format_pytest = {
     .name = "pytest",
     .bit = TL_FMT_PYTEST,
     .state_size = sizeof(struct pytest_state),
     .parse = pytest_parse,
     .release = NULL,
+    /* "[gw0] ..." (xdist), or a first word holding ".py::" */
+    .pairs = (const char *const[]){"[g", NULL},
+    .dotted_word = true,
+    .busy = pytest_busy,
 };

@@ -366,10 +366,20 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
     }
 }
 
+/* Held results and YAML blocks are decided by whatever line comes next. */
+static bool tap_busy(const void *state)
+{
+    const struct tap_state *st = state;
+    return st->hold != HOLD_NONE || st->after_point;
+}
+
 const struct tl_format tl_format_tap = {
     .name = "tap",
     .bit = TL_FMT_TAP,
     .state_size = sizeof(struct tap_state),
     .parse = tap_parse,
     .release = NULL,
+    .first_bytes = " ",
+    .pairs = (const char *const[]){"ok", "no", "TA", "Ba", "1.", "# ", NULL},
+    .busy = tap_busy,
 };

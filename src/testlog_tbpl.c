@@ -278,4 +278,6 @@ const struct tl_format tl_format_tbpl = {
     .state_size = sizeof(struct tbpl_state),
     .parse = tbpl_parse,
     .release = NULL,
+    /* a held result is resolved only by the next TBPL line, which starts with one of these */
+    .pairs = (const char *const[]){"TE", "PR", "SU", NULL},
 };

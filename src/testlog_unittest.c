@@ -176,10 +176,19 @@ static int unittest_parse(void *state, const char *line, size_t len, uint64_t ar
     return 0;
 }
 
+static bool unittest_busy(const void *state)
+{
+    const struct unittest_state *st = state;
+    return st->pending || st->candidate;
+}
+
 const struct tl_format tl_format_unittest = {
     .name = "unittest",
     .bit = TL_FMT_UNITTEST,
     .state_size = sizeof(struct unittest_state),
     .parse = unittest_parse,
     .release = NULL,
+    /* a description starts with an identifier (not a digit) */
+    .first_bytes = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_",
+    .busy = unittest_busy,
 };

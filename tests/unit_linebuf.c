@@ -158,6 +158,82 @@ START_TEST(test_byte_by_byte)
 }
 END_TEST
 
+/* Every chunking of random input gives what a simple model of the contract gives: the whole-line
+ * pass over a chunk (64 bytes at a time) and the general path must agree, whatever the line
+ * lengths, max_line, and where lines fall against chunk and 64-byte boundaries. */
+struct rec_lines {
+    char *p;
+    size_t n, cap;
+    uint64_t last_at;
+    bool at_ok;
+};
+
+static void rec_cb(void *ctx, const char *line, size_t len, bool truncated, uint64_t arrival)
+{
+    struct rec_lines *r = ctx;
+    if (r->n + len + 3 > r->cap) {
+        r->cap = (r->n + len + 3) * 2;
+        r->p = realloc(r->p, r->cap);
+        ck_assert_ptr_nonnull(r->p);
+    }
+    r->p[r->n++] = truncated ? 'T' : 'L';
+    memcpy(r->p + r->n, line, len);
+    r->n += len;
+    r->p[r->n++] = '\n';
+    if (arrival < r->last_at) /* a line cannot have arrived before the previous one */
+        r->at_ok = false;
+    r->last_at = arrival;
+}
+
+START_TEST(test_chunkings_agree)
+{
+    uint64_t x = 99;
+#define RND() (x = x * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407), x >> 33)
+    for (int round = 0; round < 300; round++) {
+        size_t size = RND() % 3000, max_line = round % 3 ? 1 + RND() % 100 : 1 << 20;
+        char *in = malloc(size + 1);
+        for (size_t i = 0; i < size; i++) /* lines of 0 to ~150 bytes */
+            in[i] = RND() % (1 + (unsigned)(round % 150)) == 0 ? '\n' : (char)('a' + RND() % 26);
+        /* the model */
+        struct rec_lines want = {0};
+        want.at_ok = true;
+        for (size_t i = 0; i < size;) {
+            const char *nl = memchr(in + i, '\n', size - i);
+            size_t end = nl ? (size_t)(nl - in) : size;
+            size_t n = end - i;
+            if (n > max_line)
+                rec_cb(&want, in + i, max_line, true, 0);
+            else if (nl || n)
+                rec_cb(&want, in + i, n, false, 0);
+            i = end + 1;
+        }
+        for (int mode = 0; mode < 3; mode++) {
+            struct linebuf *lb;
+            ck_assert_int_eq(linebuf_new(max_line, &lb), 0);
+            struct rec_lines got = {0};
+            got.at_ok = true;
+            uint64_t t = 0;
+            for (size_t i = 0; i < size;) {
+                size_t k = mode == 0 ? size - i : mode == 1 ? 1 + RND() % 200 : 1;
+                if (k > size - i)
+                    k = size - i;
+                linebuf_feed(lb, in + i, k, ++t, rec_cb, &got);
+                i += k;
+            }
+            linebuf_flush(lb, rec_cb, &got);
+            ck_assert_msg(got.n == want.n && (!got.n || !memcmp(got.p, want.p, got.n)),
+                          "round %d mode %d: lines differ from the model", round, mode);
+            ck_assert(got.at_ok);
+            free(got.p);
+            linebuf_free(lb);
+        }
+        free(want.p);
+        free(in);
+    }
+#undef RND
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("linebuf");
@@ -167,6 +243,7 @@ int main(void)
     tcase_add_test(tc, test_truncate);
     tcase_add_test(tc, test_huge_line_bounded);
     tcase_add_test(tc, test_byte_by_byte);
+    tcase_add_test(tc, test_chunkings_agree);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -190,6 +190,236 @@ START_TEST(test_no_formats_no_sink)
 }
 END_TEST
 
+/* ---- the prefilter changes nothing ---- */
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Run text ('\n'-separated lines) through all formats, with or without the prefilter. Times are
+ * far beyond the monotonic clock now, so results do not depend on when the test runs. */
+static void prefilter_run(struct cap *c, const char *text, size_t len, unsigned formats,
+                          bool no_prefilter)
+{
+    struct testlog_config cfg = {0};
+    cfg.formats = formats;
+    cfg.t0_ns = UINT64_C(1) << 60;
+    cfg.wall_at_t0_ms = WALL0;
+    cfg.log_info = true;
+    cfg.process_output = true;
+    cfg.no_prefilter = no_prefilter;
+    struct testlog_probe pr = {fake_cpu, NULL};
+    fake_cpu_ns = 0;
+    struct testlog *tl;
+    ck_assert_int_eq(testlog_new(&cfg, cap_sink(c), &pr, &tl), 0);
+    uint64_t t = cfg.t0_ns + UINT64_C(5000000000);
+    for (size_t i = 0; i < len;) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        size_t end = nl ? (size_t)(nl - text) : len;
+        t += 1000000;
+        testlog_line(tl, 1, text + i, end - i, false, t);
+        i = end + 1;
+    }
+    testlog_finish(tl, t + 1000000, false);
+    struct testlog_stats st;
+    testlog_get_stats(tl, &st);
+    char *s;
+    ck_assert_int_ge(asprintf(&s, "stats %llu %llu %llu", (unsigned long long)st.lines,
+                              (unsigned long long)st.recognised, (unsigned long long)st.tests), 0);
+    cap_add(c, s);
+    testlog_free(tl);
+}
+
+static void prefilter_same_for(const char *what, const char *text, size_t len, unsigned formats)
+{
+    struct cap a = {0}, b = {0};
+    prefilter_run(&a, text, len, formats, false);
+    prefilter_run(&b, text, len, formats, true);
+    ck_assert_msg(a.n == b.n, "%s: %zu records with the prefilter, %zu without", what, a.n, b.n);
+    for (size_t i = 0; i < a.n; i++)
+        ck_assert_msg(!strcmp(a.lines[i], b.lines[i]), "%s: record %zu differs:\n  %s\n  %s", what,
+                      i, a.lines[i], b.lines[i]);
+    cap_free(&a);
+    cap_free(&b);
+}
+
+/* With all formats, and with each alone (a format alone meets lines no other format claims). */
+static void prefilter_same(const char *what, const char *text, size_t len)
+{
+    prefilter_same_for(what, text, len, TL_FMT_ALL);
+    for (unsigned bit = 1; bit < TL_FMT_ALL; bit <<= 1) {
+        char w[256];
+        snprintf(w, sizeof w, "%s (format bit %#x alone)", what, bit);
+        prefilter_same_for(w, text, len, bit);
+    }
+}
+
+struct text {
+    char *p;
+    size_t n, cap;
+};
+
+static void text_add(struct text *t, const char *s, size_t n)
+{
+    if (t->n + n + 1 > t->cap) {
+        t->cap = (t->n + n + 1) * 2;
+        t->p = realloc(t->p, t->cap);
+        ck_assert_ptr_nonnull(t->p);
+    }
+    memcpy(t->p + t->n, s, n);
+    t->n += n;
+    t->p[t->n] = '\0';
+}
+
+static const char *const prefilter_fixtures[] = {
+    "mozlog_all.log", "mozlog_deviations.log", "tbpl.log", "mach.log", "tap.txt", "tap-node.txt",
+    "tap-check.txt", "go-json.txt", "go-text.txt", "gtest.txt", "pytest.txt", "unittest.txt",
+    "libtest.txt", "check.txt",
+};
+
+/* Lines no parser takes alone, some of which a parser waiting for a continuation may. */
+static const char *const prefilter_noise[] = {
+    "plain output", "- dash", "x.y z", "ok", "FAILED", "PASSED [ 50%]", "  ---", "  ...", "",
+    "   duration_ms: 12", "test_x (m.C.test_x)", "docstring ... ok", "ignored", "\x1b[1mbold\x1b[0m",
+    "12 INFO plain", "a\x1b[1m.b c", "\r", "[task 2026-01-01T00:00:00.000Z] ", "#", "{", "[ x ]",
+    "a\x1b[ q.py::t PASSED",
+};
+
+/* Each line as is, after a CI prefix, coloured, and behind prefixes and a colour. */
+static const char *const prefilter_wrap[][2] = {
+    {"", ""},
+    {"[task 2026-01-01T00:00:00.000Z] ", ""},
+    {"\x1b[32m", "\x1b[0m"},
+    {"12:34:56     INFO - 7 INFO \x1b[1m", "\r"},
+};
+
+START_TEST(test_prefilter_changes_nothing)
+{
+    struct text all[NELEM(prefilter_wrap)] = {{0}};
+    struct text mixed = {0};
+    size_t noise = 0;
+    for (size_t f = 0; f < NELEM(prefilter_fixtures); f++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/tests/fixtures/testlog/%s", fixture_dir(),
+                 prefilter_fixtures[f]);
+        size_t len;
+        char *log = slurp(path, &len);
+        ck_assert_msg(log != NULL, "fixture %s", path);
+        for (size_t w = 0; w < NELEM(prefilter_wrap); w++) {
+            struct text t = {0};
+            for (size_t i = 0; i < len;) {
+                const char *nl = memchr(log + i, '\n', len - i);
+                size_t end = nl ? (size_t)(nl - log) : len;
+                const char *pre = prefilter_wrap[w][0], *post = prefilter_wrap[w][1];
+                struct text *dst[] = {&t, &all[w]};
+                for (size_t d = 0; d < 2; d++) {
+                    text_add(dst[d], pre, strlen(pre));
+                    text_add(dst[d], log + i, end - i);
+                    text_add(dst[d], post, strlen(post));
+                    text_add(dst[d], "\n", 1);
+                }
+                if (w == 0) { /* every fixture line, then noise, in one stream */
+                    text_add(&mixed, log + i, end - i);
+                    text_add(&mixed, "\n", 1);
+                    const char *z = prefilter_noise[noise++ % NELEM(prefilter_noise)];
+                    text_add(&mixed, z, strlen(z));
+                    text_add(&mixed, "\n", 1);
+                }
+                i = end + 1;
+            }
+            char what[256];
+            snprintf(what, sizeof what, "%s wrapped %zu", prefilter_fixtures[f], w);
+            prefilter_same(what, t.p, t.n);
+            free(t.p);
+        }
+        free(log);
+    }
+    /* all formats one after another: parsers left waiting by one fixture meet the next */
+    for (size_t w = 0; w < NELEM(prefilter_wrap); w++) {
+        prefilter_same("all fixtures", all[w].p, all[w].n);
+        free(all[w].p);
+    }
+    prefilter_same("fixtures with noise", mixed.p, mixed.n);
+    free(mixed.p);
+}
+END_TEST
+
+/* Lines built at random from CI prefixes, escapes, padding and the starts of every format's lines,
+ * so that prefixes and escapes fall on both sides of the 64 bytes the prefilter reads. */
+START_TEST(test_prefilter_random_lines)
+{
+    static const char *const pieces[] = {
+        "[task 2026-01-01T00:00:00.000Z] ", "[task 2026-01-01T00:00:00.000Z]", "[task x", "12:34:56     INFO - ",
+        "12:34:56 ERROR - ", "12:34:56  INFO -", "7 INFO ", "123456789012345678901 INFO ", "\x1b[1m",
+        "\x1b[0m", "\x1b(B", "\x1b", "        ", " ", "TEST-START | t", "TEST-PASS | t | took 1ms",
+        "TEST-UNEXPECTED-FAIL | t | m", "TEST-INFO expected PASS", "ok 1 - a", "not ok 2 b", "1..3",
+        "TAP version 13", "# Subtest: s", "  ---", "  ...", "--- PASS: TestA (0.01s)", "=== RUN   TestA",
+        "ok  \tpkg\t0.1s", "[ RUN      ] A.B", "[       OK ] A.B (1 ms)", "[----------] 1 test from A",
+        "t.py::test_a PASSED", "t.py::test_b ", "PASSED", "[gw0] PASSED t.py::x", "test_x (m.C) ... ok",
+        "test_y (m.C) ... ", "ok", "test a::b ... ok", "test c ... ", "running 2 tests",
+        "c.c:1:P:tc:t:0: Passed", "Running suite(s): S", "100%: Checks: 1, Failures: 0, Errors: 0",
+        " 0:01.00 TEST_START: d", " 0:01.50 TEST_END: PASS", "{\"action\":\"test_start\",\"test\":\"m\",\"time\":1}",
+        "{\"Action\":\"run\",\"Test\":\"T\",\"Package\":\"p\"}", "plain", "x.y", "-", ".", "\r",
+    };
+    /* Prefixes that end on either side of byte 64, then escapes inside a format's first bytes. */
+    static const char *const heads[] = {"", "[task 2026-01-01T00:00:00.000Z] ", "7 INFO "};
+    struct text e = {0};
+    for (size_t z = 30; z < 64; z++) { /* a Taskcluster prefix after another, ending near byte 64 */
+        text_add(&e, "7 INFO [task ", 13);
+        for (size_t q = 0; q < z; q++)
+            text_add(&e, "0", 1);
+        text_add(&e, "Z] TEST-START | z\n", 18);
+    }
+    static const char *const tails[] = {"", "x", " TEST-START | t", "\x1b[1m", "TEST-START | u",
+                                        "--- PASS: TestB (0.01s)", "  ok 3 - c", "- dash"};
+    for (size_t h = 0; h < NELEM(heads); h++)
+        for (size_t sp = 1; sp < 60; sp++)
+            for (size_t tl_ = 0; tl_ < NELEM(tails); tl_++)
+                for (int dash = 0; dash < 3; dash++) {
+                    text_add(&e, heads[h], strlen(heads[h]));
+                    text_add(&e, "12:34:56", 8);
+                    for (size_t q = 0; q < sp; q++)
+                        text_add(&e, " ", 1);
+                    text_add(&e, dash == 0 ? "INFO - " : dash == 1 ? "INFO -" : "INFO", dash == 0 ? 7 : dash == 1 ? 6 : 4);
+                    text_add(&e, tails[tl_], strlen(tails[tl_]));
+                    text_add(&e, "\n", 1);
+                }
+    for (size_t i = 0; i < NELEM(pieces); i++) {
+        size_t n = strlen(pieces[i]);
+        for (size_t cut = 1; cut < n && cut < 4; cut++) {
+            text_add(&e, pieces[i], cut);
+            text_add(&e, "\x1b[32m", 5);
+            text_add(&e, pieces[i] + cut, n - cut);
+            text_add(&e, "\n", 1);
+        }
+    }
+    prefilter_same("prefixes at byte 64, escapes in a format's first bytes", e.p, e.n);
+    free(e.p);
+
+    uint64_t x = 7;
+    for (int round = 0; round < 40; round++) {
+        struct text t = {0};
+        for (int line = 0; line < 400; line++) {
+            x = x * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+            int k = 1 + (int)((x >> 33) % 4);
+            for (int j = 0; j < k; j++) {
+                x = x * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+                const char *p = pieces[(x >> 33) % NELEM(pieces)];
+                text_add(&t, p, strlen(p));
+                if ((x >> 20) % 5 == 0) { /* padding moves what follows across the 64-byte mark */
+                    size_t pad = (x >> 40) % 70;
+                    for (size_t q = 0; q < pad; q++)
+                        text_add(&t, (x >> 50) % 2 ? " " : "a", 1);
+                }
+            }
+            text_add(&t, "\n", 1);
+        }
+        char what[64];
+        snprintf(what, sizeof what, "random round %d", round);
+        prefilter_same(what, t.p, t.n);
+        free(t.p);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("testlog");
@@ -201,6 +431,8 @@ int main(void)
     tcase_add_test(tc, test_many_open_bounded);
     tcase_add_test(tc, test_slowest_and_unexpected);
     tcase_add_test(tc, test_no_formats_no_sink);
+    tcase_add_test(tc, test_prefilter_changes_nothing);
+    tcase_add_test(tc, test_prefilter_random_lines);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonw.h"
+
 static const char *kind_names[] = {
     [TLE_SUITE_START] = "SUITE_START", [TLE_SUITE_END] = "SUITE_END",
     [TLE_GROUP_START] = "GROUP_START", [TLE_GROUP_END] = "GROUP_END",
@@ -357,6 +359,70 @@ START_TEST(tap_hold_timing)
 }
 END_TEST
 
+/* The core's payload helpers write exactly what jsonw would. */
+static uint64_t lcg_next(uint64_t *x)
+{
+    *x = *x * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+    return *x >> 11;
+}
+
+static void ms3_same(bool neg, uint64_t ns)
+{
+    char a[32];
+    size_t n = tl_fmt_ms3(a, neg, ns);
+    double v = (double)ns / 1e6;
+    struct jsonw w;
+    jsonw_init(&w);
+    jsonw_double(&w, neg ? -v : v, 3);
+    ck_assert_msg(n == w.len && memcmp(a, w.buf, n) == 0, "%s%llu ns: %.*s, jsonw %s",
+                  neg ? "-" : "", (unsigned long long)ns, (int)n, a, w.buf);
+    jsonw_release(&w);
+}
+
+START_TEST(payload_helpers)
+{
+    for (uint64_t ns = 0; ns < 200000; ns++) {
+        ms3_same(false, ns);
+        ms3_same(true, ns);
+    }
+    uint64_t x = 42;
+    for (int i = 0; i < 200000; i++) {
+        uint64_t ns = lcg_next(&x) >> (lcg_next(&x) % 53);
+        if (i % 4 == 0)
+            ns = ns / 1000 * 1000 + 500; /* ties */
+        ms3_same(i & 1, ns);
+    }
+    static const uint64_t edge[] = {UINT64_C(8999999999999999), UINT64_C(9000000000000000),
+                                    UINT64_C(9007199254740993), UINT64_MAX, UINT64_MAX / 3};
+    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) {
+        ms3_same(false, edge[i]);
+        ms3_same(true, edge[i]);
+    }
+
+    /* tl_json_plain is exactly "jsonw_escape has nothing to do" for ASCII */
+    static const char alphabet[] = "ab \"\\\x1f\x7f\x80\xc3\xa9/";
+    for (int i = 0; i < 200000; i++) {
+        char s[40];
+        size_t n = lcg_next(&x) % sizeof s;
+        bool plain = true;
+        for (size_t k = 0; k < n; k++) {
+            s[k] = lcg_next(&x) % 8 ? 'a' + (char)(k % 26) : alphabet[lcg_next(&x) % (sizeof alphabet - 1)];
+            unsigned char c = (unsigned char)s[k];
+            if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
+                plain = false;
+        }
+        ck_assert_int_eq(tl_json_plain(s, n), plain);
+        if (plain) {
+            struct jsonw w;
+            jsonw_init(&w);
+            jsonw_escape(&w, s, n);
+            ck_assert(w.len == n && (n == 0 || memcmp(w.buf, s, n) == 0));
+            jsonw_release(&w);
+        }
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("testlog_formats");
@@ -371,7 +437,7 @@ static Suite *suite(void)
         {"unittest", fixture_unittest}, {"libtest", fixture_libtest},
         {"check", fixture_check},      {"plain", plain_text_rejected},
         {"huge", huge_names},          {"rfc3339", rfc3339},
-        {"numbers", numbers},
+        {"numbers", numbers},          {"payload_helpers", payload_helpers},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);
