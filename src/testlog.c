@@ -699,7 +699,7 @@ static bool ob_end(struct obuf *b)
 /* s escaped for a JSON string, without quotes. */
 static void put_escaped(struct testlog *tl, const char *p, size_t n)
 {
-    if (tl_json_plain(p, n)) {
+    if (json_plain_prefix(p, n) == n) {
         if (n)
             ob_put(&tl->ob, p, n);
         return;

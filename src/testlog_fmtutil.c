@@ -3,9 +3,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 void tl_set_result(struct tl_event *ev, struct tl_str id, struct tl_str scope,
                    enum tl_outcome outcome)
@@ -160,41 +157,6 @@ bool tl_iprefix(struct tl_str s, const char *lit)
         if (c >= 'A' && c <= 'Z')
             c = (char)(c - 'A' + 'a');
         if (c != lit[i])
-            return false;
-    }
-    return true;
-}
-
-bool tl_json_plain(const char *s, size_t n)
-{
-    size_t i = 0;
-#ifdef __SSE2__
-    /* as signed bytes, everything from 0x80 up is negative: one compare finds those and controls */
-    const __m128i space = _mm_set1_epi8(' '), quote = _mm_set1_epi8('"'),
-                  bslash = _mm_set1_epi8('\\');
-    for (; i + 16 <= n; i += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-        __m128i bad = _mm_or_si128(_mm_cmplt_epi8(x, space),
-                                   _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)));
-        if (_mm_movemask_epi8(bad))
-            return false;
-    }
-#endif
-    const uint64_t ones = UINT64_C(0x0101010101010101), highs = UINT64_C(0x8080808080808080);
-    for (; i + 8 <= n; i += 8) {
-        uint64_t x;
-        memcpy(&x, s + i, 8);
-        uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
-        /* bytes >= 0x80, < 0x20, '"' or '\\': the lowest such byte is always flagged (a borrow
-         * can only flag bytes above it, which merely sends the string to the escaper) */
-        uint64_t bad = (x & highs) | ((x - ones * 0x20) & ~x & highs) | ((q - ones) & ~q & highs) |
-                       ((b - ones) & ~b & highs);
-        if (bad)
-            return false;
-    }
-    for (; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
             return false;
     }
     return true;

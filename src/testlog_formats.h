@@ -99,10 +99,8 @@ bool tl_parse_rfc3339(struct tl_str s, double *ret_ms);
 /* Case-insensitive prefix test of s against lowercase lit. */
 bool tl_iprefix(struct tl_str s, const char *lit);
 
-/* For the core's payloads (testlog.c), here so that unit tests can hold them to jsonw:
- * s needs no JSON escaping (printable ASCII only, no '"' or '\\'): jsonw_escape would copy it as is. */
-bool tl_json_plain(const char *s, size_t n);
-/* ns / 1e6, negated when neg, as jsonw_double(v, 3) writes it (without snprintf in nearly every
+/* For the core's payloads (testlog.c), here so that unit tests can hold it to jsonw:
+ * ns / 1e6, negated when neg, as jsonw_double(v, 3) writes it (without snprintf in nearly every
  * case); buf holds at least 32 bytes. Returns the length. */
 size_t tl_fmt_ms3(char *buf, bool neg, uint64_t ns);
 
