@@ -165,22 +165,37 @@ static void it_cost(const char *id, double wall_ms, double cpu_ms)
 }
 
 /* Wait (bounded, 30 s) until the file at path contains needle. */
+/* Wait (up to 30 s) until the file at path holds needle anywhere. */
 static int it_wait_file_has(const char *path, const char *needle)
 {
-    static char buf[1 << 20];
+    size_t cap = 1 << 20, nl = strlen(needle);
+    char *buf = malloc(cap);
+    if (!buf)
+        return -1;
     for (int i = 0; i < 6000; i++) {
         int fd = open(path, O_RDONLY | O_CLOEXEC);
+        size_t len = 0;
+        int found = 0;
         if (fd >= 0) {
-            ssize_t n = read(fd, buf, sizeof buf - 1);
-            close(fd);
-            if (n > 0) {
-                buf[n] = '\0';
-                if (strstr(buf, needle))
-                    return 0;
+            /* Chunk by chunk, keeping the needle's length minus one across chunks. */
+            ssize_t n;
+            while (!found && (n = read(fd, buf + len, cap - len)) > 0) {
+                len += (size_t)n;
+                found = memmem(buf, len, needle, nl) != NULL;
+                if (len >= nl) {
+                    memmove(buf, buf + len - (nl - 1), nl - 1);
+                    len = nl - 1;
+                }
             }
+            close(fd);
+        }
+        if (found) {
+            free(buf);
+            return 0;
         }
         sleep_s(0.005);
     }
+    free(buf);
     return -1;
 }
 

@@ -120,6 +120,30 @@ for how in TERM INT HUP QUIT timeout parent; do
     [ "$(val "$(markers "$P" command | cut -f5)" stoppedBy)" = $cause ] || fail "$how: command marker: $(markers "$P" command)"
 done
 
+# ---- a stop after thousands of tests ----------------------------------------------------------
+# The converter follows the stream during the run (profile.h): 3000 finished tests (12 000 stream
+# lines, many follower updates), then one open test and a TERM. Both finalizations must hold every
+# test once, and the open one as INCOMPLETE.
+P="$T/stop-many.json"
+new_events
+awk 'BEGIN { for (i = 0; i < 3000; i++) {
+    printf "{\"action\":\"test_start\",\"test\":\"many/t%d.js\"}\n", i
+    printf "{\"action\":\"test_end\",\"test\":\"many/t%d.js\",\"status\":\"PASS\"}\n", i } }' >"$T/many.log"
+"$RESMON_RUN" -i 0.05 --grace=30 -o "$P" -- sh -c 'cat "$2"; exec "$0" sigcheck "$1" 30' "$HELPER" "$P" "$T/many.log" \
+    >"$T/many.out" 2>"$T/many.err" &
+sup=$!
+wait_event "ready *" >/dev/null
+kill -TERM $sup
+set -- $(wait_event "saw *")
+[ "$3" = full ] || fail "many: the child was signalled before the profile was finalized (it saw: $3)"
+wait $sup || fail "many: status $? (the command exited 0)"
+"$CHECK" "$P" || fail "many: invalid final profile"
+[ "$(count "$P" test)" = 3001 ] || fail "many: $(count "$P" test) test markers, expected 3001"
+[ "$(markers "$P" test | grep -c '"status":"PASS"')" = 3000 ] || fail "many: not 3000 PASS tests"
+expect_test "$P" many/t2999.js PASS green
+expect_test "$P" stop/open-test.js INCOMPLETE orange
+[ "$(count "$P" finalize)" = 2 ] || fail "many: $(count "$P" finalize) finalizations, expected 2"
+
 # ---- kill -9 at many points, then --recover --------------------------------------------------
 # The helper prints mozlog tests (start, burn, end) and announces every line; resmon-run samples
 # every 20 ms. Killed after K lines, the file is a stream (maybe torn) that --recover turns into a
