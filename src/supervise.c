@@ -362,6 +362,7 @@ static void profile_checkpoint(struct sv *sv, const char *why)
     jsonw_obj_open(&w);
     jsonw_kv_str(&w, "type", "Finalize");
     jsonw_kv_str(&w, "reason", why);
+    stream_flush(sv->stream); /* held lines count */
     jsonw_kv_uint(&w, "streamLines", stream_lines(sv->stream));
     if (stream_write_errors(sv->stream))
         jsonw_kv_uint(&w, "writeErrors", stream_write_errors(sv->stream));
