@@ -1066,7 +1066,8 @@ static void subtest(struct testlog *tl, const struct tl_event *ev, uint64_t t)
         strcpy(name, "UNEXPECTED-PASS");
     else if (str_eq(ev->status, "FAIL") && !unexpected)
         strcpy(name, "KNOWN-FAIL");
-    else if (ev->status.n && ev->status.n < sizeof name) {
+    else if (ev->status.n && ev->status.n < sizeof name && !memchr(ev->status.p, '\0', ev->status.n)) {
+        /* (a NUL inside would cut the name short, down to nothing) */
         memcpy(name, ev->status.p, ev->status.n);
         name[ev->status.n] = '\0';
     } else
