@@ -687,7 +687,9 @@ static int pent_refresh(struct sampler *s, struct pent *p, bool *reused)
     uint64_t prev_cpu = (p->flags & P_STAT_SEEN) ? p->utime + p->stime : UINT64_MAX;
     p->flags |= P_STAT_SEEN;
     memcpy(p->comm, st.comm, sizeof p->comm);
-    p->ppid = st.ppid;
+    /* A task being reaped reads as ppid 0: keep what the fork event (or an earlier read) said. */
+    if (st.ppid > 0)
+        p->ppid = st.ppid;
     p->utime = st.utime;
     p->stime = st.stime;
     p->cutime = st.cutime;
