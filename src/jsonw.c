@@ -292,8 +292,7 @@ void jsonw_str(struct jsonw *w, const char *s)
         jsonw_strn(w, s, strlen(s));
 }
 
-/* Decimal digits of v, right-aligned before end; returns where they start. */
-static char *digits_before(char *end, uint64_t v)
+char *jsonw_digits_before(char *end, uint64_t v)
 {
     do {
         *--end = (char)('0' + v % 10);
@@ -304,14 +303,14 @@ static char *digits_before(char *end, uint64_t v)
 
 void jsonw_uint(struct jsonw *w, uint64_t v)
 {
-    char tmp[24], *p = digits_before(tmp + sizeof tmp, v);
+    char tmp[24], *p = jsonw_digits_before(tmp + sizeof tmp, v);
     before_value(w);
     jsonw_append(w, p, (size_t)(tmp + sizeof tmp - p));
 }
 
 void jsonw_int(struct jsonw *w, int64_t v)
 {
-    char tmp[24], *p = digits_before(tmp + sizeof tmp, v < 0 ? -(uint64_t)v : (uint64_t)v);
+    char tmp[24], *p = jsonw_digits_before(tmp + sizeof tmp, v < 0 ? -(uint64_t)v : (uint64_t)v);
     if (v < 0)
         *--p = '-';
     before_value(w);
@@ -340,7 +339,7 @@ static int fixed_fast(double v, int decimals, char *buf)
         n /= 10;
     }
     *--p = '.';
-    p = digits_before(p, n);
+    p = jsonw_digits_before(p, n);
     if (x < 0)
         *--p = '-';
     int len = (int)(end - p);

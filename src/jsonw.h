@@ -74,6 +74,10 @@ size_t utf8_char_len(const char *s, size_t n);
  * sequence: used to cut long strings without splitting a character. */
 size_t utf8_valid_prefix(const char *s, size_t n);
 
+/* The decimal digits of v written right-aligned so that they end just before end (at most 20
+ * bytes); returns where they start. For writers of JSON text that do without stdio. */
+char *jsonw_digits_before(char *end, uint64_t v);
+
 /* How many leading bytes of s are "plain": printable ASCII other than '"' and '\\', the bytes a
  * JSON string holds as they are. Sixteen bytes at a time where SSE2 is there, eight elsewhere; the
  * escaper and the profile converter's string scanner both run on it. */

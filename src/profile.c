@@ -1233,13 +1233,8 @@ static void out_put(struct conv *c, const char *s, size_t n)
 
 static void out_uint(struct conv *c, uint64_t v)
 {
-    char tmp[24];
-    int k = sizeof tmp;
-    do {
-        tmp[--k] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    out_put(c, tmp + k, sizeof tmp - (size_t)k);
+    char tmp[24], *p = jsonw_digits_before(tmp + sizeof tmp, v);
+    out_put(c, p, (size_t)(tmp + sizeof tmp - p));
 }
 
 static void out_ms(struct conv *c, double ms)

@@ -51,15 +51,10 @@ size_t stream_format_ms(double ms, char *buf)
         *o++ = '-';
         t = -t;
     }
-    unsigned long long ip = (unsigned long long)t / 1000, fp = (unsigned long long)t % 1000;
-    char tmp[24];
-    int k = 0;
-    do {
-        tmp[k++] = (char)('0' + ip % 10);
-        ip /= 10;
-    } while (ip);
-    while (k)
-        *o++ = tmp[--k];
+    unsigned long long fp = (unsigned long long)t % 1000;
+    char tmp[24], *d = jsonw_digits_before(tmp + sizeof tmp, (unsigned long long)t / 1000);
+    memcpy(o, d, (size_t)(tmp + sizeof tmp - d));
+    o += tmp + sizeof tmp - d;
     *o++ = '.';
     *o++ = (char)('0' + fp / 100);
     if (fp % 100) {

@@ -724,13 +724,8 @@ static void put_cstr(struct testlog *tl, const char *s) { put_str(tl, s, strlen(
 
 static void put_uint(struct obuf *b, uint64_t v)
 {
-    char tmp[24];
-    size_t k = sizeof tmp;
-    do {
-        tmp[--k] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    ob_put(b, tmp + k, sizeof tmp - k);
+    char tmp[24], *p = jsonw_digits_before(tmp + sizeof tmp, v);
+    ob_put(b, p, (size_t)(tmp + sizeof tmp - p));
 }
 
 static void put_int(struct obuf *b, int64_t v)
