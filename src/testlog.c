@@ -124,6 +124,13 @@ struct testlog {
     struct open_span *procs;
     size_t nprocs;
 
+    /* TLE_ANCHOR instants (a ring, newest at anchor_head - 1): what the tree had spent then */
+    struct anchor {
+        uint64_t ns, cpu, max_rss;
+        bool have_cpu;
+    } anchors[TL_ANCHORS];
+    unsigned anchor_head, nanchors;
+
     uint64_t last_rss;
     struct testlog_stats stats;
     struct testlog_result slowest[TESTLOG_SLOWEST_MAX];
@@ -844,7 +851,33 @@ static void record_result(struct testlog *tl, struct tl_str id, struct tl_str st
     }
 }
 
-/* Emit the test marker for a result; ot is the open test (NULL: no start seen). */
+/* ---- anchors: instants a test without an opener may have started at (TLE_ANCHOR) ---- */
+
+static void note_anchor(struct testlog *tl, uint64_t ns)
+{
+    if (tl->nanchors && tl->anchors[(tl->anchor_head + TL_ANCHORS - 1) % TL_ANCHORS].ns == ns)
+        return; /* the lines of one chunk share their arrival */
+    struct anchor *a = &tl->anchors[tl->anchor_head];
+    a->ns = ns;
+    a->cpu = probe_cpu(tl, &a->have_cpu);
+    a->max_rss = tl->last_rss;
+    tl->anchor_head = (tl->anchor_head + 1) % TL_ANCHORS;
+    if (tl->nanchors < TL_ANCHORS)
+        tl->nanchors++;
+}
+
+static const struct anchor *find_anchor(const struct testlog *tl, uint64_t ns)
+{
+    for (unsigned i = 1; ns && i <= tl->nanchors; i++) {
+        const struct anchor *a = &tl->anchors[(tl->anchor_head + TL_ANCHORS - i) % TL_ANCHORS];
+        if (a->ns == ns)
+            return a->have_cpu ? a : NULL;
+    }
+    return NULL;
+}
+
+/* Emit the test marker for a result; ot is the open test (NULL: no start seen). The cost is
+ * known from the open test's start, or from the anchor a test without an opener started at. */
 static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_str id,
                       const struct tl_event *ev, uint64_t end)
 {
@@ -862,11 +895,23 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
             rss = ot->max_rss;
             cost = ok;
         }
-    } else if (isfinite(ev->duration_ms) && ev->duration_ms > 0) {
-        double d = ev->duration_ms * 1e6;
-        start = d < (double)end ? end - (uint64_t)d : 0;
     } else {
-        start = end;
+        if (isfinite(ev->duration_ms) && ev->duration_ms > 0) {
+            double d = ev->duration_ms * 1e6;
+            start = d < (double)end ? end - (uint64_t)d : 0;
+        } else {
+            start = end;
+        }
+        const struct anchor *from = find_anchor(tl, ev->since_ns);
+        if (from) {
+            /* A result decided on a later line (at_ns) ends at its own anchor when it has one. */
+            const struct anchor *to = find_anchor(tl, ev->at_ns);
+            bool ok = true;
+            uint64_t now = to ? to->cpu : probe_cpu(tl, &ok);
+            cpu = now > from->cpu ? now - from->cpu : 0;
+            rss = from->max_rss;
+            cost = ok;
+        }
     }
     bool unexpected = is_unexpected(ev);
     struct obuf *b = &tl->ob;
@@ -1340,6 +1385,9 @@ static void handle(struct testlog *tl, const struct tl_event *ev, uint64_t arriv
     case TLE_BAIL_OUT:
         bail_out(tl, ev, t);
         break;
+    case TLE_ANCHOR:
+        note_anchor(tl, arrival);
+        break;
     }
 }
 
@@ -1406,6 +1454,9 @@ void testlog_tree_sample(struct testlog *tl, uint64_t rss)
     for (size_t i = 0; i < tl->nopen; i++)
         if (rss > tl->open[i].max_rss)
             tl->open[i].max_rss = rss;
+    for (unsigned i = 0; i < tl->nanchors; i++)
+        if (rss > tl->anchors[i].max_rss)
+            tl->anchors[i].max_rss = rss;
 }
 
 void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const char *id), void *ctx)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #define TL_MAX_EVENTS 4
+#define TL_ANCHORS 64 /* anchors the core keeps (TLE_ANCHOR) */
 
 enum tl_kind {
     TLE_SUITE_START,   /* id = suite name */
@@ -36,6 +37,8 @@ enum tl_kind {
                           "SHUTDOWN-FAIL"), message */
     TLE_OUTPUT,        /* process, message (only when the config asks) */
     TLE_BAIL_OUT,      /* message: the run gave up; open tests end INCOMPLETE */
+    TLE_ANCHOR,        /* no marker: a later result may name this line's arrival as its start
+                          (since_ns); the core keeps what the tree had spent at this instant */
 };
 
 struct tl_str {
@@ -71,6 +74,11 @@ struct tl_event {
      *   knows it, else by the arrival. */
     uint64_t at_ns;
     bool at_line_end;
+    /* since_ns: TLE_TEST_END of a test without an opener that ran from an earlier line of the
+     *   same parser, the arrival of a TLE_ANCHOR (TAP: the previous TAP line at its level). The
+     *   core then gives the test the tree's CPU time and peak RSS since that instant, when it still
+     *   holds the anchor (the last TL_ANCHORS distinct instants, testlog.c). */
+    uint64_t since_ns;
 };
 
 struct tl_format {

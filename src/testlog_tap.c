@@ -10,7 +10,8 @@
  * TAP 14) get a parent named by the number its test point will have.
  *
  * Timing: a test point whose test was not opened ran from the previous TAP line at its level to
- * its arrival (duration_ms). Once a producer has shown that it writes YAML blocks (Node does, for
+ * its arrival (duration_ms, and since_ns: every line that touches a level is a TLE_ANCHOR, so the
+ * core knows what the tree had spent then). Once a producer has shown that it writes YAML blocks (Node does, for
  * every point), each result is held back until the line after it, so that a "duration_ms" in its
  * block can be used; the held event carries at_ns = the test point's arrival, so holding costs no
  * accuracy. A result held when the stream ends is lost (the producer's plan or summary follows the
@@ -55,7 +56,12 @@ struct tap_state {
     enum tap_hold hold;
     unsigned yaml_indent;
     struct tl_event held;
-    char held_id[1024], held_scope[TAP_PATH], held_msg[512];
+    /* Two sets, used in turn: a point that flushes the held result (an event pointing into one
+     * set) and is held in its place copies into the other. */
+    struct {
+        char id[1024], scope[TAP_PATH], msg[512];
+    } held_text[2];
+    unsigned held_set;
     char num[24]; /* the id of a test point without a description */
 };
 
@@ -102,6 +108,9 @@ static void touch(struct tap_state *st, unsigned level, uint64_t arrival_ns)
     st->last_any_ns = arrival_ns;
     st->have_any = true;
 }
+
+/* Every line that touches a level is an anchor: a later test point may have started there. */
+static void anchor(struct tl_event *ev) { tl_event_init(ev, TLE_ANCHOR); }
 
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -215,8 +224,10 @@ static int test_point(struct tap_state *st, const char *p, size_t m, unsigned in
         oc = ok ? TL_UNEXPECTED_PASS : TL_KNOWN_FAIL;
     tl_set_result(out, id, scope_of(st, level), oc);
     out->message = directive ? reason : msg;
-    if (!closes_opened && st->have_last[level] && arrival_ns >= st->last_ns[level])
+    if (!closes_opened && st->have_last[level] && arrival_ns >= st->last_ns[level]) {
         out->duration_ms = (double)(arrival_ns - st->last_ns[level]) / 1e6;
+        out->since_ns = st->last_ns[level];
+    }
     touch(st, level, arrival_ns);
     return 1;
 }
@@ -287,15 +298,17 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
         if (test_point(st, p, m, ind, arrival_ns, &r) < 0)
             return n;
         st->point_indent = ind;
+        anchor(&ev[n++]);
         if (st->yaml_seen) {
             st->held = r;
-            st->held.id = tl_copy(st->held_id, sizeof st->held_id, r.id);
-            st->held.scope = tl_copy(st->held_scope, sizeof st->held_scope, r.scope);
-            st->held.message = tl_copy(st->held_msg, sizeof st->held_msg, r.message);
+            st->held_set ^= 1;
+            char *id = st->held_text[st->held_set].id, *scope = st->held_text[st->held_set].scope,
+                 *msg = st->held_text[st->held_set].msg;
+            st->held.id = tl_copy(id, sizeof st->held_text[0].id, r.id);
+            st->held.scope = tl_copy(scope, sizeof st->held_text[0].scope, r.scope);
+            st->held.message = tl_copy(msg, sizeof st->held_text[0].msg, r.message);
             st->held.at_ns = arrival_ns;
             st->hold = HOLD_WAIT;
-            /* This line is TAP even when nothing goes out yet: claim it with what was flushed,
-             * or let it count as unrecognised (harmless: no other format takes it). */
             return n;
         }
         st->after_point = true;
@@ -304,8 +317,11 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
     }
     case 'T':
         if (ind == 0 && TL_PREFIX(p, m, "TAP version ")) {
+            /* A new document; the held texts stay (a result this line flushed points there). */
             struct tap_state fresh = {0};
             fresh.seen = true;
+            memcpy(fresh.held_text, st->held_text, sizeof fresh.held_text);
+            fresh.held_set = st->held_set;
             *st = fresh;
         }
         return n;
@@ -328,6 +344,7 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
             st->seen = true;
             enter_level(st, level);
             touch(st, level, arrival_ns);
+            anchor(&ev[n++]);
         }
         return n;
     case '#':
@@ -359,6 +376,7 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
                 ev[n].id = fits ? tl_str_make(st->path + o - name.n, name.n) : TL_LIT("?");
             }
             n++;
+            anchor(&ev[n++]);
         }
         return n;
     default:

@@ -2,6 +2,7 @@
  * per-test cost, finishing, statistics. */
 #include "testlog_capture.h"
 #include "check_run.h"
+#include "testlog_event.h" /* TL_ANCHORS */
 
 #include <errno.h>
 
@@ -100,6 +101,63 @@ START_TEST(test_open_table_and_finish)
     testlog_get_stats(tl, &st);
     ck_assert_uint_eq(st.by_status[TL_STATUS_TIMEOUT], 2);
     ck_assert_uint_eq(st.unexpected, 2);
+    testlog_free(tl);
+    cap_free(&c);
+}
+END_TEST
+
+/* A TAP test point has no opener: it ran from the previous TAP line at its level, and gets the
+ * tree's cost since that line (its anchor). The fake probe advances 10 ms a call. */
+START_TEST(test_tap_cost_from_anchor)
+{
+    struct cap c = {0};
+    struct testlog *tl = tl_make(&c, TL_FMT_TAP, true);
+    feed(tl, "1..3", 10);          /* anchor: cpu 10 */
+    testlog_tree_sample(tl, 500);
+    feed(tl, "ok 1 - a", 20);      /* anchor: 20; a ends at the probe: 30 (peak RSS 500) */
+    testlog_tree_sample(tl, 700);
+    feed(tl, "not ok 2 - b", 30);  /* anchor: 40; b ends at 50; b started at a's anchor (20) */
+    ck_assert_int_ge(cap_find(&c, "M test 10.000 20.000 2 {\"type\":\"Test\",\"test\":\"a\",\"name\":\"a\","
+                                  "\"status\":\"PASS\",\"color\":\"green\",\"cpuTime\":20.0,\"maxRSS\":500}"),
+                     0);
+    ck_assert_int_ge(cap_find(&c, "M test 20.000 30.000 2 {\"type\":\"Test\",\"test\":\"b\",\"name\":\"b\","
+                                  "\"status\":\"FAIL\",\"expected\":\"PASS\",\"color\":\"orange\","
+                                  "\"cpuTime\":30.0,\"maxRSS\":700}"),
+                     0);
+    /* Subtests without an opener, more than the core keeps anchors of: the parent's start (the
+     * last level-0 line, b) is forgotten, so its cost is unknown, never wrong. */
+    for (int i = 0; i < TL_ANCHORS + 6; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "    ok %d - sub%d", i + 1, i);
+        feed(tl, line, 40 + i);
+    }
+    feed(tl, "ok 3 - parent", 200);
+    ssize_t k = cap_find(&c, "M test 30.000 200.000 2 {\"type\":\"Test\",\"test\":\"parent\"");
+    ck_assert_int_ge(k, 0);
+    ck_assert_ptr_null(strstr(c.lines[k], "cpuTime"));
+    ck_assert_int_ge(cap_find(&c, "M test 108.000 109.000 2 {\"type\":\"Test\",\"test\":\"sub69\""), 0);
+    ck_assert_ptr_nonnull(strstr(c.lines[cap_find(&c, "\"test\":\"sub69\"")], "\"cpuTime\":30.0"));
+    testlog_free(tl);
+    cap_free(&c);
+}
+END_TEST
+
+/* A result held for its YAML block (Node) ends at its own line's anchor, not when it goes out. */
+START_TEST(test_tap_cost_held_result)
+{
+    struct cap c = {0};
+    struct testlog *tl = tl_make(&c, TL_FMT_TAP, true);
+    const char *l[] = {"TAP version 13", "ok 1 - a", "  ---", "  duration_ms: 5", "  ...",
+                       "ok 2 - b", "  ---", "  duration_ms: 7", "  ...", "1..2"};
+    for (size_t i = 0; i < sizeof l / sizeof *l; i++)
+        feed(tl, l[i], 10.0 * (double)(i + 1));
+    /* a goes out at once (no YAML seen yet; its start is unknown: no cost). Then b is held until
+     * its block ends: anchors "ok 1" at 10 ms of CPU, "ok 2" at 20; a probe when b goes out
+     * would say 30. */
+    ssize_t k = cap_find(&c, "\"test\":\"b\"");
+    ck_assert_int_ge(k, 0);
+    ck_assert_msg(strstr(c.lines[k], "\"cpuTime\":10.0") != NULL, "%s", c.lines[k]);
+    ck_assert_int_ge(cap_find(&c, "M test 53.000 60.000 2 {\"type\":\"Test\",\"test\":\"b\""), 0);
     testlog_free(tl);
     cap_free(&c);
 }
@@ -428,6 +486,8 @@ int main(void)
     tcase_add_test(tc, test_parse_formats);
     tcase_add_test(tc, test_strip_prefixes);
     tcase_add_test(tc, test_open_table_and_finish);
+    tcase_add_test(tc, test_tap_cost_from_anchor);
+    tcase_add_test(tc, test_tap_cost_held_result);
     tcase_add_test(tc, test_many_open_bounded);
     tcase_add_test(tc, test_slowest_and_unexpected);
     tcase_add_test(tc, test_no_formats_no_sink);

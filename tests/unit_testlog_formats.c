@@ -26,7 +26,7 @@ static const char *kind_names[] = {
     [TLE_CRASH] = "CRASH",             [TLE_PROCESS_START] = "PROCESS_START",
     [TLE_PROCESS_EXIT] = "PROCESS_EXIT", [TLE_ASSERT] = "ASSERT",
     [TLE_LEAK] = "LEAK",               [TLE_OUTPUT] = "OUTPUT",
-    [TLE_BAIL_OUT] = "BAIL_OUT",
+    [TLE_BAIL_OUT] = "BAIL_OUT",       [TLE_ANCHOR] = "ANCHOR",
 };
 
 struct buf {
@@ -91,6 +91,8 @@ static void describe(struct buf *b, size_t lineno, const struct tl_event *e)
         buf_printf(b, " time=%.3f", e->time_ms);
     if (e->at_ns)
         buf_printf(b, " at=%llu", (unsigned long long)e->at_ns);
+    if (e->since_ns)
+        buf_printf(b, " since=%llu", (unsigned long long)e->since_ns);
     if (e->at_line_end)
         buf_printf(b, " at_line_end");
     if (e->level.n)
@@ -246,12 +248,14 @@ START_TEST(plain_text_rejected)
         }
         free(state);
     }
-    /* go's package line is not TAP, even after a TAP plan. */
+    /* go's package line is not TAP, even after a TAP plan (the plan is: an anchor). */
     void *state = calloc(1, tl_format_tap.state_size);
     const char *l[] = {"1..3", "ok  \tgithub.com/x/y\t0.01s", "ok\tpkg"};
     struct tl_event ev[TL_MAX_EVENTS];
-    for (int i = 0; i < 3; i++)
-        ck_assert_int_eq(tl_format_tap.parse(state, l[i], strlen(l[i]), 1, ev), 0);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(tl_format_tap.parse(state, l[i], strlen(l[i]), 1, ev), i == 0);
+        ck_assert(i > 0 || ev[0].kind == TLE_ANCHOR);
+    }
     free(state);
 }
 END_TEST
@@ -350,11 +354,40 @@ START_TEST(tap_hold_timing)
             ck_assert_int_eq(k[i], 1);
             ck_assert(tl_str_eq(ev[0].id, "b"));
             ck_assert_uint_eq(ev[0].at_ns, 6000);
+            ck_assert_uint_eq(ev[0].since_ns, 2000); /* "ok 1", the previous point */
             ck_assert_double_eq_tol(ev[0].duration_ms, 0.004, 1e-9);
         }
     }
-    ck_assert_int_eq(k[1], 1); /* before any YAML: right away */
-    ck_assert_int_eq(k[5], 0); /* after: held */
+    ck_assert_int_eq(k[1], 2); /* before any YAML: the anchor and the result right away */
+    ck_assert_int_eq(k[5], 1); /* after: the anchor; the result is held */
+    free(state);
+}
+END_TEST
+
+/* A held result flushed by the next point (which is held in its turn) or by a new TAP document
+ * keeps its own texts. */
+START_TEST(tap_held_texts_survive)
+{
+    const char *l[] = {"TAP version 13", "ok 1 - a", "  ---", "  ...", "ok 2 - bbbb # SKIP why not",
+                       "ok 3 - cc", "TAP version 14", "ok 1 - d"};
+    const char *want[] = {NULL, "a", NULL, NULL, NULL, "bbbb", "cc", "d"};
+    void *state = calloc(1, tl_format_tap.state_size);
+    for (int i = 0; i < 8; i++) {
+        struct tl_event ev[TL_MAX_EVENTS];
+        int k = tl_format_tap.parse(state, l[i], strlen(l[i]), 1000 + (uint64_t)i * 1000, ev);
+        const struct tl_event *end = NULL;
+        for (int j = 0; j < k; j++)
+            if (ev[j].kind == TLE_TEST_END)
+                end = &ev[j];
+        if (!want[i]) {
+            ck_assert_msg(!end, "line %d: a result", i);
+            continue;
+        }
+        ck_assert_msg(end && tl_str_eq(end->id, want[i]), "line %d: %.*s, want %s", i,
+                      end ? (int)end->id.n : 0, end ? end->id.p : "", want[i]);
+        if (i == 5)
+            ck_assert(tl_str_eq(end->message, "why not"));
+    }
     free(state);
 }
 END_TEST
@@ -434,6 +467,7 @@ static Suite *suite(void)
     } cases[] = {
         {"tap", fixture_tap},          {"tap_node", fixture_tap_node},
         {"tap_check", fixture_tap_check}, {"tap_hold", tap_hold_timing},
+        {"tap_held_texts", tap_held_texts_survive},
         {"go_json", fixture_go_json},  {"go_text", fixture_go_text},
         {"gtest", fixture_gtest},      {"pytest", fixture_pytest},
         {"unittest", fixture_unittest}, {"libtest", fixture_libtest},

@@ -15,6 +15,8 @@ static volatile unsigned fuzz_sink;
 static void fuzz_touch(struct tl_str s)
 {
     unsigned h = 0;
+    if (!s.n)
+        return; /* an unset string may be NULL */
     for (size_t i = 0; i < s.n; i++)
         h += (unsigned char)s.p[i];
     fuzz_sink += h;
@@ -32,8 +34,8 @@ static void fuzz_line(void *state, const uint8_t *p, size_t n, uint64_t t)
     if (k < 0 || k > TL_MAX_EVENTS)
         abort();
     for (int i = 0; i < k; i++) {
-        if ((unsigned)ev[i].kind > TLE_BAIL_OUT)
-            abort();
+        if ((unsigned)ev[i].kind > TLE_ANCHOR || ev[i].since_ns > t)
+            abort(); /* a kind out of range; a start after the line that ends the test */
         const struct tl_str *f[] = {&ev[i].id, &ev[i].scope, &ev[i].name, &ev[i].status,
                                     &ev[i].expected, &ev[i].message, &ev[i].subtest,
                                     &ev[i].level, &ev[i].signature, &ev[i].reason,
