@@ -876,34 +876,49 @@ static const struct anchor *find_anchor(const struct testlog *tl, uint64_t ns)
     return NULL;
 }
 
+/* How far a producer's duration may exceed the arrival interval it is compared with (its own
+ * rounding: go prints 0.01 s steps), and how far from a test's start its anchor may be. */
+static uint64_t slack_ns(uint64_t d) { return 10000000 + d / 20; }
+
 /* Emit the test marker for a result; ot is the open test (NULL: no start seen). The cost is
- * known from the open test's start, or from the anchor a test without an opener started at. */
+ * known from the open test's start, or from the anchor a test without an opener started at.
+ *
+ * A producer's duration longer than the open test's interval means the start line came late
+ * (output held in a stdio buffer; a reporter that prints a test with its result): the duration is
+ * the truth then, and the cost since the start line is not the test's. The test then goes as one
+ * without an opener: it starts duration_ms before its end, and its cost is known only from an
+ * anchor at that start (a later one misses part of the test, an earlier one adds what ran before
+ * it). */
 static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_str id,
                       const struct tl_event *ev, uint64_t end)
 {
-    uint64_t start;
+    uint64_t start = end;
     bool cost = false;
     uint64_t cpu = 0, rss = 0;
-    if (ot) {
-        start = ot->start_ns;
+    bool have_dur = isfinite(ev->duration_ms) && ev->duration_ms > 0 && ev->duration_ms < 1e12;
+    uint64_t dur = have_dur ? (uint64_t)(ev->duration_ms * 1e6) : 0;
+    const struct open_test *by = ot; /* the open test that times it */
+    if (by) {
+        start = by->start_ns;
         if (end < start)
             end = start;
-        if (ot->have_cpu) {
+        if (have_dur && dur > end - start + slack_ns(dur))
+            by = NULL; /* a late start line */
+    }
+    if (by) {
+        if (by->have_cpu) {
             bool ok;
             uint64_t now = probe_cpu(tl, &ok);
-            cpu = now > ot->cpu_start ? now - ot->cpu_start : 0;
-            rss = ot->max_rss;
+            cpu = now > by->cpu_start ? now - by->cpu_start : 0;
+            rss = by->max_rss;
             cost = ok;
         }
     } else {
-        if (isfinite(ev->duration_ms) && ev->duration_ms > 0) {
-            double d = ev->duration_ms * 1e6;
-            start = d < (double)end ? end - (uint64_t)d : 0;
-        } else {
-            start = end;
-        }
+        start = dur < end ? end - dur : 0;
+        if (start < tl->cfg.t0_ns && end >= tl->cfg.t0_ns)
+            start = tl->cfg.t0_ns; /* nothing starts before the run */
         const struct anchor *from = find_anchor(tl, ev->since_ns);
-        if (from) {
+        if (from && from->ns <= start + slack_ns(dur) && from->ns + slack_ns(dur) >= start) {
             /* A result decided on a later line (at_ns) ends at its own anchor when it has one. */
             const struct anchor *to = find_anchor(tl, ev->at_ns);
             bool ok = true;
@@ -1467,6 +1482,15 @@ void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const cha
 
 void testlog_finish(struct testlog *tl, uint64_t now_ns, bool timed_out)
 {
+    for (size_t i = 0; i < tl->nfmts; i++) {
+        struct fmt_slot *fs = &tl->fmts[i];
+        struct tl_event ev[TL_MAX_EVENTS];
+        int k = fs->f->flush ? fs->f->flush(fs->state, ev) : 0;
+        for (int j = 0; j < k && j < TL_MAX_EVENTS; j++)
+            handle(tl, &ev[j], now_ns);
+        if (((tl->can_busy >> i) & 1) && !fs->f->busy(fs->state))
+            tl->busy &= (uint16_t)~(1u << i);
+    }
     while (tl->nopen)
         close_with_status(tl, 0, timed_out ? "TIMEOUT" : "INCOMPLETE",
                           timed_out ? "still running when the run timed out" : NULL, now_ns);

@@ -119,8 +119,9 @@ void testlog_line(struct testlog *tl, int stream, const char *line, size_t len, 
 void testlog_tree_sample(struct testlog *tl, uint64_t rss);
 /* Call fn for each open test id (for the timeout marker and the summary). */
 void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const char *id), void *ctx);
-/* End of run: tests still open become test markers ending at now_ns with status TIMEOUT
- * (timed_out) or INCOMPLETE. */
+/* End of run: results the parsers still hold go out (a TAP result waiting for its YAML block),
+ * then tests still open become test markers ending at now_ns with status TIMEOUT (timed_out) or
+ * INCOMPLETE. */
 void testlog_finish(struct testlog *tl, uint64_t now_ns, bool timed_out);
 void testlog_get_stats(const struct testlog *tl, struct testlog_stats *ret);
 /* The up to TESTLOG_SLOWEST_MAX slowest tests, slowest first; returns how many. */

@@ -90,6 +90,9 @@ struct tl_format {
     int (*parse)(void *state, const char *line, size_t len, uint64_t arrival_ns,
                  struct tl_event *ev);
     void (*release)(void *state); /* NULL if the state owns no memory */
+    /* At the end of the output: fills the events the parser still holds (a result waiting for
+     * the line that completes it) and returns how many. NULL: it never holds any. */
+    int (*flush)(void *state, struct tl_event *ev);
     /* Prefilter (testlog.c), so that a line no parser can take costs no parser call. While the
      * parser is idle (busy is NULL or returns false), parse must return 0 and leave the state as
      * it was for every line that neither starts with a byte of first_bytes nor starts with one

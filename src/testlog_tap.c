@@ -9,13 +9,17 @@
  * x the parent of level d+1; a test point at level d closes it. Subtests without an opener (plain
  * TAP 14) get a parent named by the number its test point will have.
  *
- * Timing: a test point whose test was not opened ran from the previous TAP line at its level to
- * its arrival (duration_ms, and since_ns: every line that touches a level is a TLE_ANCHOR, so the
- * core knows what the tree had spent then). Once a producer has shown that it writes YAML blocks (Node does, for
- * every point), each result is held back until the line after it, so that a "duration_ms" in its
+ * Holding: once a producer has shown that it writes YAML blocks or "# Subtest" openers (Node
+ * does both), each result is held back until the line after it, so that a "duration_ms" in its
  * block can be used; the held event carries at_ns = the test point's arrival, so holding costs no
- * accuracy. A result held when the stream ends is lost (the producer's plan or summary follows the
- * last point in practice). Node's YAML "failureType: 'testTimeoutFailure'" makes a FAIL a TIMEOUT.
+ * accuracy. At the end of the output the core takes what is still held (tap_flush).
+ *
+ * Timing: a test point whose test was not opened ran from the previous TAP line at its level (the
+ * version line counts) to its arrival (duration_ms, and since_ns: every line that touches a level
+ * is a TLE_ANCHOR, so the core knows what the tree had spent then). An opened test's result
+ * names, as since_ns, the last line at the opener's level before the opener: Node prints
+ * "# Subtest" only when the test is done, and the core then goes by the YAML duration_ms. Node's
+ * YAML "failureType: 'testTimeoutFailure'" makes a FAIL a TIMEOUT.
  *
  * Without a version line or plan, bare "ok"/"not ok" and "ok desc" are not taken as TAP (other
  * formats print such lines: go's "ok  \tpkg", unittest's late "ok"): a test point then needs a
@@ -41,6 +45,7 @@ enum tap_hold {
 struct tap_state {
     bool seen;      /* version line or plan seen */
     bool yaml_seen; /* the producer writes YAML blocks */
+    bool opener_seen; /* it writes "# Subtest" openers (Node, which writes YAML blocks too) */
     bool after_point;
     unsigned point_indent;
     unsigned depth;
@@ -48,6 +53,10 @@ struct tap_state {
     bool opened[TAP_DEPTH + 2];
     bool have_last[TAP_DEPTH + 2];
     uint64_t last_ns[TAP_DEPTH + 2];
+    /* Level k opened by "# Subtest": the last TAP line at level k-1 before the opener (Node
+     * prints the opener when the test is done, with its result: the test ran since then). */
+    bool have_opener_since[TAP_DEPTH + 2];
+    uint64_t opener_since[TAP_DEPTH + 2];
     unsigned long count[TAP_DEPTH + 2];
     uint64_t last_any_ns;
     bool have_any;
@@ -85,6 +94,7 @@ static void set_level(struct tap_state *st, unsigned k, struct tl_str name, uint
     st->count[k] = 0;
     st->last_ns[k] = since;
     st->have_last[k] = have_since;
+    st->have_opener_since[k] = false;
 }
 
 /* Make level the deepest one: close finished subtest levels, or create levels for subtests
@@ -227,6 +237,8 @@ static int test_point(struct tap_state *st, const char *p, size_t m, unsigned in
     if (!closes_opened && st->have_last[level] && arrival_ns >= st->last_ns[level]) {
         out->duration_ms = (double)(arrival_ns - st->last_ns[level]) / 1e6;
         out->since_ns = st->last_ns[level];
+    } else if (closes_opened && st->have_opener_since[level + 1]) {
+        out->since_ns = st->opener_since[level + 1]; /* for an opener that came late */
     }
     touch(st, level, arrival_ns);
     return 1;
@@ -299,7 +311,7 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
             return n;
         st->point_indent = ind;
         anchor(&ev[n++]);
-        if (st->yaml_seen) {
+        if (st->yaml_seen || st->opener_seen) {
             st->held = r;
             st->held_set ^= 1;
             char *id = st->held_text[st->held_set].id, *scope = st->held_text[st->held_set].scope,
@@ -323,6 +335,8 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
             memcpy(fresh.held_text, st->held_text, sizeof fresh.held_text);
             fresh.held_set = st->held_set;
             *st = fresh;
+            touch(st, 0, arrival_ns); /* the first test ran from here */
+            anchor(&ev[n++]);
         }
         return n;
     case 'B':
@@ -363,11 +377,16 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
                 int l = snprintf(num, sizeof num, "%lu", st->count[level] + 1);
                 name = tl_str_make(num, (size_t)l);
             }
+            st->opener_seen = true;
             tl_event_init(&ev[n], TLE_TEST_START);
             ev[n].id = name;
             ev[n].scope = scope_of(st, level);
+            uint64_t before = st->last_ns[level];
+            bool had = st->have_last[level];
             touch(st, level, arrival_ns);
             set_level(st, level + 1, name, arrival_ns, true, true);
+            st->opener_since[level + 1] = before;
+            st->have_opener_since[level + 1] = had;
             st->depth = level + 1;
             if (name.p == num) {
                 /* num dies with this call: point at the copy in path when it fits. */
@@ -384,6 +403,17 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
     }
 }
 
+/* The end of the output completes a held result. */
+static int tap_flush(void *state, struct tl_event *ev)
+{
+    struct tap_state *st = state;
+    bool held = st->hold == HOLD_WAIT || st->hold == HOLD_YAML;
+    if (held)
+        ev[0] = st->held;
+    st->hold = HOLD_NONE;
+    return held;
+}
+
 /* Held results and YAML blocks are decided by whatever line comes next. */
 static bool tap_busy(const void *state)
 {
@@ -397,6 +427,7 @@ const struct tl_format tl_format_tap = {
     .state_size = sizeof(struct tap_state),
     .parse = tap_parse,
     .release = NULL,
+    .flush = tap_flush,
     .first_bytes = " ",
     .pairs = (const char *const[]){"ok", "no", "TA", "Ba", "1.", "# ", NULL},
     .busy = tap_busy,

@@ -245,7 +245,7 @@ static void it_end(struct it_test *t, const char *id)
 
 /* suite FORM BURN [FD]: a small suite (a pass and an unexpected failure that each burn BURN
  * seconds of CPU, a skip, a crash) in the given form on FD (1: stdout, 2: stderr). Forms: mozlog,
- * tbpl, tap, gtest, go. Test ids start with the form's name, so forms can be mixed in one run. */
+ * tbpl, tap, gtest, go; and tap-node (only the pass and the failure, printed as Node does). Test ids start with the form's name, so forms can be mixed in one run. */
 static int it_suite(const char *form, double burn_s, int fd)
 {
     struct it_test t;
@@ -309,6 +309,23 @@ static int it_suite(const char *form, double burn_s, int fd)
         it_end(&t, "tap fail");
         it_line(fd, "ok 3 - tap skip # SKIP disabled");
         it_line(fd, "not ok 4 - tap crash");
+    } else if (!strcmp(form, "tap-node")) {
+        /* As Node's TAP reporter: a test is printed when it is done, opener included, with its
+         * duration in a YAML block. */
+        static const char *const names[] = {"node pass", "node fail"};
+        it_line(fd, "TAP version 13");
+        for (int i = 0; i < 2; i++) {
+            it_begin(&t);
+            burn(burn_s);
+            double ms = it_mono_ms() - t.wall0;
+            it_line(fd, "# Subtest: %s", names[i]);
+            it_line(fd, "%s %d - %s", i ? "not ok" : "ok", i + 1, names[i]);
+            it_line(fd, "  ---");
+            it_line(fd, "  duration_ms: %.3f", ms);
+            it_line(fd, "  ...");
+            it_end(&t, names[i]);
+        }
+        it_line(fd, "1..2");
     } else if (!strcmp(form, "gtest")) {
         it_line(fd, "[==========] Running 4 tests from 1 test suite.");
         it_line(fd, "[----------] 4 tests from GTest");

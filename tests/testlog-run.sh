@@ -75,6 +75,17 @@ expect_test "$P" "tap crash" FAIL orange PASS
 cost_check "$P" "tap pass"
 cost_check "$P" "tap fail"
 
+# TAP as Node prints it: each test, its "# Subtest" opener included, only once it is done. Its
+# YAML duration_ms, not the opener's arrival, says when it started; the line before the opener
+# arrived then, so the cost is known.
+suite_run tap-node
+P="$T/tap-node.json"
+expect_test "$P" "node pass" PASS green
+expect_test "$P" "node fail" FAIL orange PASS
+[ "$(count "$P" test)" = 2 ] || fail "tap-node: $(count "$P" test) test markers"
+cost_check "$P" "node pass"
+cost_check "$P" "node fail"
+
 suite_run gtest
 P="$T/gtest.json"
 expect_test "$P" GTest.Pass PASS green

@@ -148,16 +148,44 @@ START_TEST(test_tap_cost_held_result)
     struct cap c = {0};
     struct testlog *tl = tl_make(&c, TL_FMT_TAP, true);
     const char *l[] = {"TAP version 13", "ok 1 - a", "  ---", "  duration_ms: 5", "  ...",
-                       "ok 2 - b", "  ---", "  duration_ms: 7", "  ...", "1..2"};
+                       "ok 2 - b", "  ---", "  duration_ms: 40", "  ...",
+                       "ok 3 - c", "  ---", "  duration_ms: 5", "  ...", "1..3"};
     for (size_t i = 0; i < sizeof l / sizeof *l; i++)
         feed(tl, l[i], 10.0 * (double)(i + 1));
-    /* a goes out at once (no YAML seen yet; its start is unknown: no cost). Then b is held until
-     * its block ends: anchors "ok 1" at 10 ms of CPU, "ok 2" at 20; a probe when b goes out
-     * would say 30. */
-    ssize_t k = cap_find(&c, "\"test\":\"b\"");
+    /* Anchors: the version line at 10 ms of CPU, "ok 1" at 20; a goes out at once (no YAML seen
+     * yet) with a probe: 30. Then b is held until its block ends: "ok 2" is an anchor at 40, and
+     * a probe when b goes out would say 50. */
+    ssize_t k = cap_find(&c, "\"test\":\"a\"");
     ck_assert_int_ge(k, 0);
-    ck_assert_msg(strstr(c.lines[k], "\"cpuTime\":10.0") != NULL, "%s", c.lines[k]);
-    ck_assert_int_ge(cap_find(&c, "M test 53.000 60.000 2 {\"type\":\"Test\",\"test\":\"b\""), 0);
+    ck_assert_msg(strstr(c.lines[k], "\"cpuTime\":20.0") != NULL, "%s", c.lines[k]);
+    k = cap_find(&c, "\"test\":\"b\"");
+    ck_assert_int_ge(k, 0);
+    ck_assert_msg(strstr(c.lines[k], "\"cpuTime\":20.0") != NULL, "%s", c.lines[k]);
+    ck_assert_int_ge(cap_find(&c, "M test 20.000 60.000 2 {\"type\":\"Test\",\"test\":\"b\""), 0);
+    /* c took 5 ms by its YAML block: it started 35 ms after its anchor ("ok 2"), which would
+     * count what ran before it. Its cost is unknown. */
+    k = cap_find(&c, "M test 95.000 100.000 2 {\"type\":\"Test\",\"test\":\"c\"");
+    ck_assert_int_ge(k, 0);
+    ck_assert_ptr_null(strstr(c.lines[k], "cpuTime"));
+    testlog_free(tl);
+    cap_free(&c);
+}
+END_TEST
+
+/* A result still held when the output ends goes out at the end, timed by its own line. */
+START_TEST(test_tap_held_at_end)
+{
+    struct cap c = {0};
+    struct testlog *tl = tl_make(&c, TL_FMT_TAP, false);
+    feed(tl, "TAP version 13", 10);
+    feed(tl, "# Subtest: last", 20);
+    feed(tl, "not ok 1 - last", 20);
+    ck_assert_int_lt(cap_find(&c, "M test"), 0); /* held: a YAML block may follow */
+    testlog_finish(tl, MS(90), false);
+    ck_assert_int_ge(cap_find(&c, "M test 20.000 20.000 2 {\"type\":\"Test\",\"test\":\"last\","
+                                  "\"name\":\"last\",\"status\":\"FAIL\""),
+                     0);
+    ck_assert_int_lt(cap_find(&c, "INCOMPLETE"), 0);
     testlog_free(tl);
     cap_free(&c);
 }
@@ -488,6 +516,7 @@ int main(void)
     tcase_add_test(tc, test_open_table_and_finish);
     tcase_add_test(tc, test_tap_cost_from_anchor);
     tcase_add_test(tc, test_tap_cost_held_result);
+    tcase_add_test(tc, test_tap_held_at_end);
     tcase_add_test(tc, test_many_open_bounded);
     tcase_add_test(tc, test_slowest_and_unexpected);
     tcase_add_test(tc, test_no_formats_no_sink);
