@@ -179,3 +179,12 @@ void linebuf_flush(struct linebuf *lb, linebuf_cb cb, void *ctx)
     lb->skipping = false;
     lb->have_start = false;
 }
+
+const char *linebuf_pending(const struct linebuf *lb, size_t *ret_len, uint64_t *ret_arrival_ns)
+{
+    if (lb->skipping || !lb->have_start || !lb->len)
+        return NULL;
+    *ret_len = lb->len;
+    *ret_arrival_ns = lb->start_ns;
+    return lb->buf;
+}

@@ -21,5 +21,8 @@ int linebuf_new(size_t max_line, struct linebuf **ret);
 void linebuf_free(struct linebuf *lb);
 void linebuf_feed(struct linebuf *lb, const char *data, size_t len, uint64_t now_ns, linebuf_cb cb, void *ctx);
 void linebuf_flush(struct linebuf *lb, linebuf_cb cb, void *ctx);
+/* The line begun and not complete yet: its bytes so far (NULL when there is none, or while the
+ * rest of a truncated line is being skipped), and when its first byte arrived. */
+const char *linebuf_pending(const struct linebuf *lb, size_t *ret_len, uint64_t *ret_arrival_ns);
 
 #endif

@@ -187,9 +187,16 @@ static bool outpipe_read(struct sv *sv, struct outpipe *op, int stream)
     op->len = (size_t)n;
     /* Pass the bytes on first: parsing must never delay them. */
     outpipe_flush(op);
-    if (sv->testlog)
-        linebuf_feed(sv->lb[stream - 1], op->buf, (size_t)n, sv->last_output_ns,
-                     stream == 1 ? on_line_stdout : on_line_stderr, sv);
+    if (sv->testlog) {
+        struct linebuf *lb = sv->lb[stream - 1];
+        linebuf_feed(lb, op->buf, (size_t)n, sv->last_output_ns, stream == 1 ? on_line_stdout : on_line_stderr,
+                     sv);
+        size_t plen;
+        uint64_t parr;
+        const char *head = linebuf_pending(lb, &plen, &parr);
+        if (head && parr == sv->last_output_ns) /* a line that began now, a test's name perhaps */
+            testlog_line_begins(sv->testlog, head, plen, parr);
+    }
     return true;
 }
 

@@ -1027,8 +1027,15 @@ static void test_start(struct testlog *tl, const struct tl_event *ev, uint64_t t
     if (sbuf_set(&ot->id, id.p, id.n) < 0 || sbuf_set(&ot->scope, ev->scope.p, ev->scope.n) < 0)
         return;
     ot->start_ns = t;
-    ot->cpu_start = probe_cpu(tl, &ot->have_cpu);
-    ot->max_rss = tl->last_rss;
+    const struct anchor *a = find_anchor(tl, t); /* the line began before it was complete */
+    if (a) {
+        ot->cpu_start = a->cpu;
+        ot->have_cpu = true;
+        ot->max_rss = a->max_rss;
+    } else {
+        ot->cpu_start = probe_cpu(tl, &ot->have_cpu);
+        ot->max_rss = tl->last_rss;
+    }
     ot->timeoutfactor = ev->timeoutfactor;
     tl->nopen++;
 
@@ -1462,6 +1469,12 @@ void testlog_line(struct testlog *tl, int stream, const char *line, size_t len, 
     dispatch(tl, line, len, arrival_ns);
 }
 
+
+void testlog_line_begins(struct testlog *tl, const char *head, size_t len, uint64_t arrival_ns)
+{
+    if (tl->nfmts && len && !surely_untaken(tl, head, len))
+        note_anchor(tl, arrival_ns);
+}
 
 void testlog_tree_sample(struct testlog *tl, uint64_t rss)
 {

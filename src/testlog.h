@@ -13,6 +13,10 @@
  *
  * Per-test cost: at a test's start and end the module asks the tree probe for the tree's
  * cumulative CPU; testlog_tree_sample() after every sample updates the peak RSS of open tests.
+ * Where a test's start is not a line of its own (a TAP point runs from the previous TAP line; a
+ * serial libtest line holds the name written at the start and the result written at the end),
+ * the cost comes from an anchor: what the tree had spent at that earlier instant
+ * (testlog_event.h, testlog_line_begins()).
  */
 #ifndef RESMON_TESTLOG_H
 #define RESMON_TESTLOG_H
@@ -117,6 +121,11 @@ void testlog_line(struct testlog *tl, int stream, const char *line, size_t len, 
                   uint64_t arrival_ns);
 /* After every sample: the tree's RSS now (bytes), to track each open test's peak. */
 void testlog_tree_sample(struct testlog *tl, uint64_t rss);
+/* A line began at arrival_ns and is not complete yet (head: its bytes so far). pytest, unittest
+ * and serial libtest print a test's name when it starts and its result when it ends, on one
+ * line: the tree's cost is noted now, so that the test is costed from its start rather than from
+ * the line's completion. Nothing is done for a line no parser can take. */
+void testlog_line_begins(struct testlog *tl, const char *head, size_t len, uint64_t arrival_ns);
 /* Call fn for each open test id (for the timeout marker and the summary). */
 void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const char *id), void *ctx);
 /* End of run: results the parsers still hold go out (a TAP result waiting for its YAML block),

@@ -123,6 +123,8 @@ static double it_mono_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static void it_write(int fd, const char *p, size_t len);
+
 /* One line to fd, written at once (the supervisor sees it as soon as it is printed). */
 static void it_line(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void it_line(int fd, const char *fmt, ...)
@@ -137,8 +139,14 @@ static void it_line(int fd, const char *fmt, ...)
     if ((size_t)n > sizeof line - 2)
         n = sizeof line - 2;
     line[n++] = '\n';
-    const char *p = line;
-    size_t len = (size_t)n;
+    it_write(fd, line, (size_t)n);
+}
+
+/* Part of a line (the rest comes later, as serial libtest prints a test's result). */
+static void it_part(int fd, const char *s) { it_write(fd, s, strlen(s)); }
+
+static void it_write(int fd, const char *p, size_t len)
+{
     while (len) {
         ssize_t w = write(fd, p, len);
         if (w < 0 && errno == EINTR)
@@ -245,7 +253,8 @@ static void it_end(struct it_test *t, const char *id)
 
 /* suite FORM BURN [FD]: a small suite (a pass and an unexpected failure that each burn BURN
  * seconds of CPU, a skip, a crash) in the given form on FD (1: stdout, 2: stderr). Forms: mozlog,
- * tbpl, tap, gtest, go; and tap-node (only the pass and the failure, printed as Node does). Test ids start with the form's name, so forms can be mixed in one run. */
+ * tbpl, tap, gtest, go; and, with only the pass and the failure, tap-node (printed as Node does)
+ * and libtest (serial: a test's name and its result on one line, written at its start and end). Test ids start with the form's name, so forms can be mixed in one run. */
 static int it_suite(const char *form, double burn_s, int fd)
 {
     struct it_test t;
@@ -309,6 +318,20 @@ static int it_suite(const char *form, double burn_s, int fd)
         it_end(&t, "tap fail");
         it_line(fd, "ok 3 - tap skip # SKIP disabled");
         it_line(fd, "not ok 4 - tap crash");
+    } else if (!strcmp(form, "libtest")) {
+        /* Serial libtest: the name when the test starts, the result on the same line at its end. */
+        static const char *const names[] = {"it::pass", "it::fail"};
+        it_line(fd, "running 2 tests");
+        for (int i = 0; i < 2; i++) {
+            char head[64];
+            snprintf(head, sizeof head, "test %s ... ", names[i]);
+            it_begin(&t);
+            it_part(fd, head);
+            burn(burn_s);
+            it_line(fd, "%s", i ? "FAILED" : "ok");
+            it_end(&t, names[i]);
+        }
+        it_line(fd, "test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out");
     } else if (!strcmp(form, "tap-node")) {
         /* As Node's TAP reporter: a test is printed when it is done, opener included, with its
          * duration in a YAML block. */

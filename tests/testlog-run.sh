@@ -86,6 +86,15 @@ expect_test "$P" "node fail" FAIL orange PASS
 cost_check "$P" "node pass"
 cost_check "$P" "node fail"
 
+# Serial libtest prints a test's name when it starts and its result, on the same line, when it
+# ends: the cost runs from the line's first byte, not from its completion.
+suite_run libtest
+P="$T/libtest.json"
+expect_test "$P" it::pass PASS green
+expect_test "$P" it::fail FAIL orange PASS
+cost_check "$P" it::pass
+cost_check "$P" it::fail
+
 suite_run gtest
 P="$T/gtest.json"
 expect_test "$P" GTest.Pass PASS green

@@ -191,6 +191,26 @@ START_TEST(test_tap_held_at_end)
 }
 END_TEST
 
+/* Serial libtest prints "test x ... " when x starts and "ok" when it ends: the supervisor says
+ * when the line began, and the test's cost runs from then. A line no parser takes costs no probe. */
+START_TEST(test_cost_from_line_start)
+{
+    struct cap c = {0};
+    struct testlog *tl = tl_make(&c, TL_FMT_LIBTEST, true);
+    testlog_line_begins(tl, "[Parent 12] plain", 17, MS(5));
+    ck_assert_uint_eq(fake_cpu_ns, 0);
+    testlog_line_begins(tl, "test a::b ... ", 14, MS(10)); /* a probe: 10 ms of CPU */
+    ck_assert_uint_eq(fake_cpu_ns, 10000000);
+    testlog_tree_sample(tl, 4242);
+    testlog_line(tl, 1, "test a::b ... ok", 16, false, MS(10)); /* the end: a probe, 20 */
+    ssize_t k = cap_find(&c, "\"test\":\"a::b\",\"name\":\"a::b\",\"status\":\"PASS\"");
+    ck_assert_int_ge(k, 0);
+    ck_assert_msg(strstr(c.lines[k], "\"cpuTime\":10.0,\"maxRSS\":4242}") != NULL, "%s", c.lines[k]);
+    testlog_free(tl);
+    cap_free(&c);
+}
+END_TEST
+
 START_TEST(test_many_open_bounded)
 {
     struct cap c = {0};
@@ -517,6 +537,7 @@ int main(void)
     tcase_add_test(tc, test_tap_cost_from_anchor);
     tcase_add_test(tc, test_tap_cost_held_result);
     tcase_add_test(tc, test_tap_held_at_end);
+    tcase_add_test(tc, test_cost_from_line_start);
     tcase_add_test(tc, test_many_open_bounded);
     tcase_add_test(tc, test_slowest_and_unexpected);
     tcase_add_test(tc, test_no_formats_no_sink);
