@@ -853,17 +853,28 @@ static void record_result(struct testlog *tl, struct tl_str id, struct tl_str st
 
 /* ---- anchors: instants a test without an opener may have started at (TLE_ANCHOR) ---- */
 
-static void note_anchor(struct testlog *tl, uint64_t ns)
+/* Note what the tree had spent at ns (probed now: the caller is handling what arrived at ns). */
+static void note_anchor_cpu(struct testlog *tl, uint64_t ns, uint64_t cpu, bool have_cpu)
 {
     if (tl->nanchors && tl->anchors[(tl->anchor_head + TL_ANCHORS - 1) % TL_ANCHORS].ns == ns)
         return; /* the lines of one chunk share their arrival */
     struct anchor *a = &tl->anchors[tl->anchor_head];
     a->ns = ns;
-    a->cpu = probe_cpu(tl, &a->have_cpu);
+    a->cpu = cpu;
+    a->have_cpu = have_cpu;
     a->max_rss = tl->last_rss;
     tl->anchor_head = (tl->anchor_head + 1) % TL_ANCHORS;
     if (tl->nanchors < TL_ANCHORS)
         tl->nanchors++;
+}
+
+static void note_anchor(struct testlog *tl, uint64_t ns)
+{
+    if (tl->nanchors && tl->anchors[(tl->anchor_head + TL_ANCHORS - 1) % TL_ANCHORS].ns == ns)
+        return;
+    bool ok;
+    uint64_t cpu = probe_cpu(tl, &ok);
+    note_anchor_cpu(tl, ns, cpu, ok);
 }
 
 static const struct anchor *find_anchor(const struct testlog *tl, uint64_t ns)
@@ -874,6 +885,22 @@ static const struct anchor *find_anchor(const struct testlog *tl, uint64_t ns)
             return a->have_cpu ? a : NULL;
     }
     return NULL;
+}
+
+/* The anchor nearest ns, if one is within slack of it. */
+static const struct anchor *anchor_near(const struct testlog *tl, uint64_t ns, uint64_t slack)
+{
+    const struct anchor *best = NULL;
+    uint64_t best_d = slack;
+    for (unsigned i = 0; i < tl->nanchors; i++) {
+        const struct anchor *a = &tl->anchors[i];
+        uint64_t d = a->ns > ns ? a->ns - ns : ns - a->ns;
+        if (a->have_cpu && d <= best_d) {
+            best = a;
+            best_d = d;
+        }
+    }
+    return best;
 }
 
 /* How far a producer's duration may exceed the arrival interval it is compared with (its own
@@ -898,14 +925,27 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
     bool have_dur = isfinite(ev->duration_ms) && ev->duration_ms > 0 && ev->duration_ms < 1e12;
     uint64_t dur = have_dur ? (uint64_t)(ev->duration_ms * 1e6) : 0;
     const struct open_test *by = ot; /* the open test that times it */
+    bool late_end = false;
     if (by) {
         start = by->start_ns;
         if (end < start)
             end = start;
         if (have_dur && dur > end - start + slack_ns(dur))
             by = NULL; /* a late start line */
+        else if (have_dur && ev->end_may_be_late && dur + slack_ns(dur) < end - start)
+            late_end = true;
     }
-    if (by) {
+    if (late_end) {
+        /* The result line came late: the test ended dur after its start. Its cost is known when
+         * an anchor (another test's start, most often the next subtest's) is near that end; the
+         * peak RSS since its start is not its own. */
+        end = start + dur;
+        const struct anchor *to = anchor_near(tl, end, slack_ns(dur));
+        if (to && by->have_cpu) {
+            cpu = to->cpu > by->cpu_start ? to->cpu - by->cpu_start : 0;
+            cost = true;
+        }
+    } else if (by) {
         if (by->have_cpu) {
             bool ok;
             uint64_t now = probe_cpu(tl, &ok);
@@ -1035,6 +1075,7 @@ static void test_start(struct testlog *tl, const struct tl_event *ev, uint64_t t
     } else {
         ot->cpu_start = probe_cpu(tl, &ot->have_cpu);
         ot->max_rss = tl->last_rss;
+        note_anchor_cpu(tl, t, ot->cpu_start, ot->have_cpu); /* where an earlier test may end */
     }
     ot->timeoutfactor = ev->timeoutfactor;
     tl->nopen++;
@@ -1057,6 +1098,28 @@ static void test_start(struct testlog *tl, const struct tl_event *ev, uint64_t t
     PUT(b, "}}");
     if (ob_end(b))
         marker_state(&tl->sink, b->p, b->n);
+}
+
+/* A paused test runs again from t: its time and cost start here (go's own elapsed time does not
+ * count the pause either). */
+static void test_resume(struct testlog *tl, const struct tl_event *ev, uint64_t t)
+{
+    ssize_t i = find_open(tl, ev->id, ev->scope, !ev->scope.n);
+    if (i < 0)
+        return;
+    struct open_test *ot = &tl->open[i];
+    if (t < ot->start_ns)
+        return;
+    const struct anchor *a = find_anchor(tl, t);
+    ot->start_ns = t;
+    if (a) {
+        ot->cpu_start = a->cpu;
+        ot->have_cpu = true;
+    } else {
+        ot->cpu_start = probe_cpu(tl, &ot->have_cpu);
+        note_anchor_cpu(tl, t, ot->cpu_start, ot->have_cpu);
+    }
+    ot->max_rss = tl->last_rss;
 }
 
 static void test_end(struct testlog *tl, const struct tl_event *ev, uint64_t t)
@@ -1376,6 +1439,9 @@ static void handle(struct testlog *tl, const struct tl_event *ev, uint64_t arriv
         break;
     case TLE_TEST_END:
         test_end(tl, ev, t);
+        break;
+    case TLE_TEST_RESUME:
+        test_resume(tl, ev, t);
         break;
     case TLE_SUBTEST:
         subtest(tl, ev, t);

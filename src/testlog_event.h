@@ -37,6 +37,7 @@ enum tl_kind {
                           "SHUTDOWN-FAIL"), message */
     TLE_OUTPUT,        /* process, message (only when the config asks) */
     TLE_BAIL_OUT,      /* message: the run gave up; open tests end INCOMPLETE */
+    TLE_TEST_RESUME,   /* id, scope: an open test that was paused runs from now (go's CONT) */
     TLE_ANCHOR,        /* no marker: a later result may name this line's arrival as its start
                           (since_ns); the core keeps what the tree had spent at this instant */
 };
@@ -79,6 +80,10 @@ struct tl_event {
      *   core then gives the test the tree's CPU time and peak RSS since that instant, when it still
      *   holds the anchor (the last TL_ANCHORS distinct instants, testlog.c). */
     uint64_t since_ns;
+    /* end_may_be_late: TLE_TEST_END whose result line may come well after the test ended (go
+     *   prints subtests' results with their parent's). When duration_ms is shorter than the time
+     *   since the test's start, the test ended duration_ms after its start. */
+    bool end_may_be_late;
 };
 
 struct tl_format {

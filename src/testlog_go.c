@@ -9,14 +9,19 @@
  *   output, bench, build-output → TLE_OUTPUT (process = Package or ImportPath, id = Test,
  *                               message = Output without its newline)
  *   build-fail                → TLE_LOG level ERROR "build failed: <ImportPath>"
- *   pause, cont, attr         → nothing (returns 0)
+ *   cont with Test            → TLE_TEST_RESUME (a parallel test runs from here)
+ *   pause, attr               → nothing (returns 0)
  * time_ms = Time (RFC 3339) on every event. Parallel packages interleave in one stream: tests are
  * keyed by Test + Package.
  *
- * Text (-v): "=== RUN   TestX" opens TestX; "--- PASS|FAIL|SKIP: TestX/sub (0.01s)" (indented 4
- * spaces per subtest level) closes it with that duration; "ok  \tpkg\t0.01s" and "FAIL\tpkg\t..."
+ * Text (-v): "=== RUN   TestX" opens TestX; "=== CONT  TestX" resumes it after a pause
+ * (t.Parallel); "--- PASS|FAIL|SKIP: TestX/sub (0.01s)" (indented 4 spaces per subtest level)
+ * closes it with that duration; "ok  \tpkg\t0.01s" and "FAIL\tpkg\t..."
  * end package pkg (TLE_SUITE_END with duration; no start was printed for it, and `go test` prints a
  * package's -v output in one piece, so tests carry no scope here).
+ *
+ * Every result may come late (end_may_be_late): go prints a test's subtests' results with its own,
+ * after the last subtest ended, and test2json's events for them carry that late time too.
  */
 #include "testlog_formats.h"
 
@@ -61,8 +66,8 @@ static int parse_json(struct go_state *st, const char *line, size_t len, struct 
     double dur = cJSON_IsNumber(el) && el->valuedouble >= 0 ? el->valuedouble * 1000.0
                                                             : __builtin_nan("");
 
-    if (!strcmp(act, "run") && test.n) {
-        tl_event_init(ev, TLE_TEST_START);
+    if ((!strcmp(act, "run") || !strcmp(act, "cont")) && test.n) {
+        tl_event_init(ev, act[0] == 'r' ? TLE_TEST_START : TLE_TEST_RESUME);
         ev->id = test;
         ev->scope = pkg;
         n = 1;
@@ -74,6 +79,7 @@ static int parse_json(struct go_state *st, const char *line, size_t len, struct 
         enum tl_outcome oc = act[0] == 'p' ? TL_PASSED : act[0] == 'f' ? TL_FAILED : TL_SKIPPED;
         if (test.n) {
             tl_set_result(ev, test, pkg, oc);
+            ev->end_may_be_late = true;
         } else {
             tl_event_init(ev, TLE_SUITE_END);
             ev->id = pkg;
@@ -139,6 +145,7 @@ static int parse_result(const char *p, size_t m, struct tl_event *ev)
         return 0;
     tl_set_result(ev, name, tl_str_make(NULL, 0), oc);
     ev->duration_ms = secs * 1000.0;
+    ev->end_may_be_late = true;
     return 1;
 }
 
@@ -177,11 +184,13 @@ static int go_parse(void *state, const char *line, size_t len, uint64_t arrival_
     case '{':
         return parse_json(st, line, len, ev);
     case '=':
-        if (TL_PREFIX(line, len, "=== RUN ")) {
-            struct tl_str name = tl_trim(tl_str_make(line + 8, len - 8));
+        if (TL_PREFIX(line, len, "=== RUN ") || TL_PREFIX(line, len, "=== CONT ")) {
+            bool run = line[4] == 'R';
+            size_t skip = run ? 8 : 9;
+            struct tl_str name = tl_trim(tl_str_make(line + skip, len - skip));
             if (!name.n)
                 return 0;
-            tl_event_init(ev, TLE_TEST_START);
+            tl_event_init(ev, run ? TLE_TEST_START : TLE_TEST_RESUME);
             ev->id = name;
             return 1;
         }

@@ -254,7 +254,8 @@ static void it_end(struct it_test *t, const char *id)
 /* suite FORM BURN [FD]: a small suite (a pass and an unexpected failure that each burn BURN
  * seconds of CPU, a skip, a crash) in the given form on FD (1: stdout, 2: stderr). Forms: mozlog,
  * tbpl, tap, gtest, go; and, with only the pass and the failure, tap-node (printed as Node does)
- * and libtest (serial: a test's name and its result on one line, written at its start and end). Test ids start with the form's name, so forms can be mixed in one run. */
+ * libtest (serial: a test's name and its result on one line, written at its start and end) and
+ * go-sub (go test -v subtests, whose results come after their parent's). Test ids start with the form's name, so forms can be mixed in one run. */
 static int it_suite(const char *form, double burn_s, int fd)
 {
     struct it_test t;
@@ -318,6 +319,24 @@ static int it_suite(const char *form, double burn_s, int fd)
         it_end(&t, "tap fail");
         it_line(fd, "ok 3 - tap skip # SKIP disabled");
         it_line(fd, "not ok 4 - tap crash");
+    } else if (!strcmp(form, "go-sub")) {
+        /* go test -v with subtests: their results come after their parent's, once all ran. */
+        static const char *const names[] = {"TestSub/pass", "TestSub/fail"};
+        double ms[2];
+        struct it_test all;
+        it_begin(&all);
+        it_line(fd, "=== RUN   TestSub");
+        for (int i = 0; i < 2; i++) {
+            it_begin(&t);
+            it_line(fd, "=== RUN   %s", names[i]);
+            burn(burn_s);
+            ms[i] = it_mono_ms() - t.wall0;
+            it_end(&t, names[i]);
+        }
+        it_line(fd, "--- FAIL: TestSub (%.2fs)", (it_mono_ms() - all.wall0) / 1e3);
+        for (int i = 0; i < 2; i++)
+            it_line(fd, "    --- %s: %s (%.2fs)", i ? "FAIL" : "PASS", names[i], ms[i] / 1e3);
+        it_line(fd, "FAIL");
     } else if (!strcmp(form, "libtest")) {
         /* Serial libtest: the name when the test starts, the result on the same line at its end. */
         static const char *const names[] = {"it::pass", "it::fail"};

@@ -62,6 +62,30 @@ START_TEST(test_split)
 }
 END_TEST
 
+/* What a line begun and not complete holds so far, and when it began. */
+START_TEST(test_pending)
+{
+    struct linebuf *lb;
+    struct got g = {0};
+    size_t n = 0;
+    uint64_t at = 0;
+    ck_assert_int_eq(linebuf_new(16, &lb), 0);
+    ck_assert_ptr_null(linebuf_pending(lb, &n, &at));
+    linebuf_feed(lb, "one\ntest a", 10, 10, cb, &g);
+    const char *p = linebuf_pending(lb, &n, &at);
+    ck_assert(p && n == 6 && memcmp(p, "test a", 6) == 0 && at == 10);
+    linebuf_feed(lb, " ..", 3, 20, cb, &g);
+    p = linebuf_pending(lb, &n, &at);
+    ck_assert(p && n == 9 && memcmp(p, "test a ..", 9) == 0 && at == 10); /* begun at 10 */
+    linebuf_feed(lb, ". ok and more", 13, 30, cb, &g); /* over 16 bytes: delivered cut, rest skipped */
+    ck_assert_ptr_null(linebuf_pending(lb, &n, &at));
+    linebuf_feed(lb, "\n", 1, 40, cb, &g);
+    ck_assert_ptr_null(linebuf_pending(lb, &n, &at));
+    ck_assert_int_eq(g.n, 2);
+    linebuf_free(lb);
+}
+END_TEST
+
 START_TEST(test_truncate)
 {
     struct linebuf *lb;
@@ -240,6 +264,7 @@ int main(void)
     TCase *tc = tcase_create("linebuf");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_split);
+    tcase_add_test(tc, test_pending);
     tcase_add_test(tc, test_truncate);
     tcase_add_test(tc, test_huge_line_bounded);
     tcase_add_test(tc, test_byte_by_byte);

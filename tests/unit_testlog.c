@@ -211,6 +211,41 @@ START_TEST(test_cost_from_line_start)
 }
 END_TEST
 
+/* go: a parallel test runs from its CONT; a subtest whose result comes with its parent's ends its
+ * reported time after its start, costed up to the anchor there (the next subtest's start). The
+ * fake probe advances 10 ms a call; one chunk's lines share a probe. */
+START_TEST(test_go_resume_and_late_end)
+{
+    struct cap c = {0};
+    struct testlog *tl = tl_make(&c, TL_FMT_GO, true);
+    feed(tl, "=== RUN   TestP", 10);                /* 10 */
+    feed(tl, "=== PAUSE TestP", 11);
+    feed(tl, "=== CONT  TestP", 100);               /* 20 */
+    feed(tl, "--- PASS: TestP (0.05s)", 150);       /* 30 */
+    ck_assert_int_ge(cap_find(&c, "M test 100.000 150.000 2 {\"type\":\"Test\",\"test\":\"TestP\",\"name\":\"TestP\","
+                                  "\"status\":\"PASS\",\"color\":\"green\",\"cpuTime\":10.0}"),
+                     0);
+    feed(tl, "=== RUN   TestS", 200);               /* 40 */
+    feed(tl, "=== RUN   TestS/a", 200);             /* the same instant: 40 */
+    feed(tl, "=== RUN   TestS/b", 300);             /* 50 */
+    testlog_tree_sample(tl, 777);
+    feed(tl, "--- PASS: TestS (0.20s)", 400);       /* 60 */
+    feed(tl, "    --- PASS: TestS/a (0.10s)", 400); /* ends at 300: 50 - 40 */
+    feed(tl, "    --- PASS: TestS/b (0.10s)", 400); /* 70 - 50 */
+    ck_assert_int_ge(cap_find(&c, "M test 200.000 400.000 2 {\"type\":\"Test\",\"test\":\"TestS\",\"name\":\"TestS\","
+                                  "\"status\":\"PASS\",\"color\":\"green\",\"cpuTime\":20.0,\"maxRSS\":777}"),
+                     0);
+    ck_assert_int_ge(cap_find(&c, "M test 200.000 300.000 2 {\"type\":\"Test\",\"test\":\"TestS/a\",\"name\":\"a\","
+                                  "\"status\":\"PASS\",\"color\":\"green\",\"cpuTime\":10.0}"),
+                     0);
+    ck_assert_int_ge(cap_find(&c, "M test 300.000 400.000 2 {\"type\":\"Test\",\"test\":\"TestS/b\",\"name\":\"b\","
+                                  "\"status\":\"PASS\",\"color\":\"green\",\"cpuTime\":20.0,\"maxRSS\":777}"),
+                     0);
+    testlog_free(tl);
+    cap_free(&c);
+}
+END_TEST
+
 START_TEST(test_many_open_bounded)
 {
     struct cap c = {0};
@@ -538,6 +573,7 @@ int main(void)
     tcase_add_test(tc, test_tap_cost_held_result);
     tcase_add_test(tc, test_tap_held_at_end);
     tcase_add_test(tc, test_cost_from_line_start);
+    tcase_add_test(tc, test_go_resume_and_late_end);
     tcase_add_test(tc, test_many_open_bounded);
     tcase_add_test(tc, test_slowest_and_unexpected);
     tcase_add_test(tc, test_no_formats_no_sink);

@@ -27,6 +27,7 @@ static const char *kind_names[] = {
     [TLE_PROCESS_EXIT] = "PROCESS_EXIT", [TLE_ASSERT] = "ASSERT",
     [TLE_LEAK] = "LEAK",               [TLE_OUTPUT] = "OUTPUT",
     [TLE_BAIL_OUT] = "BAIL_OUT",       [TLE_ANCHOR] = "ANCHOR",
+    [TLE_TEST_RESUME] = "TEST_RESUME",
 };
 
 struct buf {
@@ -93,6 +94,8 @@ static void describe(struct buf *b, size_t lineno, const struct tl_event *e)
         buf_printf(b, " at=%llu", (unsigned long long)e->at_ns);
     if (e->since_ns)
         buf_printf(b, " since=%llu", (unsigned long long)e->since_ns);
+    if (e->end_may_be_late)
+        buf_printf(b, " late_end");
     if (e->at_line_end)
         buf_printf(b, " at_line_end");
     if (e->level.n)
