@@ -887,15 +887,16 @@ static const struct anchor *find_anchor(const struct testlog *tl, uint64_t ns)
     return NULL;
 }
 
-/* The anchor nearest ns, if one is within slack of it. */
-static const struct anchor *anchor_near(const struct testlog *tl, uint64_t ns, uint64_t slack)
+/* The anchor nearest ns, if one later than after is within slack of it. */
+static const struct anchor *anchor_near(const struct testlog *tl, uint64_t ns, uint64_t after,
+                                        uint64_t slack)
 {
     const struct anchor *best = NULL;
     uint64_t best_d = slack;
     for (unsigned i = 0; i < tl->nanchors; i++) {
         const struct anchor *a = &tl->anchors[i];
         uint64_t d = a->ns > ns ? a->ns - ns : ns - a->ns;
-        if (a->have_cpu && d <= best_d) {
+        if (a->have_cpu && a->ns > after && d <= best_d) {
             best = a;
             best_d = d;
         }
@@ -940,7 +941,7 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
          * an anchor (another test's start, most often the next subtest's) is near that end; the
          * peak RSS since its start is not its own. */
         end = start + dur;
-        const struct anchor *to = anchor_near(tl, end, slack_ns(dur));
+        const struct anchor *to = anchor_near(tl, end, start, slack_ns(dur));
         if (to && by->have_cpu) {
             cpu = to->cpu > by->cpu_start ? to->cpu - by->cpu_start : 0;
             cost = true;

@@ -241,6 +241,15 @@ START_TEST(test_go_resume_and_late_end)
     ck_assert_int_ge(cap_find(&c, "M test 300.000 400.000 2 {\"type\":\"Test\",\"test\":\"TestS/b\",\"name\":\"b\","
                                   "\"status\":\"PASS\",\"color\":\"green\",\"cpuTime\":20.0,\"maxRSS\":777}"),
                      0);
+    /* A 1 ms subtest, and no anchor near its end but its own start: its cost is unknown. */
+    feed(tl, "=== RUN   TestT", 500);
+    feed(tl, "=== RUN   TestT/x", 500);
+    feed(tl, "=== RUN   TestT/y", 530);
+    feed(tl, "--- PASS: TestT (0.10s)", 600);
+    feed(tl, "    --- PASS: TestT/x (0.001s)", 600);
+    ssize_t k = cap_find(&c, "M test 500.000 501.000 2 {\"type\":\"Test\",\"test\":\"TestT/x\"");
+    ck_assert_int_ge(k, 0);
+    ck_assert_ptr_null(strstr(c.lines[k], "cpuTime"));
     testlog_free(tl);
     cap_free(&c);
 }
