@@ -106,6 +106,22 @@ START_TEST(test_open_table_and_finish)
 }
 END_TEST
 
+/* The marker holding needle exists and carries no cost (unknown, which is not zero). */
+static void assert_costless(const struct cap *c, const char *needle)
+{
+    ssize_t k = cap_find(c, needle);
+    ck_assert_msg(k >= 0, "no marker %s", needle);
+    ck_assert_msg(!strstr(c->lines[k], "cpuTime") && !strstr(c->lines[k], "maxRSS"), "%s", c->lines[k]);
+}
+
+/* The marker holding needle exists and holds text too. */
+static void assert_has(const struct cap *c, const char *needle, const char *text)
+{
+    ssize_t k = cap_find(c, needle);
+    ck_assert_msg(k >= 0, "no marker %s", needle);
+    ck_assert_msg(strstr(c->lines[k], text) != NULL, "%s has no %s", c->lines[k], text);
+}
+
 /* A TAP test point has no opener: it ran from the previous TAP line at its level, and gets the
  * tree's cost since that line (its anchor). The fake probe advances 10 ms a call. */
 START_TEST(test_tap_cost_from_anchor)
@@ -132,11 +148,8 @@ START_TEST(test_tap_cost_from_anchor)
         feed(tl, line, 40 + i);
     }
     feed(tl, "ok 3 - parent", 200);
-    ssize_t k = cap_find(&c, "M test 30.000 200.000 2 {\"type\":\"Test\",\"test\":\"parent\"");
-    ck_assert_int_ge(k, 0);
-    ck_assert_ptr_null(strstr(c.lines[k], "cpuTime"));
-    ck_assert_int_ge(cap_find(&c, "M test 108.000 109.000 2 {\"type\":\"Test\",\"test\":\"sub69\""), 0);
-    ck_assert_ptr_nonnull(strstr(c.lines[cap_find(&c, "\"test\":\"sub69\"")], "\"cpuTime\":30.0"));
+    assert_costless(&c, "M test 30.000 200.000 2 {\"type\":\"Test\",\"test\":\"parent\"");
+    assert_has(&c, "M test 108.000 109.000 2 {\"type\":\"Test\",\"test\":\"sub69\"", "\"cpuTime\":30.0");
     testlog_free(tl);
     cap_free(&c);
 }
@@ -155,18 +168,11 @@ START_TEST(test_tap_cost_held_result)
     /* Anchors: the version line at 10 ms of CPU, "ok 1" at 20; a goes out at once (no YAML seen
      * yet) with a probe: 30. Then b is held until its block ends: "ok 2" is an anchor at 40, and
      * a probe when b goes out would say 50. */
-    ssize_t k = cap_find(&c, "\"test\":\"a\"");
-    ck_assert_int_ge(k, 0);
-    ck_assert_msg(strstr(c.lines[k], "\"cpuTime\":20.0") != NULL, "%s", c.lines[k]);
-    k = cap_find(&c, "\"test\":\"b\"");
-    ck_assert_int_ge(k, 0);
-    ck_assert_msg(strstr(c.lines[k], "\"cpuTime\":20.0") != NULL, "%s", c.lines[k]);
-    ck_assert_int_ge(cap_find(&c, "M test 20.000 60.000 2 {\"type\":\"Test\",\"test\":\"b\""), 0);
+    assert_has(&c, "\"test\":\"a\"", "\"cpuTime\":20.0");
+    assert_has(&c, "M test 20.000 60.000 2 {\"type\":\"Test\",\"test\":\"b\"", "\"cpuTime\":20.0");
     /* c took 5 ms by its YAML block: it started 35 ms after its anchor ("ok 2"), which would
      * count what ran before it. Its cost is unknown. */
-    k = cap_find(&c, "M test 95.000 100.000 2 {\"type\":\"Test\",\"test\":\"c\"");
-    ck_assert_int_ge(k, 0);
-    ck_assert_ptr_null(strstr(c.lines[k], "cpuTime"));
+    assert_costless(&c, "M test 95.000 100.000 2 {\"type\":\"Test\",\"test\":\"c\"");
     testlog_free(tl);
     cap_free(&c);
 }
@@ -203,9 +209,7 @@ START_TEST(test_cost_from_line_start)
     ck_assert_uint_eq(fake_cpu_ns, 10000000);
     testlog_tree_sample(tl, 4242);
     testlog_line(tl, 1, "test a::b ... ok", 16, false, MS(10)); /* the end: a probe, 20 */
-    ssize_t k = cap_find(&c, "\"test\":\"a::b\",\"name\":\"a::b\",\"status\":\"PASS\"");
-    ck_assert_int_ge(k, 0);
-    ck_assert_msg(strstr(c.lines[k], "\"cpuTime\":10.0,\"maxRSS\":4242}") != NULL, "%s", c.lines[k]);
+    assert_has(&c, "\"test\":\"a::b\",\"name\":\"a::b\",\"status\":\"PASS\"", "\"cpuTime\":10.0,\"maxRSS\":4242}");
     testlog_free(tl);
     cap_free(&c);
 }
@@ -247,9 +251,7 @@ START_TEST(test_go_resume_and_late_end)
     feed(tl, "=== RUN   TestT/y", 530);
     feed(tl, "--- PASS: TestT (0.10s)", 600);
     feed(tl, "    --- PASS: TestT/x (0.001s)", 600);
-    ssize_t k = cap_find(&c, "M test 500.000 501.000 2 {\"type\":\"Test\",\"test\":\"TestT/x\"");
-    ck_assert_int_ge(k, 0);
-    ck_assert_ptr_null(strstr(c.lines[k], "cpuTime"));
+    assert_costless(&c, "M test 500.000 501.000 2 {\"type\":\"Test\",\"test\":\"TestT/x\"");
     testlog_free(tl);
     cap_free(&c);
 }
