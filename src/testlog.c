@@ -1035,6 +1035,23 @@ static void close_with_status(struct testlog *tl, size_t i, const char *status, 
     close_open(tl, i, &ev, end);
 }
 
+/* An open test's cost counts from t: from the anchor at t when there is one (a line that began
+ * before it was complete), else from now, which becomes an anchor (where an earlier test, whose
+ * result comes late, may have ended). */
+static void cost_from(struct testlog *tl, struct open_test *ot, uint64_t t)
+{
+    const struct anchor *a = find_anchor(tl, t);
+    if (a) {
+        ot->cpu_start = a->cpu;
+        ot->have_cpu = true;
+        ot->max_rss = a->max_rss;
+        return;
+    }
+    ot->cpu_start = probe_cpu(tl, &ot->have_cpu);
+    ot->max_rss = tl->last_rss;
+    note_anchor_cpu(tl, t, ot->cpu_start, ot->have_cpu);
+}
+
 static ssize_t find_open(const struct testlog *tl, struct tl_str id, struct tl_str scope, bool any_scope)
 {
     for (size_t i = tl->nopen; i > 0; i--) {
@@ -1068,16 +1085,7 @@ static void test_start(struct testlog *tl, const struct tl_event *ev, uint64_t t
     if (sbuf_set(&ot->id, id.p, id.n) < 0 || sbuf_set(&ot->scope, ev->scope.p, ev->scope.n) < 0)
         return;
     ot->start_ns = t;
-    const struct anchor *a = find_anchor(tl, t); /* the line began before it was complete */
-    if (a) {
-        ot->cpu_start = a->cpu;
-        ot->have_cpu = true;
-        ot->max_rss = a->max_rss;
-    } else {
-        ot->cpu_start = probe_cpu(tl, &ot->have_cpu);
-        ot->max_rss = tl->last_rss;
-        note_anchor_cpu(tl, t, ot->cpu_start, ot->have_cpu); /* where an earlier test may end */
-    }
+    cost_from(tl, ot, t);
     ot->timeoutfactor = ev->timeoutfactor;
     tl->nopen++;
 
@@ -1111,16 +1119,8 @@ static void test_resume(struct testlog *tl, const struct tl_event *ev, uint64_t 
     struct open_test *ot = &tl->open[i];
     if (t < ot->start_ns)
         return;
-    const struct anchor *a = find_anchor(tl, t);
     ot->start_ns = t;
-    if (a) {
-        ot->cpu_start = a->cpu;
-        ot->have_cpu = true;
-    } else {
-        ot->cpu_start = probe_cpu(tl, &ot->have_cpu);
-        note_anchor_cpu(tl, t, ot->cpu_start, ot->have_cpu);
-    }
-    ot->max_rss = tl->last_rss;
+    cost_from(tl, ot, t);
 }
 
 static void test_end(struct testlog *tl, const struct tl_event *ev, uint64_t t)

@@ -42,6 +42,10 @@ enum tap_hold {
     HOLD_SKIPYAML, /* inside a YAML block whose result already went out */
 };
 
+struct held_text {
+    char id[1024], scope[TAP_PATH], msg[512];
+};
+
 struct tap_state {
     bool seen;      /* version line or plan seen */
     bool yaml_seen; /* the producer writes YAML blocks */
@@ -67,9 +71,7 @@ struct tap_state {
     struct tl_event held;
     /* Two sets, used in turn: a point that flushes the held result (an event pointing into one
      * set) and is held in its place copies into the other. */
-    struct {
-        char id[1024], scope[TAP_PATH], msg[512];
-    } held_text[2];
+    struct held_text held_text[2];
     unsigned held_set;
     char num[24]; /* the id of a test point without a description */
 };
@@ -314,11 +316,10 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
         if (st->yaml_seen || st->opener_seen) {
             st->held = r;
             st->held_set ^= 1;
-            char *id = st->held_text[st->held_set].id, *scope = st->held_text[st->held_set].scope,
-                 *msg = st->held_text[st->held_set].msg;
-            st->held.id = tl_copy(id, sizeof st->held_text[0].id, r.id);
-            st->held.scope = tl_copy(scope, sizeof st->held_text[0].scope, r.scope);
-            st->held.message = tl_copy(msg, sizeof st->held_text[0].msg, r.message);
+            struct held_text *h = &st->held_text[st->held_set];
+            st->held.id = tl_copy(h->id, sizeof h->id, r.id);
+            st->held.scope = tl_copy(h->scope, sizeof h->scope, r.scope);
+            st->held.message = tl_copy(h->msg, sizeof h->msg, r.message);
             st->held.at_ns = arrival_ns;
             st->hold = HOLD_WAIT;
             return n;
