@@ -1062,6 +1062,29 @@ static ssize_t find_open(const struct testlog *tl, struct tl_str id, struct tl_s
     return -1;
 }
 
+/* The stream's open line of a test: a killed run recovers the test from it. */
+static void state_open(struct testlog *tl, const struct open_test *ot, uint64_t t)
+{
+    if (!tl->sink.state)
+        return;
+    struct obuf *b = &tl->ob;
+    ob_reset(b);
+    PUT(b, "{\"type\":\"open\",\"kind\":\"test\"");
+    put_key(tl, sbuf_str(&ot->scope), sbuf_str(&ot->id));
+    PUT(b, ",\"name\":\"test\",\"startTime\":");
+    put_rel_ms(tl, t);
+    PUT(b, ",\"category\":");
+    put_int(b, CAT_TASKS);
+    PUT(b, ",\"data\":{\"type\":\"Test\",\"test\":");
+    put_str(tl, ot->id.p, ot->id.n);
+    struct tl_str sn = short_name(sbuf_str(&ot->id));
+    PUT(b, ",\"name\":");
+    put_str(tl, sn.p, sn.n);
+    PUT(b, "}}");
+    if (ob_end(b))
+        marker_state(&tl->sink, b->p, b->n);
+}
+
 static void test_start(struct testlog *tl, const struct tl_event *ev, uint64_t t)
 {
     struct tl_str id = ev->id;
@@ -1088,26 +1111,9 @@ static void test_start(struct testlog *tl, const struct tl_event *ev, uint64_t t
     cost_from(tl, ot, t);
     ot->timeoutfactor = ev->timeoutfactor;
     tl->nopen++;
-
-    if (!tl->sink.state)
-        return;
-    struct obuf *b = &tl->ob;
-    ob_reset(b);
-    PUT(b, "{\"type\":\"open\",\"kind\":\"test\"");
-    put_key(tl, sbuf_str(&ot->scope), sbuf_str(&ot->id));
-    PUT(b, ",\"name\":\"test\",\"startTime\":");
-    put_rel_ms(tl, t);
-    PUT(b, ",\"category\":");
-    put_int(b, CAT_TASKS);
-    PUT(b, ",\"data\":{\"type\":\"Test\",\"test\":");
-    put_str(tl, ot->id.p, ot->id.n);
-    struct tl_str sn = short_name(sbuf_str(&ot->id));
-    PUT(b, ",\"name\":");
-    put_str(tl, sn.p, sn.n);
-    PUT(b, "}}");
-    if (ob_end(b))
-        marker_state(&tl->sink, b->p, b->n);
+    state_open(tl, ot, t);
 }
+
 
 /* A paused test runs again from t: its time and cost start here (go's own elapsed time does not
  * count the pause either). */
@@ -1121,6 +1127,10 @@ static void test_resume(struct testlog *tl, const struct tl_event *ev, uint64_t 
         return;
     ot->start_ns = t;
     cost_from(tl, ot, t);
+    /* The stream's open line moves too (close, then open again from here), so a run killed
+     * while the test runs recovers it from its CONT as a finished run's marker starts there. */
+    state_close(tl, "test", sbuf_str(&ot->scope), sbuf_str(&ot->id));
+    state_open(tl, ot, t);
 }
 
 static void test_end(struct testlog *tl, const struct tl_event *ev, uint64_t t)

@@ -225,6 +225,13 @@ START_TEST(test_go_resume_and_late_end)
     feed(tl, "=== RUN   TestP", 10);                /* 10 */
     feed(tl, "=== PAUSE TestP", 11);
     feed(tl, "=== CONT  TestP", 100);               /* 20 */
+    /* the stream's open line moves to the CONT: a killed run recovers the test from there */
+    ck_assert_uint_ge(c.n, 3);
+    ck_assert_str_eq(c.lines[c.n - 2], "S {\"type\":\"close\",\"kind\":\"test\",\"key\":\"TestP\"}");
+    ck_assert_str_eq(c.lines[c.n - 1], "S {\"type\":\"open\",\"kind\":\"test\",\"key\":\"TestP\","
+                                       "\"name\":\"test\",\"startTime\":100.0,\"category\":2,\"data\":{"
+                                       "\"type\":\"Test\",\"test\":\"TestP\",\"name\":\"TestP\"}}");
+    ck_assert_uint_eq(cap_count(&c, "S {\"type\":\"open\""), 2);
     feed(tl, "--- PASS: TestP (0.05s)", 150);       /* 30 */
     ck_assert_int_ge(cap_find(&c, "M test 100.000 150.000 2 {\"type\":\"Test\",\"test\":\"TestP\",\"name\":\"TestP\","
                                   "\"status\":\"PASS\",\"color\":\"green\",\"cpuTime\":10.0}"),
