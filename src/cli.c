@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "log.h"
+#include "profile.h"
 #include "sandbox.h"
 #include "testlog.h"
 #include "util.h"
@@ -170,6 +171,7 @@ enum {
     OPT_NO_KILL_LEFTOVERS,
     OPT_GRACE,
     OPT_FSYNC_INTERVAL,
+    OPT_MAX_MARKERS,
     OPT_PRODUCT,
     OPT_META,
     OPT_NO_SANDBOX,
@@ -202,6 +204,7 @@ static const struct option long_options[] = {
     {"no-kill-leftovers", no_argument, NULL, OPT_NO_KILL_LEFTOVERS},
     {"grace", required_argument, NULL, OPT_GRACE},
     {"fsync-interval", required_argument, NULL, OPT_FSYNC_INTERVAL},
+    {"max-markers", required_argument, NULL, OPT_MAX_MARKERS},
     {"product", required_argument, NULL, OPT_PRODUCT},
     {"meta", required_argument, NULL, OPT_META},
     {"no-sandbox", no_argument, NULL, OPT_NO_SANDBOX},
@@ -272,6 +275,8 @@ void cli_print_help(bool timeout_mode)
           "      --product=NAME         product name in the profile (default: COMMAND's name)\n"
           "      --meta=KEY=VALUE       add a metadata field to the profile (repeatable)\n"
           "      --fsync-interval=DURATION  flush the stream to disk this often (default 1s; 0 never)\n"
+          "      --max-markers=N        past N markers the profile leaves out expected passes, past\n"
+          "                             2N all but the run's end (default 2000000; 0 no limit)\n"
           "      --recover=STREAM       turn a stream left by a killed run into a profile (-o: where)\n"
           "      --mark KIND NAME [TEXT]  from inside COMMAND: record a marker (see the manual)\n"
           "\nOther:\n"
@@ -307,6 +312,7 @@ int cli_parse(int argc, char **argv, struct options *o)
     o->kill_leftovers = !o->timeout_mode;
     o->grace_ns = 2 * NSEC_PER_SEC;
     o->fsync_interval_ns = NSEC_PER_SEC;
+    o->max_markers = PROFILE_MAX_MARKERS_DEFAULT;
     o->no_profile = o->timeout_mode;
     o->quiet = o->timeout_mode;
 
@@ -358,6 +364,16 @@ int cli_parse(int argc, char **argv, struct options *o)
         case OPT_NO_KILL_LEFTOVERS: o->kill_leftovers = false; break;
         case OPT_GRACE: r = duration_arg(optarg, &o->grace_ns); break;
         case OPT_FSYNC_INTERVAL: r = duration_arg(optarg, &o->fsync_interval_ns); break;
+        case OPT_MAX_MARKERS: {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (!isdigit((unsigned char)*optarg) || *end || errno || v > PROFILE_MAX_MARKERS_MAX)
+                r = usage_error("invalid --max-markers value '%s' (a count, 0 for no limit)", optarg);
+            else
+                o->max_markers = v;
+            break;
+        }
         case OPT_PRODUCT:
             if (!*optarg)
                 r = usage_error("empty product name");

@@ -54,6 +54,7 @@ struct options {
     bool kill_leftovers;
     uint64_t grace_ns;          /* leftovers/stop: time between TERM and KILL */
     uint64_t fsync_interval_ns;
+    uint64_t max_markers;       /* the profile's marker limit (profile.h); 0 = none */
     const char *product;
     struct meta_kv *meta;       /* --meta KEY=VALUE, n_meta entries (malloc'ed) */
     size_t n_meta;

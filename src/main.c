@@ -56,6 +56,9 @@ int main(int argc, char **argv)
                     o.recover, out, (unsigned long long)st.markers, (unsigned long long)st.skipped_lines,
                     st.skipped_lines == 1 ? "" : "s", (unsigned long long)st.closed_open,
                     st.closed_open == 1 ? "" : "s");
+            if (st.left_out)
+                log_msg("%llu markers past the stream's marker limit were left out",
+                        (unsigned long long)st.left_out);
             status = 0;
         }
         break;

@@ -10,6 +10,7 @@
 #include "profile.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -648,6 +649,8 @@ struct conv {
     int logical_cpus;
     double last_ms;
     uint64_t skipped, closed;
+    uint64_t max_markers;                /* 0: no limit (profile.h, MARKER LIMIT) */
+    uint64_t dropped_routine, dropped_other; /* markers left out past the limit */
     /* output */
     int out_fd;
     char *obuf, *wbuf;     /* output buffer; read window over the input's payloads */
@@ -867,6 +870,32 @@ static bool is_object_or_null(const struct member *m)
     return m->val[0] == '{' || (m->val_len == 4 && memcmp(m->val, "null", 4) == 0);
 }
 
+/* Past the marker limit (profile.h): whether a marker with this payload still gets a record.
+ * Counts the ones left out. */
+static bool keep_past_limit(struct conv *c, const char *data, size_t len)
+{
+    bool routine = false, run_end = false;
+    struct obj_iter it;
+    struct member m;
+    if (len && obj_begin(&it, data, data + len) == 0)
+        while (obj_next(&it, &m) > 0) {
+            if (key_is(&m, "color"))
+                routine = val_is_str(&m, "green");
+            else if (key_is(&m, "type"))
+                run_end = val_is_str(&m, "Timeout") || val_is_str(&m, "KillStep") ||
+                          val_is_str(&m, "Finalize") || val_is_str(&m, "Command");
+        }
+    uint64_t twice = 2 * c->max_markers;
+    bool keep = c->nrec < twice ? !routine : run_end && c->nrec < twice + PROFILE_RUN_END_RESERVE;
+    if (keep)
+        return true;
+    if (routine)
+        c->dropped_routine++;
+    else
+        c->dropped_other++;
+    return false;
+}
+
 /* 1 accepted, 0 invalid (skipped), -errno. */
 static int take_marker(struct conv *c, const char *line, size_t len, uint64_t off)
 {
@@ -901,6 +930,11 @@ static int take_marker(struct conv *c, const char *line, size_t len, uint64_t of
     size_t dlen = data && data->val[0] == '{' ? data->val_len : 0;
     if (dlen > REC_LEN_MASK)
         return 0;
+    if (c->max_markers && c->nrec >= c->max_markers && !keep_past_limit(c, data ? data->val : NULL, dlen)) {
+        note_time(c, st);
+        note_time(c, en);
+        return 1;
+    }
     int64_t id = intern_name(c, name->val, name->val_len);
     if (id < 0)
         return (int)id;
@@ -1017,6 +1051,9 @@ static int take_meta(struct conv *c, const char *line, size_t len, uint64_t off)
             c->ncat = (unsigned)MIN(MAX(n, (size_t)1), (size_t)256);
         } else if (key_is(&m, "logicalCPUs") && val_number(m.val, m.val_len, &d) && d >= 1 && d < 1e6)
             c->logical_cpus = (int)d;
+        else if (key_is(&m, "maxMarkers") && val_number(m.val, m.val_len, &d) && d >= 0 &&
+                 d <= (double)PROFILE_MAX_MARKERS_MAX)
+            c->max_markers = (uint64_t)d;
     }
     if (r < 0 || skip_ws(it.p, it.e) != it.e || len > UINT32_MAX)
         return -EINVAL;
@@ -1421,7 +1458,7 @@ static int write_profile(struct conv *c, double end_ms)
 
 static int conv_init(struct conv *c, int in_fd, bool follow)
 {
-    *c = (struct conv){.in_fd = in_fd, .ncat = 1};
+    *c = (struct conv){.in_fd = in_fd, .ncat = 1, .max_markers = PROFILE_MAX_MARKERS_DEFAULT};
     c->rd = (struct reader){.fd = in_fd, .cap = follow ? FOLLOW_CHUNK : CHUNK, .follow = follow};
     open_set_init(&c->opens);
     jsonw_init(&c->side);
@@ -1474,6 +1511,30 @@ static int conv_feed(struct conv *c)
     return 0;
 }
 
+/* A profile that left markers out says so at its end, in a Warning marker. */
+static int note_left_out(struct conv *c, double end_ms)
+{
+    uint64_t n = c->dropped_routine + c->dropped_other;
+    if (!n)
+        return 0;
+    char msg[256];
+    snprintf(msg, sizeof msg,
+             "%" PRIu64 " markers past the limit of %" PRIu64 " were left out (%" PRIu64 " of them expected passes)",
+             n, c->max_markers, c->dropped_routine);
+    jsonw_reset(&c->tmp);
+    jsonw_obj_open(&c->tmp);
+    jsonw_kv_str(&c->tmp, "type", "Warning");
+    jsonw_kv_str(&c->tmp, "message", msg);
+    jsonw_kv_str(&c->tmp, "color", "orange");
+    jsonw_obj_close(&c->tmp);
+    size_t off = c->side.len;
+    jsonw_append(&c->side, c->tmp.buf, c->tmp.len);
+    int64_t id = intern_get(&c->names, "markers left out", 16);
+    if (jsonw_failed(&c->tmp) || jsonw_failed(&c->side) || id < 0)
+        return -ENOMEM;
+    return add_rec(c, id, end_ms, NAN, 0, off, c->side.len - off, true);
+}
+
 /* Close what is open and write the profile; what this adds to the state is taken back after,
  * so a converter that follows a stream can write again later. */
 static int conv_write(struct conv *c, int out_fd, const struct profile_end *end, struct profile_stats *ret_stats)
@@ -1502,12 +1563,15 @@ static int conv_write(struct conv *c, int out_fd, const struct profile_end *end,
     if (r == 0)
         r = close_open(c, end_ms, status);
     if (r == 0)
+        r = note_left_out(c, end_ms);
+    if (r == 0)
         r = write_profile(c, end_ms);
     if (r == 0 && ret_stats)
         *ret_stats = (struct profile_stats){
             .markers = c->nrec,
             .skipped_lines = skipped,
             .closed_open = c->closed,
+            .left_out = c->dropped_routine + c->dropped_other,
             .bytes = c->obytes,
             .end_ms = end_ms,
         };

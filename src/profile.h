@@ -34,6 +34,16 @@
  * the stream becomes a marker from its start to profilingEndTime; for kind "test" the payload gets
  * "status":open_status and "color" ("yellow" for TIMEOUT, "orange" otherwise) unless it already
  * has them. Lines with other fields are tolerated; unknown keys are ignored.
+ *
+ * MARKER LIMIT. Memory (a record per marker) and the profile's size grow with the markers, and a
+ * run may print tests without end: neither may grow without bound. The meta line's integer
+ * "maxMarkers" (PROFILE_MAX_MARKERS_DEFAULT when absent; 0: no limit) is how many markers are kept
+ * before the converter leaves some out. Past it, a marker whose payload's "color" is "green" (a
+ * test or subtest that went as expected) is left out; past twice it, every marker is, except
+ * those of the run's end (payload types Timeout, KillStep, Finalize, Command), for which
+ * PROFILE_RUN_END_RESERVE more records are kept. Tests still open when the profile is written
+ * still become markers. What was left out is counted (profile_stats.left_out) and said in a
+ * "markers left out" Warning marker at the profile's end.
  */
 #ifndef RESMON_PROFILE_H
 #define RESMON_PROFILE_H
@@ -46,6 +56,11 @@
  * also limited to this size. */
 #define PROFILE_MAX_LINE (16u * 1024 * 1024 - 1)
 
+/* MARKER LIMIT above. 2 000 000 markers: 64 MiB of records, a profile of about 300 MiB. */
+#define PROFILE_MAX_MARKERS_DEFAULT 2000000u
+#define PROFILE_MAX_MARKERS_MAX (UINT64_C(1) << 40)
+#define PROFILE_RUN_END_RESERVE 4096u
+
 struct profile_end {
     double end_ms;           /* profilingEndTime; < 0: take the last timestamp seen in the stream */
     const char *open_status; /* status given to tests still open: "TIMEOUT" or "INCOMPLETE" (NULL:
@@ -56,6 +71,7 @@ struct profile_stats {
     uint64_t markers;       /* markers written */
     uint64_t skipped_lines; /* torn/garbage/over-long lines skipped */
     uint64_t closed_open;   /* open tests/phases closed by the converter */
+    uint64_t left_out;      /* markers left out past the marker limit */
     uint64_t bytes;         /* size of the profile written */
     double end_ms;          /* the profilingEndTime written */
 };

@@ -295,8 +295,9 @@ static void write_meta(struct jsonw *w, const struct stream_meta *m, bool *used)
     jsonw_key(w, "markerSchema");
     jsonw_raw(w, marker_schemas_json(), strlen(marker_schemas_json()));
     jsonw_kv_bool(w, "usesOnlyOneStackType", true);
+    jsonw_kv_uint(w, "maxMarkers", m->max_markers);
     static const char *const reserved[] = {"type", "categories", "markerSchema", "usesOnlyOneStackType",
-                                           "profilingEndTime"};
+                                           "profilingEndTime", "maxMarkers"};
     for (size_t i = 0; i < m->n_extra; i++) {
         const char *k = m->extra_keys[i];
         if (!k || used[i])

@@ -54,6 +54,7 @@ struct stream_meta {
     uint64_t t0_ns;             /* monotonic profile time 0 */
     int logical_cpus, physical_cpus;
     uint64_t main_memory;       /* bytes */
+    uint64_t max_markers;       /* meta.maxMarkers: the converter's marker limit (profile.h); 0 none */
     /* extra meta keys, merged last: keys[i] = values[i] (strings) */
     const char *const *extra_keys;
     const char *const *extra_values;

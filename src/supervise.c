@@ -387,8 +387,12 @@ static void profile_checkpoint(struct sv *sv, const char *why)
         stream_sync(sv->stream);
         log_errno(r, "cannot write the profile '%s' (the stream stays in place)", sv->profile_path);
     }
-    else
+    else {
+        if (st.left_out && !sv->finalizations)
+            log_warn("%llu markers past the limit of %llu were left out of the profile (--max-markers)",
+                     (unsigned long long)st.left_out, (unsigned long long)sv->o->max_markers);
         sv->finalizations++;
+    }
 }
 
 /* ---- the stop sequence --------------------------------------------------------------------- */
@@ -820,6 +824,7 @@ static int open_stream(struct sv *sv)
         .logical_cpus = ncpu > 0 ? (int)ncpu : 1,
         .physical_cpus = phys > 0 ? phys : (ncpu > 0 ? (int)ncpu : 1),
         .main_memory = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0,
+        .max_markers = o->max_markers,
         .extra_keys = keys,
         .extra_values = values,
         .n_extra = n,

@@ -273,4 +273,33 @@ wait $sup
 st=$?
 [ "$st" = 125 ] || fail "--mark outside: status $st"
 grep -q "not running under resmon-run" "$T/mark.err" || fail "--mark outside: message '$(cat "$T/mark.err")'"
+
+# --max-markers: 300 passing tests and one failure under a limit of 100. The passes past the
+# limit are left out and counted, the failure and the run's own markers stay, the command's output
+# is untouched, and resmon-run says what it left out.
+P="$T/limit.json"
+"$RESMON_RUN" -i 0 --max-markers=100 -o "$P" -- sh -c '
+    i=0
+    while [ $i -lt 300 ]; do
+        echo "{\"action\":\"test_start\",\"time\":1767225600000,\"test\":\"t$i\"}"
+        echo "{\"action\":\"test_end\",\"time\":1767225600001,\"test\":\"t$i\",\"status\":\"PASS\"}"
+        i=$((i + 1))
+    done
+    echo "{\"action\":\"test_start\",\"time\":1767225600002,\"test\":\"last\"}"
+    echo "{\"action\":\"test_end\",\"time\":1767225600003,\"test\":\"last\",\"status\":\"FAIL\",\"expected\":\"PASS\"}"
+    ' >"$T/limit.out" 2>"$T/limit.err" || fail "--max-markers: the run failed: $(cat "$T/limit.err")"
+"$CHECK" "$P" || fail "--max-markers: invalid profile"
+[ "$(wc -l <"$T/limit.out")" = 602 ] || fail "--max-markers: the output was altered"
+# (the limit counts every marker: a process marker may come before the tests)
+kept=$(($(count "$P" test) - 1))
+[ "$kept" -ge 95 ] && [ "$kept" -le 100 ] || fail "--max-markers: $kept passing tests kept, not up to the limit of 100"
+expect_test "$P" last FAIL orange PASS
+[ "$(count "$P" command)" = 1 ] && [ "$(count "$P" finalize)" = 1 ] || fail "--max-markers: the run's own markers are missing"
+[ "$(meta "$P" maxMarkers)" = 100 ] || fail "--max-markers: meta.maxMarkers $(meta "$P" maxMarkers)"
+note=$(markers "$P" "markers left out" | cut -f5)
+out=$((300 - kept))
+[ "$(val "$note" message)" = "$out markers past the limit of 100 were left out ($out of them expected passes)" ] ||
+    fail "--max-markers: the profile's note: $note"
+grep -q "$out markers past the limit of 100 were left out of the profile" "$T/limit.err" ||
+    fail "--max-markers: no warning: $(cat "$T/limit.err")"
 exit 0

@@ -1,5 +1,6 @@
 /* Unit tests of the command line's pure parsers: the duration grammar, signal names, options. */
 #include "cli.h"
+#include "profile.h"
 
 #include <check.h>
 #include "check_run.h"
@@ -146,7 +147,17 @@ START_TEST(test_options_run_mode)
     ck_assert_str_eq(o.meta[0].value, "b=c");
     ck_assert(o.kill_leftovers);
     ck_assert(!o.no_profile);
+    ck_assert_uint_eq(o.max_markers, PROFILE_MAX_MARKERS_DEFAULT);
     cli_release(&o);
+
+    const char *const lim[] = {"resmon-run", "--max-markers=0", "--max-markers", "1099511627776", "true"};
+    argv = mkargv(lim, 5);
+    ck_assert_int_eq(cli_parse(5, argv, &o), 0);
+    ck_assert_uint_eq(o.max_markers, PROFILE_MAX_MARKERS_MAX); /* the last one given, at the maximum */
+    cli_release(&o);
+    const char *const over[] = {"resmon-run", "--max-markers=1099511627777", "true"};
+    argv = mkargv(over, 3);
+    ck_assert_int_eq(cli_parse(3, argv, &o), EXIT_CANCELED);
 }
 END_TEST
 

@@ -592,6 +592,67 @@ START_TEST(test_follow_state_and_long_lines)
 }
 END_TEST
 
+/* The marker limit (profile.h): past maxMarkers expected passes are left out, past twice it all
+ * but the run's end; open tests still close; the profile says what it left out, and a follower
+ * writing again and again says it once. */
+START_TEST(test_marker_limit)
+{
+#define MK(name, t, data) "{\"type\":\"marker\",\"name\":\"" name "\",\"startTime\":" t ",\"endTime\":null,\"data\":" data "}\n"
+#define GREEN "{\"type\":\"Test\",\"color\":\"green\"}"
+#define RED "{\"type\":\"Test\",\"color\":\"red\"}"
+    static const char body[] =
+        MK("pass", "1.0", GREEN) MK("pass", "2.0", GREEN) MK("pass", "3.0", GREEN)
+        MK("routine-left-out", "4.0", GREEN)          /* the limit (3) is reached: left out */
+        MK("fail", "5.0", RED) MK("fail", "6.0", RED) /* kept up to twice the limit */
+        MK("process", "7.0", "{\"type\":\"Process\"}") /* no colour: not routine, kept (6th) */
+        MK("other-left-out", "8.0", RED)               /* twice the limit: left out */
+        MK("pass", "9.0", GREEN)                       /* left out */
+        MK("command", "10.0", "{\"type\":\"Command\",\"cmd\":\"x\"}") /* the run's end: kept */
+        "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"t\",\"name\":\"test\",\"startTime\":11.0}\n";
+#undef MK
+#undef GREEN
+#undef RED
+    char *text;
+    ck_assert_int_gt(asprintf(&text, "{\"type\":\"meta\",\"maxMarkers\":3,%s%s", head + strlen("{\"type\":\"meta\","),
+                              body), 0);
+    char *path = in_dir("limit.jsonl");
+    spit(path, text, strlen(text));
+    struct profile_end end = {.end_ms = 20.0, .open_status = "TIMEOUT"};
+    struct profile_stats st;
+    cJSON *p = convert_file(path, &end, &st, NULL);
+    check_structure(p);
+    ck_assert_uint_eq(st.left_out, 3);
+    ck_assert_uint_eq(st.markers, 9); /* 3 passes, 2 failures, process, command, the open test, the note */
+    ck_assert_int_ge(find_marker(p, "fail|6.000|null|0|{\"type\":\"Test\",\"color\":\"red\"}"), 0);
+    ck_assert_int_ge(find_marker(p, "command|10.000|null|0|{\"type\":\"Command\",\"cmd\":\"x\"}"), 0);
+    ck_assert_int_ge(find_marker(p, "test|11.000|20.000|0|{\"type\":\"Test\",\"status\":\"TIMEOUT\",\"color\":\"yellow\"}"), 0);
+    ck_assert_int_ge(find_marker(p, "markers left out|20.000|null|0|{\"type\":\"Warning\",\"message\":\"3 markers "
+                                    "past the limit of 3 were left out (2 of them expected passes)\","
+                                    "\"color\":\"orange\"}"),
+                     0);
+    ck_assert_int_lt(find_marker(p, "pass|9.000|null|0|{\"type\":\"Test\",\"color\":\"green\"}"), 0);
+    /* what was left out is not named in the string table either */
+    const cJSON *sa = cJSON_GetObjectItem(thread0(p), "stringArray");
+    for (int i = 0; i < cJSON_GetArraySize(sa); i++)
+        ck_assert(!strstr(cJSON_GetArrayItem(sa, i)->valuestring, "left-out"));
+    /* the limit is carried into the profile's meta */
+    ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetObjectItem(p, "meta"), "maxMarkers")->valuedouble, 3);
+    cJSON_Delete(p);
+    check_follow(text, strlen(text), 50, 1);
+    free(text);
+
+    /* 0: no limit */
+    ck_assert_int_gt(asprintf(&text, "{\"type\":\"meta\",\"maxMarkers\":0,%s%s", head + strlen("{\"type\":\"meta\","),
+                              body), 0);
+    spit(path, text, strlen(text));
+    free(text);
+    p = convert_file(path, &end, &st, NULL);
+    ck_assert_uint_eq(st.left_out, 0);
+    ck_assert_uint_eq(st.markers, 11);
+    cJSON_Delete(p);
+}
+END_TEST
+
 /* profile_conv_finalize writes the same file profile_finalize does, and can be called again. */
 START_TEST(test_follow_finalize)
 {
@@ -785,6 +846,7 @@ int main(void)
     tcase_add_test(tc, test_follow_fixtures);
     tcase_add_test(tc, test_follow_state_and_long_lines);
     tcase_add_test(tc, test_follow_finalize);
+    tcase_add_test(tc, test_marker_limit);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -81,6 +81,7 @@ START_TEST(test_header_lines)
     m.extra_keys = keys;
     m.extra_values = vals;
     m.n_extra = 3;
+    m.max_markers = 1234;
     struct stream *s = open_in_dir("s.jsonl", &m, path, sizeof path);
     ck_assert_uint_eq(stream_lines(s), 3);
     stream_close(s);
@@ -93,7 +94,7 @@ START_TEST(test_header_lines)
                                         "preprocessedProfileVersion", "symbolicationNotSupported", "interval",
                                         "startTime", "profilingStartTime", "logicalCPUs", "physicalCPUs",
                                         "mainMemory", "categories", "markerSchema", "usesOnlyOneStackType",
-                                        "device", "sourceURL"};
+                                        "maxMarkers", "device", "sourceURL"};
     int k = 0;
     for (cJSON *c = meta->child; c; c = c->next, k++) {
         ck_assert_int_lt(k, (int)ARRAY_SIZE(order));
@@ -103,6 +104,7 @@ START_TEST(test_header_lines)
     ck_assert_str_eq(cJSON_GetObjectItem(meta, "product")->valuestring, "renamed");
     ck_assert(strstr(l0, "\"interval\":100.0,") != NULL);
     ck_assert(strstr(l0, "\"mainMemory\":25275953152,") != NULL);
+    ck_assert(strstr(l0, "\"maxMarkers\":1234,") != NULL);
     ck_assert(strstr(l0, "\"startTime\":1796212070184.8484,") != NULL);
     cJSON_Delete(meta);
     static const char th_prefix[] = "{\"type\":\"thread\",\"processType\":\"default\",\"processName\":\"renamed\","

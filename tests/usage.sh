@@ -19,6 +19,9 @@ check "invalid --containment" --containment=jail -- true
 check "invalid --parse" --parse=cobol -- true
 check "requires an argument" -t
 check "expected KEY=VALUE" --meta novalue -- true
+check "invalid --max-markers value '-5'" --max-markers=-5 -- true
+check "invalid --max-markers value '1e6'" --max-markers=1e6 -- true
+check "invalid --max-markers value '99999999999999999999'" --max-markers=99999999999999999999 -- true
 
 msg=$("$TIMEOUT_LINK" 2>&1); [ $? -eq 125 ] || fail "timeout mode without operand"
 echo "$msg" | grep -q "missing operand" || fail "timeout mode: $msg"
