@@ -24,8 +24,19 @@ struct stream {
     char *pend;     /* held lines, whole ones only */
     size_t pend_len, pend_cap;
     uint64_t pend_lines;
+    /* Held lines that may be taken back (markers.h, marker_state_open): where they are in pend,
+     * in order. A handle is (gen << HANDLE_BITS) | (index + 1); gen counts the flushes, so a
+     * handle of a line already written never matches. */
+    struct held_open {
+        size_t off, len;
+        bool live;
+    } *opens;
+    size_t nopens, opens_cap, retracted;
+    uint64_t gen;
     struct marker_sink sink;
 };
+
+#define HANDLE_BITS 20
 
 /* Held lines are written once this much is pending, whatever the caller does. */
 #define HOLD_MAX (256u * 1024)
@@ -140,9 +151,32 @@ static int write_lines(struct stream *s, const char *buf, size_t len, uint64_t n
     return 0;
 }
 
+/* Squeeze the lines taken back out of pend (their order and the others' stay). */
+static void drop_retracted(struct stream *s)
+{
+    size_t to = 0, from = 0;
+    for (size_t i = 0; i < s->nopens; i++) {
+        const struct held_open *h = &s->opens[i];
+        if (h->live)
+            continue;
+        memmove(s->pend + to, s->pend + from, h->off - from);
+        to += h->off - from;
+        from = h->off + h->len;
+    }
+    memmove(s->pend + to, s->pend + from, s->pend_len - from);
+    s->pend_len = to + (s->pend_len - from);
+    s->pend_lines -= s->retracted;
+}
+
 int stream_flush(struct stream *s)
 {
-    if (!s || !s->pend_len)
+    if (!s)
+        return 0;
+    if (s->retracted)
+        drop_retracted(s);
+    s->nopens = s->retracted = 0;
+    s->gen++;
+    if (!s->pend_len)
         return 0;
     size_t len = s->pend_len;
     uint64_t n = s->pend_lines;
@@ -242,7 +276,41 @@ static void sink_marker(void *ctx, const char *name, uint64_t start_ns, uint64_t
     stream_marker(ctx, name, start_ns, end_ns, category, data, data_len);
 }
 
+uint64_t stream_state_open(struct stream *s, const char *line, size_t len)
+{
+    if (!s)
+        return 0;
+    uint64_t gen = s->gen;
+    size_t off = s->pend_len;
+    stream_state(s, line, len);
+    /* Still held (not written at once, nor flushed by the hold limit): it can be taken back. */
+    if (!s->hold || s->gen != gen || s->pend_len != off + len + 1 || s->nopens + 1 >= (1u << HANDLE_BITS))
+        return 0;
+    if (s->nopens == s->opens_cap) {
+        size_t cap = s->opens_cap ? s->opens_cap * 2 : 64;
+        struct held_open *o = realloc(s->opens, cap * sizeof *o);
+        if (!o)
+            return 0;
+        s->opens = o;
+        s->opens_cap = cap;
+    }
+    s->opens[s->nopens] = (struct held_open){off, len + 1, true};
+    return (gen << HANDLE_BITS) | ++s->nopens;
+}
+
+bool stream_state_retract(struct stream *s, uint64_t handle)
+{
+    uint64_t i = handle & ((1u << HANDLE_BITS) - 1);
+    if (!s || !i || handle >> HANDLE_BITS != s->gen || i > s->nopens || !s->opens[i - 1].live)
+        return false;
+    s->opens[i - 1].live = false;
+    s->retracted++;
+    return true;
+}
+
 static void sink_state(void *ctx, const char *line, size_t len) { stream_state(ctx, line, len); }
+static uint64_t sink_state_open(void *ctx, const char *line, size_t len) { return stream_state_open(ctx, line, len); }
+static bool sink_state_retract(void *ctx, uint64_t handle) { return stream_state_retract(ctx, handle); }
 
 static const char *find_extra(const struct stream_meta *m, const char *key, bool *used)
 {
@@ -376,6 +444,8 @@ int stream_open(int dirfd, const char *path, const struct stream_meta *meta, uin
     jsonw_init(&s->w);
     s->sink.marker = sink_marker;
     s->sink.state = sink_state;
+    s->sink.state_open = sink_state_open;
+    s->sink.state_retract = sink_state_retract;
     s->sink.ctx = s;
 
     /* The three header lines go out in one write: a reader never sees a meta line alone. */
@@ -429,6 +499,7 @@ void stream_close(struct stream *s)
     }
     jsonw_release(&s->w);
     free(s->pend);
+    free(s->opens);
     free(s);
 }
 

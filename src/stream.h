@@ -79,6 +79,10 @@ const struct marker_sink *stream_sink(struct stream *s);
 void stream_marker(struct stream *s, const char *name, uint64_t start_ns, uint64_t end_ns, int category,
                    const char *data, size_t data_len);
 void stream_state(struct stream *s, const char *line, size_t len);
+/* The sink's state_open and state_retract (markers.h): while lines are held, a state line can be
+ * taken back until the next flush; the flush writes the other held lines in their order. */
+uint64_t stream_state_open(struct stream *s, const char *line, size_t len);
+bool stream_state_retract(struct stream *s, uint64_t handle);
 
 /* Batch lines until stream_flush() (true), or write each at once (false, the default; switching
  * to false flushes). */

@@ -78,6 +78,7 @@ struct open_test {
     uint64_t start_ns, cpu_start, max_rss;
     bool have_cpu;
     int64_t timeoutfactor;
+    uint64_t open_line; /* the sink's handle of its open line (markers.h); 0: cannot be taken back */
 };
 
 struct open_span { /* a suite, group or process */
@@ -779,6 +780,38 @@ static void state_close(struct testlog *tl, const char *kind, struct tl_str scop
         marker_state(&tl->sink, b->p, b->n);
 }
 
+/* The stream's open line of a test: a killed run recovers the test from it. */
+static void state_open(struct testlog *tl, struct open_test *ot, uint64_t t)
+{
+    ot->open_line = 0;
+    if (!tl->sink.state)
+        return;
+    struct obuf *b = &tl->ob;
+    ob_reset(b);
+    PUT(b, "{\"type\":\"open\",\"kind\":\"test\"");
+    put_key(tl, sbuf_str(&ot->scope), sbuf_str(&ot->id));
+    PUT(b, ",\"name\":\"test\",\"startTime\":");
+    put_rel_ms(tl, t);
+    PUT(b, ",\"category\":");
+    put_int(b, CAT_TASKS);
+    PUT(b, ",\"data\":{\"type\":\"Test\",\"test\":");
+    put_str(tl, ot->id.p, ot->id.n);
+    struct tl_str sn = short_name(sbuf_str(&ot->id));
+    PUT(b, ",\"name\":");
+    put_str(tl, sn.p, sn.n);
+    PUT(b, "}}");
+    if (ob_end(b))
+        ot->open_line = marker_state_open(&tl->sink, b->p, b->n);
+}
+
+/* The test's close line, unless its open line could still be taken back: then neither is
+ * written (a test that began and ended in one chunk of output). */
+static void close_line(struct testlog *tl, const struct open_test *ot)
+{
+    if (!marker_state_retract(&tl->sink, ot->open_line))
+        state_close(tl, "test", sbuf_str(&ot->scope), sbuf_str(&ot->id));
+}
+
 static void state_open_text(struct testlog *tl, const char *kind, struct tl_str name, uint64_t start)
 {
     if (!tl->sink.state)
@@ -1015,7 +1048,7 @@ static void close_open(struct testlog *tl, size_t i, const struct tl_event *ev, 
     struct open_test *ot = &tl->open[i];
     struct tl_str id = sbuf_str(&ot->id);
     emit_test(tl, ot, id, ev, end);
-    state_close(tl, "test", sbuf_str(&ot->scope), id);
+    close_line(tl, ot);
     /* keep order; keep the slot's buffers for reuse by moving it to the end */
     struct open_test keep = *ot;
     memmove(&tl->open[i], &tl->open[i + 1], (tl->nopen - i - 1) * sizeof *tl->open);
@@ -1062,29 +1095,6 @@ static ssize_t find_open(const struct testlog *tl, struct tl_str id, struct tl_s
     return -1;
 }
 
-/* The stream's open line of a test: a killed run recovers the test from it. */
-static void state_open(struct testlog *tl, const struct open_test *ot, uint64_t t)
-{
-    if (!tl->sink.state)
-        return;
-    struct obuf *b = &tl->ob;
-    ob_reset(b);
-    PUT(b, "{\"type\":\"open\",\"kind\":\"test\"");
-    put_key(tl, sbuf_str(&ot->scope), sbuf_str(&ot->id));
-    PUT(b, ",\"name\":\"test\",\"startTime\":");
-    put_rel_ms(tl, t);
-    PUT(b, ",\"category\":");
-    put_int(b, CAT_TASKS);
-    PUT(b, ",\"data\":{\"type\":\"Test\",\"test\":");
-    put_str(tl, ot->id.p, ot->id.n);
-    struct tl_str sn = short_name(sbuf_str(&ot->id));
-    PUT(b, ",\"name\":");
-    put_str(tl, sn.p, sn.n);
-    PUT(b, "}}");
-    if (ob_end(b))
-        marker_state(&tl->sink, b->p, b->n);
-}
-
 static void test_start(struct testlog *tl, const struct tl_event *ev, uint64_t t)
 {
     struct tl_str id = ev->id;
@@ -1129,7 +1139,7 @@ static void test_resume(struct testlog *tl, const struct tl_event *ev, uint64_t 
     cost_from(tl, ot, t);
     /* The stream's open line moves too (close, then open again from here), so a run killed
      * while the test runs recovers it from its CONT as a finished run's marker starts there. */
-    state_close(tl, "test", sbuf_str(&ot->scope), sbuf_str(&ot->id));
+    close_line(tl, ot);
     state_open(tl, ot, t);
 }
 

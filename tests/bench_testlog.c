@@ -96,7 +96,7 @@ int main(int argc, char **argv)
     struct testlog_stats st = {0};
     uint64_t m_markers = 0, m_states = 0, m_lines = 0;
     for (int rep = 0; rep < (reps > 0 ? reps : 1); rep++) {
-        struct marker_sink sink = {count_marker, count_state, NULL};
+        struct marker_sink sink = {.marker = count_marker, .state = count_state};
         struct testlog_probe probe = {cpu, NULL};
         struct testlog_config cfg = {0};
         cfg.formats = TL_FMT_ALL;

@@ -362,6 +362,53 @@ END_TEST
 
 /* Held lines reach the file only at a flush, all in one piece, and are counted then; a close
  * flushes; 256 KiB held are written without being asked. */
+/* State lines taken back before the flush are not written, the others keep their order; a handle
+ * of a line already written takes nothing back; without holding there is nothing to take back. */
+START_TEST(test_retract)
+{
+    char path[256];
+    struct stream_meta m = meta_default();
+    struct stream *s = open_in_dir("s.jsonl", &m, path, sizeof path);
+    const struct marker_sink *sink = stream_sink(s);
+    static const char a[] = "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"a\"}",
+                      b[] = "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"b\"}",
+                      c[] = "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"c\"}";
+    ck_assert_uint_eq(marker_state_open(sink, a, strlen(a)), 0); /* not holding: written at once */
+    stream_hold(s, true);
+    uint64_t ha = marker_state_open(sink, a, strlen(a));
+    marker_emit(sink, "m1", MS(1), MARKER_INSTANT, 0, NULL, 0);
+    uint64_t hb = marker_state_open(sink, b, strlen(b));
+    uint64_t hc = marker_state_open(sink, c, strlen(c));
+    marker_emit(sink, "m2", MS(2), MARKER_INSTANT, 0, NULL, 0);
+    ck_assert(ha && hb && hc);
+    ck_assert(marker_state_retract(sink, ha));
+    ck_assert(!marker_state_retract(sink, ha)); /* once */
+    ck_assert(marker_state_retract(sink, hc));
+    ck_assert(!marker_state_retract(sink, 0));
+    uint64_t before = stream_lines(s);
+    ck_assert_int_eq(stream_flush(s), 0);
+    ck_assert_uint_eq(stream_lines(s), before + 3);
+    ck_assert(!marker_state_retract(sink, hb)); /* written */
+    uint64_t ha2 = marker_state_open(sink, a, strlen(a));
+    ck_assert_uint_ne(ha2, ha);
+    ck_assert_int_eq(stream_flush(s), 0);
+    ck_assert(!marker_state_retract(sink, ha2));
+    stream_close(s);
+    const char *text = slurp(path, NULL);
+    /* the first a (written at once) is directly followed by m1: the held a was taken back */
+    ck_assert_ptr_nonnull(strstr(text, "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"a\"}\n{\"type\":\"marker\",\"name\":\"m1\""));
+    const char *first_a = strstr(text, a), *m1 = strstr(text, "\"name\":\"m1\""), *pb = strstr(text, b),
+               *m2 = strstr(text, "\"name\":\"m2\"");
+    ck_assert(first_a && m1 && pb && m2);
+    ck_assert(first_a < m1 && m1 < pb && pb < m2);
+    ck_assert_ptr_null(strstr(text, c));
+    ck_assert_ptr_nonnull(strstr(m2, a)); /* the second held a went out with the last flush */
+    int bad;
+    ck_assert_int_eq(count_valid_lines(text, &bad), 3 + 1 + 3 + 1);
+    ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
 START_TEST(test_held_lines)
 {
     char path[256];
@@ -464,6 +511,7 @@ int main(void)
     tcase_add_test(tc, test_enospc_tmpfs);
     tcase_add_test(tc, test_schemas);
     tcase_add_test(tc, test_held_lines);
+    tcase_add_test(tc, test_retract);
     tcase_add_test(tc, test_held_lines_enospc);
     suite_add_tcase(s, tc);
     return check_run(s);

@@ -5,6 +5,10 @@
 #include "testlog_event.h" /* TL_ANCHORS */
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "stream.h"
 
 START_TEST(test_parse_formats)
 {
@@ -261,6 +265,58 @@ START_TEST(test_go_resume_and_late_end)
     assert_costless(&c, "M test 500.000 501.000 2 {\"type\":\"Test\",\"test\":\"TestT/x\"");
     testlog_free(tl);
     cap_free(&c);
+}
+END_TEST
+
+/* Through a real stream that holds a chunk's lines: a test that starts and ends within one chunk
+ * leaves its marker and no open/close pair; one that spans chunks has its open line on disk in
+ * between, and its close after; a go test resumed within the chunk it started in moves its open
+ * line without a trace. */
+START_TEST(test_open_lines_within_a_chunk)
+{
+    char dir[] = "/tmp/unit_testlog.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/s.jsonl", dir);
+    struct stream_meta m = {.product = "p", .t0_ns = T0, .logical_cpus = 1, .physical_cpus = 1};
+    struct stream *s;
+    ck_assert_int_eq(stream_open(AT_FDCWD, path, &m, 0, &s), 0);
+    stream_hold(s, true);
+    struct testlog_config cfg = {.formats = TL_FMT_TBPL | TL_FMT_GO, .wall_at_t0_ms = WALL0, .t0_ns = T0};
+    struct testlog *tl;
+    ck_assert_int_eq(testlog_new(&cfg, stream_sink(s), NULL, &tl), 0);
+    feed(tl, "TEST-START | one", 1);
+    feed(tl, "TEST-OK | one | took 1ms", 2);
+    feed(tl, "TEST-START | two", 3);
+    stream_flush(s); /* the chunk ends: two is running */
+    size_t len;
+    char *text = slurp(path, &len);
+    ck_assert_ptr_null(strstr(text, "\"key\":\"one\""));
+    ck_assert_ptr_nonnull(strstr(text, "\"test\":\"one\",\"name\":\"one\",\"status\":\"OK\""));
+    ck_assert_ptr_nonnull(strstr(text, "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"two\""));
+    free(text);
+    feed(tl, "TEST-OK | two | took 1ms", 4);
+    feed(tl, "=== RUN   TestP", 5);
+    feed(tl, "=== PAUSE TestP", 5);
+    feed(tl, "=== CONT  TestP", 6);
+    stream_flush(s);
+    feed(tl, "--- PASS: TestP (0.00s)", 7);
+    stream_flush(s);
+    text = slurp(path, &len);
+    ck_assert_ptr_nonnull(strstr(text, "{\"type\":\"close\",\"kind\":\"test\",\"key\":\"two\"}"));
+    /* TestP: one open line (from its CONT, 6 ms), no close line of the open taken back */
+    const char *o = strstr(text, "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"TestP\"");
+    ck_assert_ptr_nonnull(o);
+    ck_assert_ptr_nonnull(strstr(o, "\"startTime\":6.0,"));
+    ck_assert_ptr_null(strstr(o + 1, "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"TestP\""));
+    const char *cl = strstr(text, "{\"type\":\"close\",\"kind\":\"test\",\"key\":\"TestP\"}");
+    ck_assert_ptr_nonnull(cl);
+    ck_assert_ptr_null(strstr(cl + 1, "{\"type\":\"close\",\"kind\":\"test\",\"key\":\"TestP\"}"));
+    free(text);
+    testlog_free(tl);
+    stream_close(s);
+    unlink(path);
+    rmdir(dir);
 }
 END_TEST
 
@@ -592,6 +648,7 @@ int main(void)
     tcase_add_test(tc, test_tap_held_at_end);
     tcase_add_test(tc, test_cost_from_line_start);
     tcase_add_test(tc, test_go_resume_and_late_end);
+    tcase_add_test(tc, test_open_lines_within_a_chunk);
     tcase_add_test(tc, test_many_open_bounded);
     tcase_add_test(tc, test_slowest_and_unexpected);
     tcase_add_test(tc, test_no_formats_no_sink);

@@ -50,7 +50,7 @@ static void rec_state(void *ctx, const char *line, size_t len)
 
 static void run(const uint8_t *data, size_t size, bool no_prefilter, struct rec *out)
 {
-    struct marker_sink sink = {rec_marker, rec_state, out};
+    struct marker_sink sink = {.marker = rec_marker, .state = rec_state, .ctx = out};
     struct testlog_config cfg = {0};
     cfg.formats = size & 8 ? TL_FMT_ALL : 1u << (size % 10);
     cfg.log_info = size & 1;

@@ -62,7 +62,7 @@ static void fuzz_line(void *ctx, const char *line, size_t len, bool truncated, u
 
 static int fuzz_testlog(const uint8_t *data, size_t size, unsigned formats, const struct tl_format *f)
 {
-    struct marker_sink sink = {fuzz_marker, fuzz_state, NULL};
+    struct marker_sink sink = {.marker = fuzz_marker, .state = fuzz_state};
     struct testlog_probe probe = {fuzz_cpu, NULL};
     struct testlog_config cfg = {0};
     cfg.formats = formats;

@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct usermark *um;
-    struct marker_sink sink = {marker, NULL, NULL};
+    struct marker_sink sink = {.marker = marker};
     struct usermark_probe probe = {cpu, NULL};
     struct usermark_config cfg = {UINT64_C(1000000000), 2};
     if (usermark_new(&cfg, &sink, &probe, &um) < 0)
