@@ -32,6 +32,7 @@ enum pent_flags {
     P_REAPED = 1u << 6,     /* exact figures from wait4 */
     P_CMD_TRIED = 1u << 7,  /* cmdline read attempted (kernel threads and zombies have none) */
     P_STAT_SEEN = 1u << 8,  /* utime/stime hold figures of an earlier read */
+    P_FORK_SEEN = 1u << 9,  /* its fork event was handled (not only found by a scan) */
 };
 
 struct pent {
@@ -40,6 +41,7 @@ struct pent {
     uint32_t seen_gen;
     uint64_t starttime; /* ticks after boot (identity, with pid) */
     uint64_t start_ns, end_ns;
+    uint64_t alive_ns;  /* a scan read it running, not a zombie, after this instant */
     int fd_stat, fd_io, fd_status;
     int wstatus;
     /* Last figures read (ticks / bytes); the live sums hold exactly these contributions. */
@@ -684,6 +686,9 @@ static int pent_refresh(struct sampler *s, struct pent *p, bool *reused)
         p->flags |= P_STAT_KNOWN;
     }
     pent_unlive(s, p);
+    /* scan_ns was taken before this read: an exit reported as earlier is not this process's. */
+    if (st.state != 'Z' && s->scan_ns > p->alive_ns)
+        p->alive_ns = s->scan_ns;
     uint64_t prev_cpu = (p->flags & P_STAT_SEEN) ? p->utime + p->stime : UINT64_MAX;
     p->flags |= P_STAT_SEEN;
     memcpy(p->comm, st.comm, sizeof p->comm);
@@ -793,6 +798,16 @@ static bool tracked(struct sampler *s, pid_t pid)
     return p && !(p->flags & P_ENDED);
 }
 
+/* A scan can find a child between its fork and the fork's event: the event then names the
+ * process the scan found (same parent, started within a clock tick or two of the event; /proc's
+ * start times have tick resolution), not a new holder of a recycled pid. */
+static bool found_before_its_fork(struct sampler *s, const struct pent *p, pid_t parent, uint64_t fork_ns)
+{
+    uint64_t tick = ticks_to_ns(s, 1);
+    return !(p->flags & (P_ENDED | P_FORK_SEEN)) && (p->flags & P_STAT_KNOWN) && p->ppid == parent &&
+           p->start_ns <= fork_ns && fork_ns - p->start_ns < 2 * tick;
+}
+
 static void on_event(struct sampler *s, const struct proc_event *ev)
 {
     switch (ev->what) {
@@ -801,6 +816,11 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
         if (f->child_pid != f->child_tgid || !tracked(s, f->parent_tgid))
             return; /* a thread, or not ours */
         struct pent *old = lookup(s, f->child_tgid);
+        if (old && found_before_its_fork(s, old, f->parent_tgid, ev->timestamp_ns)) {
+            old->start_ns = ev->timestamp_ns;
+            old->flags |= P_FORK_SEEN;
+            return;
+        }
         if (old)
             pent_end(s, old, ev->timestamp_ns, true); /* the pid was recycled */
         struct pent *parent = lookup(s, f->parent_tgid);
@@ -829,7 +849,7 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
         /* Until it execs, a forked child runs its parent's program with its arguments. */
         if (pcmd)
             p->cmd = strdup(pcmd);
-        p->flags |= P_CMD_TRIED;
+        p->flags |= P_CMD_TRIED | P_FORK_SEEN;
         return;
     }
     case PROC_EVENT_EXEC: {
@@ -845,6 +865,8 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
         if (x->process_pid != x->process_tgid)
             return; /* a thread */
         struct pent *p = lookup(s, x->process_tgid);
+        if (p && !(p->flags & P_ENDED) && ev->timestamp_ns < p->alive_ns)
+            return; /* an earlier holder of the pid, whose end a scan found (it reads p instead) */
         if (!p || (p->flags & P_ENDED)) {
             unsigned i = s->early_next++ % ARRAY_SIZE(s->early);
             s->early[i].pid = x->process_tgid;
@@ -969,19 +991,28 @@ static void tree_scan(struct sampler *s, uint64_t now_ns, struct tree_now *t)
         if (list[i] <= 0 || list[i] == s->self)
             continue;
         struct pent *p = lookup(s, list[i]);
+        bool fresh = !p;
         if (!p && !(p = pent_add(s, list[i])))
             continue;
         bool reused = false;
         int r = pent_refresh(s, p, &reused);
         if (r <= 0 && reused) {
+            /* The process read last time is gone; another may hold its pid now. */
             pent_end(s, p, now_ns, true);
             if (!(p = pent_add(s, list[i])))
                 continue;
+            fresh = true;
             reused = false;
             r = pent_refresh(s, p, &reused);
         }
-        if (r <= 0)
-            continue; /* vanished between listing and reading: normal */
+        if (r <= 0) {
+            /* Vanished between listing and reading: normal. A process never read is nothing we
+             * could record (no start, no command, its CPU time counts in its parent's): forget
+             * it rather than leave a nameless process marker. */
+            if (fresh)
+                pent_remove(s, p);
+            continue;
+        }
         p->seen_gen = s->gen;
         if (p->flags & P_ENDED)
             continue;
@@ -1218,7 +1249,8 @@ int sampler_sample(struct sampler *s, uint64_t now_ns, uint64_t ticks, bool fina
         now_ns = start;
     if (ticks > 1)
         s->tot.missed_ticks += ticks - 1;
-    sampler_handle_events(s, now_ns);
+    if (!s->cfg.events_after_scan)
+        sampler_handle_events(s, now_ns);
     if (s->cfg.system) {
         struct machine_now m;
         machine_read(s, &m);
@@ -1231,6 +1263,8 @@ int sampler_sample(struct sampler *s, uint64_t now_ns, uint64_t ticks, bool fina
         tree_totals(s, &t);
         tree_emit(s, &t, start, now_ns);
     }
+    if (s->cfg.events_after_scan)
+        sampler_handle_events(s, now_ns);
     if (s->cfg.system) {
         struct jsonw *w = &s->w;
         jsonw_reset(w);

@@ -10,7 +10,11 @@
  * exactly the upstream monitor's markers: "CPU Use", "Memory", "IO", "NetIO", "Sampling Interval".
  * Tree: members from contain_members(); /proc/<pid>/stat, status, io → "Tree CPU",
  * "Tree Memory", "Tree IO", "Processes", and one "process" marker per tree process when it ends.
- * A process is identified by (pid, starttime) so a reused pid is a new process.
+ * A process is identified by (pid, starttime) so a reused pid is a new process. Events and scans
+ * race: a scan may find a recycled pid's new holder before the events of its old holder's exit
+ * and its own fork are read. An exit reported before a scan saw the pid's process running is the
+ * old holder's, not its; a fork event for a process a scan already found (same parent, started
+ * within two clock ticks) names that process.
  *
  * Accounting is exact: the tree's CPU total equals what the kernel accounted for the whole tree
  * (cgroup cpu.stat when available; else live utime+stime+cutime+cstime plus reaped rusage).
@@ -60,6 +64,8 @@ struct sampler_config {
     bool proc_events;     /* use the process connector when available (default true) */
     const char *proc_root; /* NULL = "/proc"; tests point it at fixture files (machine part) */
     const char *sys_block; /* NULL = "/sys/block" (names of whole disks) */
+    bool events_after_scan; /* tests: sampler_sample scans before it reads pending process events,
+                               as when a fork races the scan */
 };
 
 /* Defaults: interval 1 s, no PSS, system, tree and proc_events on, real /proc. */
