@@ -409,6 +409,96 @@ START_TEST(test_retract)
 }
 END_TEST
 
+/* Random state lines, some taken back, flushes and the hold limit in between, against a model of
+ * what the file must hold, line for line. */
+START_TEST(test_retract_random)
+{
+    char path[256];
+    struct stream_meta m = meta_default();
+    struct stream *s = open_in_dir("s.jsonl", &m, path, sizeof path);
+    const struct marker_sink *sink = stream_sink(s);
+    stream_hold(s, true);
+    enum { OPS = 3000 };
+    static char *all[OPS], *held[OPS];
+    static const char *want[OPS];
+    static bool live[OPS];
+    static uint64_t handles[OPS], hpos[OPS]; /* hpos: index in held, UINT64_MAX once written */
+    static char pad[20001];
+    memset(pad, 'p', sizeof pad - 1);
+    size_t nall = 0, nwant = 0, nheld = 0, nh = 0, held_bytes = 0, limit_writes = 0;
+    unsigned seed = 12345;
+    for (int op = 0; op < OPS; op++) {
+        seed = seed * 1103515245u + 12345u;
+        unsigned r = (seed >> 16) % 100;
+        bool write_held = false;
+        if (r < 60) {
+            char *line;
+            int padn = (seed >> 8) % 10 == 0 ? 20000 : (int)((seed >> 4) % 20);
+            ck_assert_int_gt(asprintf(&line, "{\"type\":\"x\",\"k\":%d,\"pad\":\"%.*s\"}", op, padn, pad), 0);
+            all[nall++] = line;
+            held[nheld] = line;
+            live[nheld] = true;
+            held_bytes += strlen(line) + 1;
+            if (r < 30) {
+                handles[nh] = marker_state_open(sink, line, strlen(line));
+                hpos[nh++] = nheld;
+            } else
+                marker_state(sink, line, strlen(line));
+            nheld++;
+            if (held_bytes >= 256 * 1024) { /* the hold limit writes what is held */
+                write_held = true;
+                limit_writes++;
+            }
+        } else if (r < 99 && nh) {
+            size_t k = (seed >> 4) % nh;
+            bool expect = hpos[k] != UINT64_MAX && live[hpos[k]];
+            ck_assert_int_eq(marker_state_retract(sink, handles[k]), expect);
+            if (expect)
+                live[hpos[k]] = false;
+        } else {
+            ck_assert_int_eq(stream_flush(s), 0);
+            write_held = true;
+        }
+        if (write_held) {
+            for (size_t k = 0; k < nheld; k++)
+                if (live[k])
+                    want[nwant++] = held[k];
+            nheld = held_bytes = 0;
+            for (size_t k = 0; k < nh; k++)
+                hpos[k] = UINT64_MAX;
+        }
+    }
+    ck_assert_uint_gt(limit_writes, 0);
+    ck_assert_int_eq(stream_flush(s), 0);
+    for (size_t k = 0; k < nheld; k++)
+        if (live[k])
+            want[nwant++] = held[k];
+    ck_assert_uint_eq(stream_lines(s), 3 + nwant);
+    stream_close(s);
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    size_t len = (size_t)ftell(f);
+    rewind(f);
+    char *text = malloc(len + 1);
+    ck_assert_uint_eq(fread(text, 1, len, f), len);
+    fclose(f);
+    text[len] = '\0';
+    char *p = text;
+    for (int k = 0; k < 3; k++)
+        p = strchr(p, '\n') + 1;
+    for (size_t k = 0; k < nwant; k++) {
+        size_t n = strlen(want[k]);
+        ck_assert_msg(strncmp(p, want[k], n) == 0 && p[n] == '\n', "line %zu differs", k);
+        p += n + 1;
+    }
+    ck_assert_uint_eq((size_t)(p - text), len);
+    free(text);
+    for (size_t k = 0; k < nall; k++)
+        free(all[k]);
+}
+END_TEST
+
 START_TEST(test_held_lines)
 {
     char path[256];
@@ -512,6 +602,7 @@ int main(void)
     tcase_add_test(tc, test_schemas);
     tcase_add_test(tc, test_held_lines);
     tcase_add_test(tc, test_retract);
+    tcase_add_test(tc, test_retract_random);
     tcase_add_test(tc, test_held_lines_enospc);
     suite_add_tcase(s, tc);
     return check_run(s);
