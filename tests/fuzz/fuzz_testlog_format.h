@@ -1,12 +1,14 @@
 /* Shared body of the test-log format fuzz targets: fuzz_<fmt>.c defines FUZZ_FORMAT and includes
  * this. The input is split into lines (as the core delivers them) and fed to one state; every
  * line lives in its own exact-size allocation so that reading past its end is caught by ASan, and
- * every byte of every string handed out is read. Then the whole input goes in as one line. */
+ * every byte of every string handed out is read. Then the whole input goes in as one line, and
+ * last the input goes through the core (fuzz_testlog.h) with this format alone. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "testlog_event.h"
+#include "fuzz_testlog.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -68,5 +70,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (FUZZ_FORMAT.release)
         FUZZ_FORMAT.release(state);
     free(state);
-    return 0;
+    /* and through the core, with a sink that takes open lines back */
+    return fuzz_testlog_sink(data, size, FUZZ_FORMAT.bit, NULL, true);
 }
