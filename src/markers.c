@@ -1,86 +1,220 @@
-/* markers.c — the marker schemas of the profile (meta.markerSchema, profile-format.md §5).
+/* markers.c — see markers.h: the registry of marker types, the schema writer, the payload builder,
+ * and the two types several producers share.
  *
- * The upstream schemas (CPU … sccache) are the exact JSON mozsystemmonitor writes, so profiles
- * render the same way in the Firefox Profiler; Test and Process carry extra fields resmon-run
- * measures. The schemas after them are resmon-run's own: the four process-tree graphs (a schema
- * with "display":[] and "graphs" becomes a track) and the supervisor's events.
+ * The schemas of upstream's types (CPU … Interval) keep mozsystemmonitor's names, labels and
+ * fields, so Mozilla's tools read resmon-run's markers as they read upstream's; their definitions
+ * live with their owners and add fields (a figure upstream carries without describing it is a
+ * hidden field here, so the front-end knows every key).
  */
 #include "markers.h"
 
-static const char schemas[] =
-    "["
-    /* upstream, verbatim (Test + cpuTime/maxRSS, Process + exit/cpuTime/maxRSS) */
-    "{\"name\":\"CPU\",\"tooltipLabel\":\"{marker.name}\",\"display\":[],\"data\":[{\"key\":\"cpuPercent\",\"label\":\"CPU Percent\",\"format\":\"string\"},{\"key\":\"user_pct\",\"label\":\"User %\",\"format\":\"string\"},{\"key\":\"iowait_pct\",\"label\":\"IO Wait %\",\"format\":\"string\"},{\"key\":\"system_pct\",\"label\":\"System %\",\"format\":\"string\"},{\"key\":\"nice_pct\",\"label\":\"Nice %\",\"format\":\"string\"},{\"key\":\"idle_pct\",\"label\":\"Idle %\",\"format\":\"string\"}],\"graphs\":[{\"key\":\"softirq\",\"color\":\"orange\",\"type\":\"bar\"},{\"key\":\"iowait\",\"color\":\"red\",\"type\":\"bar\"},{\"key\":\"system\",\"color\":\"grey\",\"type\":\"bar\"},{\"key\":\"user\",\"color\":\"yellow\",\"type\":\"bar\"},{\"key\":\"nice\",\"color\":\"blue\",\"type\":\"bar\"}]},"
-    "{\"name\":\"Phase\",\"tooltipLabel\":\"{marker.data.phase}\",\"tableLabel\":\"{marker.name} \\u2014 {marker.data.phase} \\u2014 CPU time: {marker.data.cpuTime} ({marker.data.cpuPercent})\",\"chartLabel\":\"{marker.data.phase}\",\"display\":[\"marker-chart\",\"marker-table\",\"timeline-overview\"],\"data\":[{\"key\":\"cpuTime\",\"label\":\"CPU Time\",\"format\":\"duration\"},{\"key\":\"cpuPercent\",\"label\":\"CPU Percent\",\"format\":\"string\"}]},"
-    "{\"name\":\"Text\",\"tooltipLabel\":\"{marker.name}\",\"tableLabel\":\"{marker.name} \\u2014 {marker.data.text}\",\"chartLabel\":\"{marker.data.text}\",\"display\":[\"marker-chart\",\"marker-table\"],\"data\":[{\"key\":\"text\",\"label\":\"Description\",\"format\":\"string\"}]},"
-    "{\"name\":\"Test\",\"tooltipLabel\":\"{marker.data.name}\",\"tableLabel\":\"{marker.data.status} \\u2014 {marker.data.test}\",\"chartLabel\":\"{marker.data.name}\",\"display\":[\"marker-chart\",\"marker-table\"],\"colorField\":\"color\",\"data\":[{\"key\":\"test\",\"label\":\"Test Name\",\"format\":\"string\"},{\"key\":\"name\",\"label\":\"Short Name\",\"format\":\"string\",\"hidden\":true},{\"key\":\"status\",\"label\":\"Status\",\"format\":\"string\"},{\"key\":\"expected\",\"label\":\"Expected\",\"format\":\"string\"},{\"key\":\"message\",\"label\":\"Message\",\"format\":\"string\"},{\"key\":\"timeoutfactor\",\"label\":\"Timeout Factor\",\"format\":\"integer\"},{\"key\":\"cpuTime\",\"label\":\"CPU Time\",\"format\":\"duration\"},{\"key\":\"maxRSS\",\"label\":\"Max RSS\",\"format\":\"bytes\"},{\"key\":\"color\",\"hidden\":true}]},"
-    "{\"name\":\"TestStatus\",\"tableLabel\":\"{marker.data.message} \\u2014 {marker.data.test} {marker.data.subtest}\",\"display\":[\"marker-chart\",\"marker-table\"],\"colorField\":\"color\",\"data\":[{\"key\":\"message\",\"label\":\"Message\",\"format\":\"string\"},{\"key\":\"test\",\"label\":\"Test Name\",\"format\":\"string\"},{\"key\":\"subtest\",\"label\":\"Subtest\",\"format\":\"string\"},{\"key\":\"color\",\"hidden\":true}]},"
-    "{\"name\":\"Artifact\",\"tableLabel\":\"{marker.data.filename} \\u2014 {marker.data.size}\",\"display\":[\"marker-chart\",\"marker-table\"],\"data\":[{\"key\":\"filename\",\"label\":\"Filename\",\"format\":\"string\"},{\"key\":\"size\",\"label\":\"Size\",\"format\":\"bytes\"}]},"
-    "{\"name\":\"Crash\",\"tableLabel\":\"{marker.data.signature} \\u2014 {marker.data.test}\",\"display\":[\"marker-chart\",\"marker-table\"],\"colorField\":\"color\",\"data\":[{\"key\":\"signature\",\"label\":\"Signature\",\"format\":\"string\"},{\"key\":\"reason\",\"label\":\"Reason\",\"format\":\"string\"},{\"key\":\"test\",\"label\":\"Test Name\",\"format\":\"string\"},{\"key\":\"minidump\",\"label\":\"Minidump\",\"format\":\"string\"},{\"key\":\"color\",\"hidden\":true}]},"
-    "{\"name\":\"Mem\",\"tooltipLabel\":\"{marker.name}\",\"display\":[],\"data\":[{\"key\":\"used\",\"label\":\"Memory Used\",\"format\":\"bytes\"},{\"key\":\"cached\",\"label\":\"Memory cached\",\"format\":\"bytes\"},{\"key\":\"buffers\",\"label\":\"Memory buffers\",\"format\":\"bytes\"}],\"graphs\":[{\"key\":\"used\",\"color\":\"orange\",\"type\":\"line-filled\"}]},"
-    "{\"name\":\"IO\",\"tooltipLabel\":\"{marker.name}\",\"display\":[],\"data\":[{\"key\":\"write_bytes\",\"label\":\"Written\",\"format\":\"bytes\"},{\"key\":\"write_count\",\"label\":\"Write count\",\"format\":\"integer\"},{\"key\":\"read_bytes\",\"label\":\"Read\",\"format\":\"bytes\"},{\"key\":\"read_count\",\"label\":\"Read count\",\"format\":\"integer\"}],\"graphs\":[{\"key\":\"read_bytes\",\"color\":\"green\",\"type\":\"bar\"},{\"key\":\"write_bytes\",\"color\":\"red\",\"type\":\"bar\"}]},"
-    "{\"name\":\"NetIO\",\"tooltipLabel\":\"{marker.name}\",\"display\":[],\"data\":[{\"key\":\"sent_bytes\",\"label\":\"Sent\",\"format\":\"bytes\"},{\"key\":\"sent_count\",\"label\":\"Packets sent\",\"format\":\"integer\"},{\"key\":\"recv_bytes\",\"label\":\"Received\",\"format\":\"bytes\"},{\"key\":\"recv_count\",\"label\":\"Packets received\",\"format\":\"integer\"}],\"graphs\":[{\"key\":\"recv_bytes\",\"color\":\"blue\",\"type\":\"bar\"},{\"key\":\"sent_bytes\",\"color\":\"orange\",\"type\":\"bar\"}]},"
-    "{\"name\":\"Process\",\"chartLabel\":\"{marker.data.cmd}\",\"tooltipLabel\":\"{marker.name}\",\"tableLabel\":\"{marker.data.cmd}\",\"display\":[\"marker-chart\",\"marker-table\"],\"data\":[{\"key\":\"cmd\",\"label\":\"Command line\",\"format\":\"string\"},{\"key\":\"pid\",\"label\":\"Process ID\",\"format\":\"pid\"},{\"key\":\"ppid\",\"label\":\"Parent process ID\",\"format\":\"pid\"},{\"key\":\"exit\",\"label\":\"Exit\",\"format\":\"string\"},{\"key\":\"cpuTime\",\"label\":\"CPU Time\",\"format\":\"duration\"},{\"key\":\"maxRSS\",\"label\":\"Max RSS\",\"format\":\"bytes\"}]},"
-    "{\"name\":\"Interval\",\"tooltipLabel\":\"{marker.name}\",\"display\":[],\"data\":[{\"key\":\"interval\",\"label\":\"Interval\",\"format\":\"duration\"}],\"graphs\":[{\"key\":\"interval\",\"color\":\"purple\",\"type\":\"line\"}]},"
-    "{\"name\":\"sccache\",\"tooltipLabel\":\"{marker.data.status}: {marker.data.file}\",\"tableLabel\":\"{marker.data.status}: {marker.data.file}\",\"chartLabel\":\"{marker.data.file}\",\"display\":[\"marker-chart\",\"marker-table\"],\"colorField\":\"color\",\"data\":[{\"key\":\"file\",\"label\":\"File\",\"format\":\"string\"},{\"key\":\"status\",\"label\":\"Status\",\"format\":\"string\"},{\"key\":\"hash_time\",\"label\":\"Hash Time\",\"format\":\"duration\"},{\"key\":\"lookup_time\",\"label\":\"Lookup Time\",\"format\":\"duration\"},{\"key\":\"compile_time\",\"label\":\"Compile Time\",\"format\":\"duration\"},{\"key\":\"artifact_time\",\"label\":\"Artifact Creation Time\",\"format\":\"duration\"},{\"key\":\"write_time\",\"label\":\"Cache Write Time\",\"format\":\"duration\"},{\"key\":\"color\",\"hidden\":true}]},"
-    /* the supervised command's process tree: graph tracks */
-    "{\"name\":\"TreeCPU\",\"tooltipLabel\":\"{marker.name}\",\"display\":[],\"data\":["
-    "{\"key\":\"cpuTime\",\"label\":\"CPU Time\",\"format\":\"duration\"},"
-    "{\"key\":\"user\",\"label\":\"User\",\"format\":\"duration\"},"
-    "{\"key\":\"system\",\"label\":\"System\",\"format\":\"duration\"},"
-    "{\"key\":\"cores\",\"label\":\"Cores busy\",\"format\":\"decimal\"}],"
-    "\"graphs\":[{\"key\":\"cores\",\"color\":\"green\",\"type\":\"line-filled\"}]},"
-    "{\"name\":\"TreeMem\",\"tooltipLabel\":\"{marker.name}\",\"display\":[],\"data\":["
-    "{\"key\":\"rss\",\"label\":\"Resident\",\"format\":\"bytes\"},"
-    "{\"key\":\"pss\",\"label\":\"Proportional\",\"format\":\"bytes\"}],"
-    "\"graphs\":[{\"key\":\"rss\",\"color\":\"purple\",\"type\":\"line-filled\"}]},"
-    "{\"name\":\"TreeIO\",\"tooltipLabel\":\"{marker.name}\",\"display\":[],\"data\":["
-    "{\"key\":\"read_bytes\",\"label\":\"Read\",\"format\":\"bytes\"},"
-    "{\"key\":\"write_bytes\",\"label\":\"Written\",\"format\":\"bytes\"}],"
-    "\"graphs\":[{\"key\":\"read_bytes\",\"color\":\"green\",\"type\":\"bar\"},"
-    "{\"key\":\"write_bytes\",\"color\":\"red\",\"type\":\"bar\"}]},"
-    "{\"name\":\"TreeCount\",\"tooltipLabel\":\"{marker.name}\",\"display\":[],\"data\":["
-    "{\"key\":\"processes\",\"label\":\"Processes\",\"format\":\"integer\"},"
-    "{\"key\":\"threads\",\"label\":\"Threads\",\"format\":\"integer\"}],"
-    "\"graphs\":[{\"key\":\"processes\",\"color\":\"blue\",\"type\":\"line\"},"
-    "{\"key\":\"threads\",\"color\":\"teal\",\"type\":\"line\"}]},"
-    /* the supervisor's own events (category 2) */
-    "{\"name\":\"Command\",\"tooltipLabel\":\"{marker.name}\","
-    "\"tableLabel\":\"{marker.data.cmd} \\u2014 {marker.data.exit}\",\"chartLabel\":\"{marker.data.cmd}\","
-    "\"display\":[\"marker-chart\",\"marker-table\",\"timeline-overview\"],\"data\":["
-    "{\"key\":\"cmd\",\"label\":\"Command line\",\"format\":\"string\"},"
-    "{\"key\":\"pid\",\"label\":\"Process ID\",\"format\":\"pid\"},"
-    "{\"key\":\"exit\",\"label\":\"Exit\",\"format\":\"string\"},"
-    "{\"key\":\"tier\",\"label\":\"Containment\",\"format\":\"string\"},"
-    "{\"key\":\"cpuTime\",\"label\":\"CPU Time\",\"format\":\"duration\"},"
-    "{\"key\":\"maxRSS\",\"label\":\"Max RSS\",\"format\":\"bytes\"}]},"
-    "{\"name\":\"Timeout\",\"tooltipLabel\":\"{marker.name}: {marker.data.cause}\","
-    "\"tableLabel\":\"{marker.data.cause} \\u2014 {marker.data.signal}\",\"chartLabel\":\"{marker.data.cause}\","
-    "\"display\":[\"marker-chart\",\"marker-table\",\"timeline-overview\"],\"colorField\":\"color\",\"data\":["
-    "{\"key\":\"cause\",\"label\":\"Cause\",\"format\":\"string\"},"
-    "{\"key\":\"signal\",\"label\":\"Signal\",\"format\":\"string\"},"
-    "{\"key\":\"openTests\",\"label\":\"Open tests\",\"format\":\"string\"},"
-    "{\"key\":\"liveProcesses\",\"label\":\"Live processes\",\"format\":\"string\"},"
-    "{\"key\":\"color\",\"hidden\":true}]},"
-    "{\"name\":\"KillStep\",\"tooltipLabel\":\"{marker.name}: {marker.data.signal}\","
-    "\"tableLabel\":\"{marker.data.signal} \\u2014 {marker.data.processes} processes\","
-    "\"chartLabel\":\"{marker.data.signal}\",\"display\":[\"marker-chart\",\"marker-table\"],\"data\":["
-    "{\"key\":\"signal\",\"label\":\"Signal\",\"format\":\"string\"},"
-    "{\"key\":\"target\",\"label\":\"Target\",\"format\":\"string\"},"
-    "{\"key\":\"processes\",\"label\":\"Processes\",\"format\":\"integer\"},"
-    "{\"key\":\"remaining\",\"label\":\"Remaining\",\"format\":\"integer\"}]},"
-    "{\"name\":\"Finalize\",\"tooltipLabel\":\"{marker.name}\","
-    "\"tableLabel\":\"{marker.name} \\u2014 {marker.data.reason}\",\"chartLabel\":\"{marker.data.reason}\","
-    "\"display\":[\"marker-chart\",\"marker-table\"],\"data\":["
-    "{\"key\":\"reason\",\"label\":\"Reason\",\"format\":\"string\"},"
-    "{\"key\":\"markers\",\"label\":\"Markers\",\"format\":\"integer\"},"
-    "{\"key\":\"skippedLines\",\"label\":\"Skipped lines\",\"format\":\"integer\"},"
-    "{\"key\":\"writeErrors\",\"label\":\"Write errors\",\"format\":\"integer\"}]},"
-    "{\"name\":\"Warning\",\"tooltipLabel\":\"{marker.data.message}\","
-    "\"tableLabel\":\"{marker.data.message}\",\"chartLabel\":\"{marker.data.message}\","
-    "\"display\":[\"marker-chart\",\"marker-table\"],\"colorField\":\"color\",\"data\":["
-    "{\"key\":\"message\",\"label\":\"Message\",\"format\":\"string\"},"
-    "{\"key\":\"color\",\"hidden\":true}]}"
-    "]";
+#include <string.h>
 
-const char *marker_schemas_json(void) { return schemas; }
+#include "runmarks.h"
+#include "sampler.h"
+#include "testlog.h"
+#include "usermark.h"
+#include "util.h"
+
+static const struct marker_field text_fields[] = {
+    [TEXT_TEXT] = MARKER_FIELD("text", "Description", "string", 0),
+};
+const struct marker_type marker_text_type = {
+    .name = "Text",
+    .tooltip_label = "{marker.name}",
+    .table_label = "{marker.name} \xe2\x80\x94 {marker.data.text}",
+    .chart_label = "{marker.data.text}",
+    .display = "[\"marker-chart\",\"marker-table\"]",
+    .fields = text_fields,
+    .nfields = ARRAY_SIZE(text_fields),
+};
+
+static const struct marker_field warning_fields[] = {
+    [WARNING_MESSAGE] = MARKER_FIELD("message", "Message", "string", 0),
+    [WARNING_COLOR] = MARKER_FIELD("color", NULL, NULL, MF_HIDDEN),
+};
+const struct marker_type marker_warning_type = {
+    .name = "Warning",
+    .tooltip_label = "{marker.data.message}",
+    .table_label = "{marker.data.message}",
+    .chart_label = "{marker.data.message}",
+    .display = "[\"marker-chart\",\"marker-table\"]",
+    .color_field = "color",
+    .fields = warning_fields,
+    .nfields = ARRAY_SIZE(warning_fields),
+};
+
+/* meta.markerSchema order: upstream's types first, as mozsystemmonitor lists them. */
+static const struct marker_type *const types[] = {
+    &sampler_cpu_type,
+    &usermark_phase_type,
+    &marker_text_type,
+    &testlog_test_type,
+    &testlog_status_type,
+    &testlog_crash_type,
+    &sampler_mem_type,
+    &sampler_io_type,
+    &sampler_netio_type,
+    &sampler_process_type,
+    &sampler_interval_type,
+    &sampler_treecpu_type,
+    &sampler_treemem_type,
+    &sampler_treeio_type,
+    &sampler_treecount_type,
+    &testlog_logprocess_type,
+    &runmarks_command_type,
+    &runmarks_timeout_type,
+    &runmarks_killstep_type,
+    &runmarks_finalize_type,
+    &marker_warning_type,
+};
+
+const struct marker_type *const *marker_types(size_t *ret_n)
+{
+    *ret_n = ARRAY_SIZE(types);
+    return types;
+}
+
+const struct marker_type *marker_type_find(const char *name, size_t len)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(types); i++)
+        if (strlen(types[i]->name) == len && memcmp(types[i]->name, name, len) == 0)
+            return types[i];
+    return NULL;
+}
+
+int marker_type_field(const struct marker_type *t, const char *key, size_t len)
+{
+    for (size_t i = 0; i < t->nfields; i++)
+        if (t->fields[i].key_len == len && memcmp(t->fields[i].key, key, len) == 0)
+            return (int)i;
+    return -1;
+}
+
+static void kv_opt(struct jsonw *w, const char *key, const char *s)
+{
+    if (s)
+        jsonw_kv_str(w, key, s);
+}
+
+static void write_schema(struct jsonw *w, const struct marker_type *t)
+{
+    jsonw_obj_open(w);
+    jsonw_kv_str(w, "name", t->name);
+    kv_opt(w, "tooltipLabel", t->tooltip_label);
+    kv_opt(w, "tableLabel", t->table_label);
+    kv_opt(w, "chartLabel", t->chart_label);
+    jsonw_key(w, "display");
+    jsonw_raw(w, t->display, strlen(t->display));
+    kv_opt(w, "colorField", t->color_field);
+    kv_opt(w, "description", t->description);
+    jsonw_key(w, "data");
+    jsonw_arr_open(w);
+    for (size_t i = 0; i < t->nfields; i++) {
+        const struct marker_field *f = &t->fields[i];
+        jsonw_obj_open(w);
+        jsonw_kv_str(w, "key", f->key);
+        kv_opt(w, "label", f->label);
+        if (f->format && f->format[0] == '{') {
+            jsonw_key(w, "format");
+            jsonw_raw(w, f->format, strlen(f->format));
+        } else
+            kv_opt(w, "format", f->format);
+        if (f->flags & MF_HIDDEN)
+            jsonw_kv_bool(w, "hidden", true);
+        jsonw_obj_close(w);
+    }
+    jsonw_arr_close(w);
+    if (t->graphs) {
+        jsonw_key(w, "graphs");
+        jsonw_raw(w, t->graphs, strlen(t->graphs));
+    }
+    jsonw_obj_close(w);
+}
+
+void marker_schemas_write(struct jsonw *w)
+{
+    jsonw_arr_open(w);
+    for (size_t i = 0; i < ARRAY_SIZE(types); i++)
+        write_schema(w, types[i]);
+    jsonw_arr_close(w);
+}
+
+/* ---- payloads ------------------------------------------------------------------------------ */
+
+void mpay_begin(struct mpay *p, struct jsonw *w, const struct marker_type *t)
+{
+    p->w = w;
+    p->t = t;
+    jsonw_reset(w);
+    jsonw_obj_open(w);
+    jsonw_kv_str(w, "type", t->name);
+}
+
+void mpay_key(struct mpay *p, unsigned field)
+{
+    if (field >= p->t->nfields) {
+        p->w->failed = true;
+        return;
+    }
+    jsonw_key(p->w, p->t->fields[field].key);
+}
+
+void mpay_str(struct mpay *p, unsigned field, const char *s)
+{
+    mpay_strn(p, field, s ? s : "", s ? strlen(s) : 0);
+}
+
+void mpay_strn(struct mpay *p, unsigned field, const char *s, size_t n)
+{
+    mpay_key(p, field);
+    jsonw_strn(p->w, s, n);
+}
+
+void mpay_int(struct mpay *p, unsigned field, int64_t v)
+{
+    mpay_key(p, field);
+    jsonw_int(p->w, v);
+}
+
+void mpay_uint(struct mpay *p, unsigned field, uint64_t v)
+{
+    mpay_key(p, field);
+    jsonw_uint(p->w, v);
+}
+
+void mpay_double(struct mpay *p, unsigned field, double v, int decimals)
+{
+    mpay_key(p, field);
+    jsonw_double(p->w, v, decimals);
+}
+
+void mpay_end(struct mpay *p) { jsonw_obj_close(p->w); }
+
+void marker_text_payload(struct jsonw *w, const char *text, size_t len)
+{
+    struct mpay p;
+    mpay_begin(&p, w, &marker_text_type);
+    mpay_strn(&p, TEXT_TEXT, text, len);
+    mpay_end(&p);
+}
+
+/* ---- counters ------------------------------------------------------------------------------ */
+
+void marker_counter_line(struct jsonw *w, const struct marker_counter *c)
+{
+    static const char *const kinds[] = {[MCOUNT_AMOUNT] = "amount", [MCOUNT_LEVEL] = "level",
+                                        [MCOUNT_SHARE] = "share"};
+    jsonw_reset(w);
+    jsonw_obj_open(w);
+    jsonw_kv_str(w, "type", "counter");
+    jsonw_kv_str(w, "name", c->name);
+    jsonw_kv_str(w, "category", c->category);
+    jsonw_kv_str(w, "description", c->description);
+    jsonw_kv_str(w, "marker", c->marker);
+    jsonw_kv_str(w, "key", c->type->fields[c->field].key);
+    jsonw_kv_str(w, "kind", kinds[c->kind]);
+    jsonw_key(w, "display");
+    jsonw_raw(w, c->display, strlen(c->display));
+    jsonw_obj_close(w);
+}

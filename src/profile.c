@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 
 #include "jsonw.h"
+#include "markers.h"
+#include "sampler.h"
 #include "stream.h"
 #include "util.h"
 
@@ -463,6 +465,21 @@ static int intern_grow(struct intern *t)
     return 0;
 }
 
+/* The id of s, or -1 when it is not interned. */
+static int64_t intern_find(const struct intern *t, const char *s, size_t n)
+{
+    if (!t->tcap)
+        return -1;
+    uint32_t h = (uint32_t)hash_bytes(s, n) & (t->tcap - 1);
+    while (t->tab[h]) {
+        const struct ient *x = &t->ent[t->tab[h] - 1];
+        if (x->len == n && memcmp(t->arena + x->off, s, n) == 0)
+            return t->tab[h] - 1;
+        h = (h + 1) & (t->tcap - 1);
+    }
+    return -1;
+}
+
 /* Returns the id of s (adding it), or -ENOMEM. */
 static int64_t intern_get(struct intern *t, const char *s, size_t n)
 {
@@ -631,6 +648,22 @@ struct open_set {
     uint32_t nbucket; /* a power of two */
 };
 
+/* A counter declared by a {"type":"counter"} line (markers.h) and the samples read for it. */
+#define MAX_COUNTERS 32
+enum counter_role { ROLE_NONE, ROLE_TREE_CPU, ROLE_TREE_MEM };
+struct counter {
+    char *name, *category, *description, *display; /* JSON texts, validated */
+    char *key;                                     /* raw text of the data key it reads */
+    size_t key_len;
+    uint32_t marker;                               /* name id of its markers */
+    enum marker_counter_kind kind;
+    enum counter_role role;
+    double level;                                  /* MCOUNT_LEVEL: the last level */
+    double first_start;                            /* the start of the first sample's interval */
+    double *time, *count;
+    size_t n, cap;
+};
+
 struct conv {
     int in_fd;
     struct reader rd;
@@ -650,6 +683,10 @@ struct conv {
     double last_ms;
     uint64_t skipped, closed;
     uint64_t max_markers;                /* 0: no limit (profile.h, MARKER LIMIT) */
+    struct counter counters[MAX_COUNTERS];
+    unsigned ncounters;
+    uint8_t *counter_of; /* per name id: counter index + 1, 0 none */
+    size_t counter_of_len;
     uint64_t dropped_routine, dropped_other; /* markers left out past the limit */
     /* output */
     int out_fd;
@@ -769,8 +806,22 @@ static void open_pop(struct open_set *o, const char *key, size_t len)
     o->live--;
 }
 
+static void counter_release(struct counter *k)
+{
+    free(k->name);
+    free(k->category);
+    free(k->description);
+    free(k->display);
+    free(k->key);
+    free(k->time);
+    free(k->count);
+}
+
 static void conv_release(struct conv *c)
 {
+    for (unsigned i = 0; i < c->ncounters; i++)
+        counter_release(&c->counters[i]);
+    free(c->counter_of);
     free(c->rd.buf);
     free(c->recs);
     intern_release(&c->names);
@@ -805,19 +856,24 @@ static int add_rec(struct conv *c, int64_t name_id, double start, double end, un
     return 0;
 }
 
-/* Intern a name given as the raw JSON text of a string value (quotes included). */
-static int64_t intern_name(struct conv *c, const char *v, size_t n)
+/* Intern a name given as the raw JSON text of a string value (quotes included); with only_find,
+ * its id if it is interned already, else -1. */
+static int64_t intern_name_how(struct conv *c, const char *v, size_t n, bool only_find)
 {
     const char *s = v + 1;
     size_t len = n - 2;
-    if (!memchr(s, '\\', len))
-        return intern_get(&c->names, s, len);
-    jsonw_reset(&c->tmp);
-    canonical_string(&c->tmp, s, len);
-    if (jsonw_failed(&c->tmp))
-        return -ENOMEM;
-    return intern_get(&c->names, c->tmp.buf, c->tmp.len);
+    if (memchr(s, '\\', len)) {
+        jsonw_reset(&c->tmp);
+        canonical_string(&c->tmp, s, len);
+        if (jsonw_failed(&c->tmp))
+            return -ENOMEM;
+        s = c->tmp.buf;
+        len = c->tmp.len;
+    }
+    return only_find ? intern_find(&c->names, s, len) : intern_get(&c->names, s, len);
 }
+
+static int64_t intern_name(struct conv *c, const char *v, size_t n) { return intern_name_how(c, v, n, false); }
 
 static unsigned category_of(const struct conv *c, const struct member *m)
 {
@@ -896,6 +952,239 @@ static bool keep_past_limit(struct conv *c, const char *data, size_t len)
     return false;
 }
 
+/* ---- counters (markers.h, COUNTERS) ------------------------------------------------------- */
+
+/* The counter of markers named id, or NULL. */
+static struct counter *counter_for(struct conv *c, int64_t id)
+{
+    if (!c->ncounters || id < 0 || (size_t)id >= c->counter_of_len || !c->counter_of[id])
+        return NULL;
+    return &c->counters[c->counter_of[id] - 1];
+}
+
+/* {"type":"counter","name":S,"category":S,"description":S,"marker":S,"key":S,"kind":S,
+ * "display":{...}}: 1 taken, 0 invalid (skipped), -errno. A second definition of a name, or one
+ * past MAX_COUNTERS, is ignored. */
+static int take_counter(struct conv *c, const char *line, size_t len)
+{
+    struct obj_iter it;
+    struct member m, name = {0}, cat = {0}, desc = {0}, marker = {0}, key = {0}, kind = {0}, disp = {0};
+    int r;
+    if (obj_begin(&it, line, line + len) < 0)
+        return 0;
+    while ((r = obj_next(&it, &m)) > 0) {
+        if (key_is(&m, "name"))
+            name = m;
+        else if (key_is(&m, "category"))
+            cat = m;
+        else if (key_is(&m, "description"))
+            desc = m;
+        else if (key_is(&m, "marker"))
+            marker = m;
+        else if (key_is(&m, "key"))
+            key = m;
+        else if (key_is(&m, "kind"))
+            kind = m;
+        else if (key_is(&m, "display"))
+            disp = m;
+    }
+    if (r < 0 || skip_ws(it.p, it.e) != it.e)
+        return 0;
+    const struct member *strs[] = {&name, &cat, &marker, &key, &kind};
+    for (size_t i = 0; i < ARRAY_SIZE(strs); i++)
+        if (!strs[i]->val || strs[i]->val[0] != '"')
+            return 0;
+    if ((desc.val && desc.val[0] != '"') || (disp.val && disp.val[0] != '{'))
+        return 0;
+    enum marker_counter_kind k;
+    if (val_is_str(&kind, "amount"))
+        k = MCOUNT_AMOUNT;
+    else if (val_is_str(&kind, "level"))
+        k = MCOUNT_LEVEL;
+    else if (val_is_str(&kind, "share"))
+        k = MCOUNT_SHARE;
+    else
+        return 0;
+    for (unsigned i = 0; i < c->ncounters; i++)
+        if (strlen(c->counters[i].name) == name.val_len && memcmp(c->counters[i].name, name.val, name.val_len) == 0)
+            return 1;
+    if (c->ncounters == MAX_COUNTERS)
+        return 1;
+    int64_t id = intern_name(c, marker.val, marker.val_len);
+    if (id < 0)
+        return (int)id;
+    if ((size_t)id >= c->counter_of_len) {
+        size_t n = (size_t)id + 64;
+        uint8_t *x = realloc(c->counter_of, n);
+        if (!x)
+            return -ENOMEM;
+        memset(x + c->counter_of_len, 0, n - c->counter_of_len);
+        c->counter_of = x;
+        c->counter_of_len = n;
+    }
+    if (c->counter_of[id])
+        return 1; /* one counter per marker name */
+    struct counter *ct = &c->counters[c->ncounters];
+    *ct = (struct counter){.kind = k, .marker = (uint32_t)id};
+    ct->name = strndup(name.val, name.val_len);
+    ct->category = strndup(cat.val, cat.val_len);
+    ct->description = desc.val ? strndup(desc.val, desc.val_len) : strndup("\"\"", 2);
+    ct->display = disp.val ? strndup(disp.val, disp.val_len) : NULL;
+    ct->key = strndup(key.val + 1, key.val_len - 2);
+    ct->key_len = key.val_len - 2;
+    if (!ct->name || !ct->category || !ct->description || (disp.val && !ct->display) || !ct->key) {
+        counter_release(ct);
+        return -ENOMEM;
+    }
+    /* The tree's CPU and memory also cost what the converter closes itself (profile.h). */
+    const struct marker_counter *cpu = &sampler_tree_cpu_counter, *mem = &sampler_tree_mem_counter;
+    if (val_is_str(&marker, cpu->marker) && val_is_str(&key, cpu->type->fields[cpu->field].key) && k == cpu->kind)
+        ct->role = ROLE_TREE_CPU;
+    else if (val_is_str(&marker, mem->marker) && val_is_str(&key, mem->type->fields[mem->field].key) &&
+             k == mem->kind)
+        ct->role = ROLE_TREE_MEM;
+    c->counter_of[id] = (uint8_t)(++c->ncounters);
+    return 1;
+}
+
+static int counter_push(struct counter *k, double t, double count)
+{
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 256;
+        double *a = realloc(k->time, cap * sizeof *a);
+        if (!a)
+            return -ENOMEM;
+        k->time = a;
+        double *b = realloc(k->count, cap * sizeof *b);
+        if (!b)
+            return -ENOMEM;
+        k->count = b;
+        k->cap = cap;
+    }
+    k->time[k->n] = t;
+    k->count[k->n] = count;
+    k->n++;
+    return 0;
+}
+
+/* A marker of counter k with payload data[0..len) from start to end (end NAN: an instant): its
+ * sample, at the end of the interval it describes. */
+static int counter_take(struct counter *k, const char *data, size_t len, double start, double end)
+{
+    struct obj_iter it;
+    struct member m;
+    double v = NAN;
+    if (!len || obj_begin(&it, data, data + len) < 0)
+        return 0;
+    while (obj_next(&it, &m) > 0)
+        if (!m.key_escaped && m.key_len == k->key_len && memcmp(m.key, k->key, m.key_len) == 0) {
+            if (!val_number(m.val, m.val_len, &v))
+                return 0;
+            break;
+        }
+    if (!isfinite(v))
+        return 0;
+    double t = isnan(end) ? start : end;
+    if (!k->n)
+        k->first_start = start;
+    switch (k->kind) {
+    case MCOUNT_AMOUNT:
+        return counter_push(k, t, v);
+    case MCOUNT_SHARE:
+        return counter_push(k, t, isnan(end) ? 0 : v * (end - start));
+    case MCOUNT_LEVEL:
+        if (!k->n) {
+            /* A level is drawn as the sum of the changes: start from zero, so that the sum is the
+             * level itself. */
+            int r = counter_push(k, start, 0);
+            if (r < 0)
+                return r;
+        }
+        double d = v - k->level;
+        k->level = v;
+        return counter_push(k, t, d);
+    }
+    return 0;
+}
+
+static int cmp_sample(const void *a, const void *b)
+{
+    double x = ((const double *)a)[0], y = ((const double *)b)[0];
+    return x < y ? -1 : x > y;
+}
+
+/* Samples in time order (they are written in order; a stream edited by hand may not be). */
+static int counter_sort(struct counter *k)
+{
+    bool sorted = true;
+    for (size_t i = 1; i < k->n && sorted; i++)
+        sorted = k->time[i - 1] <= k->time[i];
+    if (sorted)
+        return 0;
+    double *pairs = malloc(k->n * 2 * sizeof *pairs);
+    if (!pairs)
+        return -ENOMEM;
+    /* a level's changes are re-derived from the levels after sorting */
+    double level = 0;
+    for (size_t i = 0; i < k->n; i++) {
+        level += k->count[i];
+        pairs[2 * i] = k->time[i];
+        pairs[2 * i + 1] = k->kind == MCOUNT_LEVEL ? level : k->count[i];
+    }
+    qsort(pairs, k->n, 2 * sizeof *pairs, cmp_sample);
+    double prev = 0;
+    for (size_t i = 0; i < k->n; i++) {
+        k->time[i] = pairs[2 * i];
+        double v = pairs[2 * i + 1];
+        k->count[i] = k->kind == MCOUNT_LEVEL ? v - prev : v;
+        prev = v;
+    }
+    free(pairs);
+    return 0;
+}
+
+static const struct counter *counter_with_role(const struct conv *c, enum counter_role role)
+{
+    for (unsigned i = 0; i < c->ncounters; i++)
+        if (c->counters[i].role == role && c->counters[i].n)
+            return &c->counters[i];
+    return NULL;
+}
+
+/* What an amount counter counted between a and b (ms): its samples' amounts, each spread evenly
+ * over the interval before it (the first over the one before its own). */
+static double amount_between(const struct counter *k, double a, double b)
+{
+    double sum = 0;
+    for (size_t i = 0; i < k->n; i++) {
+        double t1 = k->time[i], t0 = i ? k->time[i - 1] : k->first_start;
+        if (t1 <= a || t0 >= b)
+            continue;
+        if (t1 <= t0) {
+            sum += k->count[i];
+            continue;
+        }
+        double lo = MAX(a, t0), hi = MIN(b, t1);
+        sum += k->count[i] * (hi - lo) / (t1 - t0);
+    }
+    return sum;
+}
+
+/* The highest level a level counter had at a sample within [a, b]; false when none was taken. */
+static bool peak_between(const struct counter *k, double a, double b, double *ret)
+{
+    double level = 0, peak = -1;
+    for (size_t i = 0; i < k->n; i++) {
+        level += k->count[i];
+        if (i && k->time[i] >= a && k->time[i] <= b && level > peak)
+            peak = level;
+    }
+    if (peak < 0)
+        return false;
+    *ret = peak;
+    return true;
+}
+
 /* 1 accepted, 0 invalid (skipped), -errno. */
 static int take_marker(struct conv *c, const char *line, size_t len, uint64_t off)
 {
@@ -930,6 +1219,12 @@ static int take_marker(struct conv *c, const char *line, size_t len, uint64_t of
     size_t dlen = data && data->val[0] == '{' ? data->val_len : 0;
     if (dlen > REC_LEN_MASK)
         return 0;
+    if (en < st)
+        en = st; /* a marker cannot end before it starts */
+    /* A counter's marker name was interned with the counter: a name that is not cannot feed one. */
+    struct counter *k = c->ncounters ? counter_for(c, intern_name_how(c, name->val, name->val_len, true)) : NULL;
+    if (k && (r = counter_take(k, data ? data->val : NULL, dlen, st, en)) < 0)
+        return r;
     if (c->max_markers && c->nrec >= c->max_markers && !keep_past_limit(c, data ? data->val : NULL, dlen)) {
         note_time(c, st);
         note_time(c, en);
@@ -964,8 +1259,8 @@ static int state_key(struct conv *c, const struct member *kind, const struct mem
 }
 
 struct state_fields {
-    struct member kind, key, name, start_ns, start_ms, cat, data;
-    bool has_kind, has_key, has_name, has_start_ns, has_start_ms, has_cat, has_data;
+    struct member kind, key, name, start_ns, start_ms, cat, data, cost;
+    bool has_kind, has_key, has_name, has_start_ns, has_start_ms, has_cat, has_data, has_cost;
 };
 
 static bool parse_state(const char *line, size_t len, struct state_fields *f)
@@ -990,6 +1285,7 @@ static bool parse_state(const char *line, size_t len, struct state_fields *f)
         FIELD("startTime", start_ms)
         FIELD("category", cat)
         FIELD("data", data)
+        FIELD("cost", cost)
 #undef FIELD
     }
     return r == 0 && skip_ws(it.p, it.e) == it.e && f->has_kind && f->kind.val[0] == '"' && f->has_key &&
@@ -1126,6 +1422,8 @@ static int take_line(struct conv *c, const char *line, size_t len, uint64_t off)
         return take_thread(c, line, len, off);
     if (val_is_str(type, "clock"))
         return take_clock(c, line, len);
+    if (val_is_str(type, "counter"))
+        return take_counter(c, line, len);
     /* Another meta line, a future "counter"/"sample" line: not ours to interpret. */
     return 0;
 }
@@ -1151,6 +1449,80 @@ static int cmp_off(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
+}
+
+static void side_key(struct conv *c, bool comma, const char *key)
+{
+    jsonw_append(&c->side, comma ? ",\"" : "\"", comma ? 2 : 1);
+    jsonw_append(&c->side, key, strlen(key));
+    jsonw_append(&c->side, "\":", 2);
+}
+
+/* The payload of something the converter closes itself, in c->side: the open line's data, and
+ * for a test (status given) its status and colour; with cost, what the tree's counters say it
+ * cost, in the fields its type has (cpuTime, maxRSS, cpuPercent) and the data lacks. */
+static void close_payload(struct conv *c, const struct member *data, const char *status, bool cost, double st,
+                          double en)
+{
+    bool has_status = false, has_color = false, has_cpu = false, has_rss = false, has_pct = false, any = false;
+    const struct marker_type *mt = NULL;
+    struct obj_iter it;
+    struct member m;
+    if (data && obj_begin(&it, data->val, data->val + data->val_len) == 0)
+        while (obj_next(&it, &m) > 0) {
+            any = true;
+            has_status |= key_is(&m, "status");
+            has_color |= key_is(&m, "color");
+            has_cpu |= key_is(&m, "cpuTime");
+            has_rss |= key_is(&m, "maxRSS");
+            has_pct |= key_is(&m, "cpuPercent");
+            if (key_is(&m, "type") && m.val[0] == '"')
+                mt = marker_type_find(m.val + 1, m.val_len - 2);
+        }
+    if (data) {
+        const char *close = data->val + data->val_len - 1;
+        jsonw_append(&c->side, data->val, (size_t)(close - data->val));
+    } else {
+        jsonw_append(&c->side, "{\"type\":\"Test\"", 14);
+        mt = marker_type_find("Test", 4);
+        any = true;
+    }
+    bool comma = any;
+    if (status && !has_status) {
+        side_key(c, comma, "status");
+        jsonw_append(&c->side, "\"", 1);
+        jsonw_escape(&c->side, status, strlen(status));
+        jsonw_append(&c->side, "\"", 1);
+        comma = true;
+    }
+    if (status && !has_color) {
+        const char *color = strcmp(status, "TIMEOUT") == 0 ? "yellow" : "orange";
+        side_key(c, comma, "color");
+        jsonw_append(&c->side, "\"", 1);
+        jsonw_append(&c->side, color, strlen(color));
+        jsonw_append(&c->side, "\"", 1);
+        comma = true;
+    }
+    const struct counter *cpu = cost && mt ? counter_with_role(c, ROLE_TREE_CPU) : NULL;
+    const struct counter *mem = cost && mt ? counter_with_role(c, ROLE_TREE_MEM) : NULL;
+    char buf[48];
+    if (cpu && !has_cpu && marker_type_field(mt, "cpuTime", 7) >= 0) {
+        double ms = amount_between(cpu, st, en);
+        side_key(c, comma, "cpuTime");
+        jsonw_append(&c->side, buf, stream_format_ms(ms, buf));
+        comma = true;
+        if (!has_pct && en > st && c->logical_cpus > 0 && marker_type_field(mt, "cpuPercent", 10) >= 0) {
+            int n = snprintf(buf, sizeof buf, "\"%.1f%%\"", 100.0 * ms / ((en - st) * c->logical_cpus));
+            side_key(c, comma, "cpuPercent");
+            jsonw_append(&c->side, buf, (size_t)n);
+        }
+    }
+    double peak;
+    if (mem && !has_rss && marker_type_field(mt, "maxRSS", 6) >= 0 && peak_between(mem, st, en, &peak) && peak > 0) {
+        side_key(c, comma, "maxRSS");
+        jsonw_append(&c->side, buf, (size_t)snprintf(buf, sizeof buf, "%.0f", peak));
+    }
+    jsonw_append(&c->side, "}", 1);
 }
 
 /* Close every open entry left without its close line, at end_ms, in stream order. */
@@ -1186,41 +1558,11 @@ static int close_open(struct conv *c, double end_ms, const char *status)
         if (id < 0)
             return (int)id;
         bool is_test = val_is_str(&f.kind, "test");
+        bool cost = f.has_cost && f.cost.val_len == 4 && memcmp(f.cost.val, "true", 4) == 0;
         size_t soff = c->side.len;
         bool has_data = f.has_data && f.data.val[0] == '{';
-        if (is_test) {
-            bool has_status = false, has_color = false, any = false;
-            struct obj_iter it;
-            struct member m;
-            if (has_data && obj_begin(&it, f.data.val, f.data.val + f.data.val_len) == 0)
-                while (obj_next(&it, &m) > 0) {
-                    any = true;
-                    has_status |= key_is(&m, "status");
-                    has_color |= key_is(&m, "color");
-                }
-            if (has_data) {
-                const char *close = f.data.val + f.data.val_len - 1;
-                jsonw_append(&c->side, f.data.val, (size_t)(close - f.data.val));
-            } else {
-                jsonw_append(&c->side, "{\"type\":\"Test\"", 14);
-                any = true;
-            }
-            bool comma = any;
-            if (!has_status) {
-                jsonw_append(&c->side, comma ? ",\"status\":\"" : "\"status\":\"", comma ? 11 : 10);
-                jsonw_escape(&c->side, status, strlen(status));
-                jsonw_append(&c->side, "\"", 1);
-                comma = true;
-            }
-            if (!has_color) {
-                const char *color = strcmp(status, "TIMEOUT") == 0 ? "yellow" : "orange";
-                jsonw_append(&c->side, comma ? ",\"color\":\"" : "\"color\":\"", comma ? 10 : 9);
-                jsonw_append(&c->side, color, strlen(color));
-                jsonw_append(&c->side, "\"", 1);
-            }
-            jsonw_append(&c->side, "}", 1);
-        } else if (has_data)
-            jsonw_append(&c->side, f.data.val, f.data.val_len);
+        if (has_data || is_test)
+            close_payload(c, has_data ? &f.data : NULL, is_test ? status : NULL, cost, st, en);
         if (jsonw_failed(&c->side))
             return -ENOMEM;
         size_t slen = c->side.len - soff;
@@ -1357,6 +1699,52 @@ static void out_thread_default(struct conv *c, const char *meta, size_t len)
     out_put(c, rest, strlen(rest));
 }
 
+/* The counters with samples, in the processed format of version 47: one sample group each. */
+static int write_counters(struct conv *c)
+{
+    bool first = true;
+    for (unsigned i = 0; i < c->ncounters; i++) {
+        struct counter *k = &c->counters[i];
+        if (!k->n)
+            continue;
+        int r = counter_sort(k);
+        if (r < 0)
+            return r;
+        if (!first)
+            OUT_LIT(c, ",");
+        first = false;
+        OUT_LIT(c, "{\"name\":");
+        out_put(c, k->name, strlen(k->name));
+        OUT_LIT(c, ",\"category\":");
+        out_put(c, k->category, strlen(k->category));
+        OUT_LIT(c, ",\"description\":");
+        out_put(c, k->description, strlen(k->description));
+        OUT_LIT(c, ",\"pid\":\"0\",\"mainThreadIndex\":0");
+        if (k->display) {
+            OUT_LIT(c, ",\"display\":");
+            out_put(c, k->display, strlen(k->display));
+        }
+        OUT_LIT(c, ",\"sampleGroups\":[{\"id\":0,\"samples\":{\"time\":[");
+        for (size_t j = 0; j < k->n; j++) {
+            if (j)
+                OUT_LIT(c, ",");
+            out_ms(c, k->time[j]);
+        }
+        OUT_LIT(c, "],\"count\":[");
+        for (size_t j = 0; j < k->n; j++) {
+            if (j)
+                OUT_LIT(c, ",");
+            out_ms(c, k->count[j]);
+        }
+        OUT_LIT(c, "],\"length\":");
+        out_uint(c, k->n);
+        OUT_LIT(c, "}}]}");
+        if (c->oerr)
+            return c->oerr;
+    }
+    return 0;
+}
+
 static int write_profile(struct conv *c, double end_ms)
 {
     static const char *const meta_skip[] = {"type", "profilingEndTime"};
@@ -1452,7 +1840,11 @@ static int write_profile(struct conv *c, double end_ms)
         out_put(c, i ? ",null" : "null", i ? 5 : 4);
     OUT_LIT(c, "],\"length\":");
     out_uint(c, c->nrec);
-    OUT_LIT(c, "}}],\"counters\":[]}");
+    OUT_LIT(c, "}}],\"counters\":[");
+    int r = write_counters(c);
+    if (r < 0)
+        return r;
+    OUT_LIT(c, "]}");
     return out_flush(c);
 }
 

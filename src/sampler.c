@@ -22,6 +22,192 @@
 #define CMD_MAX 512
 #define MAX_CPUS 4096
 
+/* ---- marker types (markers.h): upstream's machine types, the tree's, the process ------------ */
+
+enum { CPU_PCT, CPU_USER_PCT, CPU_IOWAIT_PCT, CPU_SYSTEM_PCT, CPU_NICE_PCT, CPU_IDLE_PCT, CPU_BUSY,
+       CPU_NICE, CPU_USER, CPU_SYSTEM, CPU_IOWAIT, CPU_SOFTIRQ };
+static const struct marker_field cpu_fields[] = {
+    [CPU_PCT] = MARKER_FIELD("cpuPercent", "CPU Percent", "string", 0),
+    [CPU_USER_PCT] = MARKER_FIELD("user_pct", "User %", "string", 0),
+    [CPU_IOWAIT_PCT] = MARKER_FIELD("iowait_pct", "IO Wait %", "string", 0),
+    [CPU_SYSTEM_PCT] = MARKER_FIELD("system_pct", "System %", "string", 0),
+    [CPU_NICE_PCT] = MARKER_FIELD("nice_pct", "Nice %", "string", 0),
+    [CPU_IDLE_PCT] = MARKER_FIELD("idle_pct", "Idle %", "string", 0),
+    [CPU_BUSY] = MARKER_FIELD("busy", "Busy (the machine)", "percentage", 0),
+    /* upstream's stacked fractions (nice, +user, +system, +iowait, +softirq), which its graph drew:
+     * the "CPU Use" counter draws the machine's CPU now */
+    [CPU_NICE] = MARKER_FIELD("nice", "Stacked: nice", "decimal", MF_HIDDEN),
+    [CPU_USER] = MARKER_FIELD("user", "Stacked: + user", "decimal", MF_HIDDEN),
+    [CPU_SYSTEM] = MARKER_FIELD("system", "Stacked: + system", "decimal", MF_HIDDEN),
+    [CPU_IOWAIT] = MARKER_FIELD("iowait", "Stacked: + iowait", "decimal", MF_HIDDEN),
+    [CPU_SOFTIRQ] = MARKER_FIELD("softirq", "Stacked: + softirq", "decimal", MF_HIDDEN),
+};
+const struct marker_type sampler_cpu_type = {
+    .name = "CPU", .tooltip_label = "{marker.name}", .display = "[]",
+    .fields = cpu_fields, .nfields = ARRAY_SIZE(cpu_fields),
+};
+
+enum { MEM_USED, MEM_CACHED, MEM_BUFFERS };
+static const struct marker_field mem_fields[] = {
+    [MEM_USED] = MARKER_FIELD("used", "Memory Used", "bytes", 0),
+    [MEM_CACHED] = MARKER_FIELD("cached", "Memory cached", "bytes", 0),
+    [MEM_BUFFERS] = MARKER_FIELD("buffers", "Memory buffers", "bytes", 0),
+};
+const struct marker_type sampler_mem_type = {
+    .name = "Mem", .tooltip_label = "{marker.name}", .display = "[]",
+    .fields = mem_fields, .nfields = ARRAY_SIZE(mem_fields),
+};
+
+enum { IO_WRITE_BYTES, IO_WRITE_COUNT, IO_READ_BYTES, IO_READ_COUNT };
+static const struct marker_field io_fields[] = {
+    [IO_WRITE_BYTES] = MARKER_FIELD("write_bytes", "Written", "bytes", 0),
+    [IO_WRITE_COUNT] = MARKER_FIELD("write_count", "Write count", "integer", 0),
+    [IO_READ_BYTES] = MARKER_FIELD("read_bytes", "Read", "bytes", 0),
+    [IO_READ_COUNT] = MARKER_FIELD("read_count", "Read count", "integer", 0),
+};
+const struct marker_type sampler_io_type = {
+    .name = "IO", .tooltip_label = "{marker.name}", .display = "[]",
+    .fields = io_fields, .nfields = ARRAY_SIZE(io_fields),
+    .graphs = "[{\"key\":\"read_bytes\",\"color\":\"green\",\"type\":\"bar\"},"
+              "{\"key\":\"write_bytes\",\"color\":\"red\",\"type\":\"bar\"}]",
+};
+
+enum { NET_SENT_BYTES, NET_SENT_COUNT, NET_RECV_BYTES, NET_RECV_COUNT };
+static const struct marker_field netio_fields[] = {
+    [NET_SENT_BYTES] = MARKER_FIELD("sent_bytes", "Sent", "bytes", 0),
+    [NET_SENT_COUNT] = MARKER_FIELD("sent_count", "Packets sent", "integer", 0),
+    [NET_RECV_BYTES] = MARKER_FIELD("recv_bytes", "Received", "bytes", 0),
+    [NET_RECV_COUNT] = MARKER_FIELD("recv_count", "Packets received", "integer", 0),
+};
+const struct marker_type sampler_netio_type = {
+    .name = "NetIO", .tooltip_label = "{marker.name}", .display = "[]",
+    .fields = netio_fields, .nfields = ARRAY_SIZE(netio_fields),
+    .graphs = "[{\"key\":\"recv_bytes\",\"color\":\"blue\",\"type\":\"bar\"},"
+              "{\"key\":\"sent_bytes\",\"color\":\"orange\",\"type\":\"bar\"}]",
+};
+
+enum { INTERVAL_INTERVAL, INTERVAL_MISSED };
+static const struct marker_field interval_fields[] = {
+    [INTERVAL_INTERVAL] = MARKER_FIELD("interval", "Interval", "duration", 0),
+    [INTERVAL_MISSED] = MARKER_FIELD("missed", "Ticks missed", "integer", MF_OPTIONAL),
+};
+const struct marker_type sampler_interval_type = {
+    .name = "Interval", .tooltip_label = "{marker.name}", .display = "[]",
+    .fields = interval_fields, .nfields = ARRAY_SIZE(interval_fields),
+    .graphs = "[{\"key\":\"interval\",\"color\":\"purple\",\"type\":\"line\"}]",
+};
+
+enum { PROC_CMD, PROC_PID, PROC_PPID, PROC_EXIT, PROC_CPU, PROC_RSS };
+static const struct marker_field process_fields[] = {
+    [PROC_CMD] = MARKER_FIELD("cmd", "Command line", "string", 0),
+    [PROC_PID] = MARKER_FIELD("pid", "Process ID", "pid", 0),
+    [PROC_PPID] = MARKER_FIELD("ppid", "Parent process ID", "pid", MF_OPTIONAL),
+    [PROC_EXIT] = MARKER_FIELD("exit", "Exit", "string", MF_OPTIONAL),
+    [PROC_CPU] = MARKER_FIELD("cpuTime", "CPU Time", "duration", MF_OPTIONAL),
+    [PROC_RSS] = MARKER_FIELD("maxRSS", "Peak RSS", "bytes", MF_OPTIONAL),
+};
+const struct marker_type sampler_process_type = {
+    .name = "Process", .tooltip_label = "{marker.name}", .table_label = "{marker.data.cmd}",
+    .chart_label = "{marker.data.cmd}", .display = "[\"marker-chart\",\"marker-table\"]",
+    .fields = process_fields, .nfields = ARRAY_SIZE(process_fields),
+};
+
+static const struct marker_field treecpu_fields[] = {
+    [TREECPU_CPUTIME] = MARKER_FIELD("cpuTime", "CPU Time", "duration", 0),
+    [TREECPU_USER] = MARKER_FIELD("user", "User", "duration", 0),
+    [TREECPU_SYSTEM] = MARKER_FIELD("system", "System", "duration", 0),
+    [TREECPU_CORES] = MARKER_FIELD("cores", "Cores busy", "decimal", 0),
+};
+const struct marker_type sampler_treecpu_type = {
+    .name = "TreeCPU", .tooltip_label = "{marker.name}", .display = "[]",
+    .description = "CPU time the command's process tree used in the sample's interval",
+    .fields = treecpu_fields, .nfields = ARRAY_SIZE(treecpu_fields),
+};
+
+static const struct marker_field treemem_fields[] = {
+    [TREEMEM_RSS] = MARKER_FIELD("rss", "Resident", "bytes", 0),
+    [TREEMEM_PSS] = MARKER_FIELD("pss", "Proportional", "bytes", MF_OPTIONAL),
+};
+const struct marker_type sampler_treemem_type = {
+    .name = "TreeMem", .tooltip_label = "{marker.name}", .display = "[]",
+    .description = "Resident memory of the command's process tree (summed over its processes) at the sample",
+    .fields = treemem_fields, .nfields = ARRAY_SIZE(treemem_fields),
+};
+
+enum { TREEIO_READ, TREEIO_WRITE };
+static const struct marker_field treeio_fields[] = {
+    [TREEIO_READ] = MARKER_FIELD("read_bytes", "Read", "bytes", 0),
+    [TREEIO_WRITE] = MARKER_FIELD("write_bytes", "Written", "bytes", 0),
+};
+const struct marker_type sampler_treeio_type = {
+    .name = "TreeIO", .tooltip_label = "{marker.name}", .display = "[]",
+    .description = "Storage IO of the command's process tree in the sample's interval",
+    .fields = treeio_fields, .nfields = ARRAY_SIZE(treeio_fields),
+    .graphs = "[{\"key\":\"read_bytes\",\"color\":\"green\",\"type\":\"bar\"},"
+              "{\"key\":\"write_bytes\",\"color\":\"red\",\"type\":\"bar\"}]",
+};
+
+enum { TREECOUNT_PROCESSES, TREECOUNT_THREADS };
+static const struct marker_field treecount_fields[] = {
+    [TREECOUNT_PROCESSES] = MARKER_FIELD("processes", "Processes", "integer", 0),
+    [TREECOUNT_THREADS] = MARKER_FIELD("threads", "Threads", "integer", 0),
+};
+const struct marker_type sampler_treecount_type = {
+    .name = "TreeCount", .tooltip_label = "{marker.name}", .display = "[]",
+    .description = "Live processes and threads of the command's process tree at the sample",
+    .fields = treecount_fields, .nfields = ARRAY_SIZE(treecount_fields),
+    .graphs = "[{\"key\":\"processes\",\"color\":\"blue\",\"type\":\"line\"},"
+              "{\"key\":\"threads\",\"color\":\"teal\",\"type\":\"line\"}]",
+};
+
+/* Counters: the front-end's counter display (graph type, unit, colour, label, tooltip rows). A
+ * rate's "rate" is count per ms: CPU ms per ms is cores, a share per ms of a share is the share. */
+static const struct marker_counter cpu_counter = {
+    .name = "CPU Use", .category = "CPU",
+    .description = "CPU use of the whole machine (100% = every core busy)",
+    .marker = "CPU Use", .type = &sampler_cpu_type, .field = CPU_BUSY, .kind = MCOUNT_SHARE,
+    .display = "{\"graphType\":\"line-rate\",\"unit\":\"percent\",\"color\":\"yellow\","
+               "\"markerSchemaLocation\":null,\"sortWeight\":100,\"label\":\"CPU Use\",\"tooltipRows\":["
+               "{\"type\":\"value\",\"source\":\"rate\",\"format\":{\"unit\":\"percent\"},"
+               "\"label\":\"of the machine's CPU\"}]}",
+};
+static const struct marker_counter mem_counter = {
+    .name = "Memory", .category = "Memory",
+    .description = "Memory used on the machine (total - free - buffers - cache)",
+    .marker = "Memory", .type = &sampler_mem_type, .field = MEM_USED, .kind = MCOUNT_LEVEL,
+    .display = "{\"graphType\":\"line-accumulated\",\"unit\":\"bytes\",\"color\":\"orange\","
+               "\"markerSchemaLocation\":null,\"sortWeight\":101,\"label\":\"Memory\",\"tooltipRows\":["
+               "{\"type\":\"value\",\"source\":\"accumulated\",\"format\":{\"unit\":\"bytes\"},"
+               "\"label\":\"used on the machine\"},"
+               "{\"type\":\"value\",\"source\":\"count-range\",\"format\":{\"unit\":\"bytes\"},"
+               "\"label\":\"range in the graph\"}]}",
+};
+const struct marker_counter sampler_tree_cpu_counter = {
+    .name = "Tree CPU", .category = "CPU",
+    .description = "CPU use of the command's process tree (100% = one core)",
+    .marker = "Tree CPU", .type = &sampler_treecpu_type, .field = TREECPU_CPUTIME, .kind = MCOUNT_AMOUNT,
+    .display = "{\"graphType\":\"line-rate\",\"unit\":\"percent\",\"color\":\"green\","
+               "\"markerSchemaLocation\":null,\"sortWeight\":102,\"label\":\"Tree CPU\",\"tooltipRows\":["
+               "{\"type\":\"value\",\"source\":\"rate\",\"format\":{\"unit\":\"percent\"},"
+               "\"label\":\"CPU of the tree (100% = one core)\"},"
+               "{\"type\":\"separator\"},"
+               "{\"type\":\"value\",\"source\":\"committed-range-total\",\"format\":{\"unit\":\"number\"},"
+               "\"label\":\"CPU ms in the visible range\"},"
+               "{\"type\":\"value\",\"source\":\"selection-total\",\"format\":{\"unit\":\"number\"},"
+               "\"label\":\"CPU ms in the selection\",\"requiresPreviewSelection\":true}]}",
+};
+const struct marker_counter sampler_tree_mem_counter = {
+    .name = "Tree Memory", .category = "Memory",
+    .description = "Resident memory of the command's process tree (summed over its processes)",
+    .marker = "Tree Memory", .type = &sampler_treemem_type, .field = TREEMEM_RSS, .kind = MCOUNT_LEVEL,
+    .display = "{\"graphType\":\"line-accumulated\",\"unit\":\"bytes\",\"color\":\"purple\","
+               "\"markerSchemaLocation\":null,\"sortWeight\":103,\"label\":\"Tree Memory\",\"tooltipRows\":["
+               "{\"type\":\"value\",\"source\":\"accumulated\",\"format\":{\"unit\":\"bytes\"},"
+               "\"label\":\"resident in the tree\"},"
+               "{\"type\":\"value\",\"source\":\"count-range\",\"format\":{\"unit\":\"bytes\"},"
+               "\"label\":\"range in the graph\"}]}",
+};
+
 enum pent_flags {
     P_ENDED = 1u << 0,     /* marker emitted; kept as a tombstone while the pid is still listed */
     P_EXIT_KNOWN = 1u << 1,
@@ -112,6 +298,12 @@ struct sampler {
         uint64_t ns;
     } early[256];
     unsigned early_next;
+    pid_t root_open;  /* the root, while its open line is not closed */
+    struct {
+        char exit[32];
+        uint64_t n;
+    } unnamed[8]; /* processes gone before they could be named, by exit */
+    unsigned unnamed_kinds;
     pid_t *pids;      /* reused member list built from the table */
     size_t pids_cap;
 
@@ -278,11 +470,11 @@ static void machine_commit(struct sampler *s, const struct machine_now *m)
 
 static uint64_t dsub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
-static void kv_pct(struct jsonw *w, const char *key, double v)
+static void kv_pct(struct mpay *p, unsigned field, double v)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%.1f%%", v);
-    jsonw_kv_str(w, key, buf);
+    mpay_str(p, field, buf);
 }
 
 static void emit(struct sampler *s, const char *name, uint64_t start, uint64_t end)
@@ -330,22 +522,23 @@ static void machine_emit(struct sampler *s, const struct machine_now *m, uint64_
         if (divisor < 1)
             divisor = 1;
         double ncores = (double)s->ncpu;
-        jsonw_reset(w);
-        jsonw_obj_open(w);
-        jsonw_kv_str(w, "type", "CPU");
-        kv_pct(w, "cpuPercent", pct_sum / ncores);
-        static const char *const stacked[] = {"nice", "user", "system", "iowait", "softirq"};
+        struct mpay p;
+        mpay_begin(&p, w, &sampler_cpu_type);
+        kv_pct(&p, CPU_PCT, pct_sum / ncores);
+        static const unsigned stacked[] = {CPU_NICE, CPU_USER, CPU_SYSTEM, CPU_IOWAIT, CPU_SOFTIRQ};
         double acc = 0;
         for (size_t k = 0; k < 5; k++) {
             acc += rate[k] / divisor;
-            jsonw_kv_double(w, stacked[k], acc, 3);
+            mpay_double(&p, stacked[k], acc, 3);
         }
-        kv_pct(w, "nice_pct", 100.0 * rate[0] / ncores);
-        kv_pct(w, "user_pct", 100.0 * rate[1] / ncores);
-        kv_pct(w, "system_pct", 100.0 * rate[2] / ncores);
-        kv_pct(w, "iowait_pct", 100.0 * rate[3] / ncores);
-        kv_pct(w, "idle_pct", 100.0 * rate[5] / ncores);
-        jsonw_obj_close(w);
+        kv_pct(&p, CPU_NICE_PCT, 100.0 * rate[0] / ncores);
+        kv_pct(&p, CPU_USER_PCT, 100.0 * rate[1] / ncores);
+        kv_pct(&p, CPU_SYSTEM_PCT, 100.0 * rate[2] / ncores);
+        kv_pct(&p, CPU_IOWAIT_PCT, 100.0 * rate[3] / ncores);
+        kv_pct(&p, CPU_IDLE_PCT, 100.0 * rate[5] / ncores);
+        /* the share cpuPercent gives, as a number: what the CPU Use counter draws */
+        mpay_double(&p, CPU_BUSY, pct_sum / ncores / 100.0, 4);
+        mpay_end(&p);
         emit(s, "CPU Use", start, end);
     }
     if (m->mem) {
@@ -355,37 +548,34 @@ static void machine_emit(struct sampler *s, const struct machine_now *m, uint64_
         uint64_t used = v->total - MIN(v->total, v->free);
         if (used >= v->buffers + cached)
             used -= v->buffers + cached;
-        jsonw_reset(w);
-        jsonw_obj_open(w);
-        jsonw_kv_str(w, "type", "Mem");
-        jsonw_kv_uint(w, "used", used);
-        jsonw_kv_uint(w, "cached", cached);
-        jsonw_kv_uint(w, "buffers", v->buffers);
-        jsonw_obj_close(w);
+        struct mpay p;
+        mpay_begin(&p, w, &sampler_mem_type);
+        mpay_uint(&p, MEM_USED, used);
+        mpay_uint(&p, MEM_CACHED, cached);
+        mpay_uint(&p, MEM_BUFFERS, v->buffers);
+        mpay_end(&p);
         emit(s, "Memory", start, end);
     }
     if (m->disk && s->have_disk) {
         const struct procfs_disk_totals *a = &s->disk_prev, *b = &m->disk_v;
-        jsonw_reset(w);
-        jsonw_obj_open(w);
-        jsonw_kv_str(w, "type", "IO");
-        jsonw_kv_uint(w, "read_count", dsub(b->reads, a->reads));
-        jsonw_kv_uint(w, "read_bytes", dsub(b->read_sectors, a->read_sectors) * 512);
-        jsonw_kv_uint(w, "write_count", dsub(b->writes, a->writes));
-        jsonw_kv_uint(w, "write_bytes", dsub(b->write_sectors, a->write_sectors) * 512);
-        jsonw_obj_close(w);
+        struct mpay p;
+        mpay_begin(&p, w, &sampler_io_type);
+        mpay_uint(&p, IO_READ_COUNT, dsub(b->reads, a->reads));
+        mpay_uint(&p, IO_READ_BYTES, dsub(b->read_sectors, a->read_sectors) * 512);
+        mpay_uint(&p, IO_WRITE_COUNT, dsub(b->writes, a->writes));
+        mpay_uint(&p, IO_WRITE_BYTES, dsub(b->write_sectors, a->write_sectors) * 512);
+        mpay_end(&p);
         emit(s, "IO", start, end);
     }
     if (m->net && s->have_net) {
         const struct procfs_net_totals *a = &s->net_prev, *b = &m->net_v;
-        jsonw_reset(w);
-        jsonw_obj_open(w);
-        jsonw_kv_str(w, "type", "NetIO");
-        jsonw_kv_uint(w, "recv_count", dsub(b->recv_packets, a->recv_packets));
-        jsonw_kv_uint(w, "recv_bytes", dsub(b->recv_bytes, a->recv_bytes));
-        jsonw_kv_uint(w, "sent_count", dsub(b->sent_packets, a->sent_packets));
-        jsonw_kv_uint(w, "sent_bytes", dsub(b->sent_bytes, a->sent_bytes));
-        jsonw_obj_close(w);
+        struct mpay p;
+        mpay_begin(&p, w, &sampler_netio_type);
+        mpay_uint(&p, NET_RECV_COUNT, dsub(b->recv_packets, a->recv_packets));
+        mpay_uint(&p, NET_RECV_BYTES, dsub(b->recv_bytes, a->recv_bytes));
+        mpay_uint(&p, NET_SENT_COUNT, dsub(b->sent_packets, a->sent_packets));
+        mpay_uint(&p, NET_SENT_BYTES, dsub(b->sent_bytes, a->sent_bytes));
+        mpay_end(&p);
         emit(s, "NetIO", start, end);
     }
 }
@@ -580,26 +770,40 @@ static void read_cmdline(struct sampler *s, struct pent *p)
     p->cmd = c;
 }
 
+static void unnamed_add(struct sampler *s, const struct pent *p)
+{
+    char ex[32] = "exit unknown";
+    if (p->flags & P_EXIT_KNOWN)
+        sampler_format_exit(p->wstatus, ex, sizeof ex);
+    s->tot.processes_unnamed++;
+    unsigned i = 0;
+    while (i < s->unnamed_kinds && strcmp(s->unnamed[i].exit, ex) != 0)
+        i++;
+    if (i == s->unnamed_kinds) {
+        if (i == ARRAY_SIZE(s->unnamed))
+            return; /* counted in the total */
+        snprintf(s->unnamed[i].exit, sizeof s->unnamed[i].exit, "%s", ex);
+        s->unnamed_kinds++;
+    }
+    s->unnamed[i].n++;
+}
+
 /* Emit p's "process" marker and keep p as a tombstone (the pid may still be listed as a zombie)
  * or drop it (remove = true). */
 static void pent_end(struct sampler *s, struct pent *p, uint64_t end_ns, bool remove)
 {
     if (!(p->flags & P_ENDED)) {
         struct jsonw *w = &s->w;
-        jsonw_reset(w);
-        jsonw_obj_open(w);
-        jsonw_kv_str(w, "type", "Process");
-        jsonw_kv_int(w, "pid", p->pid);
+        struct mpay mp;
+        mpay_begin(&mp, w, &sampler_process_type);
+        mpay_str(&mp, PROC_CMD, p->cmd && p->cmd[0] ? p->cmd : p->comm);
+        mpay_int(&mp, PROC_PID, p->pid);
         if (p->ppid > 0)
-            jsonw_kv_int(w, "ppid", p->ppid);
-        if (p->cmd && p->cmd[0])
-            jsonw_kv_str(w, "cmd", p->cmd);
-        else if (p->comm[0])
-            jsonw_kv_str(w, "cmd", p->comm);
+            mpay_int(&mp, PROC_PPID, p->ppid);
         if (p->flags & P_EXIT_KNOWN) {
             char ex[48];
             sampler_format_exit(p->wstatus, ex, sizeof ex);
-            jsonw_kv_str(w, "exit", ex);
+            mpay_str(&mp, PROC_EXIT, ex);
         }
         uint64_t cpu = 0;
         bool cpu_known = true;
@@ -610,15 +814,28 @@ static void pent_end(struct sampler *s, struct pent *p, uint64_t end_ns, bool re
         else
             cpu_known = false;
         if (cpu_known)
-            jsonw_kv_double(w, "cpuTime", (double)cpu / 1e6, 3);
+            mpay_double(&mp, PROC_CPU, (double)cpu / 1e6, 3);
         if (p->max_rss)
-            jsonw_kv_uint(w, "maxRSS", p->max_rss);
-        jsonw_obj_close(w);
+            mpay_uint(&mp, PROC_RSS, p->max_rss);
+        mpay_end(&mp);
         uint64_t start = p->start_ns ? p->start_ns : MAX(s->t0_ns, s->last_ns);
         if (end_ns < start)
             end_ns = start;
-        if (!jsonw_failed(w))
+        /* A process that exec'd and was gone before its command line could be read (the exec
+         * event does not say what it ran): a marker must say what ran, so it is counted, with
+         * its exit, and sampler_finish says so in a warning. */
+        bool named = (p->cmd && p->cmd[0]) || p->comm[0];
+        if (!named)
+            unnamed_add(s, p);
+        else if (!jsonw_failed(w))
             marker_emit(s->sink, "process", start, end_ns, CAT_OTHER, w->buf, w->len);
+        if (p->pid == s->root_open) {
+            char line[96];
+            int n = snprintf(line, sizeof line, "{\"type\":\"close\",\"kind\":\"process\",\"key\":\"%d\"}",
+                             (int)p->pid);
+            marker_state(s->sink, line, (size_t)n);
+            s->root_open = 0;
+        }
         s->tot.processes_ended++;
         p->flags |= P_ENDED;
         p->end_ns = end_ns;
@@ -1092,14 +1309,13 @@ static void tree_emit(struct sampler *s, struct tree_now *t, uint64_t start, uin
         s->rep_cpu_ns = cum;
         s->rep_user_ns = MAX(s->rep_user_ns, t->user_ns);
         s->rep_sys_ns = MAX(s->rep_sys_ns, t->sys_ns);
-        jsonw_reset(w);
-        jsonw_obj_open(w);
-        jsonw_kv_str(w, "type", "TreeCPU");
-        jsonw_kv_double(w, "cpuTime", (double)d / 1e6, 3);
-        jsonw_kv_double(w, "user", (double)du / 1e6, 3);
-        jsonw_kv_double(w, "system", (double)ds / 1e6, 3);
-        jsonw_kv_double(w, "cores", interval_ms > 0 ? (double)d / 1e6 / interval_ms : 0.0, 3);
-        jsonw_obj_close(w);
+        struct mpay p;
+        mpay_begin(&p, w, &sampler_treecpu_type);
+        mpay_double(&p, TREECPU_CPUTIME, (double)d / 1e6, 3);
+        mpay_double(&p, TREECPU_USER, (double)du / 1e6, 3);
+        mpay_double(&p, TREECPU_SYSTEM, (double)ds / 1e6, 3);
+        mpay_double(&p, TREECPU_CORES, interval_ms > 0 ? (double)d / 1e6 / interval_ms : 0.0, 3);
+        mpay_end(&p);
         emit(s, "Tree CPU", start, end);
     }
     if (t->count) {
@@ -1107,34 +1323,31 @@ static void tree_emit(struct sampler *s, struct tree_now *t, uint64_t start, uin
         s->tree_rss_known = t->rss_known;
         if (t->rss_known)
             s->tot.peak_rss = MAX(s->tot.peak_rss, t->rss);
-        jsonw_reset(w);
-        jsonw_obj_open(w);
-        jsonw_kv_str(w, "type", "TreeMem");
-        jsonw_kv_uint(w, "rss", t->rss);
+        struct mpay p;
+        mpay_begin(&p, w, &sampler_treemem_type);
+        mpay_uint(&p, TREEMEM_RSS, t->rss);
         if (t->pss_known)
-            jsonw_kv_uint(w, "pss", t->pss);
-        jsonw_obj_close(w);
+            mpay_uint(&p, TREEMEM_PSS, t->pss);
+        mpay_end(&p);
         emit(s, "Tree Memory", start, end);
     }
     if (t->io) {
         uint64_t rb = MAX(s->rep_rb, t->rb), wb = MAX(s->rep_wb, t->wb);
-        jsonw_reset(w);
-        jsonw_obj_open(w);
-        jsonw_kv_str(w, "type", "TreeIO");
-        jsonw_kv_uint(w, "read_bytes", rb - s->rep_rb);
-        jsonw_kv_uint(w, "write_bytes", wb - s->rep_wb);
-        jsonw_obj_close(w);
+        struct mpay p;
+        mpay_begin(&p, w, &sampler_treeio_type);
+        mpay_uint(&p, TREEIO_READ, rb - s->rep_rb);
+        mpay_uint(&p, TREEIO_WRITE, wb - s->rep_wb);
+        mpay_end(&p);
         emit(s, "Tree IO", start, end);
         s->rep_rb = rb;
         s->rep_wb = wb;
     }
     if (t->count) {
-        jsonw_reset(w);
-        jsonw_obj_open(w);
-        jsonw_kv_str(w, "type", "TreeCount");
-        jsonw_kv_uint(w, "processes", t->processes);
-        jsonw_kv_uint(w, "threads", t->threads);
-        jsonw_obj_close(w);
+        struct mpay p;
+        mpay_begin(&p, w, &sampler_treecount_type);
+        mpay_uint(&p, TREECOUNT_PROCESSES, t->processes);
+        mpay_uint(&p, TREECOUNT_THREADS, t->threads);
+        mpay_end(&p);
         emit(s, "Processes", start, end);
     }
 }
@@ -1210,6 +1423,20 @@ int sampler_new(const struct sampler_config *cfg, struct contain *c, const struc
         if (hash_grow(s, 32) < 0)
             goto fail;
     }
+    /* The counters this sampler's markers feed (markers.h), declared once in the stream. */
+    if (cfg->interval_ns) {
+        const struct marker_counter *counters[4];
+        size_t nc = 0;
+        if (cfg->system)
+            counters[nc++] = &cpu_counter, counters[nc++] = &mem_counter;
+        if (cfg->tree && c)
+            counters[nc++] = &sampler_tree_cpu_counter, counters[nc++] = &sampler_tree_mem_counter;
+        for (size_t i = 0; i < nc; i++) {
+            marker_counter_line(&s->w, counters[i]);
+            if (!jsonw_failed(&s->w))
+                marker_state(sink, s->w.buf, s->w.len);
+        }
+    }
     *ret = s;
     return 0;
 fail:
@@ -1267,13 +1494,12 @@ int sampler_sample(struct sampler *s, uint64_t now_ns, uint64_t ticks, bool fina
         sampler_handle_events(s, now_ns);
     if (s->cfg.system) {
         struct jsonw *w = &s->w;
-        jsonw_reset(w);
-        jsonw_obj_open(w);
-        jsonw_kv_str(w, "type", "Interval");
-        jsonw_kv_uint(w, "interval", (now_ns - start + NSEC_PER_MSEC / 2) / NSEC_PER_MSEC);
+        struct mpay p;
+        mpay_begin(&p, w, &sampler_interval_type);
+        mpay_uint(&p, INTERVAL_INTERVAL, (now_ns - start + NSEC_PER_MSEC / 2) / NSEC_PER_MSEC);
         if (ticks > 1)
-            jsonw_kv_uint(w, "missed", ticks - 1);
-        jsonw_obj_close(w);
+            mpay_uint(&p, INTERVAL_MISSED, ticks - 1);
+        mpay_end(&p);
         emit(s, "Sampling Interval", now_ns, MARKER_INSTANT);
     }
     (void)final; /* the sweep in tree_scan already ends every process that is gone */
@@ -1342,7 +1568,7 @@ void sampler_get_totals(const struct sampler *s, struct sampler_totals *ret)
     ret->tree_system_ns = s->rep_sys_ns;
 }
 
-void sampler_track(struct sampler *s, pid_t pid, uint64_t now_ns)
+void sampler_track(struct sampler *s, pid_t pid, uint64_t now_ns, const char *cmd)
 {
     if (!s || !s->cfg.tree || !s->contain || pid <= 0 || tracked(s, pid))
         return;
@@ -1350,10 +1576,41 @@ void sampler_track(struct sampler *s, pid_t pid, uint64_t now_ns)
     if (p)
         pent_remove(s, p);
     p = pent_add(s, pid);
-    if (p) {
-        p->ppid = s->self;
-        p->start_ns = now_ns;
+    if (!p)
+        return;
+    p->ppid = s->self;
+    p->start_ns = now_ns;
+    /* Between the fork and the exec /proc shows resmon-run's own command line, and a command
+     * may be gone before a scan reads it: the command line it is exec'd with is the truth. */
+    if (cmd && (p->cmd = strdup(cmd)))
+        p->flags |= P_CMD_TRIED;
+    /* An open line (profile.h), so that a profile written while the root runs has its marker. */
+    struct jsonw data;
+    jsonw_init(&data);
+    struct mpay mp;
+    mpay_begin(&mp, &data, &sampler_process_type);
+    mpay_str(&mp, PROC_CMD, cmd ? cmd : "");
+    mpay_int(&mp, PROC_PID, pid);
+    mpay_int(&mp, PROC_PPID, s->self);
+    mpay_end(&mp);
+    struct jsonw *w = &s->w;
+    jsonw_reset(w);
+    jsonw_obj_open(w);
+    jsonw_kv_str(w, "type", "open");
+    jsonw_kv_str(w, "kind", "process");
+    char key[16];
+    snprintf(key, sizeof key, "%d", (int)pid);
+    jsonw_kv_str(w, "key", key);
+    jsonw_kv_str(w, "name", "process");
+    jsonw_kv_double(w, "startTime", now_ns > s->t0_ns ? (double)(now_ns - s->t0_ns) / 1e6 : 0.0, 3);
+    jsonw_key(w, "data");
+    jsonw_raw(w, data.buf ? data.buf : "{}", data.buf ? data.len : 2);
+    jsonw_obj_close(w);
+    if (!jsonw_failed(w) && !jsonw_failed(&data)) {
+        marker_state(s->sink, w->buf, w->len);
+        s->root_open = pid;
     }
+    jsonw_release(&data);
 }
 
 void sampler_finish(struct sampler *s, uint64_t now_ns)
@@ -1363,4 +1620,26 @@ void sampler_finish(struct sampler *s, uint64_t now_ns)
     sampler_handle_events(s, now_ns);
     while (s->nents > 0)
         pent_end(s, &s->ents[s->nents - 1], now_ns, true);
+    if (s->tot.processes_unnamed) {
+        char msg[512];
+        size_t n = (size_t)snprintf(msg, sizeof msg,
+                                    "%llu process%s of the tree exited before %s command line could be read, "
+                                    "so %s no process marker (",
+                                    (unsigned long long)s->tot.processes_unnamed,
+                                    s->tot.processes_unnamed == 1 ? "" : "es",
+                                    s->tot.processes_unnamed == 1 ? "its" : "their",
+                                    s->tot.processes_unnamed == 1 ? "it has" : "they have");
+        for (unsigned i = 0; i < s->unnamed_kinds && n < sizeof msg; i++)
+            n += (size_t)snprintf(msg + n, sizeof msg - n, "%s%s: %llu", i ? ", " : "", s->unnamed[i].exit,
+                                  (unsigned long long)s->unnamed[i].n);
+        if (n < sizeof msg)
+            snprintf(msg + n, sizeof msg - n, ")");
+        struct mpay p;
+        mpay_begin(&p, &s->w, &marker_warning_type);
+        mpay_str(&p, WARNING_MESSAGE, msg);
+        mpay_str(&p, WARNING_COLOR, "orange");
+        mpay_end(&p);
+        if (!jsonw_failed(&s->w))
+            marker_emit(s->sink, "unnamed processes", now_ns, MARKER_INSTANT, CAT_OTHER, s->w.buf, s->w.len);
+    }
 }

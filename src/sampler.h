@@ -56,6 +56,18 @@
 #include "contain.h"
 #include "markers.h"
 
+/* The sampler's marker types (markers.h), and the counters it declares in the stream: the
+ * machine's and the tree's CPU and memory are drawn as counter tracks, the other figures (IO,
+ * network, process counts, the sampling interval) as marker graphs. */
+extern const struct marker_type sampler_cpu_type, sampler_mem_type, sampler_io_type, sampler_netio_type,
+    sampler_interval_type, sampler_process_type, sampler_treecpu_type, sampler_treemem_type,
+    sampler_treeio_type, sampler_treecount_type;
+enum { TREECPU_CPUTIME, TREECPU_USER, TREECPU_SYSTEM, TREECPU_CORES };
+enum { TREEMEM_RSS, TREEMEM_PSS };
+/* "Tree CPU" (ms of CPU per sample) and "Tree Memory" (bytes): the converter costs what it
+ * closes itself from these (profile.h). */
+extern const struct marker_counter sampler_tree_cpu_counter, sampler_tree_mem_counter;
+
 struct sampler_config {
     uint64_t interval_ns; /* nominal interval (0: sampling off — the sampler still accounts) */
     bool pss;             /* also read PSS (smaps_rollup), costlier */
@@ -79,7 +91,8 @@ struct sampler_totals {
     uint64_t samples;          /* samples taken */
     uint64_t missed_ticks;     /* ticks the timer reported beyond one per sample */
     uint64_t processes_seen;   /* distinct tree processes observed */
-    uint64_t processes_ended;  /* "process" markers emitted */
+    uint64_t processes_ended;  /* processes ended */
+    uint64_t processes_unnamed; /* ... of which gone before anything named them: no marker */
     uint64_t lost_events;      /* process-connector overflows (ENOBUFS) */
     bool proc_events;          /* the process connector is in use */
 };
@@ -112,8 +125,9 @@ uint64_t sampler_tree_rss(const struct sampler *s);
 void sampler_get_totals(const struct sampler *s, struct sampler_totals *ret);
 
 /* Optional: the command's pid right after the fork, so events of its children are caught before
- * the first sample lists it. */
-void sampler_track(struct sampler *s, pid_t pid, uint64_t now_ns);
+ * the first sample lists it, with the command line it is exec'd with (NULL: read it from /proc).
+ * The root's process marker then also has an open line (profile.h) until it ends. */
+void sampler_track(struct sampler *s, pid_t pid, uint64_t now_ns, const char *cmd);
 
 /* The process-connector socket to poll for POLLIN, or -1 when not in use. */
 int sampler_event_fd(const struct sampler *s);

@@ -361,7 +361,7 @@ static void write_meta(struct jsonw *w, const struct stream_meta *m, bool *used)
                      "{\"name\":\"Phases\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
                      "{\"name\":\"Tasks\",\"color\":\"grey\",\"subcategories\":[\"Other\"]}]"));
     jsonw_key(w, "markerSchema");
-    jsonw_raw(w, marker_schemas_json(), strlen(marker_schemas_json()));
+    marker_schemas_write(w);
     jsonw_kv_bool(w, "usesOnlyOneStackType", true);
     jsonw_kv_uint(w, "maxMarkers", m->max_markers);
     static const char *const reserved[] = {"type", "categories", "markerSchema", "usesOnlyOneStackType",
@@ -385,7 +385,7 @@ static void write_meta(struct jsonw *w, const struct stream_meta *m, bool *used)
 /* The thread object of profile-format.md §4 after processName (stringArray and markers excluded). */
 static const char thread_rest[] =
     "\"processStartupTime\":0,\"processShutdownTime\":null,\"registerTime\":0,"
-    "\"unregisterTime\":null,\"pausedRanges\":[],\"showMarkersInTimeline\":true,\"name\":\"\","
+    "\"unregisterTime\":null,\"pausedRanges\":[],\"showMarkersInTimeline\":true,\"name\":\"resmon-run\","
     "\"isMainThread\":false,\"pid\":\"0\",\"tid\":0,"
     "\"samples\":{\"weightType\":\"samples\",\"weight\":null,\"stack\":[],\"time\":[],\"length\":0},"
     "\"stackTable\":{\"frame\":[0],\"prefix\":[null],\"category\":[0],\"subcategory\":[0],\"length\":1},"

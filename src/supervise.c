@@ -21,6 +21,7 @@
 #include "log.h"
 #include "procfs.h"
 #include "profile.h"
+#include "runmarks.h"
 #include "sampler.h"
 #include "sandbox.h"
 #include "spawn.h"
@@ -99,6 +100,8 @@ struct sv {
     enum phase phase;
     enum stop_cause cause;
     int stop_signal;
+    int received_signal; /* the stop request's signal (CAUSE_SIGNAL) */
+    bool exec_failed;
     uint64_t stop_ns;
     bool timed_out;
     bool kill_sent;
@@ -216,92 +219,122 @@ static void emit(struct sv *sv, const char *name, uint64_t start, uint64_t end, 
         marker_emit(sv->sink, name, start, end, cat, w->buf, w->len);
 }
 
-/* Members of the tree with their command lines, as a JSON array of {pid, cmd} (bounded), and
- * for the summary. */
-static void write_live_processes(struct sv *sv, struct jsonw *w)
+/* The live members of the tree with their command lines (at most 256), for the stop's marker
+ * and the summary. cmds holds the command lines; free both. */
+static size_t live_processes(struct sv *sv, struct runmarks_process **ret, char **ret_cmds)
 {
-    jsonw_arr_open(w);
+    *ret = NULL;
+    *ret_cmds = NULL;
     pid_t *pids = NULL;
-    size_t n = 0;
-    if (contain_members(sv->contain, &pids, &n) == 0) {
-        for (size_t i = 0; i < n && i < 256; i++) {
-            char path[64], raw[4096], cmd[1024];
-            snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pids[i]);
-            ssize_t len = read_file_at(AT_FDCWD, path, raw, sizeof raw);
-            if (len < 0)
-                continue; /* gone meanwhile */
-            size_t cl = procfs_format_cmdline(raw, (size_t)len, cmd, sizeof cmd);
-            if (cl == 0) {
-                /* kernel threads and zombies have no command line: use the name */
-                snprintf(path, sizeof path, "/proc/%d/comm", (int)pids[i]);
-                len = read_file_at(AT_FDCWD, path, cmd, sizeof cmd);
-                cl = len > 0 ? (size_t)len - (cmd[len - 1] == '\n') : 0;
-            }
-            jsonw_obj_open(w);
-            jsonw_kv_int(w, "pid", pids[i]);
-            jsonw_kv_strn(w, "cmd", cmd, cl);
-            jsonw_obj_close(w);
-            if (sv->sum)
-                summary_add_alive(sv->sum, (int)pids[i], cmd, cl);
+    size_t n = 0, k = 0;
+    if (contain_members(sv->contain, &pids, &n) < 0)
+        return 0;
+    n = MIN(n, (size_t)256);
+    struct runmarks_process *procs = calloc(n ? n : 1, sizeof *procs);
+    char *cmds = malloc(n ? n * 1024 : 1);
+    if (!procs || !cmds) {
+        free(procs);
+        free(cmds);
+        free(pids);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char path[64], raw[4096], *cmd = cmds + k * 1024;
+        snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pids[i]);
+        ssize_t len = read_file_at(AT_FDCWD, path, raw, sizeof raw);
+        if (len < 0)
+            continue; /* gone meanwhile */
+        size_t cl = procfs_format_cmdline(raw, (size_t)len, cmd, 1024);
+        if (cl == 0) {
+            /* kernel threads and zombies have no command line: use the name */
+            snprintf(path, sizeof path, "/proc/%d/comm", (int)pids[i]);
+            len = read_file_at(AT_FDCWD, path, cmd, 1024);
+            cl = len > 0 ? (size_t)len - (cmd[len - 1] == '\n') : 0;
         }
+        procs[k++] = (struct runmarks_process){pids[i], cmd, cl};
     }
     free(pids);
-    jsonw_arr_close(w);
+    /* cmd pointers stay valid: cmds is not moved */
+    *ret = procs;
+    *ret_cmds = cmds;
+    return k;
 }
 
-struct open_ctx {
-    struct jsonw *w;
-    struct summary_facts *sum;
+struct open_list {
+    char **ids;
+    size_t n, cap;
 };
 
 static void add_open_test(void *ctx, const char *id)
 {
-    struct open_ctx *oc = ctx;
-    jsonw_str(oc->w, id);
-    if (oc->sum)
-        summary_add_open(oc->sum, id, strlen(id));
+    struct open_list *l = ctx;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        char **x = realloc(l->ids, cap * sizeof *x);
+        if (!x)
+            return;
+        l->ids = x;
+        l->cap = cap;
+    }
+    if ((l->ids[l->n] = strdup(id)))
+        l->n++;
+}
+
+static enum runmarks_reason reason_of(enum stop_cause c)
+{
+    switch (c) {
+    case CAUSE_TIMEOUT: return RUN_TIMEOUT;
+    case CAUSE_OUTPUT_TIMEOUT: return RUN_OUTPUT_TIMEOUT;
+    case CAUSE_SIGNAL: return RUN_STOPPED;
+    case CAUSE_PARENT: return RUN_PARENT_DIED;
+    default: return RUN_EXIT;
+    }
 }
 
 /* The record of a stop: why, which signal, the tests still open and the processes still alive
  * (for the profile and the summary). */
 static void emit_timeout_marker(struct sv *sv, uint64_t now)
 {
-    char name[32];
+    struct open_list open = {0};
+    if (sv->testlog)
+        testlog_each_open(sv->testlog, add_open_test, &open);
+    struct runmarks_process *procs;
+    char *cmds;
+    size_t nprocs = live_processes(sv, &procs, &cmds);
+    if (sv->sum) {
+        for (size_t i = 0; i < open.n; i++)
+            summary_add_open(sv->sum, open.ids[i], strlen(open.ids[i]));
+        for (size_t i = 0; i < nprocs; i++)
+            summary_add_alive(sv->sum, (int)procs[i].pid, procs[i].cmd, procs[i].cmd_len);
+    }
+    struct runmarks_stop st = {
+        .reason = reason_of(sv->cause),
+        .signal = sv->stop_signal,
+        .received = sv->cause == CAUSE_SIGNAL ? sv->received_signal : 0,
+        .open_tests = (const char *const *)open.ids,
+        .n_open = open.n,
+        .procs = procs,
+        .n_procs = nprocs,
+    };
     struct jsonw w;
     jsonw_init(&w);
-    jsonw_obj_open(&w);
-    jsonw_kv_str(&w, "type", "Timeout");
-    jsonw_kv_str(&w, "cause", cause_name(sv->cause));
-    jsonw_kv_str(&w, "signal", signal_name(sv->stop_signal, name, sizeof name));
-    if (sv->cause == CAUSE_SIGNAL)
-        jsonw_kv_str(&w, "received", signal_name(sv->stop_signal, name, sizeof name));
-    jsonw_key(&w, "openTests");
-    jsonw_arr_open(&w);
-    struct open_ctx oc = {&w, sv->sum};
-    if (sv->testlog)
-        testlog_each_open(sv->testlog, add_open_test, &oc);
-    jsonw_arr_close(&w);
-    jsonw_key(&w, "liveProcesses");
-    write_live_processes(sv, &w);
-    jsonw_obj_close(&w);
+    runmarks_stop_payload(&w, &st);
     emit(sv, "timeout", now, MARKER_INSTANT, CAT_TASKS, &w);
     jsonw_release(&w);
+    for (size_t i = 0; i < open.n; i++)
+        free(open.ids[i]);
+    free(open.ids);
+    free(procs);
+    free(cmds);
 }
 
-static void emit_kill_step(struct sv *sv, int sig, int targets, const char *why)
+static void emit_kill_step(struct sv *sv, int sig, unsigned targets, const char *why)
 {
     if (!sv->sink)
         return;
-    char name[32];
     struct jsonw w;
     jsonw_init(&w);
-    jsonw_obj_open(&w);
-    jsonw_kv_str(&w, "type", "KillStep");
-    jsonw_kv_str(&w, "signal", signal_name(sig, name, sizeof name));
-    jsonw_kv_str(&w, "reason", why);
-    if (targets >= 0)
-        jsonw_kv_int(&w, "targets", targets);
-    jsonw_obj_close(&w);
+    runmarks_kill_payload(&w, sig, why, targets);
     emit(sv, "kill", now_ns(), MARKER_INSTANT, CAT_TASKS, &w);
     jsonw_release(&w);
 }
@@ -316,7 +349,7 @@ static void send_stop_signal(struct sv *sv, int sig, const char *why)
     }
     if (sig == SIGKILL)
         sv->kill_sent = true;
-    int targets = 0;
+    unsigned targets = 0;
     if (sv->o->foreground) {
         /* Only the command: its children are left alone, as with GNU timeout --foreground. */
         if (!sv->exited && kill(sv->pid, sig) == 0)
@@ -326,7 +359,8 @@ static void send_stop_signal(struct sv *sv, int sig, const char *why)
     } else {
         if (!sv->exited)
             kill(sv->pid, sig);
-        targets = contain_signal_all(sv->contain, sig);
+        int n = contain_signal_all(sv->contain, sig);
+        targets = n > 0 ? (unsigned)n : 0;
         /* A stopped process would keep the signal pending forever. */
         if (sig != SIGKILL && sig != SIGCONT && sig != 0)
             contain_signal_all(sv->contain, SIGCONT);
@@ -366,14 +400,8 @@ static void profile_checkpoint(struct sv *sv, const char *why)
     uint64_t now = now_ns();
     struct jsonw w;
     jsonw_init(&w);
-    jsonw_obj_open(&w);
-    jsonw_kv_str(&w, "type", "Finalize");
-    jsonw_kv_str(&w, "reason", why);
     stream_flush(sv->stream); /* held lines count */
-    jsonw_kv_uint(&w, "streamLines", stream_lines(sv->stream));
-    if (stream_write_errors(sv->stream))
-        jsonw_kv_uint(&w, "writeErrors", stream_write_errors(sv->stream));
-    jsonw_obj_close(&w);
+    runmarks_finalize_payload(&w, why, stream_lines(sv->stream), stream_write_errors(sv->stream));
     emit(sv, "finalize", now, MARKER_INSTANT, CAT_TASKS, &w);
     jsonw_release(&w);
     struct profile_end end = {stream_ms(sv->stream, now), sv->timed_out ? "TIMEOUT" : "INCOMPLETE"};
@@ -475,7 +503,8 @@ static void on_command_exit(struct sv *sv)
         log_msg("stopping %zu process%s left behind by '%s'", sv->leftovers, sv->leftovers == 1 ? "" : "es",
                 sv->o->argv[0]);
     sv->phase = PH_LEFTOVERS;
-    emit_kill_step(sv, SIGTERM, contain_signal_all(sv->contain, SIGTERM), "leftovers");
+    int sent = contain_signal_all(sv->contain, SIGTERM);
+    emit_kill_step(sv, SIGTERM, sent > 0 ? (unsigned)sent : 0, "leftovers");
     contain_signal_all(sv->contain, SIGCONT);
     sv->deadline_grace = sat_add_u64(now_ns(), sv->o->grace_ns);
 }
@@ -619,7 +648,12 @@ static void check_deadlines(struct sv *sv)
         sv->deadline_grace = NS_INFINITY;
         if (sv->o->verbose)
             log_msg("killing what is left of the process tree");
-        emit_kill_step(sv, SIGKILL, -1, "leftovers");
+        pid_t *pids = NULL;
+        size_t n = 0;
+        if (contain_members(sv->contain, &pids, &n) < 0)
+            n = 0;
+        free(pids);
+        emit_kill_step(sv, SIGKILL, (unsigned)n, "leftovers");
         contain_kill_all(sv->contain);
     }
 }
@@ -634,7 +668,11 @@ static void handle_signals(struct sv *sv)
         switch (si.ssi_signo) {
         case SIGCHLD: reap(sv); break;
         case SIGALRM: stop(sv, CAUSE_TIMEOUT, sv->o->signal); break;
-        default: stop(sv, CAUSE_SIGNAL, (int)si.ssi_signo); break;
+        default:
+            if (sv->phase == PH_RUNNING)
+                sv->received_signal = (int)si.ssi_signo;
+            stop(sv, CAUSE_SIGNAL, (int)si.ssi_signo);
+            break;
         }
     }
 }
@@ -685,39 +723,62 @@ static uint64_t probe_tree_cpu(void *ctx)
     return sv->tree_cpu;
 }
 
+static void command_facts(struct sv *sv, struct runmarks_command *c)
+{
+    *c = (struct runmarks_command){
+        .argv = (const char *const *)sv->o->argv,
+        .argc = sv->o->argc,
+        .pid = sv->pid,
+        .wstatus = sv->wstatus,
+        .tier = contain_tier_name(contain_tier(sv->contain)),
+        .leftovers = sv->leftovers,
+    };
+    if (sv->exec_failed)
+        c->reason = RUN_EXEC_FAILED;
+    else if (sv->cause != CAUSE_NONE)
+        c->reason = reason_of(sv->cause);
+    else
+        c->reason = WIFSIGNALED(sv->wstatus) ? RUN_SIGNAL : RUN_EXIT;
+    c->stop_signal = sv->cause == CAUSE_SIGNAL ? sv->received_signal : sv->stop_signal;
+    if (sv->sampler && !sv->exec_failed) {
+        struct sampler_totals t;
+        sampler_get_totals(sv->sampler, &t);
+        c->have_cpu = true;
+        c->cpu_ns = t.tree_cpu_ns;
+        c->max_rss = t.peak_rss;
+    }
+}
+
+/* The command's open line: a profile written while it runs (at a stop, or recovered) still has
+ * its command marker. */
+static void open_command_marker(struct sv *sv)
+{
+    if (!sv->sink)
+        return;
+    struct runmarks_command c;
+    command_facts(sv, &c);
+    struct jsonw w;
+    jsonw_init(&w);
+    runmarks_command_open_line(&w, &c, 0.0);
+    if (!jsonw_failed(&w))
+        marker_state(sv->sink, w.buf, w.len);
+    jsonw_release(&w);
+}
+
 static void emit_command_marker(struct sv *sv)
 {
     if (!sv->sink)
         return;
-    char exit_text[64];
-    sampler_format_exit(sv->wstatus, exit_text, sizeof exit_text);
+    struct runmarks_command c;
+    command_facts(sv, &c);
     struct jsonw w;
     jsonw_init(&w);
-    jsonw_obj_open(&w);
-    jsonw_kv_str(&w, "type", "Command");
-    jsonw_key(&w, "cmd");
-    {
-        /* the command line, words joined by spaces */
-        struct jsonw words;
-        jsonw_init(&words);
-        for (int i = 0; i < sv->o->argc; i++) {
-            if (i)
-                jsonw_append(&words, " ", 1);
-            jsonw_append(&words, sv->o->argv[i], strlen(sv->o->argv[i]));
-        }
-        jsonw_strn(&w, words.buf ? words.buf : "", words.len);
-        jsonw_release(&words);
-    }
-    if (sv->pid > 0)
-        jsonw_kv_int(&w, "pid", sv->pid);
-    jsonw_kv_str(&w, "exit", exit_text);
-    jsonw_kv_str(&w, "tier", contain_tier_name(contain_tier(sv->contain)));
-    if (sv->cause != CAUSE_NONE)
-        jsonw_kv_str(&w, "stoppedBy", cause_name(sv->cause));
-    if (sv->leftovers)
-        jsonw_kv_uint(&w, "leftovers", sv->leftovers);
-    jsonw_obj_close(&w);
+    runmarks_command_payload(&w, &c);
     emit(sv, "command", sv->t0, sv->exit_ns, CAT_TASKS, &w);
+    if (!sv->exec_failed) {
+        runmarks_command_close_line(&w);
+        marker_state(sv->sink, w.buf, w.len);
+    }
     jsonw_release(&w);
 }
 
@@ -1062,6 +1123,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
             /* The profile still tells what happened: a command that never ran. */
             sv.exit_ns = now_ns();
             sv.wstatus = ret->exit_status << 8;
+            sv.exec_failed = true;
             emit_command_marker(&sv);
             profile_checkpoint(&sv, "exec-failed");
             r = 0;
@@ -1070,9 +1132,21 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     }
     sv.tty_given = take_tty;
     contain_set_root(sv.contain, sv.pid);
+    open_command_marker(&sv);
     if (sv.um)
         usermark_close_child_fd(sv.um);
-    sampler_track(sv.sampler, sv.pid, now_ns());
+    {
+        /* the command line as exec'd, words joined by spaces */
+        struct jsonw words;
+        jsonw_init(&words);
+        for (int i = 0; i < o->argc; i++) {
+            if (i)
+                jsonw_append(&words, " ", 1);
+            jsonw_append(&words, o->argv[i], strlen(o->argv[i]));
+        }
+        sampler_track(sv.sampler, sv.pid, now_ns(), jsonw_failed(&words) ? NULL : words.buf);
+        jsonw_release(&words);
+    }
     /* The command runs and every descriptor is open: from here on resmon-run needs no new
      * process, socket or executable mapping (sandbox.h). */
     if (!o->no_sandbox) {

@@ -63,6 +63,89 @@ static const char *const status_names[TL_STATUS_COUNT] = {
     [TL_STATUS_OTHER] = "OTHER",
 };
 
+/* ---- marker types (markers.h): tests, their statuses and crashes, mozlog's processes -------- */
+
+enum { TEST_TEST, TEST_NAME, TEST_STATUS, TEST_EXPECTED, TEST_MESSAGE, TEST_TIMEOUTFACTOR, TEST_CPU,
+       TEST_RSS, TEST_COLOR };
+static const struct marker_field test_fields[] = {
+    [TEST_TEST] = MARKER_FIELD("test", "Test Name", "string", 0),
+    [TEST_NAME] = MARKER_FIELD("name", "Short Name", "string", MF_HIDDEN),
+    [TEST_STATUS] = MARKER_FIELD("status", "Status", "string", 0),
+    [TEST_EXPECTED] = MARKER_FIELD("expected", "Expected", "string", MF_OPTIONAL),
+    [TEST_MESSAGE] = MARKER_FIELD("message", "Message", "string", MF_OPTIONAL),
+    [TEST_TIMEOUTFACTOR] = MARKER_FIELD("timeoutfactor", "Timeout Factor", "integer", MF_OPTIONAL),
+    [TEST_CPU] = MARKER_FIELD("cpuTime", "Tree CPU time", "duration", MF_OPTIONAL),
+    [TEST_RSS] = MARKER_FIELD("maxRSS", "Tree peak RSS while it ran (sampled)", "bytes", MF_OPTIONAL),
+    [TEST_COLOR] = MARKER_FIELD("color", NULL, NULL, MF_HIDDEN),
+};
+const struct marker_type testlog_test_type = {
+    .name = "Test",
+    .tooltip_label = "{marker.data.name}",
+    .table_label = "{marker.data.status} \xe2\x80\x94 {marker.data.test}",
+    .chart_label = "{marker.data.name}",
+    .display = "[\"marker-chart\",\"marker-table\"]",
+    .color_field = "color",
+    .fields = test_fields,
+    .nfields = ARRAY_SIZE(test_fields),
+};
+
+enum { STATUS_MESSAGE, STATUS_TEST, STATUS_SUBTEST, STATUS_STACK, STATUS_COLOR };
+static const struct marker_field status_fields[] = {
+    [STATUS_MESSAGE] = MARKER_FIELD("message", "Message", "string", MF_OPTIONAL),
+    [STATUS_TEST] = MARKER_FIELD("test", "Test Name", "string", MF_OPTIONAL),
+    [STATUS_SUBTEST] = MARKER_FIELD("subtest", "Subtest", "string", MF_OPTIONAL),
+    /* not "stack": the front-end reserves data.stack for a backtrace object */
+    [STATUS_STACK] = MARKER_FIELD("stackTrace", "Stack", "string", MF_OPTIONAL),
+    [STATUS_COLOR] = MARKER_FIELD("color", NULL, NULL, MF_HIDDEN),
+};
+const struct marker_type testlog_status_type = {
+    .name = "TestStatus",
+    .table_label = "{marker.data.message} \xe2\x80\x94 {marker.data.test} {marker.data.subtest}",
+    .display = "[\"marker-chart\",\"marker-table\"]",
+    .color_field = "color",
+    .fields = status_fields,
+    .nfields = ARRAY_SIZE(status_fields),
+};
+
+enum { CRASH_SIGNATURE, CRASH_REASON, CRASH_TEST, CRASH_MINIDUMP, CRASH_COLOR };
+static const struct marker_field crash_fields[] = {
+    [CRASH_SIGNATURE] = MARKER_FIELD("signature", "Signature", "string", MF_OPTIONAL),
+    [CRASH_REASON] = MARKER_FIELD("reason", "Reason", "string", MF_OPTIONAL),
+    [CRASH_TEST] = MARKER_FIELD("test", "Test Name", "string", MF_OPTIONAL),
+    [CRASH_MINIDUMP] = MARKER_FIELD("minidump", "Minidump", "string", MF_OPTIONAL),
+    [CRASH_COLOR] = MARKER_FIELD("color", NULL, NULL, MF_HIDDEN),
+};
+const struct marker_type testlog_crash_type = {
+    .name = "Crash",
+    .table_label = "{marker.data.signature} \xe2\x80\x94 {marker.data.test}",
+    .display = "[\"marker-chart\",\"marker-table\"]",
+    .color_field = "color",
+    .fields = crash_fields,
+    .nfields = ARRAY_SIZE(crash_fields),
+};
+
+/* A process a mozlog harness reports (process_start/process_exit): not a process of the tree the
+ * sampler saw (the "Process" type), but what the log says, so a type of its own. */
+enum { LPROC_CMD, LPROC_PID, LPROC_PROCESS, LPROC_EXIT, LPROC_COLOR };
+static const struct marker_field logprocess_fields[] = {
+    [LPROC_CMD] = MARKER_FIELD("cmd", "Command line", "string", MF_OPTIONAL),
+    [LPROC_PID] = MARKER_FIELD("pid", "Process ID", "pid", MF_OPTIONAL),
+    [LPROC_PROCESS] = MARKER_FIELD("process", "Process", "string", MF_OPTIONAL),
+    [LPROC_EXIT] = MARKER_FIELD("exit", "Exit", "string", MF_OPTIONAL),
+    [LPROC_COLOR] = MARKER_FIELD("color", NULL, NULL, MF_HIDDEN),
+};
+const struct marker_type testlog_logprocess_type = {
+    .name = "LogProcess",
+    .tooltip_label = "{marker.name}: {marker.data.cmd}",
+    .table_label = "{marker.data.cmd} \xe2\x80\x94 {marker.data.exit}",
+    .chart_label = "{marker.data.cmd}",
+    .display = "[\"marker-chart\",\"marker-table\"]",
+    .color_field = "color",
+    .description = "A process the test harness reported in its log",
+    .fields = logprocess_fields,
+    .nfields = ARRAY_SIZE(logprocess_fields),
+};
+
 #define TL_MAX_OPEN 1024   /* open tests; beyond, the oldest is closed as INCOMPLETE */
 #define TL_MAX_NEST 64     /* open suites and groups */
 #define TL_MAX_PROCS 256   /* open mozlog processes */
@@ -689,6 +772,15 @@ static inline void ob_put(struct obuf *b, const char *s, size_t n)
 
 #define PUT(b, lit) ob_put((b), (lit), sizeof(lit) - 1)
 
+/* ,"key": of field f of a type's table: payloads spelled out as text still take their keys from
+ * the schema (markers.h). */
+static void put_field(struct obuf *b, const struct marker_field *f)
+{
+    PUT(b, ",\"");
+    ob_put(b, f->key, f->key_len);
+    PUT(b, "\":");
+}
+
 static void ob_reset(struct obuf *b)
 {
     b->n = 0;
@@ -794,10 +886,11 @@ static void state_open(struct testlog *tl, struct open_test *ot, uint64_t t)
     put_rel_ms(tl, t);
     PUT(b, ",\"category\":");
     put_int(b, CAT_TASKS);
-    PUT(b, ",\"data\":{\"type\":\"Test\",\"test\":");
+    PUT(b, ",\"cost\":true,\"data\":{\"type\":\"Test\"");
+    put_field(b, &test_fields[TEST_TEST]);
     put_str(tl, ot->id.p, ot->id.n);
     struct tl_str sn = short_name(sbuf_str(&ot->id));
-    PUT(b, ",\"name\":");
+    put_field(b, &test_fields[TEST_NAME]);
     put_str(tl, sn.p, sn.n);
     PUT(b, "}}");
     if (ob_end(b))
@@ -827,7 +920,8 @@ static void state_open_text(struct testlog *tl, const char *kind, struct tl_str 
     put_rel_ms(tl, start);
     PUT(b, ",\"category\":");
     put_int(b, CAT_TASKS);
-    PUT(b, ",\"data\":{\"type\":\"Text\",\"text\":");
+    PUT(b, ",\"data\":{\"type\":\"Text\"");
+    put_field(b, &marker_text_type.fields[TEXT_TEXT]);
     put_str(tl, name.p, name.n);
     PUT(b, "}}");
     if (ob_end(b))
@@ -1005,34 +1099,35 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
     bool unexpected = is_unexpected(ev);
     struct obuf *b = &tl->ob;
     ob_reset(b);
-    PUT(b, "{\"type\":\"Test\",\"test\":");
+    PUT(b, "{\"type\":\"Test\"");
+    put_field(b, &test_fields[TEST_TEST]);
     put_str(tl, id.p, id.n);
     struct tl_str sn = short_name(id);
-    PUT(b, ",\"name\":");
+    put_field(b, &test_fields[TEST_NAME]);
     put_str(tl, sn.p, sn.n);
-    PUT(b, ",\"status\":");
+    put_field(b, &test_fields[TEST_STATUS]);
     put_str(tl, ev->status.p, ev->status.n);
     if (ev->expected.n && !str_same(ev->expected, ev->status)) {
-        PUT(b, ",\"expected\":");
+        put_field(b, &test_fields[TEST_EXPECTED]);
         put_str(tl, ev->expected.p, ev->expected.n);
     }
     if (ev->message.n && status_is(ev->status, "SKIP", "TIMEOUT")) {
-        PUT(b, ",\"message\":");
+        put_field(b, &test_fields[TEST_MESSAGE]);
         put_str(tl, ev->message.p, ev->message.n);
     }
     int64_t tf = ev->timeoutfactor ? ev->timeoutfactor : (ot ? ot->timeoutfactor : 0);
     if (tf) {
-        PUT(b, ",\"timeoutfactor\":");
+        put_field(b, &test_fields[TEST_TIMEOUTFACTOR]);
         put_int(b, tf);
     }
-    PUT(b, ",\"color\":");
+    put_field(b, &test_fields[TEST_COLOR]);
     put_cstr(tl, color_for(ev->status, unexpected));
     if (cost) {
         char tmp[32];
-        PUT(b, ",\"cpuTime\":");
+        put_field(b, &test_fields[TEST_CPU]);
         ob_put(b, tmp, tl_fmt_ms3(tmp, false, cpu));
         if (rss) { /* 0: no sample while it ran (unknown, not zero) */
-            PUT(b, ",\"maxRSS\":");
+            put_field(b, &test_fields[TEST_RSS]);
             put_uint(b, rss);
         }
     }
@@ -1179,25 +1274,23 @@ static void emit_status_instant(struct testlog *tl, const char *name, uint64_t t
     ob_reset(b);
     PUT(b, "{\"type\":\"TestStatus\"");
     if (test.n) {
-        PUT(b, ",\"test\":");
+        put_field(b, &status_fields[STATUS_TEST]);
         put_str(tl, test.p, test.n);
     }
     if (subtest.n) {
-        PUT(b, ",\"subtest\":");
+        put_field(b, &status_fields[STATUS_SUBTEST]);
         put_str(tl, subtest.p, subtest.n);
     }
     if (message.n) {
-        PUT(b, ",\"message\":");
+        put_field(b, &status_fields[STATUS_MESSAGE]);
         put_str(tl, message.p, message.n);
     }
     if (stack.n) {
-        PUT(b, ",\"stack\":");
+        put_field(b, &status_fields[STATUS_STACK]);
         put_str(tl, stack.p, stack.n);
     }
-    if (color) {
-        PUT(b, ",\"color\":");
-        put_cstr(tl, color);
-    }
+    put_field(b, &status_fields[STATUS_COLOR]);
+    put_cstr(tl, color);
     PUT(b, "}");
     if (ob_end(b))
         marker_emit(&tl->sink, name, t, MARKER_INSTANT, CAT_OTHER, b->p, b->n);
@@ -1241,7 +1334,7 @@ static void log_line(struct testlog *tl, const struct tl_event *ev, uint64_t t)
     else if (!strcmp(level, "WARNING"))
         color = "orange";
     else if (tl->cfg.log_info && (!strcmp(level, "INFO") || !strcmp(level, "DEBUG")))
-        color = NULL;
+        color = "grey";
     else
         return;
     struct tl_str none = tl_str_make("", 0);
@@ -1270,24 +1363,23 @@ static void crash(struct testlog *tl, const struct tl_event *ev, uint64_t t)
 {
     tl->stats.crashes++;
     struct jsonw *w = &tl->w;
-    jsonw_reset(w);
-    jsonw_obj_open(w);
-    jsonw_kv_str(w, "type", "Crash");
+    struct mpay p;
+    mpay_begin(&p, w, &testlog_crash_type);
     if (ev->signature.n)
-        jsonw_kv_strn(w, "signature", ev->signature.p, ev->signature.n);
+        mpay_strn(&p, CRASH_SIGNATURE, ev->signature.p, ev->signature.n);
     if (ev->reason.n)
-        jsonw_kv_strn(w, "reason", ev->reason.p, ev->reason.n);
+        mpay_strn(&p, CRASH_REASON, ev->reason.p, ev->reason.n);
     struct tl_str id = ev->id;
     if (!id.n && tl->nopen)
         id = sbuf_str(&tl->open[tl->nopen - 1].id);
     if (id.n)
-        jsonw_kv_strn(w, "test", id.p, id.n);
+        mpay_strn(&p, CRASH_TEST, id.p, id.n);
     if (ev->minidump.n) {
         struct tl_str m = minidump_id(ev->minidump);
-        jsonw_kv_strn(w, "minidump", m.p, m.n);
+        mpay_strn(&p, CRASH_MINIDUMP, m.p, m.n);
     }
-    jsonw_kv_str(w, "color", "red");
-    jsonw_obj_close(w);
+    mpay_str(&p, CRASH_COLOR, "red");
+    mpay_end(&p);
     if (!jsonw_failed(w))
         marker_emit(&tl->sink, "CRASH", t, MARKER_INSTANT, CAT_OTHER, w->buf, w->len);
 }
@@ -1312,11 +1404,7 @@ static void nest_emit(struct testlog *tl, size_t i, uint64_t end)
     if (end < s->start_ns)
         end = s->start_ns;
     struct jsonw *w = &tl->w;
-    jsonw_reset(w);
-    jsonw_obj_open(w);
-    jsonw_kv_str(w, "type", "Text");
-    jsonw_kv_strn(w, "text", s->key.p ? s->key.p : "", s->key.n);
-    jsonw_obj_close(w);
+    marker_text_payload(w, s->key.p ? s->key.p : "", s->key.n);
     if (!jsonw_failed(w))
         marker_emit(&tl->sink, kind, s->start_ns, end, CAT_TASKS, w->buf, w->len);
     state_close(tl, kind, tl_str_make("", 0), sbuf_str(&s->key));
@@ -1350,28 +1438,28 @@ static void process_emit(struct testlog *tl, size_t i, const struct tl_event *ev
     if (end < p->start_ns)
         end = p->start_ns;
     struct jsonw *w = &tl->w;
-    jsonw_reset(w);
-    jsonw_obj_open(w);
-    jsonw_kv_str(w, "type", "Process");
+    struct mpay mp;
+    mpay_begin(&mp, w, &testlog_logprocess_type);
+    struct tl_str cmd = (ev && ev->command.n) ? ev->command : sbuf_str(&p->text);
+    if (cmd.n)
+        mpay_strn(&mp, LPROC_CMD, cmd.p, cmd.n);
     /* mozlog's process is usually a pid */
     bool numeric = p->key.n > 0 && p->key.n < 12;
     for (size_t k = 0; numeric && k < p->key.n; k++)
         numeric = is_digit(p->key.p[k]);
     if (numeric)
-        jsonw_kv_int(w, "pid", strtoll(p->key.p, NULL, 10));
+        mpay_int(&mp, LPROC_PID, strtoll(p->key.p, NULL, 10));
     else if (p->key.n)
-        jsonw_kv_strn(w, "process", p->key.p, p->key.n);
-    struct tl_str cmd = (ev && ev->command.n) ? ev->command : sbuf_str(&p->text);
-    if (cmd.n)
-        jsonw_kv_strn(w, "cmd", cmd.p, cmd.n);
+        mpay_strn(&mp, LPROC_PROCESS, p->key.p, p->key.n);
+    const char *color = "grey"; /* the log did not say how it ended */
     if (ev && ev->has_exitcode) {
         char ex[40];
         int n = snprintf(ex, sizeof ex, "status %lld", (long long)ev->exitcode);
-        jsonw_kv_strn(w, "exit", ex, (size_t)n);
-        if (ev->exitcode != 0)
-            jsonw_kv_str(w, "color", "red");
+        mpay_strn(&mp, LPROC_EXIT, ex, (size_t)n);
+        color = ev->exitcode != 0 ? "red" : "green";
     }
-    jsonw_obj_close(w);
+    mpay_str(&mp, LPROC_COLOR, color);
+    mpay_end(&mp);
     if (!jsonw_failed(w))
         marker_emit(&tl->sink, "process", p->start_ns, end, CAT_TASKS, w->buf, w->len);
     struct open_span keep = *p;
@@ -1488,7 +1576,7 @@ static void handle(struct testlog *tl, const struct tl_event *ev, uint64_t arriv
     case TLE_OUTPUT:
         if (tl->cfg.process_output) {
             struct tl_str none = tl_str_make("", 0);
-            emit_status_instant(tl, "output", t, ev->id, none, ev->message, none, NULL);
+            emit_status_instant(tl, "output", t, ev->id, none, ev->message, none, "grey");
         }
         break;
     case TLE_BAIL_OUT:

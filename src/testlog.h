@@ -27,6 +27,11 @@
 
 #include "markers.h"
 
+/* The marker types this module owns (markers.h): Test ("test" markers), TestStatus (subtest
+ * results and log lines at a level), Crash, LogProcess (processes the harness reports). */
+extern const struct marker_type testlog_test_type, testlog_status_type, testlog_crash_type,
+    testlog_logprocess_type;
+
 /* Formats, as bits for --parse=LIST. */
 enum testlog_format {
     TL_FMT_MOZLOG = 1 << 0,

@@ -126,14 +126,24 @@ static uint64_t probe_cpu(const struct usermark *um)
     return um->probe.tree_cpu_ns ? um->probe.tree_cpu_ns(um->probe.ctx) : 0;
 }
 
-static void text_payload(struct jsonw *w, const char *text)
-{
-    jsonw_reset(w);
-    jsonw_obj_open(w);
-    jsonw_kv_str(w, "type", "Text");
-    jsonw_kv_str(w, "text", text);
-    jsonw_obj_close(w);
-}
+static const struct marker_field phase_fields[] = {
+    [PHASE_PHASE] = MARKER_FIELD("phase", "Phase", "string", 0),
+    [PHASE_CPUTIME] = MARKER_FIELD("cpuTime", "CPU Time", "duration", MF_OPTIONAL),
+    [PHASE_CPUPERCENT] = MARKER_FIELD("cpuPercent", "CPU Percent", "string", MF_OPTIONAL),
+};
+/* Upstream's Phase, whose table label named the CPU fields: a phase without them (one a killed
+ * run left open, or a run without sampling) showed "CPU time:  ()". */
+const struct marker_type usermark_phase_type = {
+    .name = "Phase",
+    .tooltip_label = "{marker.data.phase}",
+    .table_label = "{marker.name} \xe2\x80\x94 {marker.data.phase}",
+    .chart_label = "{marker.data.phase}",
+    .display = "[\"marker-chart\",\"marker-table\",\"timeline-overview\"]",
+    .fields = phase_fields,
+    .nfields = ARRAY_SIZE(phase_fields),
+};
+
+static void text_payload(struct jsonw *w, const char *text) { marker_text_payload(w, text, strlen(text)); }
 
 static void emit(struct usermark *um, const char *name, uint64_t start, uint64_t end, int cat)
 {
@@ -155,16 +165,23 @@ static void state_line(struct usermark *um, const struct open_mark *m, bool open
         jsonw_kv_str(&w, "name", m->phase ? "Phase" : m->name);
         jsonw_kv_double(&w, "startTime", rel_ms(um, m->start_ns), 3);
         jsonw_kv_int(&w, "category", m->phase ? CAT_PHASES : CAT_TASKS);
+        if (m->phase)
+            jsonw_kv_bool(&w, "cost", true);
         jsonw_key(&w, "data");
-        jsonw_obj_open(&w);
+        struct jsonw data;
+        jsonw_init(&data);
         if (m->phase) {
-            jsonw_kv_str(&w, "type", "Phase");
-            jsonw_kv_str(&w, "phase", m->name);
-        } else {
-            jsonw_kv_str(&w, "type", "Text");
-            jsonw_kv_str(&w, "text", m->text ? m->text : m->name);
-        }
-        jsonw_obj_close(&w);
+            struct mpay p;
+            mpay_begin(&p, &data, &usermark_phase_type);
+            mpay_str(&p, PHASE_PHASE, m->name);
+            mpay_end(&p);
+        } else
+            text_payload(&data, m->text ? m->text : m->name);
+        if (jsonw_failed(&data))
+            w.failed = true;
+        else
+            jsonw_raw(&w, data.buf, data.len);
+        jsonw_release(&data);
     }
     jsonw_obj_close(&w);
     if (!jsonw_failed(&w))
@@ -202,24 +219,22 @@ static void close_at(struct usermark *um, size_t i, uint64_t t)
     if (t < m.start_ns)
         t = m.start_ns;
     if (m.phase) {
-        struct jsonw *w = &um->w;
-        jsonw_reset(w);
-        jsonw_obj_open(w);
-        jsonw_kv_str(w, "type", "Phase");
-        jsonw_kv_str(w, "phase", m.name);
+        struct mpay p;
+        mpay_begin(&p, &um->w, &usermark_phase_type);
+        mpay_str(&p, PHASE_PHASE, m.name);
         if (um->probe.tree_cpu_ns) {
             uint64_t now = probe_cpu(um);
             uint64_t cpu = now > m.cpu_start ? now - m.cpu_start : 0;
-            jsonw_kv_double(w, "cpuTime", (double)cpu / 1e6, 3);
+            mpay_double(&p, PHASE_CPUTIME, (double)cpu / 1e6, 3);
             uint64_t dur = t - m.start_ns;
             if (dur > 0) {
                 char pct[32];
                 int n = snprintf(pct, sizeof pct, "%.1f%%",
                                  100.0 * (double)cpu / ((double)dur * um->cfg.ncpus));
-                jsonw_kv_strn(w, "cpuPercent", pct, (size_t)n);
+                mpay_strn(&p, PHASE_CPUPERCENT, pct, (size_t)n);
             }
         }
-        jsonw_obj_close(w);
+        mpay_end(&p);
         emit(um, "Phase", m.start_ns, t, CAT_PHASES);
     } else {
         text_payload(&um->w, m.text ? m.text : m.name);

@@ -27,7 +27,8 @@
  * all logical CPUs over the phase's wall time (the scale of upstream's phase cpuPercent).
  * Begun markers and phases are announced as state lines (markers.h):
  *   {"type":"open","kind":"marker"|"phase","key":N,"name":MARKER_NAME,"startTime":MS,
- *    "category":C,"data":{...}}   and   {"type":"close","kind":...,"key":N}
+ *    "category":C[,"cost":true],"data":{...}}   and   {"type":"close","kind":...,"key":N}
+ * (a phase the converter has to close itself gets its cost from the tree's counters: "cost").
  *
  * Malformed records (not JSON, wrong members, an end without a begin) and oversized ones are
  * dropped and counted; nothing a command writes can make resmon-run fail.
@@ -39,6 +40,10 @@
 #include <stdint.h>
 
 #include "markers.h"
+
+/* The Phase type (markers.h), owned here: phase, cpuTime, cpuPercent. */
+extern const struct marker_type usermark_phase_type;
+enum { PHASE_PHASE, PHASE_CPUTIME, PHASE_CPUPERCENT };
 
 #define USERMARK_ENV "RESMON_FD"
 #define USERMARK_MAX_RECORD 65536

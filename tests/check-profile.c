@@ -8,6 +8,13 @@
  *                                       category TAB compact-data-json (full profile or stream)
  *   check-profile --count NAME FILE     number of markers named NAME
  *   check-profile --meta KEY FILE       meta.KEY (strings raw, other values as compact JSON)
+ *   check-profile --schemas             the marker types of this build (markers.h) as JSON:
+ *                                       {"Type":{"fields":[...],"optional":[...]},...}
+ *
+ * Validation also holds every marker's payload to its schema: its type has one, every key of it
+ * is a field of that schema, and — in resmon-run's own profiles (meta.resmonVersion) — the
+ * schemas are exactly this build's and every required field (markers.h) is there. Counters are
+ * checked too: one sample group each, times in order, as many counts as times.
  *
  * Exit 0: valid (or the query answered), 1: invalid, with a message naming what is wrong, 2: usage.
  * Query modes accept a full profile or a stream (detected by the {"type":"meta" prefix).
@@ -21,7 +28,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "markers.h"
+
 static const char *file_name = "";
+
+/* meta.markerSchema of the file being checked, and whether it is one of resmon-run's own. */
+static const cJSON *schemas;
+static bool own_profile;
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int fail(const char *fmt, ...)
@@ -173,7 +186,96 @@ static int check_meta(const cJSON *meta, bool full, int *ret_ncat)
         }
         i++;
     }
+    schemas = cJSON_GetObjectItemCaseSensitive(meta, "markerSchema");
+    own_profile = cJSON_GetObjectItemCaseSensitive(meta, "resmonVersion") != NULL;
+    if (own_profile) {
+        /* The schemas are this build's, written from the marker types (markers.h). */
+        struct jsonw w;
+        jsonw_init(&w);
+        marker_schemas_write(&w);
+        cJSON *mine = cJSON_Parse(w.buf);
+        jsonw_release(&w);
+        bool same = mine && cJSON_Compare(mine, schemas, true);
+        cJSON_Delete(mine);
+        if (!same)
+            return fail("meta.markerSchema is not the marker types' schemas");
+    }
     *ret_ncat = ncat;
+    return 0;
+}
+
+static const cJSON *schema_named(const char *name)
+{
+    const cJSON *s;
+    cJSON_ArrayForEach(s, schemas)
+    {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(s, "name");
+        if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0)
+            return s;
+    }
+    return NULL;
+}
+
+/* The payload against its schema (markers.h: one owner per type). */
+static int check_payload(const cJSON *d, const char *name, const char *where)
+{
+    if (!own_profile)
+        return 0; /* another writer's profile (mozsystemmonitor's): only its structure is ours to check */
+    const char *type = d->child->valuestring;
+    const cJSON *schema = schema_named(type);
+    if (!schema)
+        return fail("%s (%s): data.type %s has no schema", where, name, type);
+    const cJSON *fields = cJSON_GetObjectItemCaseSensitive(schema, "data");
+    for (const cJSON *k = d->child->next; k; k = k->next) {
+        bool described = false;
+        const cJSON *f;
+        cJSON_ArrayForEach(f, fields)
+        {
+            const cJSON *key = cJSON_GetObjectItemCaseSensitive(f, "key");
+            described |= cJSON_IsString(key) && strcmp(key->valuestring, k->string) == 0;
+        }
+        if (!described)
+            return fail("%s (%s): data.%s is not a field of schema %s", where, name, k->string, type);
+    }
+    const struct marker_type *t = marker_type_find(type, strlen(type));
+    for (size_t i = 0; t && i < t->nfields; i++)
+        if (!(t->fields[i].flags & MF_OPTIONAL) && !cJSON_GetObjectItemCaseSensitive(d, t->fields[i].key))
+            return fail("%s (%s): required field %s of %s is missing", where, name, t->fields[i].key, type);
+    return 0;
+}
+
+/* counters: the processed format of version 47 (one sample group each). */
+static int check_counters(const cJSON *counters)
+{
+    const cJSON *c;
+    int i = 0;
+    cJSON_ArrayForEach(c, counters)
+    {
+        const cJSON *g = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(c, "sampleGroups"), 0);
+        const cJSON *smp = cJSON_GetObjectItemCaseSensitive(g, "samples");
+        const cJSON *time = cJSON_GetObjectItemCaseSensitive(smp, "time"),
+                    *count = cJSON_GetObjectItemCaseSensitive(smp, "count"),
+                    *len = cJSON_GetObjectItemCaseSensitive(smp, "length");
+        if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(c, "name")) ||
+            !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(c, "category")) ||
+            !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(c, "pid")) ||
+            !is_int(cJSON_GetObjectItemCaseSensitive(c, "mainThreadIndex")))
+            return fail("counters[%d] lacks name/category/pid/mainThreadIndex", i);
+        if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(c, "sampleGroups")) != 1 || !is_int(len) ||
+            !cJSON_IsArray(time) || !cJSON_IsArray(count) || cJSON_GetArraySize(time) != (int)len->valuedouble ||
+            cJSON_GetArraySize(count) != (int)len->valuedouble || len->valuedouble < 1)
+            return fail("counters[%d]: not one sample group with time, count and length", i);
+        double prev = -INFINITY;
+        const cJSON *t, *n = count->child;
+        cJSON_ArrayForEach(t, time)
+        {
+            if (!cJSON_IsNumber(t) || t->valuedouble < prev || !cJSON_IsNumber(n))
+                return fail("counters[%d]: samples not numbers in time order", i);
+            prev = t->valuedouble;
+            n = n->next;
+        }
+        i++;
+    }
     return 0;
 }
 
@@ -297,6 +399,8 @@ static int check_markers(const cJSON *th, int ncat)
             return fail("%s: stack neither null nor an index", where);
         if ((r = check_data(data, where)))
             return r;
+        if (cJSON_IsObject(data) && (r = check_payload(data, cJSON_GetArrayItem(sa, (int)name->valuedouble)->valuestring, where)))
+            return r;
     }
     return 0;
 }
@@ -314,7 +418,8 @@ static int check_full(const cJSON *root)
     const cJSON *threads = cJSON_GetObjectItemCaseSensitive(root, "threads");
     if (!cJSON_IsArray(threads) || cJSON_GetArraySize(threads) != 1)
         return fail("threads is not an array of one thread");
-    if ((r = check_thread_common(threads->child)) || (r = check_markers(threads->child, ncat)))
+    if ((r = check_thread_common(threads->child)) || (r = check_markers(threads->child, ncat)) ||
+        (r = check_counters(cJSON_GetObjectItemCaseSensitive(root, "counters"))))
         return r;
     return 0;
 }
@@ -360,7 +465,11 @@ static int check_marker_line(const cJSON *o, int ncat, int lineno)
         return fail("%s: endTime before startTime", where);
     if (cat && (!is_int(cat) || cat->valuedouble <= 0 || cat->valuedouble >= ncat))
         return fail("%s: category present but 0 or out of range", where);
-    return check_data(cJSON_GetObjectItemCaseSensitive(o, "data"), where);
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
+    int r = check_data(data, where);
+    if (!r && cJSON_IsObject(data))
+        r = check_payload(data, name->valuestring, where);
+    return r;
 }
 
 static int check_stream(const char *buf, size_t len, bool allow_torn)
@@ -372,6 +481,7 @@ static int check_stream(const char *buf, size_t len, bool allow_torn)
     struct line l;
     int lineno = 0, ncat = 0, r;
     bool thread = false;
+    cJSON *meta = NULL; /* kept: schemas point into it */
     while (next_line(&pos, end, &l)) {
         lineno++;
         bool last = pos >= end;
@@ -389,8 +499,11 @@ static int check_stream(const char *buf, size_t len, bool allow_torn)
         }
         const char *type = o->child->valuestring;
         r = 0;
-        if (lineno == 1)
+        if (lineno == 1) {
             r = check_meta(o, false, &ncat);
+            meta = o;
+            o = NULL;
+        }
         else if (strcmp(type, "meta") == 0)
             r = fail("line %d: a second meta line", lineno);
         else if (lineno == 2) {
@@ -405,9 +518,13 @@ static int check_stream(const char *buf, size_t len, bool allow_torn)
         } else if (strcmp(type, "marker") == 0)
             r = check_marker_line(o, ncat, lineno);
         cJSON_Delete(o);
-        if (r)
+        if (r) {
+            cJSON_Delete(meta);
             return r;
+        }
     }
+    cJSON_Delete(meta);
+    schemas = NULL;
     if (lineno < 2 || !thread)
         return fail("no thread line");
     return 0;
@@ -504,9 +621,37 @@ static void count_fn(void *ctx, const char *name, double start, const cJSON *end
         c->n++;
 }
 
+static int print_schemas(void)
+{
+    size_t n;
+    const struct marker_type *const *types = marker_types(&n);
+    struct jsonw w;
+    jsonw_init(&w);
+    jsonw_obj_open(&w);
+    for (size_t i = 0; i < n; i++) {
+        jsonw_key(&w, types[i]->name);
+        jsonw_obj_open(&w);
+        for (int pass = 0; pass < 2; pass++) {
+            jsonw_key(&w, pass ? "optional" : "fields");
+            jsonw_arr_open(&w);
+            for (size_t k = 0; k < types[i]->nfields; k++)
+                if (!pass || (types[i]->fields[k].flags & MF_OPTIONAL))
+                    jsonw_str(&w, types[i]->fields[k].key);
+            jsonw_arr_close(&w);
+        }
+        jsonw_obj_close(&w);
+    }
+    jsonw_obj_close(&w);
+    puts(w.buf);
+    jsonw_release(&w);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     enum { FULL, STREAM, DUMP, COUNT, META } mode = FULL;
+    if (argc == 2 && strcmp(argv[1], "--schemas") == 0)
+        return print_schemas();
     bool allow_torn = false;
     const char *arg = NULL;
     int i = 1;

@@ -4,7 +4,7 @@ set -u
 : "${RESMON_RUN:?}" "${HELPERS:?}"
 HELPER="$HELPERS/helper"
 T=$(mktemp -d "${TMPDIR:-/tmp}/resmon-test.XXXXXX")
-trap 'rm -rf "$T"' EXIT
+trap _at_exit EXIT
 TIMEOUT_LINK="$T/resmon-timeout"
 ln -s "$RESMON_RUN" "$TIMEOUT_LINK"
 # new_events: a fresh event FIFO for the next step, held open read-write on fd 9 (helpers never
@@ -20,6 +20,74 @@ new_events() {
 new_events
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# ---- every profile a test leaves goes through the real front-end ----------------------------
+# The Firefox Profiler's own loader, bundled for node (../shared/ffprof). Without node or it (a
+# release tarball), the profiles are still checked structurally.
+FFPROF=${FFPROF:-$TOP_SRCDIR/../shared/ffprof/validate-profile.cjs}
+frontend_available() { command -v node >/dev/null 2>&1 && [ -f "$FFPROF" ]; }
+
+# frontend FILE: load FILE (a full profile, plain or gzip) with the front-end's import code and
+# hold it to what a user must see (tests/frontend-check.cjs); prints its line of facts.
+frontend() {
+    [ -s "$T/.schemas.json" ] || "$HELPERS/check-profile" --schemas >"$T/.schemas.json" ||
+        { echo "FAIL: check-profile --schemas" >&2; return 1; }
+    node "$TOP_SRCDIR/tests/frontend-check.cjs" "$FFPROF" "$T/.schemas.json" "$1"
+}
+
+# profile_ok FILE: FILE is a full profile the structural checker and (when there) the front-end
+# accept. A gzip profile is checked decompressed, and loaded as it is.
+profile_ok() {
+    _pf=$1
+    case "$(od -An -tx1 -N2 "$_pf" 2>/dev/null | tr -d ' ')" in
+    1f8b)
+        gzip -dc <"$_pf" >"$T/.unzipped.json" || { echo "FAIL: $_pf: not gzip" >&2; return 1; }
+        "$HELPERS/check-profile" "$T/.unzipped.json" || return 1 ;;
+    *) "$HELPERS/check-profile" "$_pf" || return 1 ;;
+    esac
+    if frontend_available; then frontend "$_pf" >/dev/null || return 1; fi
+    return 0
+}
+
+# At the end of a passing test: every profile it left in $T is checked, and every stream (what a
+# run that was killed, or is still writing, leaves) must convert, with --recover, into one.
+# Files under $T/raw/ are inputs a test made broken on purpose.
+check_every_profile() {
+    find "$T" -type f ! -name '.*' ! -path "$T/raw/*" 2>/dev/null | sort >"$T/.profiles"
+    _checked=0
+    while IFS= read -r _f; do
+        _head=$(head -c 14 "$_f" 2>/dev/null | tr -d '\000')
+        _magic=$(od -An -tx1 -N2 "$_f" 2>/dev/null | tr -d ' ')
+        if [ "$_head" = '{"type":"meta"' ]; then
+            "$RESMON_RUN" --recover "$_f" -o "$T/.recovered.json" 2>"$T/.recover.err" ||
+                { echo "FAIL: $_f: the stream does not convert: $(cat "$T/.recover.err")" >&2; return 1; }
+            profile_ok "$T/.recovered.json" || { echo "FAIL: $_f: its conversion is not a valid profile" >&2; return 1; }
+        elif [ "$(printf %.8s "$_head")" = '{"meta":' ] || [ "$_magic" = 1f8b ]; then
+            profile_ok "$_f" || { echo "FAIL: $_f: not a valid profile" >&2; return 1; }
+        else
+            continue
+        fi
+        _checked=$((_checked + 1))
+    done <"$T/.profiles"
+    if [ "$_checked" -gt 0 ]; then
+        if frontend_available; then
+            echo "$_checked profiles checked, and loaded by the front-end"
+        else
+            echo "$_checked profiles checked (the front-end's loader is not here: node or $FFPROF missing)"
+        fi
+    fi
+    return 0
+}
+
+_at_exit() {
+    _st=$?
+    trap - EXIT
+    if [ "$_st" -eq 0 ]; then
+        check_every_profile || _st=1
+    fi
+    rm -rf "$T"
+    exit "$_st"
+}
 skip() { echo "SKIP: $*" >&2; exit 77; }
 
 # wait_event PATTERN [SECONDS]: read events until one matches the shell PATTERN; prints it.

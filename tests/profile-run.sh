@@ -50,7 +50,7 @@ mkdir "$T/cwd" "$T/upload"
 # A real timeout: 124, and the timeout marker says why.
 expect_status 124 "$RESMON_RUN" -i 0.05 -t 0.3 -o "$P" -- "$HELPER" sleep 60
 "$CHECK" "$P" || fail "timeout: invalid profile"
-[ "$(val "$(markers "$P" timeout | cut -f5)" cause)" = timeout ] || fail "timeout marker: $(markers "$P" timeout)"
+[ "$(val "$(markers "$P" timeout | cut -f5)" reason)" = timeout ] || fail "timeout marker: $(markers "$P" timeout)"
 
 # ---- the stop sequence -------------------------------------------------------------------------
 # The helper opens a test and waits; when it gets its signal it looks at the profile first and
@@ -107,9 +107,9 @@ for how in TERM INT HUP QUIT timeout parent; do
     td=$(printf '%s\n' "$tm" | cut -f5)
     cause=signal
     case $how in timeout) cause=timeout ;; parent) cause=parent-died ;; esac
-    [ "$(val "$td" cause)" = $cause ] || fail "$how: timeout marker cause: $td"
+    [ "$(val "$td" reason)" = $cause ] || fail "$how: timeout marker reason: $td"
     case "$td" in *'"openTests":["stop/open-test.js"]'*) ;; *) fail "$how: open test not named: $td" ;; esac
-    case "$td" in *"\"pid\":$hpid,"*) ;; *) fail "$how: live process $hpid not named: $td" ;; esac
+    case "$td" in *"[$hpid,\""*) ;; *) fail "$how: live process $hpid not named: $td" ;; esac
     status=INCOMPLETE
     [ $how = timeout ] && status=TIMEOUT
     color=orange
@@ -117,7 +117,9 @@ for how in TERM INT HUP QUIT timeout parent; do
     expect_test "$P" stop/open-test.js $status $color
     [ "$(count "$P" kill)" -ge 1 ] || fail "$how: no kill marker in the final profile"
     [ "$(count "$P" finalize)" = 2 ] || fail "$how: $(count "$P" finalize) finalizations, expected 2"
-    [ "$(val "$(markers "$P" command | cut -f5)" stoppedBy)" = $cause ] || fail "$how: command marker: $(markers "$P" command)"
+    ended=$cause
+    [ $cause = signal ] && ended=stopped
+    [ "$(val "$(markers "$P" command | cut -f5)" reason)" = $ended ] || fail "$how: command marker: $(markers "$P" command)"
 done
 
 # ---- a stop after thousands of tests ----------------------------------------------------------
@@ -168,7 +170,7 @@ for k in 1 2 3 4 5 6 7 8 9 10; do
     inc=$(markers "$S.out" test | grep -c '"status":"INCOMPLETE"')
     [ "$inc" = $((opened - closed)) ] || fail "kill after $k: $inc INCOMPLETE tests, $((opened - closed)) left open"
     [ "$(count "$S.out" test)" = $((ended + inc)) ] || fail "kill after $k: test markers lost"
-    [ "$(count "$S.out" "CPU Use")" -ge "$(grep -c '"name":"CPU Use"' "$S")" ] || fail "kill after $k: samples lost"
+    [ "$(count "$S.out" "CPU Use")" -ge "$(grep -c '"type":"marker","name":"CPU Use"' "$S")" ] || fail "kill after $k: samples lost"
     open_total=$((open_total + inc))
     # In place as well.
     "$RESMON_RUN" --recover "$S" 2>/dev/null || fail "kill after $k: in-place --recover failed"

@@ -71,12 +71,17 @@ P="$T/procs.json"
 "$CHECK" "$P" || fail "short processes: invalid profile"
 pm=$(markers "$P" process | cut -f5)
 # proc_exit WANT_EXIT ARGS: exactly one process marker has this exit, and it names the helper: its
-# command line, or its name when it was a zombie before its command line could be read, or
-# nothing when it was already reaped by its parent — never its parent's command line.
+# command line, or its name when it was a zombie before its command line could be read — never its
+# parent's command line. A process already reaped by its parent before it could be read has no
+# marker: the "unnamed processes" warning counts it with its exit.
 proc_exit() {
     _m=$(printf '%s\n' "$pm" | grep -F "\"exit\":\"$1\"")
+    if [ -z "$_m" ]; then
+        _w=$(markers "$P" "unnamed processes" | cut -f5)
+        case "$_w" in *"$1: 1"*) echo "the process that ended with '$1' was gone before it could be named: $_w"; return 0 ;; esac
+        fail "no process marker with exit '$1', and no warning counts it: $pm / $_w"
+    fi
     [ "$(printf '%s\n' "$_m" | grep -c .)" = 1 ] || fail "not one process marker with exit '$1': $pm"
-    has_key "$_m" cmd || { echo "the process that ended with '$1' was gone before it could be named"; return 0; }
     _c=$(val "$_m" cmd)
     [ "$_c" = "$HELPER $2" ] || [ "$_c" = helper ] || fail "the process that ended with '$1' is named '$_c'"
 }
@@ -98,9 +103,11 @@ for name in "CPU Use" Memory IO NetIO "Sampling Interval"; do
     for k in $theirs; do
         case " $ours " in *" $k "*) ;; *) fail "'$name' lacks upstream's field $k: ours [$ours], upstream [$theirs]" ;; esac
     done
-    # Our one extension: how many timer ticks a late sample missed.
+    # Our extensions: how many timer ticks a late sample missed; the machine's busy share as a
+    # number (what the CPU Use counter draws).
     allowed=" $theirs "
     [ "$name" = "Sampling Interval" ] && allowed="$allowed missed "
+    [ "$name" = "CPU Use" ] && allowed="$allowed busy "
     for k in $ours; do
         case "$allowed" in *" $k "*) ;; *) fail "'$name' has a field upstream does not have: $k" ;; esac
     done

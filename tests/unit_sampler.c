@@ -149,7 +149,7 @@ START_TEST(test_machine_markers)
     ck_assert_str_eq(m->data, "{\"type\":\"CPU\",\"cpuPercent\":\"50.0%\",\"nice\":0.0,\"user\":0.45,"
                               "\"system\":0.5,\"iowait\":0.55,\"softirq\":0.55,\"nice_pct\":\"0.0%\","
                               "\"user_pct\":\"45.0%\",\"system_pct\":\"5.0%\",\"iowait_pct\":\"5.0%\","
-                              "\"idle_pct\":\"45.0%\"}");
+                              "\"idle_pct\":\"45.0%\",\"busy\":0.5}");
     m = find(&c, "Memory", 0);
     ck_assert_ptr_nonnull(m);
     ck_assert_str_eq(m->data, "{\"type\":\"Mem\",\"used\":665600,\"cached\":245760,\"buffers\":10240}");
@@ -227,7 +227,7 @@ static bool setup(struct run *r, enum contain_mode mode, bool events, child_fn f
     }
     r->root = pid;
     contain_set_root(r->c, pid);
-    sampler_track(r->s, pid, now_ns());
+    sampler_track(r->s, pid, now_ns(), "unit_sampler (the tree's root)");
     return true;
 }
 

@@ -233,7 +233,7 @@ START_TEST(test_go_resume_and_late_end)
     ck_assert_uint_ge(c.n, 3);
     ck_assert_str_eq(c.lines[c.n - 2], "S {\"type\":\"close\",\"kind\":\"test\",\"key\":\"TestP\"}");
     ck_assert_str_eq(c.lines[c.n - 1], "S {\"type\":\"open\",\"kind\":\"test\",\"key\":\"TestP\","
-                                       "\"name\":\"test\",\"startTime\":100.0,\"category\":2,\"data\":{"
+                                       "\"name\":\"test\",\"startTime\":100.0,\"category\":2,\"cost\":true,\"data\":{"
                                        "\"type\":\"Test\",\"test\":\"TestP\",\"name\":\"TestP\"}}");
     ck_assert_uint_eq(cap_count(&c, "S {\"type\":\"open\""), 2);
     feed(tl, "--- PASS: TestP (0.05s)", 150);       /* 30 */

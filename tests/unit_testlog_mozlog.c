@@ -41,7 +41,7 @@ START_TEST(test_exact_test_marker)
          301);
     ck_assert_uint_eq(c.n, 3);
     ck_assert_str_eq(c.lines[0], "S {\"type\":\"open\",\"kind\":\"test\",\"key\":\"dom/x/test_a.js\","
-                                 "\"name\":\"test\",\"startTime\":100.0,\"category\":2,\"data\":{"
+                                 "\"name\":\"test\",\"startTime\":100.0,\"category\":2,\"cost\":true,\"data\":{"
                                  "\"type\":\"Test\",\"test\":\"dom/x/test_a.js\",\"name\":\"test_a.js\"}}");
     ck_assert_str_eq(c.lines[1],
                      "M test 100.000 300.000 2 {\"type\":\"Test\",\"test\":\"dom/x/test_a.js\","

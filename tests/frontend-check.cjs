@@ -1,0 +1,66 @@
+// frontend-check.cjs — loads a profile with the Firefox Profiler front-end's own import code
+// (../shared/ffprof/validate-profile.cjs, run as a child process) and holds the result to what
+// a user must see:
+//   * it loads (ok), with no console error or warning;
+//   * every marker's type has a schema, every data key is a field of it, and a field it lacks
+//     is one its type declares optional (the marker types of this build: check-profile --schemas);
+//   * every marker of a type with a colour field has a colour the front-end knows;
+//   * every counter has samples.
+// Usage: node frontend-check.cjs VALIDATOR SCHEMAS.json FILE
+// Prints one line of facts on success ("ok markers=N counters=A|B tracks=X|Y types=T:N,...")
+// for the shell tests to look into; exits 1 with the reasons otherwise.
+'use strict';
+const { execFileSync } = require('child_process');
+const fs = require('fs');
+
+const [validator, schemasFile, file] = process.argv.slice(2);
+if (!file) {
+  console.error('usage: node frontend-check.cjs VALIDATOR SCHEMAS.json FILE');
+  process.exit(2);
+}
+const schemas = JSON.parse(fs.readFileSync(schemasFile, 'utf8'));
+let out;
+try {
+  out = execFileSync(process.execPath, [validator, file], {
+    env: { ...process.env, FFPROF_COMPACT: '1', FFPROF_SAMPLES: process.env.FFPROF_SAMPLES || '1' },
+    maxBuffer: 1 << 28,
+  });
+} catch (e) {
+  console.error(`frontend-check: ${file}: the loader failed: ${e.message}`);
+  process.exit(1);
+}
+const r = JSON.parse(out.toString('utf8'));
+const problems = [];
+if (!r.ok) problems.push(`does not load: ${r.error}`);
+for (const m of r.consoleErrors || []) problems.push(`console error: ${m.text}`);
+for (const m of r.warnings || []) problems.push(`console ${m.level}: ${m.text}`);
+for (const s of r.schemasMissing || []) problems.push(`no schema: ${s}`);
+for (const [type, issue] of Object.entries(r.schemaFieldIssues || {})) {
+  for (const key of Object.keys(issue.undescribed || {}))
+    problems.push(`${type}: data.${key} is shown by no field`);
+  const mine = schemas[type];
+  for (const key of Object.keys(issue.missing || {})) {
+    if (!mine) problems.push(`${type}: lacks ${key} (not a type of this build)`);
+    else if (!mine.optional.includes(key)) problems.push(`${type}: lacks its required field ${key}`);
+  }
+}
+for (const [type, colors] of Object.entries(r.colors || {}))
+  for (const c of Object.keys(colors))
+    if (c.startsWith('(') || c.includes('INVALID')) problems.push(`${type}: colour ${c}`);
+for (const c of r.counters || [])
+  if (!c.samples) problems.push(`counter ${c.name} has no samples`);
+if (problems.length) {
+  console.error(`frontend-check: ${file}:\n  ` + problems.join('\n  '));
+  process.exit(1);
+}
+const tracks = [];
+for (const g of (r.tracks && r.tracks.global) || []) {
+  tracks.push(g.name);
+  for (const l of g.local || []) tracks.push(l.name);
+}
+const types = Object.entries(r.markerTypes || {}).map(([t, n]) => `${t}:${n}`);
+console.log(
+  `ok markers=${r.markers} counters=${(r.counters || []).map((c) => c.name).join('|')} ` +
+    `tracks=${tracks.join('|')} types=${types.join(',')} threads=${(r.threads || []).map((t) => t.name).join('|')} ` +
+    `loadMs=${(r.parseMs || 0) + (r.viewMs || 0)}`
+);
