@@ -178,6 +178,7 @@ enum {
     OPT_DENY_NETWORK,
     OPT_DENY,
     OPT_RECOVER,
+    OPT_GZIP,
     OPT_MARK,
     OPT_HELP,
     OPT_VERSION,
@@ -194,6 +195,7 @@ static const struct option long_options[] = {
     {"output-timeout", required_argument, NULL, OPT_OUTPUT_TIMEOUT},
     {"output", required_argument, NULL, 'o'},
     {"no-profile", no_argument, NULL, OPT_NO_PROFILE},
+    {"gzip", no_argument, NULL, OPT_GZIP},
     {"interval", required_argument, NULL, 'i'},
     {"pss", no_argument, NULL, OPT_PSS},
     {"parse", required_argument, NULL, OPT_PARSE},
@@ -266,6 +268,8 @@ void cli_print_help(bool timeout_mode)
           "  -o, --output=FILE          the profile (default $MOZ_UPLOAD_DIR/profile_resource-usage.json,\n"
           "                             else resmon-profile.json; none when invoked as *timeout)\n"
           "      --no-profile           write no profile\n"
+          "      --gzip                 compress the final profile with gzip (the stream stays\n"
+          "                             plain); implied by an output FILE ending in .gz\n"
           "  -i, --interval=DURATION    sampling interval (default 1s; 0 turns sampling off)\n"
           "      --pss                  also sample proportional set size (costlier)\n"
           "      --parse=FORMATS        auto (default), none, or a comma list of: mozlog, tbpl,\n"
@@ -412,6 +416,7 @@ int cli_parse(int argc, char **argv, struct options *o)
                 o->deny_network = true;
             break;
         case OPT_RECOVER: o->action = CLI_RECOVER, o->recover = optarg; break;
+        case OPT_GZIP: o->gzip = true; break;
         case OPT_MARK:
             /* Everything after --mark belongs to it. */
             o->action = CLI_MARK;
@@ -443,6 +448,9 @@ int cli_parse(int argc, char **argv, struct options *o)
         }
     }
 
+    /* A profile named *.gz is written compressed; the stream is plain whatever its name. */
+    if (profile_path_wants_gzip(o->action == CLI_RECOVER && !o->output ? o->recover : o->output))
+        o->gzip = true;
     if (o->action == CLI_RECOVER) {
         if (optind < argc) {
             cli_release(o);

@@ -46,6 +46,7 @@ struct options {
     uint64_t output_timeout_ns; /* 0 = none */
     const char *output;         /* profile path; NULL = default / none (see no_profile) */
     bool no_profile;
+    bool gzip;                  /* the final profile gzip-compressed (--gzip, or -o FILE.gz) */
     uint64_t interval_ns;       /* sampling interval; 0 = off */
     bool pss;
     unsigned parse_formats;     /* enum testlog_format mask; 0 = none */

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -42,18 +43,23 @@ int main(int argc, char **argv)
         break;
     case CLI_RECOVER: {
         struct profile_stats st;
-        r = profile_recover(o.recover, o.output, &st);
         const char *out = o.output ? o.output : o.recover;
+        r = profile_recover(o.recover, o.output, o.gzip, &st);
         if (r == PROFILE_RECOVER_ALREADY_FULL) {
-            log_msg("'%s' is already a full profile: nothing to do", o.recover);
+            if (strcmp(out, o.recover) == 0)
+                log_msg("'%s' is already a full profile: nothing to do", o.recover);
+            else
+                log_msg("'%s' is already a full profile: copied to '%s'", o.recover, out);
             status = 0;
         } else if (r == -EINVAL) {
             log_msg("'%s' is neither a profile stream nor a profile", o.recover);
         } else if (r < 0) {
             log_errno(r, "cannot recover '%s'", o.recover);
         } else {
-            log_msg("recovered '%s' into '%s': %llu markers, %llu damaged line%s skipped, %llu open item%s closed",
-                    o.recover, out, (unsigned long long)st.markers, (unsigned long long)st.skipped_lines,
+            log_msg("recovered '%s' into '%s'%s: %llu markers, %llu counters, %llu damaged line%s skipped, "
+                    "%llu open item%s closed",
+                    o.recover, out, o.gzip ? " (gzip)" : "", (unsigned long long)st.markers,
+                    (unsigned long long)st.counters, (unsigned long long)st.skipped_lines,
                     st.skipped_lines == 1 ? "" : "s", (unsigned long long)st.closed_open,
                     st.closed_open == 1 ? "" : "s");
             if (st.left_out)

@@ -65,14 +65,20 @@ struct profile_end {
     double end_ms;           /* profilingEndTime; < 0: take the last timestamp seen in the stream */
     const char *open_status; /* status given to tests still open: "TIMEOUT" or "INCOMPLETE" (NULL:
                                 "INCOMPLETE") */
+    bool gzip;               /* write the profile gzip-compressed (as the profiler and Treeherder
+                                read it); the stream itself is always plain */
 };
+
+/* Whether a profile written to path is compressed by default: its name ends in ".gz". */
+bool profile_path_wants_gzip(const char *path);
 
 struct profile_stats {
     uint64_t markers;       /* markers written */
+    uint64_t counters;      /* counters written (markers.h, COUNTERS) */
     uint64_t skipped_lines; /* torn/garbage/over-long lines skipped */
     uint64_t closed_open;   /* open tests/phases closed by the converter */
     uint64_t left_out;      /* markers left out past the marker limit */
-    uint64_t bytes;         /* size of the profile written */
+    uint64_t bytes;         /* size of the profile written (compressed, with gzip) */
     double end_ms;          /* the profilingEndTime written */
 };
 
@@ -117,7 +123,7 @@ int profile_conv_finalize(struct profile_conv *pc, int dirfd, const char *path, 
 
 /* What kind of file is at fd (read with pread from offset 0): a stream starts with the literal
  * {"type":"meta"; a full profile is a JSON object whose first key is "meta" and whose last
- * non-blank byte is '}'. */
+ * non-blank byte is '}', or a gzip file (its first two bytes 1f 8b: a compressed profile). */
 enum profile_kind { PROFILE_KIND_STREAM, PROFILE_KIND_FULL, PROFILE_KIND_OTHER };
 enum profile_kind profile_detect(int fd);
 
@@ -125,9 +131,10 @@ enum profile_kind profile_detect(int fd);
  * lines, no end) is converted, open tests ending INCOMPLETE at the last timestamp seen, into
  * out_path (NULL: in_path itself, replaced atomically). The input is never modified unless it is
  * also the output; nothing is ever written through a symlink (the output is renamed into place).
+ * gzip: compress the profile (profile_path_wants_gzip of the output's name is the usual choice).
  * Returns 0 when a profile was written, PROFILE_RECOVER_ALREADY_FULL when in_path already holds a
  * full profile (nothing written), -EINVAL when it is neither, or -errno. */
 #define PROFILE_RECOVER_ALREADY_FULL 1
-int profile_recover(const char *in_path, const char *out_path, struct profile_stats *ret_stats);
+int profile_recover(const char *in_path, const char *out_path, bool gzip, struct profile_stats *ret_stats);
 
 #endif

@@ -284,6 +284,7 @@ struct sampler {
     bool io_ever_ok;
     uint64_t tree_rss;
     bool tree_rss_known;
+    uint64_t spot_ns, spot_rss; /* the last sampler_tree_rss_now reading */
 
     /* process connector */
     int nl_fd;
@@ -1558,6 +1559,37 @@ uint64_t sampler_tree_cpu_ns(struct sampler *s)
 uint64_t sampler_tree_rss(const struct sampler *s)
 {
     return s && s->tree_rss_known ? s->tree_rss : 0;
+}
+
+uint64_t sampler_tree_rss_now(struct sampler *s, uint64_t now_ns, uint64_t max_age_ns)
+{
+    if (!s || !s->cfg.tree || !s->contain)
+        return 0;
+    if (s->spot_ns && now_ns - s->spot_ns < max_age_ns)
+        return s->spot_rss;
+    uint64_t rss = 0;
+    bool any = false;
+    for (size_t i = 0; i < s->nents; i++) {
+        struct pent *p = &s->ents[i];
+        if (p->flags & P_ENDED)
+            continue;
+        struct procfs_pid_stat st;
+        ssize_t n = pent_read(s, p, &p->fd_stat, "stat");
+        if (n <= 0 || procfs_parse_pid_stat(s->scratch, (size_t)n, &st) < 0 ||
+            ((p->flags & P_STAT_KNOWN) && st.starttime != p->starttime))
+            continue; /* gone, or the pid is another process's now: the next scan sorts it out */
+        any = true;
+        if (st.state != 'Z') {
+            uint64_t r = st.rss * (uint64_t)s->page_size;
+            rss += r;
+            p->max_rss = MAX(p->max_rss, r);
+        }
+    }
+    s->spot_ns = now_ns ? now_ns : 1;
+    s->spot_rss = any ? rss : 0;
+    if (any)
+        s->tot.peak_rss = MAX(s->tot.peak_rss, rss);
+    return s->spot_rss;
 }
 
 void sampler_get_totals(const struct sampler *s, struct sampler_totals *ret)

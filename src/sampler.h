@@ -121,6 +121,11 @@ void sampler_reaped(struct sampler *s, pid_t pid, int wstatus, const struct rusa
 uint64_t sampler_tree_cpu_ns(struct sampler *s);
 /* The tree's RSS at the last sample (bytes), 0 if unknown. */
 uint64_t sampler_tree_rss(const struct sampler *s);
+/* The tree's RSS now (bytes, 0 if unknown): the processes the sampler knows, each read again
+ * (one pread of its stat), unless the last such reading is younger than max_age_ns — then that
+ * one. For per-test peaks between samples; a process born since the last sample or event is not
+ * in it. */
+uint64_t sampler_tree_rss_now(struct sampler *s, uint64_t now_ns, uint64_t max_age_ns);
 
 void sampler_get_totals(const struct sampler *s, struct sampler_totals *ret);
 

@@ -78,6 +78,8 @@ struct sv {
     uint64_t conv_lines;       /* stream lines when conv last caught up */
     uint64_t tree_cpu;         /* probe_tree_cpu's reading for the current chunk of output */
     bool tree_cpu_valid;
+    uint64_t tree_rss;         /* probe_tree_rss's, likewise */
+    bool tree_rss_valid;
     char *profile_path;
     unsigned finalizations;
     struct sampler *sampler;
@@ -177,7 +179,7 @@ static bool outpipe_read(struct sv *sv, struct outpipe *op, int stream)
 {
     /* Passing output on may block: what the last chunk produced goes to the stream first. */
     stream_flush(sv->stream);
-    sv->tree_cpu_valid = false;
+    sv->tree_cpu_valid = sv->tree_rss_valid = false;
     ssize_t n = read(op->rfd, op->buf, PASS_BUF);
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
         return true;
@@ -404,7 +406,7 @@ static void profile_checkpoint(struct sv *sv, const char *why)
     runmarks_finalize_payload(&w, why, stream_lines(sv->stream), stream_write_errors(sv->stream));
     emit(sv, "finalize", now, MARKER_INSTANT, CAT_TASKS, &w);
     jsonw_release(&w);
-    struct profile_end end = {stream_ms(sv->stream, now), sv->timed_out ? "TIMEOUT" : "INCOMPLETE"};
+    struct profile_end end = {stream_ms(sv->stream, now), sv->timed_out ? "TIMEOUT" : "INCOMPLETE", sv->o->gzip};
     struct profile_stats st;
     follow_stream(sv, true);
     int r = sv->conv ? profile_conv_finalize(sv->conv, AT_FDCWD, sv->profile_path, &end, &st)
@@ -427,7 +429,7 @@ static void profile_checkpoint(struct sv *sv, const char *why)
 
 static void stop(struct sv *sv, enum stop_cause cause, int sig)
 {
-    sv->tree_cpu_valid = false;
+    sv->tree_cpu_valid = sv->tree_rss_valid = false;
     uint64_t now = now_ns();
     if (sv->phase != PH_RUNNING) {
         /* A second request while stopping: the caller is out of patience — kill now. */
@@ -713,6 +715,19 @@ static void compute_result(struct sv *sv, struct supervise_result *ret)
 /* The tree's CPU time for test and phase markers. Every line of one chunk of output arrived at
  * the same instant (its read), so one reading per chunk serves them all: a chunk that starts and
  * ends a thousand tests costs one cpu.stat read, not two thousand. */
+/* The tree's RSS at a test's start and end: read at most every 10 ms (a dense log starts and
+ * ends thousands of tests a second), once per chunk of output. */
+#define RSS_MAX_AGE (10 * NSEC_PER_MSEC)
+static uint64_t probe_tree_rss(void *ctx)
+{
+    struct sv *sv = ctx;
+    if (!sv->tree_rss_valid) {
+        sv->tree_rss = sampler_tree_rss_now(sv->sampler, now_ns(), RSS_MAX_AGE);
+        sv->tree_rss_valid = true;
+    }
+    return sv->tree_rss;
+}
+
 static uint64_t probe_tree_cpu(void *ctx)
 {
     struct sv *sv = ctx;
@@ -786,7 +801,7 @@ static void emit_command_marker(struct sv *sv)
  * markers, record the command. */
 static void end_of_run(struct sv *sv)
 {
-    sv->tree_cpu_valid = false;
+    sv->tree_cpu_valid = sv->tree_rss_valid = false;
     uint64_t now = now_ns();
     if (sv->testlog) {
         for (int i = 0; i < 2; i++)
@@ -1055,7 +1070,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         log_errno(r, "cannot set up the sampling timer");
         goto out;
     }
-    struct testlog_probe tprobe = {probe_tree_cpu, &sv};
+    struct testlog_probe tprobe = {probe_tree_cpu, probe_tree_rss, &sv};
     if (interpose && o->parse_formats && !o->no_profile) {
         struct testlog_config tcfg = {
             .formats = o->parse_formats,
@@ -1164,7 +1179,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     }
 
     while (!finished(&sv)) {
-        sv.tree_cpu_valid = false;
+        sv.tree_cpu_valid = sv.tree_rss_valid = false;
         struct pollfd pfd[8];
         int n = 0, i_sig = -1, i_parent = -1, i_out[2] = {-1, -1}, i_timer = -1, i_events = -1, i_um = -1;
         pfd[i_sig = n++] = (struct pollfd){.fd = sv.sigfd, .events = POLLIN};

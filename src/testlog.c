@@ -215,7 +215,6 @@ struct testlog {
     } anchors[TL_ANCHORS];
     unsigned anchor_head, nanchors;
 
-    uint64_t last_rss;
     struct testlog_stats stats;
     struct testlog_result slowest[TESTLOG_SLOWEST_MAX];
     size_t nslowest;
@@ -695,6 +694,13 @@ static uint64_t probe_cpu(const struct testlog *tl, bool *ok)
     return *ok ? tl->probe.tree_cpu_ns(tl->probe.ctx) : 0;
 }
 
+/* The tree's RSS now, when the probe can say; 0 (nothing yet) otherwise: a test's peak is what
+ * the tree held while it ran, never what a sample before its start saw. */
+static uint64_t probe_rss(const struct testlog *tl)
+{
+    return tl->probe.tree_rss ? tl->probe.tree_rss(tl->probe.ctx) : 0;
+}
+
 /* ---- colours and expectations ---- */
 
 static bool status_is(struct tl_str s, const char *a, const char *b)
@@ -989,7 +995,7 @@ static void note_anchor_cpu(struct testlog *tl, uint64_t ns, uint64_t cpu, bool 
     a->ns = ns;
     a->cpu = cpu;
     a->have_cpu = have_cpu;
-    a->max_rss = tl->last_rss;
+    a->max_rss = probe_rss(tl);
     tl->anchor_head = (tl->anchor_head + 1) % TL_ANCHORS;
     if (tl->nanchors < TL_ANCHORS)
         tl->nanchors++;
@@ -1035,6 +1041,14 @@ static const struct anchor *anchor_near(const struct testlog *tl, uint64_t ns, u
  * rounding: go prints 0.01 s steps), and how far from a test's start its anchor may be. */
 static uint64_t slack_ns(uint64_t d) { return 10000000 + d / 20; }
 
+/* How much shorter than the producer's duration the interval from its start line may be before
+ * the start line counts as late. A quarter more than the rounding slack: a supervisor that is
+ * starved of CPU reads a start line some milliseconds after it was written, which shortens the
+ * interval a little (the test is then timed by its duration and costed from its start line, a
+ * little short); a start line held in a buffer, or printed with the result, shortens it to
+ * (almost) nothing. */
+static uint64_t late_start_ns(uint64_t d) { return slack_ns(d) + d / 4; }
+
 /* Emit the test marker for a result; ot is the open test (NULL: no start seen). The cost is
  * known from the open test's start, or from the anchor a test without an opener started at.
  *
@@ -1053,13 +1067,15 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
     bool have_dur = isfinite(ev->duration_ms) && ev->duration_ms > 0 && ev->duration_ms < 1e12;
     uint64_t dur = have_dur ? (uint64_t)(ev->duration_ms * 1e6) : 0;
     const struct open_test *by = ot; /* the open test that times it */
-    bool late_end = false;
+    bool late_end = false, read_late = false;
     if (by) {
         start = by->start_ns;
         if (end < start)
             end = start;
-        if (have_dur && dur > end - start + slack_ns(dur))
+        if (have_dur && dur > end - start + late_start_ns(dur))
             by = NULL; /* a late start line */
+        else if (have_dur && dur > end - start + slack_ns(dur))
+            read_late = true; /* its start line was read a little late: the duration times it */
         else if (have_dur && ev->end_may_be_late && dur + slack_ns(dur) < end - start)
             late_end = true;
     }
@@ -1078,9 +1094,11 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
             bool ok;
             uint64_t now = probe_cpu(tl, &ok);
             cpu = now > by->cpu_start ? now - by->cpu_start : 0;
-            rss = by->max_rss;
+            rss = MAX(by->max_rss, probe_rss(tl));
             cost = ok;
         }
+        if (read_late)
+            start = MAX(dur < end ? end - dur : 0, tl->cfg.t0_ns);
     } else {
         start = dur < end ? end - dur : 0;
         if (start < tl->cfg.t0_ns && end >= tl->cfg.t0_ns)
@@ -1092,7 +1110,7 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
             bool ok = true;
             uint64_t now = to ? to->cpu : probe_cpu(tl, &ok);
             cpu = now > from->cpu ? now - from->cpu : 0;
-            rss = from->max_rss;
+            rss = to ? from->max_rss : MAX(from->max_rss, probe_rss(tl));
             cost = ok;
         }
     }
@@ -1176,7 +1194,7 @@ static void cost_from(struct testlog *tl, struct open_test *ot, uint64_t t)
         return;
     }
     ot->cpu_start = probe_cpu(tl, &ot->have_cpu);
-    ot->max_rss = tl->last_rss;
+    ot->max_rss = probe_rss(tl);
     note_anchor_cpu(tl, t, ot->cpu_start, ot->have_cpu);
 }
 
@@ -1653,7 +1671,6 @@ void testlog_line_begins(struct testlog *tl, const char *head, size_t len, uint6
 
 void testlog_tree_sample(struct testlog *tl, uint64_t rss)
 {
-    tl->last_rss = rss;
     for (size_t i = 0; i < tl->nopen; i++)
         if (rss > tl->open[i].max_rss)
             tl->open[i].max_rss = rss;

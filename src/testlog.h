@@ -12,7 +12,9 @@
  * package) so interleaved parallel output pairs correctly, and emits markers on the sink.
  *
  * Per-test cost: at a test's start and end the module asks the tree probe for the tree's
- * cumulative CPU; testlog_tree_sample() after every sample updates the peak RSS of open tests.
+ * cumulative CPU and its RSS; testlog_tree_sample() after every sample updates the peak RSS of
+ * open tests, so a test's maxRSS is the highest the tree held at its start, at its end and at
+ * every sample in between.
  * Where a test's start is not a line of its own (a TAP point runs from the previous TAP line; a
  * serial libtest line holds the name written at the start and the result written at the end),
  * the cost comes from an anchor: what the tree had spent at that earlier instant
@@ -53,6 +55,9 @@ int testlog_parse_formats(const char *arg, unsigned *ret_mask);
 
 struct testlog_probe {
     uint64_t (*tree_cpu_ns)(void *ctx); /* cumulative tree CPU now */
+    /* The tree's RSS now (bytes, 0 unknown), read at tests' starts and ends so that a test's peak
+     * is its own even when no sample falls inside it; NULL: only the samples taken while it ran */
+    uint64_t (*tree_rss)(void *ctx);
     void *ctx;
 };
 

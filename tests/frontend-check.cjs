@@ -8,7 +8,9 @@
 //   * every counter has samples.
 // Usage: node frontend-check.cjs VALIDATOR SCHEMAS.json FILE
 // Prints one line of facts on success ("ok markers=N counters=A|B tracks=X|Y types=T:N,...")
-// for the shell tests to look into; exits 1 with the reasons otherwise.
+// for the shell tests to look into; exits 1 with the reasons otherwise. With FFCHECK_LABELS=T,U
+// it also prints, for a few markers of each of those types, one line "label TYPE NAME: tooltip
+// | table | chart | field=value; ..." as the front-end formats them.
 'use strict';
 const { execFileSync } = require('child_process');
 const fs = require('fs');
@@ -64,3 +66,12 @@ console.log(
     `tracks=${tracks.join('|')} types=${types.join(',')} threads=${(r.threads || []).map((t) => t.name).join('|')} ` +
     `loadMs=${(r.parseMs || 0) + (r.viewMs || 0)}`
 );
+for (const type of (process.env.FFCHECK_LABELS || '').split(',').filter(Boolean)) {
+  for (const [key, list] of Object.entries(r.samples || {})) {
+    if (key.split(':')[0] !== type) continue;
+    for (const m of list) {
+      const fields = Object.entries(m.fields || {}).map(([k, v]) => `${k}=${v}`).join('; ');
+      console.log(`label ${key}: ${m.tooltipLabel} | ${m.tableLabel} | ${m.chartLabel} | ${fields}`);
+    }
+  }
+}

@@ -82,6 +82,8 @@ check_every_profile() {
 _at_exit() {
     _st=$?
     trap - EXIT
+    # KEEP_T=DIR keeps a copy of the scratch directory, to look at what a test left
+    [ -n "${KEEP_T:-}" ] && rm -rf "$KEEP_T" && cp -r "$T" "$KEEP_T"
     if [ "$_st" -eq 0 ]; then
         check_every_profile || _st=1
     fi

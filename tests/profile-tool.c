@@ -37,7 +37,7 @@ static int usage(void)
 static int cmd_recover(int argc, char **argv)
 {
     struct profile_stats st = {0};
-    int r = profile_recover(argv[0], argc > 1 ? argv[1] : NULL, &st);
+    int r = profile_recover(argv[0], argc > 1 ? argv[1] : NULL, argc > 1 && profile_path_wants_gzip(argv[1]), &st);
     if (r == PROFILE_RECOVER_ALREADY_FULL) {
         printf("already full\n");
         return 0;

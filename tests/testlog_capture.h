@@ -108,13 +108,21 @@ static uint64_t fake_cpu(void *ctx)
     return fake_cpu_ns;
 }
 
+/* A fake tree's RSS now, as the test sets it (0: unknown); tl_make_rss's probe reads it. */
+static uint64_t fake_rss_bytes;
+static uint64_t fake_rss(void *ctx)
+{
+    (void)ctx;
+    return fake_rss_bytes;
+}
+
 static struct testlog *tl_make(struct cap *c, unsigned formats, bool probe)
 {
     struct testlog_config cfg = {0};
     cfg.formats = formats;
     cfg.wall_at_t0_ms = WALL0;
     cfg.t0_ns = T0;
-    struct testlog_probe pr = {fake_cpu, NULL};
+    struct testlog_probe pr = {fake_cpu, NULL, NULL};
     struct testlog *tl;
     fake_cpu_ns = 0;
     ck_assert_int_eq(testlog_new(&cfg, cap_sink(c), probe ? &pr : NULL, &tl), 0);
@@ -180,7 +188,7 @@ static void golden(const char *name, const char *expected, unsigned formats, boo
     cfg.t0_ns = T0;
     cfg.log_info = log_info;
     cfg.process_output = process_output;
-    struct testlog_probe pr = {fake_cpu, NULL};
+    struct testlog_probe pr = {fake_cpu, NULL, NULL};
     fake_cpu_ns = 0;
     struct golden_ctx g = {0};
     ck_assert_int_eq(testlog_new(&cfg, cap_sink(&c), &pr, &g.tl), 0);

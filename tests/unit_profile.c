@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "stream.h"
 #include "util.h"
@@ -60,6 +61,27 @@ static void spit(const char *path, const char *text, size_t n)
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(write_all(fd, text, n), 0);
     close(fd);
+}
+
+/* The decompressed contents of a gzip file (zlib's own reader), NUL-terminated. */
+static char *gunzip(const char *path, size_t *ret_len)
+{
+    gzFile g = gzopen(path, "rb");
+    ck_assert_ptr_nonnull(g);
+    ck_assert_int_eq(gzdirect(g), 0); /* compressed, not plain */
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap + 1);
+    int n;
+    while ((n = gzread(g, buf + len, (unsigned)(cap - len))) > 0) {
+        len += (size_t)n;
+        if (len == cap)
+            buf = realloc(buf, (cap *= 2) + 1);
+    }
+    ck_assert_int_eq(n, 0);
+    gzclose(g);
+    buf[len] = '\0';
+    *ret_len = len;
+    return buf;
 }
 
 static char *in_dir(const char *name)
@@ -773,7 +795,8 @@ END_TEST
 
 START_TEST(test_detect_and_recover)
 {
-    char *stream = in_dir("run.json");
+    char stream[256]; /* in_dir's buffers are reused */
+    snprintf(stream, sizeof stream, "%s", in_dir("run.json"));
     size_t len;
     char *killed = slurp(fixture("stream-killed.jsonl"), &len);
     /* What SIGKILL leaves: cut in the middle of a line. */
@@ -783,10 +806,19 @@ START_TEST(test_detect_and_recover)
     close(fd);
 
     /* To a separate output: the input is untouched. */
-    char *out = in_dir("recovered.json");
+    char out[256];
+    snprintf(out, sizeof out, "%s", in_dir("recovered.json"));
     struct profile_stats st;
-    ck_assert_int_eq(profile_recover(stream, out, &st), 0);
+    ck_assert_int_eq(profile_recover(stream, out, false, &st), 0);
     ck_assert_uint_eq(st.skipped_lines, 1);
+    /* Compressed: the same profile once decompressed. */
+    ck_assert_int_eq(profile_recover(stream, in_dir("recovered.json.gz"), true, &st), 0);
+    size_t plain_len, gz_len;
+    char *plain = slurp(out, &plain_len), *unz = gunzip(in_dir("recovered.json.gz"), &gz_len);
+    ck_assert(plain_len == gz_len && memcmp(plain, unz, gz_len) == 0);
+    ck_assert_uint_lt(st.bytes, plain_len / 3);
+    free(plain);
+    free(unz);
     size_t len2;
     char *again = slurp(stream, &len2);
     ck_assert_uint_eq(len2, len - 17);
@@ -800,13 +832,26 @@ START_TEST(test_detect_and_recover)
     cJSON_Delete(p);
 
     /* In place; then it is a full profile, left alone. */
-    ck_assert_int_eq(profile_recover(stream, NULL, &st), 0);
+    ck_assert_int_eq(profile_recover(stream, NULL, false, &st), 0);
     fd = open(stream, O_RDONLY | O_CLOEXEC);
     ck_assert_int_eq(profile_detect(fd), PROFILE_KIND_FULL);
     close(fd);
     char *before = slurp(stream, &len);
-    ck_assert_int_eq(profile_recover(stream, NULL, &st), PROFILE_RECOVER_ALREADY_FULL);
-    ck_assert_int_eq(profile_recover(fixture("final-profile.json"), in_dir("x"), &st), PROFILE_RECOVER_ALREADY_FULL);
+    ck_assert_int_eq(profile_recover(stream, NULL, false, &st), PROFILE_RECOVER_ALREADY_FULL);
+    /* A full profile asked to go elsewhere is copied there, as it is or compressed. */
+    ck_assert_int_eq(profile_recover(fixture("final-profile.json"), in_dir("x"), false, &st), PROFILE_RECOVER_ALREADY_FULL);
+    size_t flen, xlen;
+    char *full = slurp(fixture("final-profile.json"), &flen), *x = slurp(in_dir("x"), &xlen);
+    ck_assert(flen == xlen && memcmp(full, x, flen) == 0);
+    free(x);
+    ck_assert_int_eq(profile_recover(fixture("final-profile.json"), in_dir("x.gz"), true, &st), PROFILE_RECOVER_ALREADY_FULL);
+    x = gunzip(in_dir("x.gz"), &xlen);
+    ck_assert(flen == xlen && memcmp(full, x, flen) == 0);
+    free(x);
+    free(full);
+    fd = open(in_dir("x.gz"), O_RDONLY | O_CLOEXEC);
+    ck_assert_int_eq(profile_detect(fd), PROFILE_KIND_FULL);
+    close(fd);
     char *after = slurp(stream, &len2);
     ck_assert(len == len2 && memcmp(before, after, len) == 0);
     free(before);
@@ -815,11 +860,11 @@ START_TEST(test_detect_and_recover)
     /* Neither. */
     char *other = in_dir("other");
     spit(other, "hello\n", 6);
-    ck_assert_int_eq(profile_recover(other, NULL, &st), -EINVAL);
-    ck_assert_int_eq(profile_recover(in_dir("missing"), NULL, &st), -ENOENT);
+    ck_assert_int_eq(profile_recover(other, NULL, false, &st), -EINVAL);
+    ck_assert_int_eq(profile_recover(in_dir("missing"), NULL, false, &st), -ENOENT);
     char *fifo = in_dir("fifo");
     ck_assert_int_eq(mkfifo(fifo, 0600), 0);
-    ck_assert_int_eq(profile_recover(fifo, NULL, &st), -EINVAL);
+    ck_assert_int_eq(profile_recover(fifo, NULL, false, &st), -EINVAL);
     fd = open(other, O_RDONLY | O_CLOEXEC);
     ck_assert_int_eq(profile_detect(fd), PROFILE_KIND_OTHER);
     close(fd);

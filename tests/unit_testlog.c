@@ -219,6 +219,59 @@ START_TEST(test_cost_from_line_start)
 }
 END_TEST
 
+/* A test's maxRSS is the tree's peak while it ran: at its start, at its end (the probe) and at
+ * the samples in between, never a sample taken before it started. */
+START_TEST(test_peak_rss_is_the_tests_own)
+{
+    struct cap c = {0};
+    struct testlog_config cfg = {.formats = TL_FMT_MOZLOG, .wall_at_t0_ms = WALL0, .t0_ns = T0};
+    struct testlog_probe pr = {fake_cpu, fake_rss, NULL};
+    struct testlog *tl;
+    ck_assert_int_eq(testlog_new(&cfg, cap_sink(&c), &pr, &tl), 0);
+    fake_rss_bytes = 3000000;
+    feed(tl, "{\"action\":\"test_start\",\"test\":\"big\"}", 10);
+    testlog_tree_sample(tl, 200000000); /* big holds 200 MB at a sample */
+    fake_rss_bytes = 150000000;
+    feed(tl, "{\"action\":\"test_end\",\"test\":\"big\",\"status\":\"PASS\"}", 20);
+    fake_rss_bytes = 3000000; /* freed; no sample since */
+    feed(tl, "{\"action\":\"test_start\",\"test\":\"small\"}", 30);
+    fake_rss_bytes = 4000000;
+    feed(tl, "{\"action\":\"test_end\",\"test\":\"small\",\"status\":\"PASS\"}", 40);
+    assert_has(&c, "\"test\":\"big\",\"name\":\"big\",\"status\"", "\"maxRSS\":200000000}");
+    assert_has(&c, "\"test\":\"small\",\"name\":\"small\",\"status\"", "\"maxRSS\":4000000}");
+    /* Without the probe, only samples inside the test count: none here, so no maxRSS at all. */
+    struct cap c2 = {0};
+    struct testlog *tl2 = tl_make(&c2, TL_FMT_MOZLOG, true);
+    testlog_tree_sample(tl2, 200000000);
+    feed(tl2, "{\"action\":\"test_start\",\"test\":\"after\"}", 10);
+    feed(tl2, "{\"action\":\"test_end\",\"test\":\"after\",\"status\":\"PASS\"}", 20);
+    ssize_t k = cap_find(&c2, "\"test\":\"after\",\"name\":\"after\",\"status\"");
+    ck_assert_int_ge(k, 0);
+    ck_assert_msg(!strstr(c2.lines[k], "maxRSS"), "%s", c2.lines[k]);
+    testlog_free(tl);
+    testlog_free(tl2);
+    cap_free(&c);
+    cap_free(&c2);
+}
+END_TEST
+
+/* A start line read a little late (a starved supervisor): the producer's duration times the
+ * test, its cost runs from the start line. Much later (a buffered start line): no cost. */
+START_TEST(test_start_line_read_late)
+{
+    struct cap c = {0};
+    struct testlog *tl = tl_make(&c, TL_FMT_TBPL, true);
+    feed(tl, "TEST-START | a", 100);
+    feed(tl, "TEST-PASS | a | took 300ms", 360); /* 40 ms short: read late */
+    assert_has(&c, "M test 60.000 360.000 2 {\"type\":\"Test\",\"test\":\"a\"", "\"cpuTime\":10.0");
+    feed(tl, "TEST-START | b", 1000);
+    feed(tl, "TEST-PASS | b | took 300ms", 1010); /* printed with its result */
+    assert_costless(&c, "M test 710.000 1010.000 2 {\"type\":\"Test\",\"test\":\"b\"");
+    testlog_free(tl);
+    cap_free(&c);
+}
+END_TEST
+
 /* go: a parallel test runs from its CONT; a subtest whose result comes with its parent's ends its
  * reported time after its start, costed up to the anchor there (the next subtest's start). The
  * fake probe advances 10 ms a call; one chunk's lines share a probe. */
@@ -647,6 +700,8 @@ int main(void)
     tcase_add_test(tc, test_tap_cost_held_result);
     tcase_add_test(tc, test_tap_held_at_end);
     tcase_add_test(tc, test_cost_from_line_start);
+    tcase_add_test(tc, test_peak_rss_is_the_tests_own);
+    tcase_add_test(tc, test_start_line_read_late);
     tcase_add_test(tc, test_go_resume_and_late_end);
     tcase_add_test(tc, test_open_lines_within_a_chunk);
     tcase_add_test(tc, test_many_open_bounded);

@@ -1,0 +1,175 @@
+#!/bin/sh
+# Every kind of profile resmon-run writes, loaded by the Firefox Profiler's own import code
+# (../shared/ffprof, through tests/frontend-check.cjs), and what a user must see there: a normal
+# run, each stop (own timeout, output timeout, TERM, INT, the parent's death, the timeout form
+# with -o) both as it stands at the stop signal and at the end, a killed run's recovered stream, a
+# run past the marker limit, every test-log format, a gzip profile. Skips without node or the
+# loader (a release tarball); lib.sh's end-of-test check still loads whatever else a test leaves.
+. "$TOP_SRCDIR/tests/lib.sh"
+. "$TOP_SRCDIR/tests/itlib.sh"
+frontend_available || skip "node or $FFPROF is missing"
+
+# facts FILE [FFCHECK_LABELS]: the front-end's facts line and labels of FILE (fails the test when
+# it does not load as a user must see it).
+facts() {
+    FFCHECK_LABELS=${2:-} frontend "$1" || fail "$1: the front-end does not show it as it must"
+}
+
+# The machine's and the tree's CPU and memory are counter tracks, each drawn once: no marker graph
+# of the same name beside it.
+expect_counters() {
+    case "$1" in *" counters=CPU Use|Memory|Tree CPU|Tree Memory "*) ;; *) fail "$2: counters: $1" ;; esac
+    tracks=$(printf '%s\n' "$1" | sed 's/.* tracks=\(.*\) types=.*/\1/')
+    for t in "CPU Use" Memory "Tree CPU" "Tree Memory"; do
+        n=$(printf '%s\n' "$tracks" | tr '|' '\n' | grep -cx "$t")
+        [ "$n" = 1 ] || fail "$2: $n tracks named '$t': $tracks"
+    done
+    case "$1" in *" threads=resmon-run "*) ;; *) fail "$2: the thread has no name: $1" ;; esac
+}
+
+# wait_samples STREAM N: until the stream holds N samples of the tree (bounded: 20 s).
+wait_samples() {
+    _n=0
+    while [ "$(grep -c '"type":"marker","name":"Tree CPU"' "$1")" -lt "$2" ]; do
+        _n=$((_n + 1))
+        [ $_n -lt 400 ] || fail "$1: no samples reach the stream"
+        read -r -t 0.05 _ <&9 || :
+    done
+}
+
+# ---- a normal run ------------------------------------------------------------------------------
+P="$T/normal.json"
+"$RESMON_RUN" -q -i 0.05 -o "$P" -- "$HELPER" alloc 40 0.3 || fail "normal run failed"
+f=$(facts "$P" Command)
+expect_counters "$f" normal
+case "$f" in *"Ended by (reason, string)=exit"*) ;; *) fail "normal: the command's reason: $f" ;; esac
+case "$f" in *"Tree CPU time (cpuTime, duration)="*"Tree peak RSS (sampled) (maxRSS, bytes)="*) ;;
+*) fail "normal: the command marker lacks the tree's CPU and peak: $f" ;; esac
+# The counters hold the figures the markers hold: the tree's memory reaches the 40 MiB allocated.
+peak=$(maxof "$P" "Tree Memory" rss)
+ge "$peak" 41943040 || fail "normal: Tree Memory markers peak at $peak"
+node -e '
+const p = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+const c = p.counters.find((c) => c.name === "Tree Memory").sampleGroups[0].samples;
+let level = 0, peak = 0;
+for (const x of c.count) { level += x; peak = Math.max(peak, level); }
+if (Math.abs(peak - Number(process.argv[2])) > 0.5) { console.error(`counter peak ${peak}, markers ${process.argv[2]}`); process.exit(1); }
+const cpu = p.counters.find((c) => c.name === "Tree CPU").sampleGroups[0].samples;
+const sum = cpu.count.reduce((a, b) => a + b, 0);
+if (sum <= 0) { console.error("no tree CPU"); process.exit(1); }
+' "$P" "$peak" || fail "normal: the counters do not hold the markers' figures"
+
+# ---- each stop: the profile at the stop signal and the final one -------------------------------
+export HELPER_KEEP_AT_SIGNAL=1
+for how in timeout output-timeout TERM INT parent timeout-form; do
+    P="$T/stop-$how.json"
+    new_events
+    case $how in
+    timeout) "$RESMON_RUN" -q -i 0.05 -t 30 -o "$P" -- "$HELPER" sigcheck "$P" 30 >/dev/null 2>&1 & ;;
+    output-timeout) "$RESMON_RUN" -q -i 0.05 --output-timeout 1 -o "$P" -- "$HELPER" sigcheck "$P" 30 >/dev/null 2>&1 & ;;
+    TERM | INT) "$RESMON_RUN" -q -i 0.05 -o "$P" -- "$HELPER" sigcheck "$P" 30 >/dev/null 2>&1 & ;;
+    timeout-form) "$TIMEOUT_LINK" -o "$P" 30 "$HELPER" sigcheck "$P" 30 >/dev/null 2>&1 & ;;
+    parent)
+        # the parent is a shell that dies while resmon-run runs
+        sh -c '"$@" & echo $! >"$0.pid"; exec sleep 60' "$T/parent" "$RESMON_RUN" -q -i 0.05 -o "$P" -- \
+            "$HELPER" sigcheck "$P" 30 >/dev/null 2>&1 &
+        ;;
+    esac
+    sup=$!
+    wait_event "ready *" >/dev/null
+    [ $how = timeout-form ] || wait_samples "$P" 3 # (no sampling there)
+    case $how in
+    timeout | timeout-form) kill -ALRM "$sup" ;;
+    output-timeout) ;; # the helper prints nothing more
+    TERM | INT) kill -"$how" "$sup" ;;
+    parent) kill -KILL "$sup" ;;
+    esac
+    wait_event "saw *" >/dev/null
+    if [ $how = parent ]; then
+        rpid=$(cat "$T/parent.pid")
+        n=0
+        while alive "$rpid"; do
+            n=$((n + 1))
+            [ $n -lt 400 ] || fail "parent: resmon-run did not end"
+            read -r -t 0.05 _ <&9 || :
+        done
+    else
+        wait "$sup"
+    fi
+    [ -s "$P.at-signal" ] || fail "$how: nothing at the stop signal"
+    for F in "$P.at-signal" "$P"; do
+        f=$(facts "$F" Timeout,Command,KillStep)
+        [ $how = timeout-form ] || expect_counters "$f" "$how $F"
+        case "$f" in *"label Timeout:timeout: "*"Open tests (openTests, list)=[list] [\"stop/open-test.js\"]"*) ;;
+        *) fail "$how $F: the timeout marker does not name the open test: $f" ;; esac
+        case "$f" in *"Live processes (liveProcesses, table)=[table] [["*) ;;
+        *) fail "$how $F: the timeout marker does not list live processes: $f" ;; esac
+    done
+    # At the signal the command still ran: its marker says so; at the end it says why it ended.
+    f=$(facts "$P.at-signal" Command)
+    case "$f" in *"Ended by (reason, string)=running"*) ;; *) fail "$how: the stop-time command marker: $f" ;; esac
+    f=$(facts "$P" Command,KillStep)
+    want=$how
+    case $how in TERM | INT) want=stopped ;; parent) want=parent-died ;; timeout-form) want=timeout ;; esac
+    case "$f" in *"Ended by (reason, string)=$want"*) ;; *) fail "$how: the command marker's reason: $f" ;; esac
+    case "$f" in *"label KillStep:kill: kill: "*" | "*" to "*" processes ("*) ;; *) fail "$how: kill steps: $f" ;; esac
+    expect_test "$P" stop/open-test.js "$([ $how = timeout ] || [ $how = output-timeout ] || [ $how = timeout-form ] && echo TIMEOUT || echo INCOMPLETE)" \
+        "$([ $how = timeout ] || [ $how = output-timeout ] || [ $how = timeout-form ] && echo yellow || echo orange)"
+done
+unset HELPER_KEEP_AT_SIGNAL
+
+# ---- a killed run, recovered -------------------------------------------------------------------
+# Killed in the middle of a test: the recovered profile still has the command, the root process,
+# the open test (with what the tree's counters say it cost) and a phase the command left open.
+S="$T/killed.json"
+new_events
+"$RESMON_RUN" -q -i 0.02 -o "$S" -- sh -c '"$0" --mark phase-begin build; exec "$1" steps 3 0.3' \
+    "$RESMON_RUN" "$HELPER" >/dev/null 2>&1 &
+sup=$!
+wait_event "step 3" >/dev/null
+# let a few samples of the open test reach the stream (the helper burns for 300 ms)
+wait_samples "$S" $(($(grep -c '"type":"marker","name":"Tree CPU"' "$S") + 8))
+kill -KILL $sup
+wait $sup 2>/dev/null
+"$RESMON_RUN" --recover "$S" -o "$T/recovered.json" 2>/dev/null || fail "recover failed"
+f=$(facts "$T/recovered.json" Command,Phase,Process)
+expect_counters "$f" recovered
+case "$f" in *"label Command:command: "*"Ended by (reason, string)=running"*) ;; *) fail "recovered: no command marker: $f" ;; esac
+root=$(markers "$T/recovered.json" process | grep -F '"cmd":"sh -c ')
+[ -n "$root" ] || fail "recovered: no process marker for the root, which still ran: $(markers "$T/recovered.json" process)"
+ph=$(markers "$T/recovered.json" Phase | cut -f5)
+case "$ph" in *'"phase":"build"'*'"cpuTime":'*'"cpuPercent":"'*) ;; *) fail "recovered: the open phase has no CPU time: $ph" ;; esac
+t=$(test_line "$T/recovered.json" steps/test_1.js | cut -f5)
+case "$t" in *'"status":"INCOMPLETE"'*'"cpuTime":'*) ;; *) fail "recovered: the open test: $t" ;; esac
+cpu=$(printf '%s\n' "$t" | sed 's/.*"cpuTime":\([0-9.]*\).*/\1/')
+ge "$cpu" 50 || fail "recovered: the open test burned for 300 ms but cost $cpu ms"
+case "$f" in *"CPU Time (cpuTime, duration)= ()"*|*"CPU time:  ()"*) fail "recovered: an empty CPU label: $f" ;; esac
+
+# ---- past the marker limit ---------------------------------------------------------------------
+P="$T/limit.json"
+awk 'BEGIN { for (i = 0; i < 300; i++) {
+    printf "{\"action\":\"test_start\",\"test\":\"lim/t%d.js\"}\n", i
+    printf "{\"action\":\"test_end\",\"test\":\"lim/t%d.js\",\"status\":\"PASS\"}\n", i } }' >"$T/limit.log"
+"$RESMON_RUN" -q -i 0 --max-markers 50 -o "$P" -- cat "$T/limit.log" >/dev/null 2>&1 || fail "limit run failed"
+f=$(facts "$P" Warning)
+case "$f" in *"label Warning:markers left out: "*"were left out"*) ;; *) fail "limit: no warning: $f" ;; esac
+
+# ---- every test-log format ---------------------------------------------------------------------
+for log in "$TOP_SRCDIR"/tests/fixtures/testlog/*.txt "$TOP_SRCDIR"/tests/fixtures/testlog/*.log; do
+    name=$(basename "$log")
+    P="$T/format-$name.json"
+    "$RESMON_RUN" -q -i 0.05 -o "$P" -- cat "$log" >/dev/null 2>&1 || fail "$name: run failed"
+    f=$(facts "$P")
+    case "$f" in *"Test:"*) ;; *) fail "$name: no test marker in the front-end: $f" ;; esac
+done
+
+# ---- gzip --------------------------------------------------------------------------------------
+P="$T/zipped.json.gz"
+"$RESMON_RUN" -q -i 0.05 -o "$P" -- "$HELPER" burn 0.2 || fail "gzip run failed"
+[ "$(od -An -tx1 -N2 "$P" | tr -d ' ')" = 1f8b ] || fail "-o FILE.gz is not gzip"
+f=$(facts "$P")
+expect_counters "$f" gzip
+"$RESMON_RUN" --recover "$P" 2>&1 | grep -q "already a full profile" || fail "--recover of a gzip profile"
+"$RESMON_RUN" -q -i 0.05 --gzip -o "$T/zipped2.json" -- true || fail "--gzip run failed"
+[ "$(od -An -tx1 -N2 "$T/zipped2.json" | tr -d ' ')" = 1f8b ] || fail "--gzip is not gzip"
+echo "every kind of profile loads in the front-end as it must"
