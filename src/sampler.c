@@ -366,6 +366,14 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
+const struct marker_counter *const *sampler_counters(size_t *ret_n)
+{
+    static const struct marker_counter *const all[] = {&cpu_counter, &mem_counter, &sampler_tree_cpu_counter,
+                                                       &sampler_tree_mem_counter};
+    *ret_n = ARRAY_SIZE(all);
+    return all;
+}
+
 /* ---- machine ---------------------------------------------------------------------------- */
 
 static bool disk_filter(const char *name, size_t n, void *ctx)

@@ -67,6 +67,8 @@ enum { TREEMEM_RSS, TREEMEM_PSS };
 /* "Tree CPU" (ms of CPU per sample) and "Tree Memory" (bytes): the converter costs what it
  * closes itself from these (profile.h). */
 extern const struct marker_counter sampler_tree_cpu_counter, sampler_tree_mem_counter;
+/* Every counter the sampler may declare. */
+const struct marker_counter *const *sampler_counters(size_t *ret_n);
 
 struct sampler_config {
     uint64_t interval_ns; /* nominal interval (0: sampling off — the sampler still accounts) */
