@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
+#include "procfs.h"
 #include "util.h"
 
 struct contain {
@@ -29,6 +31,9 @@ struct contain {
     /* cgroup.procs text, reused between listings */
     char *buf;
     size_t buf_cap;
+    int cg_events; /* cgroup.events, polled for POLLPRI (contain_watch) */
+    int *watch_fds;
+    size_t n_watch;
 };
 
 /* ---- finding a writable cgroup2 hierarchy ---------------------------------------------------- */
@@ -116,8 +121,21 @@ static int find_own_cgroup(char *ret, size_t size)
     return -ENOENT;
 }
 
+/* The start time of pid (proc(5) field 22, clock ticks after boot): with the pid, a process's
+ * identity. 0 when it is gone. */
+static unsigned long long start_time(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    ssize_t n = read_file_at(AT_FDCWD, path, buf, sizeof buf);
+    struct procfs_pid_stat st;
+    return n > 0 && procfs_parse_pid_stat(buf, (size_t)n, &st) == 0 ? st.starttime : 0;
+}
+
 /* A run killed outright (SIGKILL) cannot remove its leaf. Tidy up such leaves beside ours: empty
- * ones whose owner pid is gone. Best effort. */
+ * ones whose owner is gone. The leaf names its owner by pid and start time, so a pid that lives
+ * on under another process (PID 1 of a container that restarted) does not keep a leaf forever.
+ * Best effort. */
 static void remove_stale_leaves(const char *parent)
 {
     DIR *d = opendir(parent);
@@ -126,9 +144,11 @@ static void remove_stale_leaves(const char *parent)
     struct dirent *e;
     while ((e = readdir(d))) {
         int pid;
-        if (strncmp(e->d_name, "resmon-run.", 11) != 0 || sscanf(e->d_name + 11, "%d.", &pid) != 1 || pid <= 0)
+        unsigned long long start;
+        if (strncmp(e->d_name, "resmon-run.", 11) != 0 || sscanf(e->d_name + 11, "%d.%llu", &pid, &start) != 2 ||
+            pid <= 0)
             continue;
-        if (kill(pid, 0) == 0 || errno != ESRCH)
+        if (start_time(pid) == start)
             continue;
         /* rmdir fails with EBUSY while processes are inside: exactly the guard wanted. */
         unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
@@ -145,10 +165,10 @@ static int cgroup_setup(struct contain *c)
     r = find_own_cgroup(own, sizeof own);
     if (r < 0)
         return r;
-    /* A leaf beside nothing else of ours: unique per run by pid and a clock reading, so a stale
-     * directory of a killed earlier run with the same pid is not reused. */
-    int n = snprintf(path, sizeof path, "%s%s%sresmon-run.%d.%llx", mnt, strcmp(own, "/") ? own : "", "/",
-                     (int)c->self, (unsigned long long)(now_ns() & 0xffffff));
+    /* A leaf beside nothing else of ours, named by its owner's pid and start time: a stale
+     * directory of a killed earlier run with the same pid is not reused, and is known as stale. */
+    int n = snprintf(path, sizeof path, "%s%s%sresmon-run.%d.%llu", mnt, strcmp(own, "/") ? own : "", "/",
+                     (int)c->self, start_time(c->self));
     if (n < 0 || (size_t)n >= sizeof path)
         return -ENAMETOOLONG;
     char *slash = strrchr(path, '/');
@@ -217,13 +237,20 @@ static bool is_foreign(const struct contain *c, pid_t pid)
     return false;
 }
 
-void contain_reaped(struct contain *c, pid_t pid)
+void contain_add_foreign(struct contain *c, pid_t pid)
+{
+    size_t cap = c->n_foreign; /* push_pid grows by doubling from any size */
+    push_pid(&c->foreign, &c->n_foreign, &cap, pid);
+}
+
+bool contain_reaped(struct contain *c, pid_t pid)
 {
     for (size_t i = 0; i < c->n_foreign; i++)
         if (c->foreign[i] == pid) {
             c->foreign[i] = c->foreign[--c->n_foreign];
-            return;
+            return true;
         }
+    return false;
 }
 
 int contain_new(enum contain_mode mode, struct contain **ret, const char **ret_why)
@@ -232,7 +259,7 @@ int contain_new(enum contain_mode mode, struct contain **ret, const char **ret_w
     if (!c)
         return -ENOMEM;
     c->self = getpid();
-    c->cg_dirfd = c->cg_procs_w = -1;
+    c->cg_dirfd = c->cg_procs_w = c->cg_events = -1;
     if (ret_why)
         *ret_why = NULL;
     /* Orphans re-parent to us in every tier, so every exit in the tree is reaped by someone we
@@ -306,6 +333,8 @@ static void release_members(struct contain *c)
     free(pids);
 }
 
+static void close_watch(struct contain *c);
+
 void contain_free(struct contain *c)
 {
     if (!c)
@@ -314,6 +343,9 @@ void contain_free(struct contain *c)
         close(c->cg_procs_w);
     if (c->cg_dirfd >= 0)
         close(c->cg_dirfd);
+    closep(&c->cg_events);
+    close_watch(c);
+    free(c->watch_fds);
     if (c->cg_path) {
         release_members(c);
         char *slash = strrchr(c->cg_path, '/');
@@ -396,6 +428,29 @@ static int push_pid(pid_t **v, size_t *n, size_t *cap, pid_t pid)
     return 0;
 }
 
+/* Append the pids of a whitespace-separated list in c->buf, skipping resmon-run, foreign ones and
+ * those already in v[0..first). */
+static int push_listed(struct contain *c, pid_t **v, size_t *n, size_t *cap, size_t first)
+{
+    for (char *p = c->buf; *p;) {
+        char *end;
+        long pid = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        p = end;
+        while (*p == '\n' || *p == ' ')
+            p++;
+        if (pid <= 0 || pid == c->self || is_foreign(c, (pid_t)pid))
+            continue;
+        bool dup = false;
+        for (size_t i = 0; i < first && !dup; i++)
+            dup = (*v)[i] == (pid_t)pid;
+        if (!dup && push_pid(v, n, cap, (pid_t)pid) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
 static int cgroup_members(struct contain *c, pid_t **ret, size_t *ret_n)
 {
     size_t len;
@@ -404,18 +459,18 @@ static int cgroup_members(struct contain *c, pid_t **ret, size_t *ret_n)
         return r;
     pid_t *v = NULL;
     size_t n = 0, cap = 0;
-    for (char *p = c->buf; *p;) {
-        char *end;
-        long pid = strtol(p, &end, 10);
-        if (end == p)
-            break;
-        if (pid > 0 && pid != c->self && push_pid(&v, &n, &cap, (pid_t)pid) < 0) {
-            free(v);
-            return -ENOMEM;
-        }
-        p = end;
-        while (*p == '\n')
-            p++;
+    if (push_listed(c, &v, &n, &cap, 0) < 0) {
+        free(v);
+        return -ENOMEM;
+    }
+    /* resmon-run's own children (it is single-threaded: its task's children are all of them):
+     * one that left the cgroup is still the tree's. */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)c->self);
+    size_t from_cgroup = n;
+    if (read_into(c, AT_FDCWD, path, &len) == 0 && push_listed(c, &v, &n, &cap, from_cgroup) < 0) {
+        free(v);
+        return -ENOMEM;
     }
     *ret = v;
     *ret_n = n;
@@ -559,7 +614,18 @@ static bool still_member(struct contain *c, pid_t pid)
             *nl = '\0';
         /* Our leaf's name is unique; members sit in it or below it. */
         const char *leaf = strrchr(c->cg_path, '/');
-        return leaf && strstr(line, leaf) != NULL;
+        if (leaf && strstr(line, leaf) != NULL)
+            return true;
+        /* a child of ours that left the cgroup */
+        pid_t ppid;
+        char state;
+        snprintf(path, sizeof path, "%d", (int)pid);
+        int procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        bool child = procfd >= 0 && stat_ppid(procfd, path, &ppid, &state) == 0 && ppid == c->self &&
+                     !is_foreign(c, pid);
+        if (procfd >= 0)
+            close(procfd);
+        return child;
     }
     /* Subreaper tier: walk the parent links up to us. */
     for (int depth = 0; depth < 4096 && pid > 1; depth++) {
@@ -594,6 +660,17 @@ static int signal_member(struct contain *c, pid_t pid, int sig)
     return r;
 }
 
+int contain_signal_group(struct contain *c, int sig)
+{
+    if (c->root <= 0)
+        return 0;
+    int r = kill(-c->root, sig) == 0 ? 1 : -errno;
+    /* A stopped process would keep the signal pending forever. */
+    if (sig != SIGKILL && sig != SIGCONT && sig != 0)
+        kill(-c->root, SIGCONT);
+    return r;
+}
+
 int contain_signal_all(struct contain *c, int sig)
 {
     int count = 0;
@@ -609,6 +686,12 @@ int contain_signal_all(struct contain *c, int sig)
     for (size_t i = 0; i < n; i++)
         if (signal_member(c, pids[i], sig) == 0)
             count++;
+    if (sig != SIGKILL && sig != SIGCONT && sig != 0) {
+        if (c->root > 0)
+            kill(-c->root, SIGCONT);
+        for (size_t i = 0; i < n; i++)
+            signal_member(c, pids[i], SIGCONT);
+    }
     free(pids);
     return count;
 }
@@ -631,8 +714,9 @@ bool contain_empty(struct contain *c)
         ssize_t n = read_file_at(c->cg_dirfd, "cgroup.events", buf, sizeof buf);
         if (n >= 0) {
             const char *p = strstr(buf, "populated ");
-            if (p)
-                return p[10] == '0';
+            if (p && p[10] != '0')
+                return false;
+            /* empty inside: only children that left it may be alive (listed below) */
         }
     }
     pid_t *pids = NULL;
@@ -650,52 +734,100 @@ bool contain_empty(struct contain *c)
     return empty;
 }
 
-int contain_kill_all(struct contain *c)
+size_t contain_kill_pass(struct contain *c)
 {
+    pid_t *pids = NULL;
+    size_t n = 0;
+    if (contain_members(c, &pids, &n) < 0)
+        return 0;
+    int procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    size_t alive = 0;
+    for (size_t i = 0; i < n; i++)
+        if (procfd < 0 || pid_alive(procfd, pids[i]))
+            alive++;
     if (c->tier == CONTAIN_CGROUP) {
+        /* The kernel kills every member, and any process forked concurrently, atomically. */
         int fd = openat(c->cg_dirfd, "cgroup.kill", O_WRONLY | O_CLOEXEC);
         if (fd >= 0) {
-            /* The kernel kills every member, and any process forked concurrently, atomically. */
             ssize_t w = write(fd, "1", 1);
-            int err = errno;
+            (void)w;
             close(fd);
-            if (w == 1)
-                return 1;
-            (void)err;
         }
     }
-    /* Kill in passes until nothing is left alive. A SIGKILLed process can no longer fork, so each
-     * pass removes a generation; bounded in time so a process stuck in D state cannot hang us. */
-    uint64_t give_up = now_ns() + 5 * NSEC_PER_SEC;
-    int passes = 0;
-    int procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (procfd < 0)
-        return -errno;
-    for (;;) {
-        pid_t *pids = NULL;
-        size_t n = 0;
-        int r = contain_members(c, &pids, &n);
-        if (r < 0) {
-            close(procfd);
-            return r;
-        }
-        size_t alive = 0;
-        if (c->root > 0)
-            kill(-c->root, SIGKILL);
-        for (size_t i = 0; i < n; i++) {
-            if (!pid_alive(procfd, pids[i]))
-                continue;
-            alive++;
+    /* The group, then every member listed (in the cgroup tier: the children outside it; a second
+     * KILL is harmless). */
+    if (c->root > 0)
+        kill(-c->root, SIGKILL);
+    for (size_t i = 0; i < n; i++)
+        if (procfd < 0 || pid_alive(procfd, pids[i]))
             signal_member(c, pids[i], SIGKILL);
+    if (procfd >= 0)
+        close(procfd);
+    free(pids);
+    return alive;
+}
+
+static void close_watch(struct contain *c)
+{
+    for (size_t i = 0; i < c->n_watch; i++)
+        close(c->watch_fds[i]);
+    c->n_watch = 0;
+}
+
+size_t contain_watch(struct contain *c, int *fds, size_t max, short *ret_events, bool *ret_complete)
+{
+    *ret_complete = true;
+    if (c->tier == CONTAIN_CGROUP) {
+        /* cgroupfs notifies a change of cgroup.events as POLLPRI, once per read of it. */
+        char buf[256];
+        if (c->cg_events < 0)
+            c->cg_events = openat(c->cg_dirfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+        if (c->cg_events >= 0 && pread(c->cg_events, buf, sizeof buf, 0) >= 0 && max > 0) {
+            *ret_events = POLLPRI;
+            fds[0] = c->cg_events;
+            /* members outside the cgroup are resmon-run's children: SIGCHLD tells of them */
+            return 1;
         }
-        free(pids);
-        passes++;
-        if (alive == 0 || now_ns() > give_up)
-            break;
-        /* Let the killed ones die before listing again. */
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
+        *ret_complete = false;
+        return 0;
     }
-    close(procfd);
-    return passes;
+    close_watch(c);
+    pid_t *pids = NULL;
+    size_t n = 0;
+    if (contain_members(c, &pids, &n) < 0) {
+        *ret_complete = false;
+        return 0;
+    }
+    if (!c->watch_fds || max > 0) {
+        int *w = realloc(c->watch_fds, (max ? max : 1) * sizeof *w);
+        if (w)
+            c->watch_fds = w;
+    }
+    char path[64], buf[1024];
+    for (size_t i = 0; i < n && c->watch_fds; i++) {
+        /* resmon-run's children end with a SIGCHLD: no descriptor needed */
+        pid_t ppid;
+        char state;
+        snprintf(path, sizeof path, "%d", (int)pids[i]);
+        int procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        bool child = procfd >= 0 && stat_ppid(procfd, path, &ppid, &state) == 0 && ppid == c->self;
+        if (procfd >= 0)
+            close(procfd);
+        (void)buf;
+        if (child)
+            continue;
+        if (c->n_watch == max) {
+            *ret_complete = false;
+            break;
+        }
+        int fd = sys_pidfd_open(pids[i]);
+        if (fd < 0)
+            continue; /* gone already */
+        c->watch_fds[c->n_watch++] = fd;
+    }
+    free(pids);
+    for (size_t i = 0; i < c->n_watch; i++)
+        fds[i] = c->watch_fds[i];
+    *ret_events = POLLIN;
+    return c->n_watch;
 }

@@ -47,22 +47,41 @@ int contain_child_join(const struct contain *c);
 /* Record the command's pid (the root of the tree) once forked. */
 void contain_set_root(struct contain *c, pid_t pid);
 
-/* The supervisor reaped pid (bookkeeping of children that predate the command). */
-void contain_reaped(struct contain *c, pid_t pid);
+/* A child of resmon-run that is not part of the tree (its watchdog). */
+void contain_add_foreign(struct contain *c, pid_t pid);
+/* The supervisor reaped pid. Returns true when it was not a member of the tree (a child that
+ * predates the command, or the watchdog): its resources are not the tree's. */
+bool contain_reaped(struct contain *c, pid_t pid);
 
 /* Live members of the tree (excluding resmon-run itself), in *ret_pids (malloc'ed, caller frees),
- * count in *ret_n. A process may exit right after it is listed: callers treat ESRCH/ENOENT on a
- * listed pid as normal. Zombies are listed until reaped. Returns 0 or -errno. */
+ * count in *ret_n: the cgroup's processes (cgroup tier) or resmon-run's descendants (subreaper
+ * tier) — and in both, every child of resmon-run's but those that predate the command: a
+ * process that moved itself out of the cgroup and was orphaned is re-parented to resmon-run,
+ * and is the tree's still. A process may exit right after it is listed: callers treat
+ * ESRCH/ENOENT on a listed pid as normal. Zombies are listed until reaped. Returns 0 or -errno. */
 int contain_members(struct contain *c, pid_t **ret_pids, size_t *ret_n);
 
+/* Send sig to the command's process group: the timeout and stop signals go there, as GNU
+ * timeout sends them (a nested supervisor, in a group of its own, handles its own command). Then
+ * CONT, so a stopped member gets it. Returns the number of processes in the group signalled
+ * (0 or the group's size is not known: 1 when the group exists), or -errno. */
+int contain_signal_group(struct contain *c, int sig);
 /* Send sig to every member (the group of the command and every listed pid, so setsid escapers are
- * reached). Returns the number of processes signalled (>= 0) or -errno. */
+ * reached); CONT after it unless sig is KILL or CONT. Returns the number of processes signalled
+ * (>= 0) or -errno. */
 int contain_signal_all(struct contain *c, int sig);
-/* Kill every member with SIGKILL until none is left alive (cgroup.kill, or freeze with SIGSTOP and
- * kill in a loop so a forking process cannot outrun it). Zombies still need reaping by the
- * caller. Returns the number of kill passes or -errno. */
-int contain_kill_all(struct contain *c);
+/* One kill pass: SIGKILL to every member alive now (cgroup.kill in the cgroup tier, and the
+ * children outside it). Never waits: a killed process takes a moment to die, and one that forked
+ * meanwhile is caught by the next pass, which the caller runs when contain_watch says members
+ * changed and contain_empty is still false. Returns the members alive before the pass. */
+size_t contain_kill_pass(struct contain *c);
 /* True when no live member is left (zombies waiting to be reaped do not count). */
 bool contain_empty(struct contain *c);
+/* Descriptors that become readable (POLLIN, or POLLPRI for cgroup.events) when members may have
+ * ended: cgroup.events in the cgroup tier, else pidfds of up to max members that are not
+ * resmon-run's children (a child's end comes as SIGCHLD). Owned by c, valid until the next call;
+ * *ret_events is the poll event to wait for. Returns how many; *ret_complete is false when some
+ * members have no descriptor (the caller then also looks again after a short while). */
+size_t contain_watch(struct contain *c, int *fds, size_t max, short *ret_events, bool *ret_complete);
 
 #endif

@@ -53,6 +53,8 @@ int main(int argc, char **argv)
             status = 0;
         } else if (r == -EINVAL) {
             log_msg("'%s' is neither a profile stream nor a profile", o.recover);
+        } else if (r == -EBUSY) {
+            log_msg("'%s' is being written by a running resmon-run: convert a copy with -o FILE", o.recover);
         } else if (r < 0) {
             log_errno(r, "cannot recover '%s'", o.recover);
         } else {

@@ -1,6 +1,7 @@
 #include "procfs.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
@@ -358,4 +359,40 @@ size_t procfs_format_cmdline(const char *buf, size_t len, char *out, size_t out_
         out[i] = buf[i] == '\0' ? ' ' : buf[i];
     out[n] = '\0';
     return n;
+}
+
+/* Lines of buf[0..len) one at a time: "key<ws>: value". */
+int procfs_count_cores(const char *buf, size_t len)
+{
+    long seen[1024][2];
+    int count = 0;
+    long phys = 0;
+    for (const char *line = buf, *end = buf + len; line < end;) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        const char *le = nl ? nl : end;
+        const char *colon = memchr(line, ':', (size_t)(le - line));
+        size_t klen = (size_t)(le - line);
+        if (colon) {
+            char num[32];
+            size_t vn = MIN((size_t)(le - colon - 1), sizeof num - 1);
+            memcpy(num, colon + 1, vn);
+            num[vn] = '\0';
+            long v = strtol(num, NULL, 10);
+            if (klen >= 11 && strncmp(line, "physical id", 11) == 0)
+                phys = v;
+            else if (klen >= 7 && strncmp(line, "core id", 7) == 0) {
+                int i;
+                for (i = 0; i < count; i++)
+                    if (seen[i][0] == phys && seen[i][1] == v)
+                        break;
+                if (i == count && count < 1024) {
+                    seen[count][0] = phys;
+                    seen[count][1] = v;
+                    count++;
+                }
+            }
+        }
+        line = nl ? nl + 1 : end;
+    }
+    return count;
 }

@@ -85,6 +85,10 @@ struct procfs_pid_stat {
  * or -EINVAL when the line is cut before field 24. */
 int procfs_parse_pid_stat(const char *buf, size_t len, struct procfs_pid_stat *ret);
 
+/* /proc/cpuinfo: the number of physical cores (distinct "physical id"/"core id" pairs); 0 when it
+ * does not say (some architectures list neither). */
+int procfs_count_cores(const char *buf, size_t len);
+
 enum {
     PSTATUS_VMRSS = 1u << 0,
     PSTATUS_VMHWM = 1u << 1,

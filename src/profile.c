@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <zlib.h>
 
@@ -2084,8 +2085,8 @@ int profile_conv_write(struct profile_conv *pc, int out_fd, const struct profile
 /* ---- finalize, detect, recover ------------------------------------------------------------ */
 
 /* Write a file at dirfd/path atomically: fill(ctx, fd) writes a temporary file beside it, which
- * is fsynced and renamed over path, and the directory is fsynced. */
-static int write_atomically(int dirfd, const char *path, int (*fill)(void *ctx, int fd), void *ctx)
+ * is fsynced and renamed over path, and the directory is fsynced. keep_fd: profile_end.lock_fd. */
+static int write_atomically(int dirfd, const char *path, int (*fill)(void *ctx, int fd), void *ctx, int *keep_fd)
 {
     if (!path || !*path)
         return -EINVAL;
@@ -2116,7 +2117,10 @@ static int write_atomically(int dirfd, const char *path, int (*fill)(void *ctx, 
     int r = fill(ctx, fd);
     if (r >= 0 && fsync(fd) < 0)
         r = -errno;
-    if (r >= 0) {
+    /* Locked before it takes the path: the path is never an unlocked file while the run lives. */
+    if (r >= 0 && keep_fd && flock(fd, LOCK_EX | LOCK_NB) < 0)
+        r = -errno;
+    if (r >= 0 && !keep_fd) {
         int fdx = TAKE_FD(fd);
         if (close(fdx) < 0 && errno != EINTR)
             r = -errno;
@@ -2126,6 +2130,11 @@ static int write_atomically(int dirfd, const char *path, int (*fill)(void *ctx, 
     if (r < 0) {
         unlinkat(dirfd, tmp, 0);
         return r;
+    }
+    if (keep_fd) {
+        if (*keep_fd >= 0)
+            close(*keep_fd);
+        *keep_fd = TAKE_FD(fd);
     }
     /* The rename itself must survive a crash: the directory entry is data too. */
     _cleanup_close_ int dfd = openat(dirfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -2151,7 +2160,7 @@ static int finalize_conv(struct conv *c, int dirfd, const char *path, const stru
                          struct profile_stats *ret_stats)
 {
     struct conv_fill f = {c, end, {0}};
-    int r = write_atomically(dirfd, path, fill_conv, &f);
+    int r = write_atomically(dirfd, path, fill_conv, &f, end ? end->lock_fd : NULL);
     if (r == 0 && ret_stats)
         *ret_stats = f.st;
     return r;
@@ -2301,7 +2310,7 @@ int profile_recover(const char *in_path, const char *out_path, bool gzip, struct
         if (!out_path || strcmp(out_path, in_path) == 0)
             return PROFILE_RECOVER_ALREADY_FULL;
         struct copy_fill f = {fd, gzip};
-        int r = write_atomically(AT_FDCWD, out_path, fill_copy, &f);
+        int r = write_atomically(AT_FDCWD, out_path, fill_copy, &f, NULL);
         if (r == 0 && ret_stats)
             *ret_stats = (struct profile_stats){.bytes = f.bytes};
         return r < 0 ? r : PROFILE_RECOVER_ALREADY_FULL;
@@ -2311,6 +2320,9 @@ int profile_recover(const char *in_path, const char *out_path, bool gzip, struct
     case PROFILE_KIND_STREAM:
         break;
     }
+    /* A stream a live run is writing: converting it in place would take its path from under it. */
+    if ((!out_path || strcmp(out_path, in_path) == 0) && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK)
+        return -EBUSY;
     struct profile_end end = {.end_ms = -1, .open_status = "INCOMPLETE", .gzip = gzip};
     return profile_finalize(fd, AT_FDCWD, out_path ? out_path : in_path, &end, ret_stats);
 }

@@ -67,6 +67,9 @@ struct profile_end {
                                 "INCOMPLETE") */
     bool gzip;               /* write the profile gzip-compressed (as the profiler and Treeherder
                                 read it); the stream itself is always plain */
+    int *lock_fd;            /* not NULL: the profile, locked (flock) before it is renamed into
+                                place, stays open in *lock_fd (the one there before is closed), so
+                                that while a run lives its path is never free for another run */
 };
 
 /* Whether a profile written to path is compressed by default: its name ends in ".gz". */
@@ -133,7 +136,9 @@ enum profile_kind profile_detect(int fd);
  * also the output; nothing is ever written through a symlink (the output is renamed into place).
  * gzip: compress the profile (profile_path_wants_gzip of the output's name is the usual choice).
  * Returns 0 when a profile was written, PROFILE_RECOVER_ALREADY_FULL when in_path already holds a
- * full profile (nothing written), -EINVAL when it is neither, or -errno. */
+ * full profile (nothing written; with out_path, copied there), -EINVAL when it is neither, -EBUSY
+ * when in_path is a stream a live run is still writing and it would be converted in place (the
+ * run's path would be taken from under it), or -errno. */
 #define PROFILE_RECOVER_ALREADY_FULL 1
 int profile_recover(const char *in_path, const char *out_path, bool gzip, struct profile_stats *ret_stats);
 

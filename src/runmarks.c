@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "sampler.h"
+#include "stream.h"
 #include "util.h"
 
 enum { CMD_CMD, CMD_PID, CMD_EXIT, CMD_REASON, CMD_SIGNAL, CMD_TIER, CMD_CPU, CMD_RSS, CMD_LEFTOVERS };
@@ -68,11 +69,13 @@ const struct marker_type runmarks_killstep_type = {
     .nfields = ARRAY_SIZE(kill_fields),
 };
 
-enum { FIN_REASON, FIN_LINES, FIN_ERRORS };
+enum { FIN_REASON, FIN_LINES, FIN_ERRORS, FIN_WAITING, FIN_LOST };
 static const struct marker_field finalize_fields[] = {
     [FIN_REASON] = MARKER_FIELD("reason", "Reason", "string", 0),
     [FIN_LINES] = MARKER_FIELD("streamLines", "Stream lines", "integer", 0),
     [FIN_ERRORS] = MARKER_FIELD("writeErrors", "Failed stream writes", "integer", 0),
+    [FIN_WAITING] = MARKER_FIELD("linesWaiting", "Lines waiting to be written", "integer", 0),
+    [FIN_LOST] = MARKER_FIELD("linesLost", "Lines lost", "integer", 0),
 };
 const struct marker_type runmarks_finalize_type = {
     .name = "Finalize",
@@ -214,12 +217,15 @@ void runmarks_kill_payload(struct jsonw *w, int sig, const char *why, unsigned t
     mpay_end(&p);
 }
 
-void runmarks_finalize_payload(struct jsonw *w, const char *why, uint64_t stream_lines, uint64_t write_errors)
+void runmarks_finalize_payload(struct jsonw *w, const char *why, uint64_t stream_lines,
+                               const struct stream_health *h)
 {
     struct mpay p;
     mpay_begin(&p, w, &runmarks_finalize_type);
     mpay_str(&p, FIN_REASON, why);
     mpay_uint(&p, FIN_LINES, stream_lines);
-    mpay_uint(&p, FIN_ERRORS, write_errors);
+    mpay_uint(&p, FIN_ERRORS, h->failed_writes);
+    mpay_uint(&p, FIN_WAITING, h->lines_waiting);
+    mpay_uint(&p, FIN_LOST, h->lines_lost);
     mpay_end(&p);
 }

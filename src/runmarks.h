@@ -82,7 +82,10 @@ void runmarks_stop_payload(struct jsonw *w, const struct runmarks_stop *s);
  * "leftovers", "second stop request"). */
 void runmarks_kill_payload(struct jsonw *w, int sig, const char *why, unsigned targets);
 
-/* A finalization: why ("end", "timeout", ...), the stream's lines so far, its failed writes. */
-void runmarks_finalize_payload(struct jsonw *w, const char *why, uint64_t stream_lines, uint64_t write_errors);
+/* A finalization: why ("end", "timeout", ...), the stream's lines so far, and its health: failed
+ * writes, lines waiting to be written, lines lost (stream.h). */
+struct stream_health;
+void runmarks_finalize_payload(struct jsonw *w, const char *why, uint64_t stream_lines,
+                               const struct stream_health *h);
 
 #endif

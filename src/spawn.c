@@ -2,6 +2,7 @@
 #include "spawn.h"
 
 #include <fcntl.h>
+#include <stdint.h>
 #include <linux/sched.h>
 #include <sys/syscall.h>
 #include <stdio.h>
@@ -62,6 +63,10 @@ static _Noreturn void child(const struct spawn_config *cfg, int errfd, pid_t par
     }
     if (cfg->restore_sigchld_ignore)
         signal(SIGCHLD, SIG_IGN);
+    if (cfg->restore_sigxfsz)
+        signal(SIGXFSZ, cfg->sigxfsz_ignored ? SIG_IGN : SIG_DFL);
+    if (cfg->mark && putenv((char *)(uintptr_t)cfg->mark) < 0)
+        child_fail(errfd, errno);
     if (cfg->before_exec) {
         int r = cfg->before_exec(cfg->before_exec_ctx);
         if (r < 0)

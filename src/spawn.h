@@ -31,6 +31,10 @@ struct spawn_config {
     const char *env_name;
     const sigset_t *child_mask;    /* the mask to exec with (the caller's original) */
     bool restore_sigchld_ignore;   /* the caller had SIGCHLD ignored: restore that for the child */
+    bool restore_sigxfsz;          /* resmon-run ignores SIGXFSZ (a write past the file-size limit
+                                      must fail, not kill it): give the command the caller's */
+    bool sigxfsz_ignored;          /* ... which was SIG_IGN (else SIG_DFL) */
+    const char *mark;              /* NULL or "KEY=VALUE" added to the command's environment */
     int pdeath_signal;             /* 0: none */
     /* Last step before exec (e.g. seccomp filters for the command); returns 0 or -errno. Runs in
      * the child: only async-signal-safe work unless the parent is single-threaded (it is). */

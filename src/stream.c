@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include "jsonw.h"
@@ -16,9 +17,14 @@ struct stream {
     uint64_t t0_ns;
     uint64_t fsync_interval_ns, last_sync_ns;
     bool dirty;
-    bool torn; /* a short write left a fragment without its newline */
-    uint64_t lines, errors;
+    uint64_t lines, errors, lost;
     int last_error;
+    /* What a failed write left to write (stream.h): back[back_off..+back_len), back_lines of its
+     * newlines; partial: the file ends inside a line (the backlog's first bytes finish it). */
+    char *back;
+    size_t back_off, back_len, back_cap;
+    uint64_t back_lines;
+    bool partial;
     struct jsonw w; /* reused for every line */
     bool hold;      /* batch lines until stream_flush() */
     char *pend;     /* held lines, whole ones only */
@@ -92,53 +98,116 @@ static void put_ms(struct jsonw *w, double ms)
     jsonw_raw(w, buf, stream_format_ms(ms, buf));
 }
 
-/* Hand complete lines (nlines of them, each with its newline) to the kernel in one write. Short
- * writes on a regular file mean the disk is full or an I/O error: the rest is retried, and on
- * failure the fragment is remembered so the next line begins with a newline. */
-static int write_lines(struct stream *s, const char *buf, size_t len, uint64_t nlines)
+/* write(2) what it takes of buf; returns the bytes written and the error that stopped it (0). */
+static size_t write_some(struct stream *s, const char *buf, size_t len, int *ret_err)
 {
     size_t done = 0;
-    int err = 0;
-    if (s->torn) {
-        /* The fragment of a torn write ends here, so these lines start on lines of their own. */
-        ssize_t n;
-        do
-            n = write(s->fd, "\n", 1);
-        while (n < 0 && errno == EINTR);
-        if (n != 1) {
-            s->errors += nlines;
-            s->last_error = n < 0 ? -errno : -EIO;
-            return s->last_error;
-        }
-        s->torn = false;
-    }
+    *ret_err = 0;
     while (done < len) {
         ssize_t n = write(s->fd, buf + done, len - done);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            err = -errno;
-            break;
-        }
-        if (n == 0) {
-            err = -EIO;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            *ret_err = n < 0 ? -errno : -EIO;
+            s->errors++;
+            s->last_error = *ret_err;
             break;
         }
         done += (size_t)n;
     }
+    return done;
+}
+
+static uint64_t count_newlines(const char *p, size_t n)
+{
+    uint64_t k = 0;
+    for (const char *e = p + n; (p = memchr(p, '\n', (size_t)(e - p))); p++)
+        k++;
+    return k;
+}
+
+/* Keep buf[0..len) (nlines lines, the first perhaps the rest of a line begun in the file) for a
+ * retry, as far as the bound allows: a line begun must be finished, later lines are dropped whole
+ * beyond the bound. */
+static void backlog_keep(struct stream *s, const char *buf, size_t len, uint64_t nlines)
+{
+    size_t room = STREAM_BACKLOG_MAX > s->back_len ? STREAM_BACKLOG_MAX - s->back_len : 0;
+    size_t take = len;
+    if (take > room) {
+        /* whole lines only: up to the last newline within the room (the first line whatever
+         * its length, when it finishes one begun in the file) */
+        const char *cut = NULL;
+        for (const char *p = buf; p < buf + room && (p = memchr(p, '\n', room - (size_t)(p - buf))); p++)
+            cut = p;
+        take = cut ? (size_t)(cut - buf) + 1 : 0;
+        if (!take && s->back_len == 0 && s->partial) {
+            const char *nl = memchr(buf, '\n', len);
+            take = nl ? (size_t)(nl - buf) + 1 : len;
+        }
+    }
+    if (take && s->back_off + s->back_len + take > s->back_cap) {
+        memmove(s->back, s->back + s->back_off, s->back_len);
+        s->back_off = 0;
+        if (s->back_len + take > s->back_cap) {
+            size_t cap = MAX(s->back_cap ? s->back_cap * 2 : 65536, s->back_len + take);
+            char *b = realloc(s->back, cap);
+            if (!b)
+                take = 0;
+            else {
+                s->back = b;
+                s->back_cap = cap;
+            }
+        }
+    }
+    uint64_t kept = take ? count_newlines(buf, take) : 0;
+    if (take) {
+        memcpy(s->back + s->back_off + s->back_len, buf, take);
+        s->back_len += take;
+        s->back_lines += kept;
+    }
+    s->lost += nlines - kept;
+}
+
+/* Write what waits from an earlier failure. Returns 0 when nothing waits any more. */
+static int backlog_write(struct stream *s)
+{
+    if (!s->back_len)
+        return 0;
+    int err;
+    size_t done = write_some(s, s->back + s->back_off, s->back_len, &err);
+    uint64_t whole = count_newlines(s->back + s->back_off, done);
+    s->lines += whole;
+    s->back_lines -= whole;
+    s->partial = done > 0 ? s->back[s->back_off + done - 1] != '\n' : s->partial;
+    s->back_off += done;
+    s->back_len -= done;
+    if (!s->back_len)
+        s->back_off = 0;
+    if (err < 0)
+        return err;
+    s->last_error = 0;
+    return 0;
+}
+
+/* Hand complete lines (nlines of them, each with its newline) to the kernel in one write, after
+ * whatever waits from an earlier failure; what cannot be written waits (stream.h). */
+static int write_lines(struct stream *s, const char *buf, size_t len, uint64_t nlines)
+{
+    int err = backlog_write(s);
     if (err < 0) {
-        /* Lines wholly written before the failure count as written. */
-        uint64_t whole = 0;
-        for (size_t i = 0; i < done; i++)
-            whole += buf[i] == '\n';
-        s->lines += whole;
-        s->errors += nlines - whole;
-        s->last_error = err;
-        if (done > 0 && buf[done - 1] != '\n')
-            s->torn = true;
+        backlog_keep(s, buf, len, nlines);
         return err;
     }
-    s->lines += nlines;
+    size_t done = write_some(s, buf, len, &err);
+    uint64_t whole = count_newlines(buf, done);
+    s->lines += whole;
+    if (err < 0) {
+        s->partial = done > 0 && buf[done - 1] != '\n';
+        backlog_keep(s, buf + done, len - done, nlines - whole);
+        return err;
+    }
+    s->partial = false;
+    s->last_error = 0;
     s->dirty = true;
     if (s->fsync_interval_ns) {
         uint64_t now = now_ns();
@@ -177,7 +246,7 @@ int stream_flush(struct stream *s)
     s->nopens = s->retracted = 0;
     s->gen++;
     if (!s->pend_len)
-        return 0;
+        return backlog_write(s);
     size_t len = s->pend_len;
     uint64_t n = s->pend_lines;
     s->pend_len = 0;
@@ -205,8 +274,7 @@ static int line_end(struct stream *s)
 {
     jsonw_append(&s->w, "\n", 1);
     if (jsonw_failed(&s->w)) {
-        s->errors++;
-        s->last_error = -ENOMEM;
+        s->lost++;
         return -ENOMEM;
     }
     if (!s->hold)
@@ -261,8 +329,7 @@ void stream_state(struct stream *s, const char *line, size_t len)
         return;
     /* A line must stay one line: an embedded newline would split it into garbage. */
     if (memchr(line, '\n', len)) {
-        s->errors++;
-        s->last_error = -EINVAL;
+        s->lost++;
         return;
     }
     struct jsonw *w = line_begin(s);
@@ -428,6 +495,9 @@ int stream_open(int dirfd, const char *path, const struct stream_meta *meta, uin
         return -EISDIR;
     if (!S_ISREG(st.st_mode))
         return -EINVAL;
+    /* Before it is truncated: a file another run is writing is that run's. */
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+        return errno == EWOULDBLOCK ? -EBUSY : -errno;
     int fl = fcntl(fd, F_GETFL);
     if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
         return -errno;
@@ -497,6 +567,7 @@ void stream_close(struct stream *s)
         stream_flush(s);
         close(s->fd);
     }
+    free(s->back);
     jsonw_release(&s->w);
     free(s->pend);
     free(s->opens);
@@ -508,6 +579,16 @@ int stream_fd(const struct stream *s) { return s->fd; }
 uint64_t stream_lines(const struct stream *s) { return s->lines; }
 uint64_t stream_write_errors(const struct stream *s) { return s->errors; }
 int stream_last_error(const struct stream *s) { return s->last_error; }
+
+void stream_health(const struct stream *s, struct stream_health *ret)
+{
+    *ret = (struct stream_health){
+        .error = s->last_error,
+        .failed_writes = s->errors,
+        .lines_waiting = s->back_lines + (s->back_len && s->back[s->back_off + s->back_len - 1] != '\n'),
+        .lines_lost = s->lost,
+    };
+}
 
 int stream_sync(struct stream *s)
 {

@@ -30,9 +30,19 @@
  *   any state line           verbatim, as handed to the sink (markers.h, profile.h)
  *
  * fsync cadence: fdatasync at most every fsync_interval_ns, checked when a line is written
- * (0: only on stream_sync()). A failed write (disk full) is counted and remembered, never fatal:
- * the command must not notice. After a short write the next line starts with a newline, so the
- * torn fragment stays a line of its own that readers skip.
+ * (0: only on stream_sync()).
+ *
+ * A write that fails (disk full, a quota, the file-size limit, an I/O error) is never fatal — the
+ * command must not notice — and loses nothing it can keep: what was not written (from the exact
+ * byte a short write stopped at) waits in memory, up to STREAM_BACKLOG_MAX bytes, and is written
+ * first at the next flush or write, so the file has no torn line and no line out of place once
+ * space comes back. Past the bound, new lines are dropped whole and counted (stream_health).
+ * Only at stream_close, if the backlog still cannot be written, is it lost (and a fragment may
+ * stay, which readers skip as a torn line).
+ *
+ * Locking: the stream's file is locked (flock, exclusive) for the stream's life, so a second run
+ * given the same path is refused (-EBUSY) instead of mixing its lines into ours; the profile
+ * renamed over the path stays locked while the run lives (profile.h, profile_end.lock_fd).
  *
  * Finalization (profile.h) reads the stream back through stream_fd() (opened O_RDWR); after the
  * full profile has been renamed over FILE, the stream's inode lives on through this fd, so later
@@ -65,8 +75,9 @@ struct stream;
 
 /* Create the stream at path and write its header lines. Fails with -errno so the caller can refuse
  * to start the command: -ELOOP for a symlink, -EINVAL for an existing non-regular file (FIFO,
- * device, directory gives -EISDIR), -EACCES, -ENOSPC/-EIO when the header cannot be written,
- * -ENOMEM. dirfd: directory for relative paths (AT_FDCWD). */
+ * device; a directory gives -EISDIR), -EBUSY when another run holds the file (locking above),
+ * -EACCES, -ENOSPC/-EIO when the header cannot be written, -ENOMEM. dirfd: directory for
+ * relative paths (AT_FDCWD). */
 int stream_open(int dirfd, const char *path, const struct stream_meta *meta, uint64_t fsync_interval_ns,
                 struct stream **ret);
 /* Closes the fd (no fsync: call stream_sync first if wanted). NULL is a no-op. */
@@ -96,11 +107,21 @@ int stream_flush(struct stream *s);
 double stream_ms(const struct stream *s, uint64_t mono_ns);
 
 int stream_fd(const struct stream *s);
-/* Lines written (held ones not yet) / lines that failed to be written (e.g. ENOSPC), and the
- * last such error (-errno, 0 if none). */
+/* Lines written to the file (held and waiting ones not yet). */
 uint64_t stream_lines(const struct stream *s);
+/* write(2) calls that failed, and the last such error (-errno, 0 if none). */
 uint64_t stream_write_errors(const struct stream *s);
 int stream_last_error(const struct stream *s);
+
+#define STREAM_BACKLOG_MAX (16u * 1024 * 1024)
+struct stream_health {
+    int error;              /* the error of the last write, 0 when it succeeded */
+    uint64_t failed_writes; /* write(2) calls that failed so far */
+    uint64_t lines_waiting; /* lines kept in memory for a retry (a partly written one counts) */
+    uint64_t lines_lost;    /* lines dropped: the backlog was full, or could not be written at
+                               the end */
+};
+void stream_health(const struct stream *s, struct stream_health *ret);
 /* fdatasync now (called before finalizing). Returns 0 or -errno. */
 int stream_sync(struct stream *s);
 

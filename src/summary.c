@@ -459,6 +459,12 @@ int summary_format(const struct summary_facts *f, const struct summary_style *st
         buf_puts(&b, path);
         buf_puts(&b, "\n");
         continuation(&b);
+        if (f->stream_lines_lost) {
+            buf_printf(&b, "%llu line%s of it could not be written (%s): the profile lacks them\n",
+                       (unsigned long long)f->stream_lines_lost, f->stream_lines_lost == 1 ? "" : "s",
+                       f->stream_error ? strerror(-f->stream_error) : "write error");
+            continuation(&b);
+        }
         if (f->profile_is_stream)
             buf_printf(&b, "a stream only: '%s --recover %s' makes it a profile\n",
                        f->program ? f->program : "resmon-run", path);

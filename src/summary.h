@@ -106,6 +106,8 @@ struct summary_facts {
 
     const char *profile_path; /* NULL: no profile */
     bool profile_is_stream;   /* only the stream is there (finalizing failed) */
+    uint64_t stream_lines_lost; /* lines of the stream that could not be written */
+    int stream_error;           /* why (-errno) */
 };
 
 struct summary_style {

@@ -1,4 +1,23 @@
-/* supervise.c — see supervise.h. */
+/* supervise.c — see supervise.h.
+ *
+ * THE RUN'S STATE MACHINE (one place: advance()). Events are handled as they come (a child
+ * reaped, a signal, a deadline, output, a sample); advance() then moves the phase on:
+ *
+ *   RUNNING ──(stop: timeout, output timeout, stop request, parent death)──► STOPPING
+ *   RUNNING, STOPPING ──(the command exited)──► LEFTOVERS  when --kill-leftovers and the tree
+ *                                                          still has live members
+ *                                           └─► DRAIN      otherwise
+ *   LEFTOVERS ──(the tree is empty, or the sweep gave up)──► DRAIN
+ *   DRAIN ──(both pipes drained: at their end, or empty now with nobody left to write)──► DONE
+ *
+ * STOPPING: the stop signal went to the command's process group (as GNU timeout sends it); KILL
+ * to the group after --kill-after, or for a stop request to the whole tree after --grace.
+ * LEFTOVERS: TERM to every member, KILL passes after --grace until none is alive (event-driven:
+ * a pass follows each sign that members ended, never a sleep), giving up after KILL_GIVE_UP.
+ * DRAIN: what the command wrote is in the pipes; all of it is passed on (a slow reader waits
+ * through poll), to the pipes' end when nothing else holds them, else until they are empty now:
+ * leftovers left alone may write later, and that is theirs.
+ */
 #include "supervise.h"
 
 #include <fcntl.h>
@@ -15,10 +34,12 @@
 #include <sys/wait.h>
 #include <termios.h>
 
+#include "cimeta.h"
 #include "contain.h"
 #include "jsonw.h"
 #include "linebuf.h"
 #include "log.h"
+#include "passthru.h"
 #include "procfs.h"
 #include "profile.h"
 #include "runmarks.h"
@@ -30,18 +51,28 @@
 #include "testlog.h"
 #include "usermark.h"
 #include "util.h"
+#include "watchdog.h"
 
 /* Lines longer than this reach the parsers as their first MAX_LINE bytes (pass-through is never
  * capped): mozlog suite_start lines of a few MiB exist, 4 MiB keeps them whole. */
 #define MAX_LINE (4u << 20)
 
-#define PASS_BUF (128 * 1024)
+/* The same stop signal again within this is the same request (GNU timeout, and a CI runner that
+ * signals both a process and its group, deliver it twice). */
+#define SAME_REQUEST_NS (1000 * NSEC_PER_MSEC)
+/* How long KILL passes over leftovers go on before the survivors are reported (a process stuck
+ * in the kernel, D state, cannot die). */
+#define KILL_GIVE_UP (5 * NSEC_PER_SEC)
+/* Members without a descriptor to wait on (contain_watch): looked at again this often. */
+#define WATCH_FALLBACK (50 * NSEC_PER_MSEC)
+/* Leftovers at most watched through a descriptor each; beyond, the fallback. */
+#define WATCH_MAX 64
 
 enum phase {
     PH_RUNNING,   /* the command runs, nothing asked it to stop */
     PH_STOPPING,  /* the stop signal was sent; waiting for the command */
     PH_LEFTOVERS, /* the command is gone; stopping what it left behind */
-    PH_DRAIN,     /* everything is gone; reading the last output */
+    PH_DRAIN,     /* everything is gone or left alone; passing the last output on */
     PH_DONE,
 };
 
@@ -58,16 +89,6 @@ static const char *cause_name(enum stop_cause c)
     }
 }
 
-/* One of the command's output streams, passed through to ours. */
-struct outpipe {
-    int rfd;         /* our end of the command's pipe (non-blocking); -1 when closed */
-    int wfd;         /* where the bytes go: our stdout/stderr, maybe reopened non-blocking */
-    bool wfd_owned;  /* wfd was opened by us */
-    bool wfd_nonblock;
-    char *buf;
-    size_t off, len; /* pending bytes buf[off..off+len) not yet written downstream */
-};
-
 struct sv {
     const struct options *o;
     uint64_t t0;
@@ -76,6 +97,8 @@ struct sv {
     struct stream *stream;
     struct profile_conv *conv; /* reads the stream as it grows (NULL: finalize reads it all) */
     uint64_t conv_lines;       /* stream lines when conv last caught up */
+    int profile_lock;          /* the last profile renamed over the path, kept locked */
+    struct stream_health health_said; /* stream trouble already said on stderr */
     uint64_t tree_cpu;         /* probe_tree_cpu's reading for the current chunk of output */
     bool tree_cpu_valid;
     uint64_t tree_rss;         /* probe_tree_rss's, likewise */
@@ -92,75 +115,33 @@ struct sv {
     uint64_t last_sample_ns, last_sample_cpu;
     int sigfd, parentfd;
     struct contain *contain;
+    struct watchdog *watchdog;
     pid_t pid;
     bool exited;
     int wstatus;
     uint64_t exit_ns;
-    struct outpipe out[2];
+    struct passthru *pt[2];     /* the command's stdout and stderr (NULL: not interposed) */
     uint64_t last_output_ns;
     uint64_t deadline_timeout, deadline_output, deadline_kill, deadline_grace;
     enum phase phase;
     enum stop_cause cause;
     int stop_signal;
-    int received_signal; /* the stop request's signal (CAUSE_SIGNAL) */
+    int received_signal;        /* the stop request's signal (CAUSE_SIGNAL) */
+    int last_request;           /* the last stop signal received, and when */
+    uint64_t last_request_ns;
     bool exec_failed;
     uint64_t stop_ns;
     bool timed_out;
     bool kill_sent;
     bool tty_given;
-    unsigned stop_requests;
-    size_t leftovers; /* processes found alive after the command exited */
+    size_t leftovers;           /* processes found alive after the command exited */
+    /* the sweep of leftovers: KILL passes after the grace, until none is alive */
+    bool sweeping, sweep_gave_up;
+    uint64_t sweep_give_up;
+    bool watch_complete;        /* every member has a descriptor in the poll set */
 };
 
-/* ---- output pass-through ------------------------------------------------------------------- */
-
-/* Our stdout/stderr: a pipe gets a private non-blocking open file description (through
- * /proc/self/fd), so a slow reader never blocks the loop — and the caller's description keeps its
- * flags. Files and terminals are written blocking: their writes do not wait on a reader. */
-static void outpipe_target(struct outpipe *op, int fd)
-{
-    op->wfd = fd;
-    struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
-        char path[64];
-        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-        int nfd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-        if (nfd >= 0) {
-            op->wfd = nfd;
-            op->wfd_owned = true;
-            op->wfd_nonblock = true;
-        }
-    }
-}
-
-static void outpipe_close_read(struct outpipe *op)
-{
-    if (op->rfd >= 0)
-        close(op->rfd);
-    op->rfd = -1;
-}
-
-/* Write what is pending. Downstream gone (EPIPE, or any hard error): close our read end, so the
- * command sees exactly what it would have seen writing there itself (SIGPIPE/EPIPE). */
-static void outpipe_flush(struct outpipe *op)
-{
-    while (op->len > 0) {
-        ssize_t n = write(op->wfd, op->buf + op->off, op->len);
-        if (n > 0) {
-            op->off += (size_t)n;
-            op->len -= (size_t)n;
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno == EAGAIN)
-            return;
-        op->len = 0;
-        outpipe_close_read(op);
-        return;
-    }
-    op->off = 0;
-}
+/* ---- output ---------------------------------------------------------------------------------- */
 
 static void on_line_stdout(void *ctx, const char *line, size_t len, bool truncated, uint64_t arrival_ns)
 {
@@ -174,43 +155,44 @@ static void on_line_stderr(void *ctx, const char *line, size_t len, bool truncat
     testlog_line(sv->testlog, 2, line, len, truncated, arrival_ns);
 }
 
-/* Read one chunk from the command. Returns false at EOF (or error). */
-static bool outpipe_read(struct sv *sv, struct outpipe *op, int stream)
+/* Read a chunk of stream i (0 stdout, 1 stderr), pass it on, then let the parsers see it. */
+static enum passthru_read read_output(struct sv *sv, int i)
 {
     /* Passing output on may block: what the last chunk produced goes to the stream first. */
     stream_flush(sv->stream);
     sv->tree_cpu_valid = sv->tree_rss_valid = false;
-    ssize_t n = read(op->rfd, op->buf, PASS_BUF);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN))
-        return true;
-    if (n <= 0) {
-        outpipe_close_read(op);
-        return false;
-    }
+    const char *buf;
+    size_t n;
+    enum passthru_read r = passthru_read(sv->pt[i], &buf, &n);
+    if (r != PT_DATA)
+        return r;
     sv->last_output_ns = now_ns();
-    op->off = 0;
-    op->len = (size_t)n;
-    /* Pass the bytes on first: parsing must never delay them. */
-    outpipe_flush(op);
     if (sv->testlog) {
-        struct linebuf *lb = sv->lb[stream - 1];
-        linebuf_feed(lb, op->buf, (size_t)n, sv->last_output_ns, stream == 1 ? on_line_stdout : on_line_stderr,
-                     sv);
+        struct linebuf *lb = sv->lb[i];
+        linebuf_feed(lb, buf, n, sv->last_output_ns, i == 0 ? on_line_stdout : on_line_stderr, sv);
         size_t plen;
         uint64_t parr;
         const char *head = linebuf_pending(lb, &plen, &parr);
         if (head && parr == sv->last_output_ns) /* a line that began now, a test's name perhaps */
             testlog_line_begins(sv->testlog, head, plen, parr);
     }
-    return true;
+    return PT_DATA;
 }
 
-static void outpipe_release(struct outpipe *op)
+/* Is there output the command wrote that we have not read, or not passed on yet? Reads what is
+ * there (so a supervisor stopped for a while does not take the command for silent). */
+static bool output_waiting(struct sv *sv)
 {
-    outpipe_close_read(op);
-    if (op->wfd_owned)
-        close(op->wfd);
-    free(op->buf);
+    bool any = false;
+    for (int i = 0; i < 2; i++) {
+        if (!sv->pt[i])
+            continue;
+        if (passthru_pending(sv->pt[i]))
+            any = true;
+        else if (read_output(sv, i) == PT_DATA)
+            any = true;
+    }
+    return any;
 }
 
 /* ---- resmon-run's own markers ---------------------------------------------------------------- */
@@ -256,7 +238,6 @@ static size_t live_processes(struct sv *sv, struct runmarks_process **ret, char 
         procs[k++] = (struct runmarks_process){pids[i], cmd, cl};
     }
     free(pids);
-    /* cmd pointers stay valid: cmds is not moved */
     *ret = procs;
     *ret_cmds = cmds;
     return k;
@@ -341,36 +322,29 @@ static void emit_kill_step(struct sv *sv, int sig, unsigned targets, const char 
     jsonw_release(&w);
 }
 
-/* ---- signals ------------------------------------------------------------------------------- */
+/* ---- the stream and the profile ------------------------------------------------------------- */
 
-static void send_stop_signal(struct sv *sv, int sig, const char *why)
+/* Say at once when the stream cannot be written (disk full, a quota, the file-size limit), and
+ * when it can again; the summary says what was lost. */
+static void say_stream_health(struct sv *sv)
 {
-    if (sv->o->verbose) {
-        char name[32];
-        log_msg("sending signal %s to command '%s'", signal_name(sig, name, sizeof name), sv->o->argv[0]);
-    }
-    if (sig == SIGKILL)
-        sv->kill_sent = true;
-    unsigned targets = 0;
-    if (sv->o->foreground) {
-        /* Only the command: its children are left alone, as with GNU timeout --foreground. */
-        if (!sv->exited && kill(sv->pid, sig) == 0)
-            targets = 1;
-        if (sig != SIGKILL && sig != SIGCONT && sig != 0 && !sv->exited)
-            kill(sv->pid, SIGCONT);
-    } else {
-        if (!sv->exited)
-            kill(sv->pid, sig);
-        int n = contain_signal_all(sv->contain, sig);
-        targets = n > 0 ? (unsigned)n : 0;
-        /* A stopped process would keep the signal pending forever. */
-        if (sig != SIGKILL && sig != SIGCONT && sig != 0)
-            contain_signal_all(sv->contain, SIGCONT);
-    }
-    emit_kill_step(sv, sig, targets, why);
+    if (!sv->stream)
+        return;
+    struct stream_health h;
+    stream_health(sv->stream, &h);
+    struct stream_health *was = &sv->health_said;
+    if (h.error && !was->error)
+        log_errno(h.error, "cannot write the profile stream '%s'; %llu line%s kept in memory and retried", sv->profile_path,
+                  (unsigned long long)h.lines_waiting, h.lines_waiting == 1 ? "" : "s");
+    else if (!h.error && was->error && !h.lines_waiting)
+        log_msg("the profile stream '%s' is written again%s", sv->profile_path,
+                h.lines_lost ? "" : ": nothing was lost");
+    if (h.lines_lost > was->lines_lost)
+        log_warn("%llu line%s of the profile stream '%s' lost so far (more than %u MiB could not be written)",
+                 (unsigned long long)h.lines_lost, h.lines_lost == 1 ? "" : "s", sv->profile_path,
+                 STREAM_BACKLOG_MAX >> 20);
+    *was = h;
 }
-
-/* ---- the profile's hooks ------------------------------------------------------------------- */
 
 /* Let the converter read what the stream gained, so that a stop finds little left to read: every
  * FOLLOW_LINES lines (a few hundred KiB), and at each sample when anything was written. */
@@ -378,6 +352,7 @@ static void send_stop_signal(struct sv *sv, int sig, const char *why)
 static void follow_stream(struct sv *sv, bool any)
 {
     stream_flush(sv->stream);
+    say_stream_health(sv);
     if (!sv->conv)
         return;
     uint64_t lines = stream_lines(sv->stream);
@@ -403,10 +378,13 @@ static void profile_checkpoint(struct sv *sv, const char *why)
     struct jsonw w;
     jsonw_init(&w);
     stream_flush(sv->stream); /* held lines count */
-    runmarks_finalize_payload(&w, why, stream_lines(sv->stream), stream_write_errors(sv->stream));
+    struct stream_health h;
+    stream_health(sv->stream, &h);
+    runmarks_finalize_payload(&w, why, stream_lines(sv->stream), &h);
     emit(sv, "finalize", now, MARKER_INSTANT, CAT_TASKS, &w);
     jsonw_release(&w);
-    struct profile_end end = {stream_ms(sv->stream, now), sv->timed_out ? "TIMEOUT" : "INCOMPLETE", sv->o->gzip};
+    struct profile_end end = {stream_ms(sv->stream, now), sv->timed_out ? "TIMEOUT" : "INCOMPLETE", sv->o->gzip,
+                              &sv->profile_lock};
     struct profile_stats st;
     follow_stream(sv, true);
     int r = sv->conv ? profile_conv_finalize(sv->conv, AT_FDCWD, sv->profile_path, &end, &st)
@@ -416,8 +394,7 @@ static void profile_checkpoint(struct sv *sv, const char *why)
          * more, and the profile was fsynced: no need to wait for the disk twice.) */
         stream_sync(sv->stream);
         log_errno(r, "cannot write the profile '%s' (the stream stays in place)", sv->profile_path);
-    }
-    else {
+    } else {
         if (st.left_out && !sv->finalizations)
             log_warn("%llu markers past the limit of %llu were left out of the profile (--max-markers)",
                      (unsigned long long)st.left_out, (unsigned long long)sv->o->max_markers);
@@ -425,21 +402,84 @@ static void profile_checkpoint(struct sv *sv, const char *why)
     }
 }
 
-/* ---- the stop sequence --------------------------------------------------------------------- */
+/* ---- stopping -------------------------------------------------------------------------------- */
+
+/* The timeout or stop signal, and the KILL after it: to the command's process group (only the
+ * command with --foreground), as GNU timeout sends them; CONT follows, so a stopped process
+ * cannot keep the signal pending. */
+static void signal_command(struct sv *sv, int sig, const char *why)
+{
+    if (sv->o->verbose) {
+        char name[32];
+        log_msg("sending signal %s to command '%s'", signal_name(sig, name, sizeof name), sv->o->argv[0]);
+    }
+    if (sig == SIGKILL)
+        sv->kill_sent = true;
+    unsigned targets = 0;
+    if (sv->o->foreground) {
+        if (!sv->exited && kill(sv->pid, sig) == 0)
+            targets = 1;
+        if (sig != SIGKILL && sig != SIGCONT && sig != 0 && !sv->exited)
+            kill(sv->pid, SIGCONT);
+    } else {
+        /* The command first: it may have left its group (setpgid). */
+        if (!sv->exited && kill(sv->pid, sig) == 0)
+            targets = 1;
+        if (sig != SIGKILL && sig != SIGCONT && sig != 0 && !sv->exited)
+            kill(sv->pid, SIGCONT);
+        int n = contain_signal_group(sv->contain, sig);
+        targets = MAX(targets, n > 0 ? (unsigned)n : 0);
+    }
+    emit_kill_step(sv, sig, targets, why);
+}
+
+/* KILL passes over the whole tree, until none is alive or KILL_GIVE_UP has passed. */
+static void sweep_start(struct sv *sv, const char *why)
+{
+    sv->kill_sent = true;
+    if (!sv->sweeping) {
+        sv->sweeping = true;
+        sv->sweep_give_up = sat_add_u64(now_ns(), KILL_GIVE_UP);
+        if (sv->o->verbose)
+            log_msg("killing what is left of the process tree");
+    }
+    size_t alive = contain_kill_pass(sv->contain);
+    emit_kill_step(sv, SIGKILL, (unsigned)alive, why);
+}
+
+/* A later pass, after members ended (or the fallback's while): only when some are still alive. */
+static void sweep_again(struct sv *sv)
+{
+    if (!sv->sweeping || contain_empty(sv->contain))
+        return;
+    if (now_ns() >= sv->sweep_give_up) {
+        pid_t *pids = NULL;
+        size_t n = 0;
+        if (contain_members(sv->contain, &pids, &n) == 0 && n)
+            log_warn("%zu process%s of the tree would not die (stuck in the kernel?); left behind", n,
+                     n == 1 ? "" : "es");
+        free(pids);
+        sv->sweeping = false;
+        sv->sweep_gave_up = true;
+        return;
+    }
+    contain_kill_pass(sv->contain);
+}
 
 static void stop(struct sv *sv, enum stop_cause cause, int sig)
 {
     sv->tree_cpu_valid = sv->tree_rss_valid = false;
     uint64_t now = now_ns();
     if (sv->phase != PH_RUNNING) {
-        /* A second request while stopping: the caller is out of patience — kill now. */
-        if (cause == CAUSE_SIGNAL || cause == CAUSE_PARENT) {
-            if (++sv->stop_requests > 1 && !sv->kill_sent && sv->phase == PH_STOPPING)
-                send_stop_signal(sv, SIGKILL, "second stop request");
+        /* Another stop request while stopping: the caller is out of patience — kill now. */
+        if ((cause == CAUSE_SIGNAL || cause == CAUSE_PARENT) && sv->phase == PH_STOPPING && !sv->kill_sent) {
+            if (sv->o->foreground)
+                signal_command(sv, SIGKILL, "second stop request");
+            else
+                sweep_start(sv, "second stop request");
         }
         return;
     }
-    sv->stop_requests++;
     sv->cause = cause;
     sv->timed_out = cause == CAUSE_TIMEOUT || cause == CAUSE_OUTPUT_TIMEOUT;
     sv->stop_signal = sig;
@@ -449,12 +489,27 @@ static void stop(struct sv *sv, enum stop_cause cause, int sig)
      * still find a complete profile. Only then is any child signalled. */
     emit_timeout_marker(sv, now);
     profile_checkpoint(sv, cause_name(cause));
-    send_stop_signal(sv, sig, cause_name(cause));
+    signal_command(sv, sig, cause_name(cause));
     if (sv->o->kill_after_ns)
         sv->deadline_kill = sat_add_u64(now, sv->o->kill_after_ns);
     else if (!sv->timed_out && sv->o->kill_leftovers)
         sv->deadline_kill = sat_add_u64(now, sv->o->grace_ns);
 }
+
+/* A stop signal from outside (supervise.h). */
+static void stop_request(struct sv *sv, int sig)
+{
+    uint64_t now = now_ns();
+    if (sig == sv->last_request && now - sv->last_request_ns < SAME_REQUEST_NS)
+        return; /* the same request, delivered twice (to us and to our group) */
+    sv->last_request = sig;
+    sv->last_request_ns = now;
+    if (sv->phase == PH_RUNNING)
+        sv->received_signal = sig;
+    stop(sv, CAUSE_SIGNAL, sig);
+}
+
+/* ---- samples, exits ------------------------------------------------------------------------- */
 
 /* What follows every sample: open tests learn the tree's RSS; the summary's charts get a point. */
 static void after_sample(struct sv *sv, uint64_t now)
@@ -478,7 +533,7 @@ static void after_sample(struct sv *sv, uint64_t now)
 
 static void on_command_exit(struct sv *sv)
 {
-    sv->deadline_timeout = sv->deadline_output = NS_INFINITY;
+    sv->deadline_timeout = sv->deadline_output = sv->deadline_kill = NS_INFINITY;
     /* The last sample is taken when the command ends (none when sampling is off: -i 0). */
     if (sv->sampler && sv->o->interval_ns) {
         sampler_sample(sv->sampler, sv->exit_ns, 1, true);
@@ -488,11 +543,7 @@ static void on_command_exit(struct sv *sv)
         close(sv->timerfd);
         sv->timerfd = -1;
     }
-    if (!sv->o->kill_leftovers || sv->o->foreground) {
-        sv->phase = PH_DRAIN;
-        return;
-    }
-    if (contain_empty(sv->contain)) {
+    if (!sv->o->kill_leftovers || sv->o->foreground || contain_empty(sv->contain)) {
         sv->phase = PH_DRAIN;
         return;
     }
@@ -505,9 +556,12 @@ static void on_command_exit(struct sv *sv)
         log_msg("stopping %zu process%s left behind by '%s'", sv->leftovers, sv->leftovers == 1 ? "" : "es",
                 sv->o->argv[0]);
     sv->phase = PH_LEFTOVERS;
+    if (sv->sweeping) {
+        sweep_again(sv); /* a stop request's KILL already runs */
+        return;
+    }
     int sent = contain_signal_all(sv->contain, SIGTERM);
     emit_kill_step(sv, SIGTERM, sent > 0 ? (unsigned)sent : 0, "leftovers");
-    contain_signal_all(sv->contain, SIGCONT);
     sv->deadline_grace = sat_add_u64(now_ns(), sv->o->grace_ns);
 }
 
@@ -520,7 +574,9 @@ static void reap(struct sv *sv)
         if (p <= 0)
             break;
         uint64_t now = now_ns();
-        contain_reaped(sv->contain, p);
+        /* A child that predates the command, or the watchdog: not the tree's. */
+        if (contain_reaped(sv->contain, p))
+            continue;
         if (sv->sampler)
             sampler_reaped(sv->sampler, p, st, &ru, now);
         if (p == sv->pid) {
@@ -531,15 +587,134 @@ static void reap(struct sv *sv)
     }
 }
 
-/* ---- the loop ------------------------------------------------------------------------------ */
+/* ---- the state machine ---------------------------------------------------------------------- */
 
-static int setup_signals(struct sv *sv, sigset_t *ret_orig_mask, bool *ret_chld_ignored)
+/* Every pipe is passed on to its end, or (nobody left to write) until it is empty now. */
+static bool drained(struct sv *sv)
+{
+    /* With leftovers left running, or a writer outside the tree, a pipe may never end: what is
+     * in it when the tree is done is all that is ours. */
+    bool nobody_left =
+        !sv->o->kill_leftovers || sv->o->foreground || sv->sweep_gave_up || contain_empty(sv->contain);
+    for (int i = 0; i < 2; i++) {
+        struct passthru *p = sv->pt[i];
+        if (!p)
+            continue;
+        while (!passthru_closed(p) && !passthru_pending(p)) {
+            enum passthru_read r = read_output(sv, i);
+            if (r == PT_EMPTY) {
+                if (!nobody_left)
+                    break;
+                passthru_close(p);
+            }
+        }
+        if (!passthru_closed(p) || passthru_pending(p))
+            return false;
+    }
+    return true;
+}
+
+static void advance(struct sv *sv)
+{
+    if (sv->exited && (sv->phase == PH_RUNNING || sv->phase == PH_STOPPING))
+        on_command_exit(sv);
+    if (sv->phase == PH_LEFTOVERS && (sv->sweep_gave_up || contain_empty(sv->contain)))
+        sv->phase = PH_DRAIN;
+    if (sv->phase == PH_DRAIN && drained(sv))
+        sv->phase = PH_DONE;
+}
+
+static uint64_t next_deadline(struct sv *sv)
+{
+    uint64_t next = NS_INFINITY;
+    if (sv->phase == PH_RUNNING) {
+        next = MIN(next, sv->deadline_timeout);
+        next = MIN(next, sv->deadline_output);
+    }
+    if (sv->phase == PH_STOPPING)
+        next = MIN(next, sv->deadline_kill);
+    if (sv->phase == PH_LEFTOVERS && !sv->sweeping)
+        next = MIN(next, sv->deadline_grace);
+    if (sv->sweeping) {
+        next = MIN(next, sv->sweep_give_up);
+        if (!sv->watch_complete)
+            next = MIN(next, sat_add_u64(now_ns(), WATCH_FALLBACK));
+    } else if (sv->phase == PH_LEFTOVERS && !sv->watch_complete)
+        next = MIN(next, sat_add_u64(now_ns(), WATCH_FALLBACK));
+    return next;
+}
+
+static int poll_timeout_ms(struct sv *sv)
+{
+    uint64_t next = next_deadline(sv);
+    if (next == NS_INFINITY)
+        return -1;
+    uint64_t now = now_ns();
+    if (next <= now)
+        return 0;
+    uint64_t ms = (next - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC;
+    return ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
+static void check_deadlines(struct sv *sv)
+{
+    uint64_t now = now_ns();
+    if (sv->phase == PH_RUNNING && now >= sv->deadline_timeout)
+        stop(sv, CAUSE_TIMEOUT, sv->o->signal);
+    if (sv->phase == PH_RUNNING && now >= sv->deadline_output) {
+        /* Silence is decided on what the command wrote, not on when we last looked. */
+        if (output_waiting(sv))
+            sv->deadline_output = sat_add_u64(now_ns(), sv->o->output_timeout_ns);
+        else {
+            if (sv->o->verbose)
+                log_msg("no output from '%s' for the output timeout", sv->o->argv[0]);
+            stop(sv, CAUSE_OUTPUT_TIMEOUT, sv->o->signal);
+        }
+    }
+    if (sv->phase == PH_STOPPING && now >= sv->deadline_kill) {
+        sv->deadline_kill = NS_INFINITY;
+        /* A timeout's KILL goes where its signal went (GNU); a stop request's end is near
+         * (the caller will kill us soon): the whole tree. */
+        if (sv->timed_out || sv->o->foreground)
+            signal_command(sv, SIGKILL, sv->o->kill_after_ns ? "kill-after" : "grace");
+        else
+            sweep_start(sv, sv->o->kill_after_ns ? "kill-after" : "grace");
+    }
+    if (sv->phase == PH_LEFTOVERS && !sv->sweeping && now >= sv->deadline_grace) {
+        sv->deadline_grace = NS_INFINITY;
+        sweep_start(sv, "leftovers");
+    }
+    if (sv->sweeping && now >= sv->sweep_give_up)
+        sweep_again(sv);
+}
+
+/* ---- signals ---------------------------------------------------------------------------------- */
+
+/* What stops the run (supervise.h): every signal whose default would end resmon-run and which
+ * can be caught, but ALRM (time out now), the program-error signals (SEGV, BUS, FPE, ILL, TRAP,
+ * ABRT, SYS: resmon-run's own faults, left to kill it) and XFSZ (ignored: a write past the
+ * file-size limit then fails with EFBIG, and is treated as a full disk). */
+static const int stop_signals[] = {SIGTERM, SIGINT,  SIGHUP,  SIGQUIT, SIGUSR1, SIGUSR2,
+                                   SIGXCPU, SIGVTALRM, SIGPROF, SIGPOLL, SIGPWR, SIGSTKFLT};
+
+static bool is_stop_signal(int sig)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++)
+        if (stop_signals[i] == sig)
+            return true;
+    return sig >= SIGRTMIN && sig <= SIGRTMAX;
+}
+
+static int setup_signals(struct sv *sv, sigset_t *ret_orig_mask, bool *ret_chld_ignored, bool *ret_xfsz_ignored)
 {
     sigset_t mask;
     sigemptyset(&mask);
-    int sigs[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGALRM};
-    for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
-        sigaddset(&mask, sigs[i]);
+    sigaddset(&mask, SIGCHLD);
+    sigaddset(&mask, SIGALRM);
+    for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++)
+        sigaddset(&mask, stop_signals[i]);
+    for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+        sigaddset(&mask, s);
     /* A write to a closed downstream must come back as EPIPE, not kill us; the command gets the
      * caller's mask back before exec. */
     sigaddset(&mask, SIGPIPE);
@@ -550,9 +725,28 @@ static int setup_signals(struct sv *sv, sigset_t *ret_orig_mask, bool *ret_chld_
     *ret_chld_ignored = sigaction(SIGCHLD, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
     if (*ret_chld_ignored)
         signal(SIGCHLD, SIG_DFL);
+    *ret_xfsz_ignored = sigaction(SIGXFSZ, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
+    signal(SIGXFSZ, SIG_IGN);
     sigdelset(&mask, SIGPIPE);
     sv->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
     return sv->sigfd < 0 ? -errno : 0;
+}
+
+static void handle_signals(struct sv *sv)
+{
+    struct signalfd_siginfo si;
+    for (;;) {
+        ssize_t n = read(sv->sigfd, &si, sizeof si);
+        if (n != (ssize_t)sizeof si)
+            break;
+        int sig = (int)si.ssi_signo;
+        if (sig == SIGCHLD)
+            reap(sv);
+        else if (sig == SIGALRM)
+            stop(sv, CAUSE_TIMEOUT, sv->o->signal);
+        else if (is_stop_signal(sig))
+            stop_request(sv, sig);
+    }
 }
 
 /* The death of our parent is a stop request (the CI runner went away). A pidfd becomes readable
@@ -574,120 +768,7 @@ static void watch_parent(struct sv *sv)
     sv->parentfd = fd;
 }
 
-static bool finished(struct sv *sv)
-{
-    if (!sv->exited)
-        return false;
-    if (sv->phase == PH_RUNNING || sv->phase == PH_STOPPING)
-        on_command_exit(sv);
-    if (sv->phase == PH_LEFTOVERS && contain_empty(sv->contain))
-        sv->phase = PH_DRAIN;
-    if (sv->phase != PH_DRAIN)
-        return false;
-    /* Leftovers may keep the pipes open when they were not killed: take what is there now. */
-    for (int i = 0; i < 2; i++) {
-        struct outpipe *op = &sv->out[i];
-        if (op->rfd < 0)
-            continue;
-        if (!sv->o->kill_leftovers || sv->o->foreground) {
-            while (op->rfd >= 0 && op->len == 0 && outpipe_read(sv, op, i + 1)) {
-                if (op->len == 0)
-                    break;
-                if (op->len > 0 && op->wfd_nonblock) {
-                    /* Downstream is slow: give it a moment through poll, bounded by the loop. */
-                    return false;
-                }
-            }
-            outpipe_close_read(op);
-        } else
-            return false; /* wait for EOF: every writer is gone, so it comes */
-    }
-    for (int i = 0; i < 2; i++)
-        if (sv->out[i].len > 0)
-            return false;
-    sv->phase = PH_DONE;
-    return true;
-}
-
-static int poll_timeout_ms(struct sv *sv)
-{
-    uint64_t next = NS_INFINITY;
-    if (sv->phase == PH_RUNNING) {
-        next = MIN(next, sv->deadline_timeout);
-        next = MIN(next, sv->deadline_output);
-    }
-    if (sv->phase == PH_STOPPING)
-        next = MIN(next, sv->deadline_kill);
-    if (sv->phase == PH_LEFTOVERS) {
-        next = MIN(next, sv->deadline_grace);
-        /* Leftovers that are not our children die without a SIGCHLD to us: look again soon. */
-        next = MIN(next, now_ns() + 20 * NSEC_PER_MSEC);
-    }
-    if (next == NS_INFINITY)
-        return -1;
-    uint64_t now = now_ns();
-    if (next <= now)
-        return 0;
-    uint64_t ms = (next - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC;
-    return ms > INT32_MAX ? INT32_MAX : (int)ms;
-}
-
-static void check_deadlines(struct sv *sv)
-{
-    uint64_t now = now_ns();
-    if (sv->phase == PH_RUNNING && now >= sv->deadline_timeout)
-        stop(sv, CAUSE_TIMEOUT, sv->o->signal);
-    if (sv->phase == PH_RUNNING && now >= sv->deadline_output) {
-        if (sv->o->verbose)
-            log_msg("no output from '%s' for the output timeout", sv->o->argv[0]);
-        stop(sv, CAUSE_OUTPUT_TIMEOUT, sv->o->signal);
-    }
-    if (sv->phase == PH_STOPPING && now >= sv->deadline_kill) {
-        sv->deadline_kill = NS_INFINITY;
-        send_stop_signal(sv, SIGKILL, sv->o->kill_after_ns ? "kill-after" : "grace");
-    }
-    if (sv->phase == PH_LEFTOVERS && now >= sv->deadline_grace) {
-        sv->deadline_grace = NS_INFINITY;
-        if (sv->o->verbose)
-            log_msg("killing what is left of the process tree");
-        pid_t *pids = NULL;
-        size_t n = 0;
-        if (contain_members(sv->contain, &pids, &n) < 0)
-            n = 0;
-        free(pids);
-        emit_kill_step(sv, SIGKILL, (unsigned)n, "leftovers");
-        contain_kill_all(sv->contain);
-    }
-}
-
-static void handle_signals(struct sv *sv)
-{
-    struct signalfd_siginfo si;
-    for (;;) {
-        ssize_t n = read(sv->sigfd, &si, sizeof si);
-        if (n != (ssize_t)sizeof si)
-            break;
-        switch (si.ssi_signo) {
-        case SIGCHLD: reap(sv); break;
-        case SIGALRM: stop(sv, CAUSE_TIMEOUT, sv->o->signal); break;
-        default:
-            if (sv->phase == PH_RUNNING)
-                sv->received_signal = (int)si.ssi_signo;
-            stop(sv, CAUSE_SIGNAL, (int)si.ssi_signo);
-            break;
-        }
-    }
-}
-
-static int make_pipe(int fds[2])
-{
-    if (pipe2(fds, O_CLOEXEC) < 0)
-        return -errno;
-    /* Larger pipes mean fewer wake-ups for chatty commands. */
-    fcntl(fds[0], F_SETPIPE_SZ, 1 << 20);
-    fcntl(fds[0], F_SETFL, O_NONBLOCK);
-    return 0;
-}
+/* ---- the result ------------------------------------------------------------------------------ */
 
 static void compute_result(struct sv *sv, struct supervise_result *ret)
 {
@@ -712,9 +793,6 @@ static void compute_result(struct sv *sv, struct supervise_result *ret)
         ret->exit_status = EXIT_TIMEDOUT;
 }
 
-/* The tree's CPU time for test and phase markers. Every line of one chunk of output arrived at
- * the same instant (its read), so one reading per chunk serves them all: a chunk that starts and
- * ends a thousand tests costs one cpu.stat read, not two thousand. */
 /* The tree's RSS at a test's start and end: read at most every 10 ms (a dense log starts and
  * ends thousands of tests a second), once per chunk of output. */
 #define RSS_MAX_AGE (10 * NSEC_PER_MSEC)
@@ -728,6 +806,9 @@ static uint64_t probe_tree_rss(void *ctx)
     return sv->tree_rss;
 }
 
+/* The tree's CPU time for test and phase markers. Every line of one chunk of output arrived at
+ * the same instant (its read), so one reading per chunk serves them all: a chunk that starts and
+ * ends a thousand tests costs one cpu.stat read, not two thousand. */
 static uint64_t probe_tree_cpu(void *ctx)
 {
     struct sv *sv = ctx;
@@ -817,36 +898,16 @@ static void end_of_run(struct sv *sv)
     emit_command_marker(sv);
 }
 
-/* Physical cores: distinct (physical id, core id) pairs of /proc/cpuinfo; 0 when it does not say. */
+/* ---- setting up ------------------------------------------------------------------------------ */
+
+/* Physical cores of the machine (meta.physicalCPUs); 0 when /proc/cpuinfo does not say. */
 static int physical_cpus(void)
 {
     char *buf = malloc(1 << 20);
     if (!buf)
         return 0;
     ssize_t n = read_file_at(AT_FDCWD, "/proc/cpuinfo", buf, 1 << 20);
-    int count = 0;
-    long seen[1024][2];
-    long phys = 0;
-    for (char *line = n > 0 ? buf : NULL; line && *line;) {
-        char *nl = strchr(line, '\n');
-        if (nl)
-            *nl = '\0';
-        if (strncmp(line, "physical id", 11) == 0 && strchr(line, ':'))
-            phys = strtol(strchr(line, ':') + 1, NULL, 10);
-        else if (strncmp(line, "core id", 7) == 0 && strchr(line, ':')) {
-            long core = strtol(strchr(line, ':') + 1, NULL, 10);
-            int i;
-            for (i = 0; i < count; i++)
-                if (seen[i][0] == phys && seen[i][1] == core)
-                    break;
-            if (i == count && count < 1024) {
-                seen[count][0] = phys;
-                seen[count][1] = core;
-                count++;
-            }
-        }
-        line = nl ? nl + 1 : NULL;
-    }
+    int count = n > 0 ? procfs_count_cores(buf, (size_t)n) : 0;
     free(buf);
     return count;
 }
@@ -873,18 +934,13 @@ static int open_stream(struct sv *sv)
     sv->profile_path = profile_path_for(o);
     if (!sv->profile_path)
         return -ENOMEM;
-    /* Extra metadata: the CI facts Mozilla's harness records, then --meta (last wins). */
+    /* Extra metadata: the CI's facts, then --meta (last wins). */
+    struct cimeta ci;
+    cimeta_collect(&ci);
     const char *keys[64], *values[64];
     size_t n = 0;
-    char *source_url = NULL;
-    const char *v;
-    if ((v = getenv("TASKCLUSTER_WORKER_TYPE")) && *v)
-        keys[n] = "device", values[n++] = v;
-    const char *repo = getenv("MOZ_SOURCE_REPO"), *rev = getenv("MOZ_SOURCE_CHANGESET");
-    if (repo && *repo && rev && *rev && asprintf(&source_url, "%s/rev/%s", repo, rev) >= 0)
-        keys[n] = "sourceURL", values[n++] = source_url;
-    if ((v = getenv("TASK_ID")) && *v)
-        keys[n] = "appBuildID", values[n++] = v;
+    for (size_t i = 0; i < ci.n; i++)
+        keys[n] = ci.keys[i], values[n++] = ci.values[i];
     keys[n] = "containment", values[n++] = contain_tier_name(contain_tier(sv->contain));
     keys[n] = "resmonVersion", values[n++] = PACKAGE_VERSION;
     for (size_t i = 0; i < o->n_meta && n < ARRAY_SIZE(keys); i++)
@@ -906,7 +962,7 @@ static int open_stream(struct sv *sv)
         .n_extra = n,
     };
     int r = stream_open(AT_FDCWD, sv->profile_path, &meta, o->fsync_interval_ns, &sv->stream);
-    free(source_url);
+    cimeta_release(&ci);
     if (r < 0)
         return r;
     sv->sink = stream_sink(sv->stream);
@@ -916,6 +972,26 @@ static int open_stream(struct sv *sv)
     if (profile_conv_new(stream_fd(sv->stream), &sv->conv) < 0)
         sv->conv = NULL;
     return 0;
+}
+
+/* What cannot be the profile's path, said plainly (stream.h's errors). */
+static void say_open_error(struct sv *sv, int r)
+{
+    const char *path = sv->profile_path ? sv->profile_path : "?";
+    struct stat st;
+    if (r == -EBUSY)
+        log_msg("cannot write the profile '%s': another resmon-run is writing it", path);
+    else if (r == -EINVAL && stat(path, &st) == 0)
+        log_msg("cannot write the profile '%s': it exists and is a %s, not a regular file", path,
+                S_ISFIFO(st.st_mode)  ? "FIFO"
+                : S_ISCHR(st.st_mode) ? "character device"
+                : S_ISBLK(st.st_mode) ? "block device"
+                : S_ISSOCK(st.st_mode) ? "socket"
+                                       : "special file");
+    else if (r == -ELOOP)
+        log_msg("cannot write the profile '%s': it is a symbolic link (refused)", path);
+    else
+        log_errno(r, "cannot create the profile '%s'", path);
 }
 
 static void write_summary(struct sv *sv, const struct supervise_result *res)
@@ -970,6 +1046,12 @@ static void write_summary(struct sv *sv, const struct supervise_result *res)
     }
     f->profile_path = sv->stream ? sv->profile_path : NULL;
     f->profile_is_stream = sv->stream && sv->finalizations == 0;
+    if (sv->stream) {
+        struct stream_health h;
+        stream_health(sv->stream, &h);
+        f->stream_lines_lost = h.lines_lost + h.lines_waiting;
+        f->stream_error = h.error ? h.error : (f->stream_lines_lost ? sv->health_said.error : 0);
+    }
     summary_write(STDERR_FILENO, f, &sv->sum_style);
 }
 
@@ -989,10 +1071,105 @@ static int start_timer(struct sv *sv)
     return 0;
 }
 
+static int make_pipe(int fds[2])
+{
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return -errno;
+    /* Larger pipes mean fewer wake-ups for chatty commands. */
+    fcntl(fds[0], F_SETPIPE_SZ, 1 << 20);
+    return 0;
+}
+
+/* ---- the loop -------------------------------------------------------------------------------- */
+
+static int run_loop(struct sv *sv)
+{
+    const struct options *o = sv->o;
+    advance(sv);
+    while (sv->phase != PH_DONE) {
+        sv->tree_cpu_valid = sv->tree_rss_valid = false;
+        struct pollfd pfd[16 + WATCH_MAX];
+        int n = 0, i_sig, i_parent = -1, i_timer = -1, i_events = -1, i_um = -1, i_watch = -1, n_watch = 0;
+        int i_out[2] = {-1, -1}, n_out[2] = {0, 0};
+        pfd[i_sig = n++] = (struct pollfd){.fd = sv->sigfd, .events = POLLIN};
+        if (sv->timerfd >= 0)
+            pfd[i_timer = n++] = (struct pollfd){.fd = sv->timerfd, .events = POLLIN};
+        if (sampler_event_fd(sv->sampler) >= 0)
+            pfd[i_events = n++] = (struct pollfd){.fd = sampler_event_fd(sv->sampler), .events = POLLIN};
+        if (sv->um)
+            pfd[i_um = n++] = (struct pollfd){.fd = usermark_read_fd(sv->um), .events = POLLIN};
+        if (sv->parentfd >= 0)
+            pfd[i_parent = n++] = (struct pollfd){.fd = sv->parentfd, .events = POLLIN};
+        for (int i = 0; i < 2; i++)
+            if (sv->pt[i]) {
+                i_out[i] = n;
+                n += n_out[i] = passthru_events(sv->pt[i], &pfd[n]);
+            }
+        sv->watch_complete = true;
+        if (sv->phase == PH_LEFTOVERS || sv->sweeping) {
+            int fds[WATCH_MAX];
+            short ev;
+            bool complete;
+            size_t k = contain_watch(sv->contain, fds, WATCH_MAX, &ev, &complete);
+            sv->watch_complete = complete;
+            i_watch = n;
+            for (size_t j = 0; j < k; j++)
+                pfd[n++] = (struct pollfd){.fd = fds[j], .events = ev};
+            n_watch = (int)k;
+        }
+        int pr = poll(pfd, (nfds_t)n, poll_timeout_ms(sv));
+        if (pr < 0 && errno != EINTR) {
+            int r = -errno;
+            log_errno(r, "poll");
+            return r;
+        }
+        bool members_changed = !sv->watch_complete;
+        if (pr > 0) {
+            if (i_events >= 0 && pfd[i_events].revents)
+                sampler_handle_events(sv->sampler, now_ns());
+            if (pfd[i_sig].revents) {
+                bool was_exited = sv->exited;
+                handle_signals(sv);
+                members_changed |= sv->exited != was_exited || sv->phase == PH_LEFTOVERS || sv->sweeping;
+            }
+            if (i_timer >= 0 && pfd[i_timer].revents) {
+                uint64_t ticks = 0;
+                if (read(sv->timerfd, &ticks, sizeof ticks) == (ssize_t)sizeof ticks && ticks > 0) {
+                    uint64_t now = now_ns();
+                    sampler_sample(sv->sampler, now, ticks, false);
+                    after_sample(sv, now);
+                }
+            }
+            if (i_um >= 0 && pfd[i_um].revents)
+                usermark_drain(sv->um, now_ns());
+            if (i_parent >= 0 && pfd[i_parent].revents) {
+                close(sv->parentfd);
+                sv->parentfd = -1;
+                if (o->verbose)
+                    log_msg("parent process died");
+                stop(sv, CAUSE_PARENT, SIGTERM);
+            }
+            for (int i = 0; i < 2; i++)
+                if (i_out[i] >= 0 && passthru_handle(sv->pt[i], &pfd[i_out[i]], n_out[i]))
+                    read_output(sv, i);
+            for (int j = 0; j < n_watch; j++)
+                if (pfd[i_watch + j].revents)
+                    members_changed = true;
+            if (o->output_timeout_ns && sv->phase == PH_RUNNING)
+                sv->deadline_output = sat_add_u64(sv->last_output_ns, o->output_timeout_ns);
+        }
+        if (members_changed)
+            sweep_again(sv);
+        check_deadlines(sv);
+        follow_stream(sv, false);
+        advance(sv);
+    }
+    return 0;
+}
+
 int supervise_run(const struct options *o, struct supervise_result *ret)
 {
-    struct sv sv = {.o = o, .sigfd = -1, .parentfd = -1, .timerfd = -1,
-                    .out = {{.rfd = -1, .wfd = -1}, {.rfd = -1, .wfd = -1}}};
+    struct sv sv = {.o = o, .sigfd = -1, .parentfd = -1, .timerfd = -1, .profile_lock = -1};
     /* One instant for both clocks: the profile's startTime is the wall time of monotonic t0. */
     sv.t0 = now_ns();
     sv.wall0 = wall_ms();
@@ -1001,6 +1178,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     sv.deadline_kill = sv.deadline_grace = NS_INFINITY;
     int r;
     int child_out[2] = {-1, -1}, child_err[2] = {-1, -1};
+    char *mark = NULL;
 
     if (!o->quiet) {
         sv.sum = calloc(1, sizeof *sv.sum);
@@ -1015,8 +1193,8 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     sv.last_sample_ns = sv.t0;
 
     sigset_t orig_mask;
-    bool chld_ignored = false;
-    r = setup_signals(&sv, &orig_mask, &chld_ignored);
+    bool chld_ignored = false, xfsz_ignored = false;
+    r = setup_signals(&sv, &orig_mask, &chld_ignored, &xfsz_ignored);
     if (r < 0) {
         log_errno(r, "cannot set up signal handling");
         goto out;
@@ -1031,6 +1209,18 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     if (o->verbose && !o->timeout_mode)
         log_msg("containment: %s%s%s%s", contain_tier_name(contain_tier(sv.contain)),
                 why ? " (" : "", why ? why : "", why ? ")" : "");
+    /* First, while resmon-run holds no pipe a watchdog could keep open. */
+    if (o->kill_leftovers && !o->foreground) {
+        if ((r = watchdog_new(sv.contain, o->signal, o->grace_ns, &sv.watchdog)) < 0) {
+            log_errno(r, "cannot start the watchdog");
+            goto out;
+        }
+        if (asprintf(&mark, "%s=%s", WATCHDOG_ENV, watchdog_run_id(sv.watchdog)) < 0) {
+            r = -ENOMEM;
+            mark = NULL;
+            goto out;
+        }
+    }
 
     /* Interpose on the output only when something needs to see it. */
     bool interpose = o->output_timeout_ns > 0 || (!o->no_profile && o->parse_formats);
@@ -1039,21 +1229,20 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
             log_errno(r, "cannot create pipes");
             goto out;
         }
-        for (int i = 0; i < 2; i++) {
-            sv.out[i].buf = malloc(PASS_BUF);
-            if (!sv.out[i].buf) {
-                r = -ENOMEM;
-                log_errno(r, "cannot allocate buffers");
-                goto out;
-            }
-            outpipe_target(&sv.out[i], i + 1);
+        if ((r = passthru_new(child_out[0], STDOUT_FILENO, &sv.pt[0])) < 0) {
+            log_errno(r, "cannot set up pass-through");
+            goto out;
         }
-        sv.out[0].rfd = TAKE_FD(child_out[0]);
-        sv.out[1].rfd = TAKE_FD(child_err[0]);
+        child_out[0] = -1;
+        if ((r = passthru_new(child_err[0], STDERR_FILENO, &sv.pt[1])) < 0) {
+            log_errno(r, "cannot set up pass-through");
+            goto out;
+        }
+        child_err[0] = -1;
     }
 
     if (!o->no_profile && (r = open_stream(&sv)) < 0) {
-        log_errno(r, "cannot create the profile '%s'", sv.profile_path ? sv.profile_path : "?");
+        say_open_error(&sv, r);
         goto out;
     }
 
@@ -1119,6 +1308,9 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         .env_name = USERMARK_ENV,
         .child_mask = &orig_mask,
         .restore_sigchld_ignore = chld_ignored,
+        .restore_sigxfsz = true,
+        .sigxfsz_ignored = xfsz_ignored,
+        .mark = mark,
         .pdeath_signal = o->signal ? o->signal : SIGKILL,
         .before_exec = cmd_filter ? sandbox_command_filter_apply : NULL,
         .before_exec_ctx = cmd_filter,
@@ -1126,10 +1318,9 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     bool exec_failed;
     r = spawn_command(&sc, &sv.pid, &exec_failed);
     sandbox_filter_free(cmd_filter);
-    if (child_out[1] >= 0)
-        close(TAKE_FD(child_out[1]));
-    if (child_err[1] >= 0)
-        close(TAKE_FD(child_err[1]));
+    closep(&child_out[1]);
+    closep(&child_err[1]);
+    child_out[1] = child_err[1] = -1;
     if (r < 0) {
         log_errno(r, "failed to run command '%s'", o->argv[0]);
         if (exec_failed) {
@@ -1147,6 +1338,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     }
     sv.tty_given = take_tty;
     contain_set_root(sv.contain, sv.pid);
+    watchdog_set_group(sv.watchdog, o->foreground ? 0 : sv.pid);
     open_command_marker(&sv);
     if (sv.um)
         usermark_close_child_fd(sv.um);
@@ -1178,69 +1370,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         stop(&sv, CAUSE_PARENT, SIGTERM);
     }
 
-    while (!finished(&sv)) {
-        sv.tree_cpu_valid = sv.tree_rss_valid = false;
-        struct pollfd pfd[8];
-        int n = 0, i_sig = -1, i_parent = -1, i_out[2] = {-1, -1}, i_timer = -1, i_events = -1, i_um = -1;
-        pfd[i_sig = n++] = (struct pollfd){.fd = sv.sigfd, .events = POLLIN};
-        if (sv.timerfd >= 0)
-            pfd[i_timer = n++] = (struct pollfd){.fd = sv.timerfd, .events = POLLIN};
-        if (sampler_event_fd(sv.sampler) >= 0)
-            pfd[i_events = n++] = (struct pollfd){.fd = sampler_event_fd(sv.sampler), .events = POLLIN};
-        if (sv.um)
-            pfd[i_um = n++] = (struct pollfd){.fd = usermark_read_fd(sv.um), .events = POLLIN};
-        if (sv.parentfd >= 0)
-            pfd[i_parent = n++] = (struct pollfd){.fd = sv.parentfd, .events = POLLIN};
-        for (int i = 0; i < 2; i++) {
-            struct outpipe *op = &sv.out[i];
-            if (op->len > 0 && op->wfd_nonblock)
-                pfd[i_out[i] = n++] = (struct pollfd){.fd = op->wfd, .events = POLLOUT};
-            else if (op->rfd >= 0 && op->len == 0)
-                pfd[i_out[i] = n++] = (struct pollfd){.fd = op->rfd, .events = POLLIN};
-        }
-        int pr = poll(pfd, (nfds_t)n, poll_timeout_ms(&sv));
-        if (pr < 0 && errno != EINTR) {
-            r = -errno;
-            log_errno(r, "poll");
-            break;
-        }
-        if (pr > 0) {
-            if (i_events >= 0 && pfd[i_events].revents)
-                sampler_handle_events(sv.sampler, now_ns());
-            if (pfd[i_sig].revents)
-                handle_signals(&sv);
-            if (i_timer >= 0 && pfd[i_timer].revents) {
-                uint64_t ticks = 0;
-                if (read(sv.timerfd, &ticks, sizeof ticks) == (ssize_t)sizeof ticks && ticks > 0) {
-                    uint64_t now = now_ns();
-                    sampler_sample(sv.sampler, now, ticks, false);
-                    after_sample(&sv, now);
-                }
-            }
-            if (i_um >= 0 && pfd[i_um].revents)
-                usermark_drain(sv.um, now_ns());
-            if (i_parent >= 0 && pfd[i_parent].revents) {
-                close(sv.parentfd);
-                sv.parentfd = -1;
-                if (o->verbose)
-                    log_msg("parent process died");
-                stop(&sv, CAUSE_PARENT, SIGTERM);
-            }
-            for (int i = 0; i < 2; i++) {
-                if (i_out[i] < 0 || !pfd[i_out[i]].revents)
-                    continue;
-                struct outpipe *op = &sv.out[i];
-                if (op->len > 0)
-                    outpipe_flush(op);
-                else
-                    outpipe_read(&sv, op, i + 1);
-            }
-            if (o->output_timeout_ns && sv.phase == PH_RUNNING)
-                sv.deadline_output = sat_add_u64(sv.last_output_ns, o->output_timeout_ns);
-        }
-        check_deadlines(&sv);
-        follow_stream(&sv, false);
-    }
+    r = run_loop(&sv);
     if (r < 0)
         goto out;
 
@@ -1260,8 +1390,10 @@ out:
         tcsetpgrp(STDIN_FILENO, getpgrp());
         sigprocmask(SIG_SETMASK, &old, NULL);
     }
+    /* Done with the tree (or it never was): the watchdog leaves it alone. */
+    watchdog_release(sv.watchdog);
     for (int i = 0; i < 2; i++) {
-        outpipe_release(&sv.out[i]);
+        passthru_free(sv.pt[i]);
         closep(&child_out[i]);
         closep(&child_err[i]);
     }
@@ -1276,7 +1408,9 @@ out:
     contain_free(sv.contain);
     profile_conv_free(sv.conv);
     stream_close(sv.stream);
+    closep(&sv.profile_lock);
     free(sv.profile_path);
     free(sv.sum);
+    free(mark);
     return r;
 }

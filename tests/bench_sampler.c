@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "contain.h"
@@ -86,7 +87,11 @@ int main(int argc, char **argv)
     uint64_t cpu = self_cpu_ns() - cpu0, wall = now_ns() - wall0;
     struct sampler_totals tot;
     sampler_get_totals(s, &tot);
-    contain_kill_all(c);
+    for (int pass = 0; pass < 1000 && !contain_empty(c); pass++) {
+        contain_kill_pass(c);
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
     int st;
     struct rusage ru;
     pid_t p;

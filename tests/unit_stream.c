@@ -171,8 +171,10 @@ START_TEST(test_state_lines)
     marker_state(stream_sink(s), open, strlen(open));
     marker_state(stream_sink(s), "{\"type\":\"x\"}\n{\"type\":\"y\"}", 25);
     ck_assert_uint_eq(stream_lines(s), 4);
-    ck_assert_uint_eq(stream_write_errors(s), 1);
-    ck_assert_int_eq(stream_last_error(s), -EINVAL);
+    struct stream_health h;
+    stream_health(s, &h);
+    ck_assert_uint_eq(h.lines_lost, 1); /* a line holding a newline is refused */
+    ck_assert_uint_eq(h.failed_writes, 0);
     stream_close(s);
     char *l = line_at(slurp(path, NULL), 3);
     ck_assert_str_eq(l, open);
@@ -303,23 +305,32 @@ START_TEST(test_write_errors_counted)
     ck_assert_uint_eq(stream_write_errors(s), 10);
     ck_assert_int_eq(stream_last_error(s), -ENOSPC);
     ck_assert_uint_eq(stream_lines(s), 3);
-    /* Space comes back: writing resumes. */
+    struct stream_health h;
+    stream_health(s, &h);
+    ck_assert_uint_eq(h.lines_waiting, 10); /* kept for a retry */
+    ck_assert_uint_eq(h.lines_lost, 0);
+    /* Space comes back: what waited is written first, in order, then the new line. */
     ck_assert_int_ge(dup2(saved, stream_fd(s)), 0);
     marker_emit(stream_sink(s), "after", MS(20), MARKER_INSTANT, 0, NULL, 0);
-    ck_assert_uint_eq(stream_lines(s), 4);
+    ck_assert_uint_eq(stream_lines(s), 14);
+    stream_health(s, &h);
+    ck_assert_uint_eq(h.lines_waiting, 0);
+    ck_assert_int_eq(h.error, 0);
     close(full);
     close(saved);
     stream_close(s);
     int bad;
-    ck_assert_int_eq(count_valid_lines(slurp(path, NULL), &bad), 4);
+    char *text = slurp(path, NULL);
+    ck_assert_int_eq(count_valid_lines(text, &bad), 14);
     ck_assert_int_eq(bad, 0);
+    ck_assert(strstr(text, "\"startTime\":9.0,") < strstr(text, "\"name\":\"after\""));
 }
 END_TEST
 
 /* A real full filesystem: a small tmpfs in a private mount namespace (skipped where mounting is
- * not allowed). Short writes must leave at most a fragment that ends up on a line of its own; every
- * line counted as written is whole in the file, every other one counted as an error. With held
- * lines (flushed every 7 lines), a failed batch is cut the same way. */
+ * not allowed). Every line counted as written is whole in the file; the others wait in memory,
+ * and when space comes back they are written in order, without a torn line. With held lines
+ * (flushed every 7 lines), a failed batch waits the same way. */
 static void fill_tmpfs(bool hold)
 {
     if (unshare(CLONE_NEWNS) < 0 && (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)) {
@@ -345,12 +356,21 @@ static void fill_tmpfs(bool hold)
     stream_flush(s);
     ck_assert_uint_gt(stream_write_errors(s), 0);
     ck_assert_int_eq(stream_last_error(s), -ENOSPC);
-    ck_assert_uint_eq(stream_lines(s) - 3 + stream_write_errors(s), 400);
-    uint64_t lines = stream_lines(s);
-    stream_close(s);
+    struct stream_health h;
+    stream_health(s, &h);
+    ck_assert_uint_eq(h.lines_lost, 0);
+    /* a partly written line counts as waiting, not as written */
+    ck_assert_uint_eq(stream_lines(s) - 3 + h.lines_waiting, 400);
     int bad;
-    ck_assert_int_eq(count_valid_lines(slurp(path, NULL), &bad), (int)lines);
+    ck_assert_int_eq(count_valid_lines(slurp(path, NULL), &bad), (int)stream_lines(s));
     ck_assert_int_le(bad, 1);
+    /* Space comes back (the tmpfs grows): everything is written, nothing torn. */
+    ck_assert_int_eq(mount("tmpfs", dir, "tmpfs", MS_REMOUNT, "size=1m"), 0);
+    ck_assert_int_eq(stream_flush(s), 0);
+    ck_assert_uint_eq(stream_lines(s), 403);
+    stream_close(s);
+    ck_assert_int_eq(count_valid_lines(slurp(path, NULL), &bad), 403);
+    ck_assert_int_eq(bad, 0);
     umount(dir);
 }
 
