@@ -231,6 +231,26 @@ static int usage_error(const char *fmt, ...)
     return EXIT_CANCELED;
 }
 
+/* Meta keys whose value the profile's format fixes, or whose type is not a string: a --meta value
+ * (always a string) there would make the profile fail to load (the front-end's ProfileMeta). */
+static bool meta_key_reserved(const char *key, size_t len)
+{
+    static const char *const owned[] = {
+        "type", "processType", "stackwalk", "version", "preprocessedProfileVersion",
+        "symbolicationNotSupported", "symbolicated", "interval", "startTime", "endTime", "profilingStartTime",
+        "profilingEndTime", "startTimeAsClockMonotonicNanosecondsSinceBoot",
+        "startTimeAsMachAbsoluteTimeNanoseconds", "startTimeAsQueryPerformanceCounterValue", "logicalCPUs",
+        "physicalCPUs", "mainMemory", "categories", "markerSchema", "usesOnlyOneStackType", "extensions",
+        "debug", "visualMetrics", "configuration", "sampleUnits", "fileSize", "sourceCodeIsNotOnSearchfox",
+        "extra", "initialVisibleThreads", "initialSelectedThreads", "keepProfileThreadOrder", "maxMarkers",
+        "containment", "resmonVersion",
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(owned); i++)
+        if (strlen(owned[i]) == len && memcmp(owned[i], key, len) == 0)
+            return true;
+    return false;
+}
+
 static int duration_arg(const char *arg, uint64_t *ret)
 {
     if (parse_duration(arg, ret) < 0)
@@ -346,7 +366,12 @@ int cli_parse(int argc, char **argv, struct options *o)
             o->no_profile = false;
             break;
         case OPT_NO_PROFILE: o->no_profile = true, o->output = NULL; break;
-        case 'i': r = duration_arg(optarg, &o->interval_ns); break;
+        case 'i':
+            r = duration_arg(optarg, &o->interval_ns);
+            if (!r && o->interval_ns && o->interval_ns < CLI_MIN_INTERVAL_NS)
+                r = usage_error("sampling interval '%s' is too short (at least %llu ms, or 0 for none)", optarg,
+                                (unsigned long long)(CLI_MIN_INTERVAL_NS / 1000000));
+            break;
         case OPT_PSS: o->pss = true; break;
         case OPT_PARSE:
             if (testlog_parse_formats(optarg, &o->parse_formats) < 0)
@@ -387,6 +412,11 @@ int cli_parse(int argc, char **argv, struct options *o)
             const char *eq = strchr(optarg, '=');
             if (!eq || eq == optarg) {
                 r = usage_error("invalid --meta '%s' (expected KEY=VALUE)", optarg);
+                break;
+            }
+            if (meta_key_reserved(optarg, (size_t)(eq - optarg))) {
+                r = usage_error("--meta '%.*s': the profile's format owns this key (not a string there)",
+                                (int)(eq - optarg), optarg);
                 break;
             }
             struct meta_kv *m = realloc(o->meta, (o->n_meta + 1) * sizeof *m);

@@ -66,6 +66,10 @@ struct options {
     int argc;
 };
 
+/* The shortest sampling interval -i takes (0 aside): a sample costs tens of microseconds and a
+ * stream line each; thousands a second would measure resmon-run more than the command. */
+#define CLI_MIN_INTERVAL_NS UINT64_C(10000000)
+
 /* Parse argv. Returns 0 (o filled), or EXIT_CANCELED after printing a one-line usage error. --help
  * and --version print to stdout and set action CLI_EXIT. */
 int cli_parse(int argc, char **argv, struct options *o);

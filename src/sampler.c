@@ -284,7 +284,7 @@ struct sampler {
     bool io_ever_ok;
     uint64_t tree_rss;
     bool tree_rss_known;
-    uint64_t spot_ns, spot_rss; /* the last sampler_tree_rss_now reading */
+    uint64_t spot_ns, spot_rss, spot_cpu; /* the last spot reading (spot_read) */
 
     /* process connector */
     int nl_fd;
@@ -1552,16 +1552,52 @@ void sampler_reaped(struct sampler *s, pid_t pid, int wstatus, const struct rusa
     pent_end(s, p, end, true);
 }
 
+/* Read the processes the sampler knows again: their RSS, and their CPU (with what their reaped
+ * children used) plus what resmon-run reaped. Kept for max_age_ns. */
+static void spot_read(struct sampler *s, uint64_t now_ns, uint64_t max_age_ns)
+{
+    if (s->spot_ns && now_ns - s->spot_ns < max_age_ns)
+        return;
+    uint64_t rss = 0, ticks = 0;
+    bool any = false;
+    for (size_t i = 0; i < s->nents; i++) {
+        struct pent *p = &s->ents[i];
+        if (p->flags & P_ENDED)
+            continue;
+        struct procfs_pid_stat st;
+        ssize_t n = pent_read(s, p, &p->fd_stat, "stat");
+        if (n <= 0 || procfs_parse_pid_stat(s->scratch, (size_t)n, &st) < 0 ||
+            ((p->flags & P_STAT_KNOWN) && st.starttime != p->starttime))
+            continue; /* gone: what it used is in its parent's cutime now, or in what we reaped */
+        any = true;
+        ticks += st.utime + st.stime + st.cutime + st.cstime;
+        if (st.state != 'Z') {
+            uint64_t r = st.rss * (uint64_t)s->page_size;
+            rss += r;
+            p->max_rss = MAX(p->max_rss, r);
+        }
+    }
+    s->spot_ns = now_ns ? now_ns : 1;
+    s->spot_rss = any ? rss : 0;
+    s->spot_cpu = ticks_to_ns(s, ticks) + s->reaped_user_ns + s->reaped_sys_ns;
+    if (any)
+        s->tot.peak_rss = MAX(s->tot.peak_rss, rss);
+}
+
 uint64_t sampler_tree_cpu_ns(struct sampler *s)
 {
     if (!s)
         return 0;
-    struct tree_now t = {0};
-    if (s->cfg.tree && s->contain) {
-        tree_totals(s, &t);
+    if (!s->cfg.tree || !s->contain)
+        return s->rep_cpu_ns;
+    if (s->fd_cg_cpu >= 0) {
+        struct tree_now t = {0};
+        tree_totals(s, &t); /* cpu.stat: one read, exact */
         return MAX(s->rep_cpu_ns, t.cpu_ns);
     }
-    return s->rep_cpu_ns;
+    /* Without the cgroup, the last sample's figure would be up to an interval old. */
+    spot_read(s, now_ns(), 2 * NSEC_PER_MSEC);
+    return MAX(s->rep_cpu_ns, s->spot_cpu);
 }
 
 uint64_t sampler_tree_rss(const struct sampler *s)
@@ -1573,30 +1609,7 @@ uint64_t sampler_tree_rss_now(struct sampler *s, uint64_t now_ns, uint64_t max_a
 {
     if (!s || !s->cfg.tree || !s->contain)
         return 0;
-    if (s->spot_ns && now_ns - s->spot_ns < max_age_ns)
-        return s->spot_rss;
-    uint64_t rss = 0;
-    bool any = false;
-    for (size_t i = 0; i < s->nents; i++) {
-        struct pent *p = &s->ents[i];
-        if (p->flags & P_ENDED)
-            continue;
-        struct procfs_pid_stat st;
-        ssize_t n = pent_read(s, p, &p->fd_stat, "stat");
-        if (n <= 0 || procfs_parse_pid_stat(s->scratch, (size_t)n, &st) < 0 ||
-            ((p->flags & P_STAT_KNOWN) && st.starttime != p->starttime))
-            continue; /* gone, or the pid is another process's now: the next scan sorts it out */
-        any = true;
-        if (st.state != 'Z') {
-            uint64_t r = st.rss * (uint64_t)s->page_size;
-            rss += r;
-            p->max_rss = MAX(p->max_rss, r);
-        }
-    }
-    s->spot_ns = now_ns ? now_ns : 1;
-    s->spot_rss = any ? rss : 0;
-    if (any)
-        s->tot.peak_rss = MAX(s->tot.peak_rss, rss);
+    spot_read(s, now_ns, max_age_ns);
     return s->spot_rss;
 }
 

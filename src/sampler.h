@@ -119,7 +119,8 @@ void sampler_reaped(struct sampler *s, pid_t pid, int wstatus, const struct rusa
                     uint64_t now_ns);
 
 /* The tree's cumulative CPU time now, as exactly and cheaply as the tier allows (cgroup: read
- * cpu.stat; else the last sample's figure plus what was reaped since). Used for per-test cost. */
+ * cpu.stat; else the processes the sampler knows read again — one pread each, at most every
+ * 2 ms — with what their reaped children and resmon-run's used). Used for per-test cost. */
 uint64_t sampler_tree_cpu_ns(struct sampler *s);
 /* The tree's RSS at the last sample (bytes), 0 if unknown. */
 uint64_t sampler_tree_rss(const struct sampler *s);

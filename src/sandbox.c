@@ -1,6 +1,7 @@
 /* sandbox.c — see sandbox.h. */
 #include "sandbox.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -16,6 +17,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -314,6 +316,7 @@ out:
 
 struct sandbox_filter {
     struct sock_fprog prog; /* exported in the parent: loading it in the child allocates nothing */
+    unsigned mask;          /* the classes denied */
 };
 
 int sandbox_parse_deny(const char *list, unsigned *ret_mask)
@@ -363,7 +366,9 @@ static int add_command_rules(scmp_filter_ctx ctx, unsigned mask)
         if ((r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX))) < 0 ||
             (r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socketpair), 1,
                                   SCMP_A0(SCMP_CMP_NE, AF_UNIX))) < 0 ||
-            (r = deny(ctx, ENOSYS, "io_uring_setup")) < 0)
+            (r = deny(ctx, ENOSYS, "io_uring_setup")) < 0 ||
+            /* another process's descriptors, its sockets among them */
+            (r = deny(ctx, EPERM, "pidfd_getfd")) < 0)
             return r;
     }
     if (mask & SANDBOX_DENY_PTRACE) {
@@ -453,6 +458,7 @@ int sandbox_command_filter_new(unsigned deny_mask, struct sandbox_filter **ret)
     }
     if ((r = export_bpf(ctx, &f->prog)) < 0)
         goto out;
+    f->mask = deny_mask;
     *ret = TAKE_PTR(f);
     r = 0;
 out:
@@ -461,11 +467,42 @@ out:
     return r;
 }
 
+/* Sockets the command inherits (above stderr) that are not AF_UNIX: a network it was not to
+ * reach, already connected. Closed; 0-2 are left (a command started by inetd has its socket
+ * there, and closing them would break more than it protects). In the forked child: the
+ * directory listing allocates, which the single-threaded parent allows. */
+static void close_inherited_sockets(void)
+{
+    int dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return;
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        int fd = atoi(e->d_name);
+        struct stat st;
+        int domain;
+        socklen_t len = sizeof domain;
+        if (fd <= 2 || fd == dirfd(d) || fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))
+            continue;
+        if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 && domain == AF_UNIX)
+            continue;
+        close(fd);
+    }
+    closedir(d);
+}
+
 int sandbox_command_filter_apply(void *filter)
 {
     struct sandbox_filter *f = filter;
     if (!f)
         return 0;
+    if (f->mask & SANDBOX_DENY_NETWORK)
+        close_inherited_sockets();
     /* Required for an unprivileged filter; also what keeps set-user-ID programs from gaining
      * privileges the filter could be used against. */
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

@@ -604,6 +604,19 @@ static const char *err_name(int e)
 /* Returns the exit status for a sandbox probe command, or -1 if cmd is none of them. */
 static int sandbox_probe(const char *cmd, int argc, char **argv)
 {
+    if (!strcmp(cmd, "with-tcp-fd") && argc > 3) { /* with-tcp-fd PORT CMD...: exec CMD with a TCP
+                                                      connection to 127.0.0.1:PORT on fd 3 */
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[2])),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || dup2(fd, 3) < 0) {
+            perror("with-tcp-fd");
+            return 1;
+        }
+        execvp(argv[3], argv + 3);
+        perror("with-tcp-fd: exec");
+        return 127;
+    }
     if (!strcmp(cmd, "listen-tcp")) { /* listen-tcp SECS: accept on 127.0.0.1, announce the port */
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -721,6 +734,78 @@ int main(int argc, char **argv)
         sleep_s(secs);
         return 0;
     }
+    if (!strcmp(cmd, "all-signals")) { /* report every catchable signal but CHLD, exit 0 at the first */
+        for (int sig = 1; sig <= SIGRTMAX; sig++)
+            if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD && sig != SIGCONT && sig != SIGWINCH &&
+                sig != SIGURG && (sig < 32 || sig >= SIGRTMIN))
+                signal(sig, on_signal);
+        event("ready %d", getpid());
+        sleep_s(secs);
+        return 0;
+    }
+    if (!strcmp(cmd, "slow-term")) { /* slow-term MS: at TERM, "term", MS of cleaning up, "cleaned up" */
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGTERM);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+        event("ready %d", getpid());
+        int sig;
+        sigwait(&set, &sig);
+        event("term");
+        sleep_s(atof(argv[2]) / 1000);
+        event("cleaned up");
+        return 0;
+    }
+    if (!strcmp(cmd, "escape-cgroup")) { /* escape-cgroup SECS: move to the parent cgroup, leave an
+                                           orphan in its own session there, exit */
+        char cg[4096];
+        int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, cg, sizeof cg - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        if (n <= 0)
+            return 2;
+        cg[n] = '\0';
+        char *line = strncmp(cg, "0::", 3) == 0 ? cg : strstr(cg, "\n0::");
+        if (!line)
+            return 2;
+        if (line != cg)
+            line++;
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        char *slash = strrchr(line + 3, '/');
+        if (!slash)
+            return 2;
+        *slash = '\0';
+        /* the cgroup2 mount: this machine's or the usual place */
+        const char *mnt = access("/sys/fs/cgroup/unified/cgroup.procs", F_OK) == 0 ? "/sys/fs/cgroup/unified"
+                                                                                   : "/sys/fs/cgroup";
+        char path[8192];
+        snprintf(path, sizeof path, "%s%s/cgroup.procs", mnt, line + 3);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, "0", 1) != 1) {
+            event("cannot escape %s", path);
+            return 2;
+        }
+        close(fd);
+        int pfd[2];
+        if (pipe(pfd) < 0)
+            return 1;
+        if (fork() == 0) {
+            close(pfd[0]);
+            setsid();
+            event("escaped %d", getpid());
+            close(pfd[1]);
+            sleep_s(secs);
+            _exit(0);
+        }
+        close(pfd[1]);
+        char c;
+        while (read(pfd[0], &c, 1) < 0 && errno == EINTR)
+            ;
+        return 0;
+    }
     if (!strcmp(cmd, "daemon")) { /* daemon SECS: double fork; the grandchild outlives us */
         int pfd[2];
         if (pipe(pfd) < 0)
@@ -805,6 +890,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "forkbomb")) { /* forkbomb CAP: keep forking until CAP processes were made */
         long cap = argc > 2 ? atol(argv[2]) : 200;
+        if (getenv("FORKBOMB_IGNORE_TERM")) /* only KILL stops it */
+            signal(SIGTERM, SIG_IGN);
         long *made = mmap(NULL, sizeof *made, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (made == MAP_FAILED)
             return 1;

@@ -34,6 +34,27 @@ st=$(cat "$T/st")
 $R -- "$HELPER" tick 50 0 > "$T/ticks"
 seq 0 49 | sed 's/^/tick /' | cmp -s - "$T/ticks" || fail "ticks out of order"
 
+# Starved (resmon-run pinned to the command's CPU at the lowest priority, the command faster than
+# it): every line arrives, in every mode — after the command exits, the pipe is drained to its end.
+{
+    starve() { taskset -c 0 nice -n 19 "$@"; }
+    cmd="taskset -c 0 seq 1 400000"
+    for mode in default foreground no-kill-leftovers timeout-o timeout-output-timeout; do
+        case $mode in
+        default) n=$(starve "$RESMON_RUN" -q -o "$T/starve.json" -- $cmd | wc -l) ;;
+        foreground) n=$(starve "$RESMON_RUN" -q -f -o "$T/starve.json" -- $cmd | wc -l) ;;
+        no-kill-leftovers) n=$(starve "$RESMON_RUN" -q --no-kill-leftovers -o "$T/starve.json" -- $cmd | wc -l) ;;
+        timeout-o) n=$(starve "$TIMEOUT_LINK" -o "$T/starve.json" 60 $cmd | wc -l) ;;
+        timeout-output-timeout) n=$(starve "$TIMEOUT_LINK" --output-timeout 30 60 $cmd | wc -l) ;;
+        esac
+        [ "$n" = 400000 ] || fail "starved, $mode: $n lines of 400000"
+    done
+    # A leftover keeps the pipe open and writes later: what the command wrote is all there.
+    n=$(starve "$RESMON_RUN" -q --no-kill-leftovers --no-profile --output-timeout 60 -- sh -c \
+        "$cmd; '$HELPER' daemon 5 >/dev/null" | wc -l)
+    [ "$n" = 400000 ] || fail "starved, with a leftover holding the pipe: $n lines of 400000"
+}
+
 # --output-timeout: silence counts as a timeout; regular output does not.
 expect_status 124 "$RESMON_RUN" --no-profile --output-timeout=0.3 -- "$HELPER" print-hang 30 >/dev/null
 expect_status 0 "$RESMON_RUN" --no-profile --output-timeout=2 -- "$HELPER" tick 6 0.1 >/dev/null

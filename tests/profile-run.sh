@@ -210,45 +210,4 @@ sh -c 'for n in 0 1 2 3; do ln -s "$1" "$2/.tmpname.json.tmp$$.$n"; done; exec "
 "$CHECK" "$T/tmpname.json" || fail "no valid profile beside links at the temporary names"
 [ -L "$T/tmpname.json" ] && fail "the profile is a link"
 
-# An unwritable directory (a read-only mount when we are root, who may write anywhere else).
-mkdir "$T/ro"
-if [ "$(id -u)" != 0 ]; then
-    chmod 0555 "$T/ro"
-    expect_status 125 "$RESMON_RUN" -o "$T/ro/p.json" -- sh -c "echo ran >'$T/ran'" 2>/dev/null
-    [ -e "$T/ran" ] && fail "the command ran although the profile directory is unwritable"
-    chmod 0755 "$T/ro"
-elif unshare -m true 2>/dev/null; then
-    unshare -m sh -c 'mount -t tmpfs -o ro,size=64k tmpfs "$1/ro" || exit 77
-        "$2" -o "$1/ro/p.json" -- sh -c "echo ran >\"$1/ran\"" 2>/dev/null' sh "$T" "$RESMON_RUN"
-    st=$?
-    [ "$st" = 77 ] || [ "$st" = 125 ] || fail "unwritable directory: status $st"
-    [ -e "$T/ran" ] && fail "the command ran although the profile directory is unwritable"
-else
-    echo "unwritable directory: cannot make one as root without unshare (not tested)"
-fi
-
-# ---- a full disk: the command's output and status are unaffected -----------------------------
-# A chatty command whose lines are test results (one marker each) against a 64 KiB tmpfs.
-chatty="seq 1 3000 | sed 's|.*|TEST-START \| disk/test_&.js\nTEST-UNEXPECTED-FAIL \| disk/test_&.js \| failure number &|'; '$HELPER' textlines 2000000; exit 7"
-sh -c "$chatty" >"$T/chatty.want"
-[ $? = 7 ] || fail "the chatty command does not exit 7 by itself"
-if unshare -m true 2>/dev/null; then
-    mkdir "$T/small"
-    unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$1/small" || exit 77
-        "$2" -q -i 0.01 -o "$1/small/p.json" -- sh -c "$3" >"$1/chatty.got" 2>"$1/chatty.err"
-        echo $? >"$1/chatty.status"
-        df -k "$1/small" | tail -n 1 >"$1/chatty.df"
-        ' sh "$T" "$RESMON_RUN" "$chatty"
-    if [ $? = 77 ]; then
-        echo "disk full: cannot mount a tmpfs (not tested)"
-    else
-        [ "$(cat "$T/chatty.status")" = 7 ] || fail "disk full: status $(cat "$T/chatty.status"), expected 7"
-        cmp -s "$T/chatty.want" "$T/chatty.got" || fail "disk full: the command's output changed"
-        # resmon-run may say that it could not write the profile, nothing else.
-        grep -v '^resmon-run: ' "$T/chatty.err" && fail "disk full: unexpected output on stderr"
-        echo "disk full: $(cat "$T/chatty.df")"
-    fi
-else
-    echo "disk full: no private mount namespace (not tested)"
-fi
 exit 0

@@ -45,25 +45,6 @@ rss=$(maxof "$P" "Tree Memory" rss)
 echo "alloc 100 MiB: peak Tree Memory rss $rss bytes"
 ge "$rss" 104857600 || fail "alloc: peak tree RSS $rss < 100 MiB"
 
-# Storage IO: 4 MiB written and fsynced to a real disk under the build directory.
-if [ -r /proc/self/io ]; then
-    fs=$(stat -f -c %T "$TOP_BUILDDIR" 2>/dev/null)
-    case "$fs" in
-    tmpfs | ramfs | overlayfs) echo "IO: the build directory is on $fs (not tested)" ;;
-    *)
-        f="$TOP_BUILDDIR/tests/sampling-run.io.$$"
-        "$RESMON_RUN" -i 0.05 -o "$T/io.json" -- "$HELPER" writefile 4194304 "$f" || fail "writer failed"
-        rm -f "$f"
-        "$CHECK" "$T/io.json" || fail "IO: invalid profile"
-        wb=$(sum "$T/io.json" "Tree IO" write_bytes)
-        echo "IO: 4 MiB written, Tree IO write_bytes sum $wb"
-        ge "$wb" 4194304 || fail "IO: Tree IO write_bytes $wb < 4 MiB"
-        ;;
-    esac
-else
-    echo "IO: no /proc/self/io (not tested)"
-fi
-
 # Short processes get process markers with their exit.
 P="$T/procs.json"
 "$RESMON_RUN" -i 0.05 -o "$P" -- sh -c "'$HELPER' exit 3; '$HELPER' killself TERM; exit 0" 2>/dev/null ||

@@ -22,6 +22,28 @@ check "expected KEY=VALUE" --meta novalue -- true
 check "invalid --max-markers value '-5'" --max-markers=-5 -- true
 check "invalid --max-markers value '1e6'" --max-markers=1e6 -- true
 check "invalid --max-markers value '99999999999999999999'" --max-markers=99999999999999999999 -- true
+# Metadata the profile's format owns would make a profile that does not load.
+for key in version preprocessedProfileVersion startTime interval processType markerSchema; do
+    check "format owns this key" --meta "$key=oops" -- true
+done
+check "too short" -i 1e-9 -- true
+check "too short" -i 0.001 -- true
+# Paths that cannot hold a profile: said by what they are.
+mkfifo "$T/fifo"
+check "is a FIFO, not a regular file" -o "$T/fifo" -- true
+check "is a character device, not a regular file" -o /dev/null -- true
+check "is a character device, not a regular file" -o /dev/full -- true
+check "is a symbolic link" -o "$(ln -s "$T/x" "$T/link" && echo "$T/link")" -- true
+# --recover of a stream a live run writes, in place: refused (the run's path would be taken).
+new_events
+"$RESMON_RUN" -q -o "$T/live.json" -- "$HELPER" sigcheck "$T/live.json" 30 >/dev/null 2>&1 &
+live=$!
+wait_event "ready *" >/dev/null
+check "being written by a running resmon-run" --recover "$T/live.json"
+# and a second run given the same path: refused, the first one's stream untouched
+check "another resmon-run is writing it" -o "$T/live.json" -- true
+kill -TERM $live
+wait $live
 
 msg=$("$TIMEOUT_LINK" 2>&1); [ $? -eq 125 ] || fail "timeout mode without operand"
 echo "$msg" | grep -q "missing operand" || fail "timeout mode: $msg"

@@ -1,0 +1,122 @@
+#!/bin/sh
+# Nothing lost, nothing left, as CI runs resmon-run: under other supervisors, with a hostile
+# command, with signals of every kind, with its stdout gone. In both tiers where the cgroup one
+# exists (as root); the subreaper tier always.
+. "$TOP_SRCDIR/tests/lib.sh"
+. "$TOP_SRCDIR/tests/itlib.sh"
+
+tiers=subreaper
+cgroup_available && tiers="$tiers cgroup"
+
+# wait_gone PID...: until none of them is alive (bounded: 20 s; an event-less wait on processes
+# that are not ours to wait for).
+wait_gone() {
+    _n=0
+    for _p in "$@"; do
+        while alive "$_p"; do
+            _n=$((_n + 1))
+            [ $_n -lt 400 ] || fail "process $_p survived"
+            read -r -t 0.05 _ <&9 || :
+        done
+    done
+}
+
+for tier in $tiers; do
+    R="$RESMON_RUN -q --containment=$tier"
+
+    # Nested supervisors: the outer timeout's signal reaches the inner supervisor, not its command
+    # (GNU timeout signals its command's process group; the inner run's command has its own).
+    new_events
+    expect_status 124 "$TIMEOUT_LINK" --containment=$tier -s ALRM 0.3 \
+        "$TIMEOUT_LINK" --containment=$tier -s USR1 25 "$HELPER" all-signals 30
+    ev=$(wait_event "signal *")
+    [ "$ev" = "signal 10" ] || fail "$tier: nested: the command got '$ev', not the inner USR1"
+
+    # Under GNU timeout (TERM to us, then to our group): one stop request, not two. The command's
+    # TERM handler runs to its end; nothing is killed.
+    if command -v timeout >/dev/null 2>&1; then
+        new_events
+        timeout -s TERM 0.5 $R -o "$T/gnu-$tier.json" -- "$HELPER" slow-term 300 &
+        sup=$!
+        wait_event "term" >/dev/null
+        wait_event "cleaned up" >/dev/null
+        wait $sup
+        st=$?
+        [ $st = 124 ] || fail "$tier: under GNU timeout: status $st"
+        [ "$(count "$T/gnu-$tier.json" kill)" = 1 ] || fail "$tier: under GNU timeout: $(markers "$T/gnu-$tier.json" kill)"
+    fi
+
+    # Every catchable terminating signal is a stop request: the profile is finalized, the command
+    # gets the signal (and here exits 0 of it), resmon-run exits as its command did.
+    for sig in USR1 USR2 XCPU VTALRM PROF RTMIN; do
+        new_events
+        P="$T/sig-$sig-$tier.json"
+        $R -o "$P" -- "$HELPER" all-signals 30 >/dev/null 2>&1 &
+        sup=$!
+        wait_event "ready *" >/dev/null
+        kill -$sig $sup
+        wait_event "signal *" >/dev/null
+        wait $sup
+        st=$?
+        [ "$(head -c 8 "$P")" = '{"meta":' ] || fail "$tier: $sig: the profile is not finalized"
+        [ $st = 0 ] || fail "$tier: $sig: status $st"
+        [ "$(val "$(markers "$P" command | cut -f5)" reason)" = stopped ] || fail "$tier: $sig: $(markers "$P" command)"
+    done
+
+    # The command kills resmon-run outright: what it started dies with it (the watchdog).
+    new_events
+    $R --grace 0.2 -o "$T/killed-$tier.json" -- sh -c "echo \$\$ >'$T/killer'; '$HELPER' daemon 60; \
+        '$HELPER' setsid-escape 60; kill -9 \$PPID; exec '$HELPER' sleep 60" >/dev/null 2>&1 &
+    sup=$!
+    d=$(wait_event "daemon *" | cut -d' ' -f2)
+    e=$(wait_event "escaper *" | cut -d' ' -f2)
+    wait $sup 2>/dev/null
+    wait_gone "$d" "$e" "$(cat "$T/killer")"
+
+    # A supervisor stopped for a while does not take the command for silent: output waiting in
+    # the pipe is read before deciding.
+    new_events
+    $R --no-profile --output-timeout 1 -- "$HELPER" tick 40 0.05 >/dev/null &
+    sup=$!
+    read -r -t 0.3 _ <&9 || :
+    kill -STOP $sup
+    read -r -t 1.5 _ <&9 || : # the scenario: stopped for 1.5 s while the command prints
+    kill -CONT $sup
+    wait $sup
+    st=$?
+    [ $st = 0 ] || fail "$tier: stopped supervisor: status $st (a false output timeout)"
+
+    # A stopped command still gets the timeout signal: CONT follows it.
+    expect_status 124 timeout 20 $R --no-profile -t 0.3 -- sh -c 'kill -STOP $$; exec sleep 60'
+
+    # A fork bomb left behind that ignores TERM: KILL passes until none is left (one pass would
+    # miss what forks meanwhile).
+    new_events
+    FORKBOMB_IGNORE_TERM=1 expect_status 0 $R --no-profile --grace 0.2 -- sh -c \
+        "setsid '$HELPER' forkbomb 300 & '$HELPER' wait-file /proc/self/status Name; exit 0"
+    n=0
+    while [ "$(ps -eo args= | grep -c '[h]elper forkbomb')" != 0 ]; do
+        n=$((n + 1)); [ $n -lt 100 ] || fail "$tier: the fork bomb left behind survived"
+        read -r -t 0.05 _ <&9 || :
+    done
+
+    # stdout gone (| head -1): the command gets SIGPIPE at its next write, as without us.
+    new_events
+    F="$T/go-$tier"
+    start=$(date +%s)
+    { $R -o "$T/epipe-$tier.json" -- sh -c "echo a; '$HELPER' wait-file '$F' go; echo b; exec '$HELPER' sleep 30"
+      echo $? >"$T/epipe-st"; } | { head -1 >/dev/null; exec 0<&-; echo go >"$F"; }
+    st=$(cat "$T/epipe-st")
+    [ "$st" = 141 ] || fail "$tier: stdout gone: status $st"
+    [ $(( $(date +%s) - start )) -lt 20 ] || fail "$tier: stdout gone: the command ran on"
+done
+
+# A file-size limit: resmon-run does not die of SIGXFSZ; the output passes through whole; it says
+# the stream could not be written.
+mkdir -p "$T/raw"
+n=$(sh -c "ulimit -f 64; exec $RESMON_RUN -o '$T/raw/fsize.json' -- sh -c 'i=0; while [ \$i -lt 3000 ]; do
+    echo \"{\\\"action\\\":\\\"test_start\\\",\\\"test\\\":\\\"t\$i\\\"}\"; echo \"{\\\"action\\\":\\\"test_end\\\",\\\"test\\\":\\\"t\$i\\\",\\\"status\\\":\\\"PASS\\\"}\"; i=\$((i + 1)); done'" \
+    2>"$T/fsize.err" | wc -l) || true
+[ "$n" = 6000 ] || fail "file-size limit: $n lines of 6000 passed through: $(cat "$T/fsize.err")"
+grep -q "File too large" "$T/fsize.err" || fail "file-size limit: not said: $(cat "$T/fsize.err")"
+exit 0

@@ -1,0 +1,32 @@
+#!/bin/sh
+# A leaf left by a run killed as PID 1 of a container does not stay forever: the leaf names its
+# owner by pid and start time, so the next run as PID 1 knows it for another run's.
+. "$TOP_SRCDIR/tests/lib.sh"
+cgroup_available || skip "no writable cgroup2 hierarchy (the cgroup tier needs root)"
+command -v unshare >/dev/null 2>&1 && unshare -fp --mount-proc true 2>/dev/null || skip "no PID namespaces (unshare -p)"
+
+# A run killed with its whole PID namespace (resmon-run as PID 1, its watchdog with it) leaves its
+# leaf; the next run as PID 1 removes it: the leaf names its owner by pid and start time.
+own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+mnt=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+parent="$mnt${own%/}"
+new_events
+unshare -fp --mount-proc "$RESMON_RUN" -q --no-profile --containment=cgroup -- "$HELPER" sleep 60 &
+ns=$!
+wait_event "ready *" >/dev/null
+leaf=$(ls -d "$parent"/resmon-run.1.* 2>/dev/null | head -n 1)
+[ -n "$leaf" ] || fail "no leaf of a run as PID 1 under $parent"
+init=$(pgrep -P $ns | head -n 1) # resmon-run: PID 1 inside
+[ -n "$init" ] || fail "no PID 1 under unshare $ns"
+kill -KILL "$init" # its namespace dies with it, its watchdog too
+wait $ns 2>/dev/null
+n=0
+while [ -s "$leaf/cgroup.procs" ]; do # the namespace's processes die
+    n=$((n + 1)); [ $n -lt 400 ] || fail "the killed namespace's processes stay"
+    read -r -t 0.05 _ <&9 || :
+done
+[ -d "$leaf" ] || fail "the leaf was removed by nobody expected to (a watchdog outside the namespace?)"
+unshare -fp --mount-proc "$RESMON_RUN" -q --no-profile --containment=cgroup -- true ||
+    fail "a second run as PID 1 failed"
+[ -d "$leaf" ] && fail "the stale leaf $leaf of a killed run as PID 1 is still there"
+exit 0
