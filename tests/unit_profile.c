@@ -441,6 +441,53 @@ START_TEST(test_phase_cpu_percent)
 }
 END_TEST
 
+/* Counters from counter lines and the markers they name; what the converter closes itself is
+ * costed from them; a marker ending before it starts ends where it starts. */
+START_TEST(test_counters_and_costs)
+{
+    struct profile_end end = {.end_ms = 300, .open_status = "TIMEOUT"};
+    struct profile_stats st;
+    cJSON *p = convert_text(
+        "{\"type\":\"counter\",\"name\":\"Tree CPU\",\"category\":\"CPU\",\"description\":\"d\","
+        "\"marker\":\"Tree CPU\",\"key\":\"cpuTime\",\"kind\":\"amount\",\"display\":{\"graphType\":\"line-rate\"}}\n"
+        "{\"type\":\"counter\",\"name\":\"Tree Memory\",\"category\":\"Memory\",\"description\":\"d\","
+        "\"marker\":\"Tree Memory\",\"key\":\"rss\",\"kind\":\"level\"}\n"
+        "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"t\",\"name\":\"test\",\"startTime\":150,\"cost\":true,"
+        "\"data\":{\"type\":\"Test\",\"test\":\"t\",\"name\":\"t\"}}\n"
+        "{\"type\":\"marker\",\"name\":\"Tree CPU\",\"startTime\":0.0,\"endTime\":100.0,\"data\":{\"type\":\"TreeCPU\",\"cpuTime\":10}}\n"
+        "{\"type\":\"marker\",\"name\":\"Tree Memory\",\"startTime\":0.0,\"endTime\":100.0,\"data\":{\"type\":\"TreeMem\",\"rss\":1000}}\n"
+        "{\"type\":\"marker\",\"name\":\"Tree CPU\",\"startTime\":100.0,\"endTime\":200.0,\"data\":{\"type\":\"TreeCPU\",\"cpuTime\":80}}\n"
+        "{\"type\":\"marker\",\"name\":\"Tree Memory\",\"startTime\":100.0,\"endTime\":200.0,\"data\":{\"type\":\"TreeMem\",\"rss\":5000}}\n"
+        "{\"type\":\"marker\",\"name\":\"Tree CPU\",\"startTime\":200.0,\"endTime\":300.0,\"data\":{\"type\":\"TreeCPU\",\"cpuTime\":40}}\n"
+        "{\"type\":\"marker\",\"name\":\"Tree Memory\",\"startTime\":200.0,\"endTime\":300.0,\"data\":{\"type\":\"TreeMem\",\"rss\":2000}}\n"
+        "{\"type\":\"marker\",\"name\":\"back\",\"startTime\":50.0,\"endTime\":40.0,\"data\":null}\n",
+        &end, &st, NULL);
+    ck_assert_ptr_nonnull(p);
+    check_structure(p);
+    ck_assert_uint_eq(st.counters, 2);
+    const cJSON *counters = cJSON_GetObjectItem(p, "counters");
+    const cJSON *cpu = cJSON_GetArrayItem(counters, 0), *mem = cJSON_GetArrayItem(counters, 1);
+    ck_assert_str_eq(cJSON_GetObjectItem(cpu, "name")->valuestring, "Tree CPU");
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(cpu, "display"), "graphType")->valuestring, "line-rate");
+    const cJSON *cs = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(cpu, "sampleGroups"), 0), "samples");
+    char *txt = cJSON_PrintUnformatted(cs);
+    ck_assert_str_eq(txt, "{\"time\":[100,200,300],\"count\":[10,80,40],\"length\":3}");
+    free(txt);
+    /* a level: the changes, from zero, so that their sum is the level */
+    const cJSON *ms = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(mem, "sampleGroups"), 0), "samples");
+    txt = cJSON_PrintUnformatted(ms);
+    ck_assert_str_eq(txt, "{\"time\":[0,100,200,300],\"count\":[0,1000,4000,-3000],\"length\":4}");
+    free(txt);
+    /* The open test, closed at 300: half of the 80 ms of 100..200 and the 40 of 200..300; its peak
+     * is the highest sample inside it. */
+    ck_assert_int_ge(find_marker(p, "test|150.000|300.000|0|{\"type\":\"Test\",\"test\":\"t\",\"name\":\"t\","
+                                    "\"status\":\"TIMEOUT\",\"color\":\"yellow\",\"cpuTime\":80,\"maxRSS\":5000}"),
+                     0);
+    ck_assert_int_ge(find_marker(p, "back|50.000|50.000|0|null"), 0);
+    cJSON_Delete(p);
+}
+END_TEST
+
 START_TEST(test_long_line_skipped)
 {
     size_t big = PROFILE_MAX_LINE + 100;
@@ -884,6 +931,7 @@ int main(void)
     tcase_add_test(tc, test_not_a_stream);
     tcase_add_test(tc, test_open_state_closed);
     tcase_add_test(tc, test_phase_cpu_percent);
+    tcase_add_test(tc, test_counters_and_costs);
     tcase_add_test(tc, test_long_line_skipped);
     tcase_add_test(tc, test_large_payloads);
     tcase_add_test(tc, test_finalize_twice_and_symlink);
