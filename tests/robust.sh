@@ -32,6 +32,13 @@ for tier in $tiers; do
     ev=$(wait_event "signal *")
     [ "$ev" = "signal 10" ] || fail "$tier: nested: the command got '$ev', not the inner USR1"
 
+    # Three levels: every profile is finalized (each level's TERM reaches the next once).
+    expect_status 124 $R -t 0.5 -o "$T/nest1-$tier.json" -- $R -o "$T/nest2-$tier.json" -- \
+        $R -o "$T/nest3-$tier.json" -- "$HELPER" sleep 60
+    for k in 1 2 3; do
+        [ "$(head -c 8 "$T/nest$k-$tier.json")" = '{"meta":' ] || fail "$tier: nested level $k left a stream"
+    done
+
     # Under GNU timeout (TERM to us, then to our group): one stop request, not two. The command's
     # TERM handler runs to its end; nothing is killed.
     if command -v timeout >/dev/null 2>&1; then
