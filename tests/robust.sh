@@ -107,11 +107,13 @@ for tier in $tiers; do
         read -r -t 0.05 _ <&9 || :
     done
 
-    # stdout gone (| head -1): the command gets SIGPIPE at its next write, as without us.
+    # stdout gone (| head -1): the command gets SIGPIPE at a write after we have seen the reader
+    # go, as without us. A write that lands in our pipe before we notice cannot fail any more:
+    # the command writes until one does (yes), which is when a real harness would see it too.
     new_events
     F="$T/go-$tier"
     start=$(date +%s)
-    { $R -o "$T/epipe-$tier.json" -- sh -c "echo a; '$HELPER' wait-file '$F' go; echo b; exec '$HELPER' sleep 30"
+    { $R -o "$T/epipe-$tier.json" -- sh -c "echo a; '$HELPER' wait-file '$F' go; exec yes b"
       echo $? >"$T/epipe-st"; } | { head -1 >/dev/null; exec 0<&-; echo go >"$F"; }
     st=$(cat "$T/epipe-st")
     [ "$st" = 141 ] || fail "$tier: stdout gone: status $st"
