@@ -179,6 +179,9 @@ enum {
     OPT_DENY,
     OPT_RECOVER,
     OPT_GZIP,
+    OPT_MEMORY_LIMIT,
+    OPT_CPU_LIMIT,
+    OPT_TASKS_LIMIT,
     OPT_MARK,
     OPT_HELP,
     OPT_VERSION,
@@ -196,6 +199,9 @@ static const struct option long_options[] = {
     {"output", required_argument, NULL, 'o'},
     {"no-profile", no_argument, NULL, OPT_NO_PROFILE},
     {"gzip", no_argument, NULL, OPT_GZIP},
+    {"memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT},
+    {"cpu-limit", required_argument, NULL, OPT_CPU_LIMIT},
+    {"tasks-limit", required_argument, NULL, OPT_TASKS_LIMIT},
     {"interval", required_argument, NULL, 'i'},
     {"pss", no_argument, NULL, OPT_PSS},
     {"parse", required_argument, NULL, OPT_PARSE},
@@ -251,6 +257,46 @@ static bool meta_key_reserved(const char *key, size_t len)
     return false;
 }
 
+int parse_size(const char *s, uint64_t *ret_bytes)
+{
+    if (!s || !*s)
+        return -EINVAL;
+    /* digits with at most one '.': no sign, exponent or hex (strtod would take them) */
+    size_t n = 0, dots = 0, digits = 0;
+    for (; isdigit((unsigned char)s[n]) || s[n] == '.'; n++)
+        s[n] == '.' ? dots++ : digits++;
+    if (!digits || dots > 1)
+        return -EINVAL;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end != s + n || !(v > 0))
+        return -EINVAL;
+    double mul = 1;
+    switch (*end) {
+    case 'k': case 'K': mul = 1024.0; end++; break;
+    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+    case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (mul > 1 && (*end == 'i' || *end == 'I'))
+        end++;
+    if (mul > 1 && (*end == 'b' || *end == 'B'))
+        end++;
+    else if (mul == 1 && (*end == 'b' || *end == 'B'))
+        end++;
+    if (*end)
+        return -EINVAL;
+    double bytes = v * mul;
+    if (bytes >= 9223372036854775808.0)
+        return -ERANGE;
+    if (bytes < 1)
+        return -EINVAL;
+    *ret_bytes = (uint64_t)bytes;
+    return 0;
+}
+
 static int duration_arg(const char *arg, uint64_t *ret)
 {
     if (parse_duration(arg, ret) < 0)
@@ -284,6 +330,9 @@ void cli_print_help(bool timeout_mode)
           "      --no-kill-leftovers    leave them running\n"
           "      --grace=DURATION       time leftovers get between TERM and KILL (default 2s)\n"
           "      --containment=MODE     auto, cgroup or subreaper (default auto)\n"
+          "      --memory-limit=SIZE    stop the run when the tree's memory passes SIZE (K, M, G)\n"
+          "      --cpu-limit=DURATION   stop the run when the tree has used DURATION of CPU time\n"
+          "      --tasks-limit=N        at most N processes and threads in the tree\n"
           "\nProfile:\n"
           "  -o, --output=FILE          the profile (default $MOZ_UPLOAD_DIR/profile_resource-usage.json,\n"
           "                             else resmon-profile.json; none when invoked as *timeout)\n"
@@ -447,6 +496,23 @@ int cli_parse(int argc, char **argv, struct options *o)
             break;
         case OPT_RECOVER: o->action = CLI_RECOVER, o->recover = optarg; break;
         case OPT_GZIP: o->gzip = true; break;
+        case OPT_MEMORY_LIMIT:
+            if (parse_size(optarg, &o->memory_limit) < 0)
+                r = usage_error("invalid --memory-limit '%s' (a size: bytes, or with K, M, G or T)", optarg);
+            break;
+        case OPT_CPU_LIMIT:
+            r = duration_arg(optarg, &o->cpu_limit_ns);
+            break;
+        case OPT_TASKS_LIMIT: {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (!isdigit((unsigned char)*optarg) || *end || errno || v == 0 || v > (1ULL << 31))
+                r = usage_error("invalid --tasks-limit '%s' (a count of processes and threads, at least 1)", optarg);
+            else
+                o->tasks_limit = v;
+            break;
+        }
         case OPT_MARK:
             /* Everything after --mark belongs to it. */
             o->action = CLI_MARK;

@@ -56,6 +56,9 @@ struct options {
     uint64_t grace_ns;          /* leftovers/stop: time between TERM and KILL */
     uint64_t fsync_interval_ns;
     uint64_t max_markers;       /* the profile's marker limit (profile.h); 0 = none */
+    uint64_t memory_limit;      /* bytes of the tree's memory; 0 = none */
+    uint64_t cpu_limit_ns;      /* CPU time of the whole tree; 0 = none */
+    uint64_t tasks_limit;       /* processes and threads of the tree; 0 = none */
     const char *product;
     struct meta_kv *meta;       /* --meta KEY=VALUE, n_meta entries (malloc'ed) */
     size_t n_meta;
@@ -79,6 +82,11 @@ void cli_release(struct options *o);
  * nanoseconds, at least 1 ns for any positive value (an underflowing 1e-10000 included); huge
  * values clamp to UINT64_MAX ("never"); 0 means none. Negative values, NaN, junk: -EINVAL. */
 int parse_duration(const char *s, uint64_t *ret_ns);
+
+/* SIZE: a number of bytes with an optional suffix K, M, G or T (powers of 1024; "KiB" and "KB"
+ * spellings too, also powers of 1024), fractions allowed ("1.5G"). -EINVAL for junk, zero or
+ * negative values, -ERANGE past 2^63. */
+int parse_size(const char *s, uint64_t *ret_bytes);
 
 /* SIG: a name with or without "SIG" (case-insensitive), RTMIN+n / RTMAX-n, or a number 0..SIGRTMAX.
  * Returns -EINVAL when unknown. */

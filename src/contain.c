@@ -16,6 +16,8 @@
 #include "procfs.h"
 #include "util.h"
 
+enum { V1_MEMORY, V1_PIDS, V1_COUNT };
+
 struct contain {
     enum contain_tier tier;
     pid_t self;
@@ -32,6 +34,11 @@ struct contain {
     char *buf;
     size_t buf_cap;
     int cg_events; /* cgroup.events, polled for POLLPRI (contain_watch) */
+    /* cgroup v1 leaves that enforce limits (contain_set_limits) */
+    struct v1_leaf {
+        int dirfd, procs_w;
+        char *path;
+    } v1[2];
     int *watch_fds;
     size_t n_watch;
 };
@@ -53,8 +60,29 @@ static void unescape_octal(char *s)
     *o = '\0';
 }
 
-/* The cgroup2 mount point, from /proc/self/mountinfo: "<id> <parent> <maj:min> <root> <mountpoint>
- * <options> [optional fields...] - <fstype> <source> <super options>". */
+/* A mountinfo line, "<id> <parent> <maj:min> <root> <mountpoint> <options> [optional fields...]
+ * - <fstype> <source> <super options>", up to its separator sep: the mount point (unescaped, in
+ * place), or NULL when the mount's root within its file system is not "/" (the path arithmetic
+ * of the callers needs the whole hierarchy). */
+static char *mount_point(char *line, const char *sep)
+{
+    char *f[5], *p = line;
+    int i;
+    for (i = 0; i < 5 && p < sep; i++) {
+        f[i] = p;
+        char *sp = strchr(p, ' ');
+        if (!sp)
+            break;
+        *sp = '\0';
+        p = sp + 1;
+    }
+    if (i < 5 || strcmp(f[3], "/") != 0)
+        return NULL;
+    unescape_octal(f[4]);
+    return f[4];
+}
+
+/* The cgroup2 mount point, from /proc/self/mountinfo. */
 static int find_cgroup2_mount(char *ret, size_t size)
 {
     char *buf = malloc(65536);
@@ -71,25 +99,10 @@ static int find_cgroup2_mount(char *ret, size_t size)
         char *sep = strstr(line, " - ");
         if (!sep || strncmp(sep + 3, "cgroup2 ", 8) != 0)
             continue;
-        /* field 4 (0-based) is the mount point; field 3 the root within the fs, which must be "/"
-         * for the path arithmetic below. */
-        char *f[5];
-        char *p = line;
-        int i;
-        for (i = 0; i < 5 && p < sep; i++) {
-            f[i] = p;
-            char *sp = strchr(p, ' ');
-            if (!sp)
-                break;
-            *sp = '\0';
-            p = sp + 1;
-        }
-        if (i < 5 || strcmp(f[3], "/") != 0)
+        char *mp = mount_point(line, sep);
+        if (!mp || strlen(mp) + 1 > size)
             continue;
-        unescape_octal(f[4]);
-        if (strlen(f[4]) + 1 > size)
-            continue;
-        strcpy(ret, f[4]);
+        strcpy(ret, mp);
         r = 0;
         break;
     }
@@ -260,6 +273,8 @@ int contain_new(enum contain_mode mode, struct contain **ret, const char **ret_w
         return -ENOMEM;
     c->self = getpid();
     c->cg_dirfd = c->cg_procs_w = c->cg_events = -1;
+    for (int i = 0; i < V1_COUNT; i++)
+        c->v1[i].dirfd = c->v1[i].procs_w = -1;
     if (ret_why)
         *ret_why = NULL;
     /* Orphans re-parent to us in every tier, so every exit in the tree is reaped by someone we
@@ -346,6 +361,30 @@ void contain_free(struct contain *c)
     closep(&c->cg_events);
     close_watch(c);
     free(c->watch_fds);
+    for (int i = 0; i < V1_COUNT; i++) {
+        closep(&c->v1[i].dirfd);
+        closep(&c->v1[i].procs_w);
+        if (c->v1[i].path) {
+            /* kept leftovers go to the parent, so the leaf can go */
+            char procs[PATH_MAX + 32], parent[PATH_MAX];
+            snprintf(procs, sizeof procs, "%s/cgroup.procs", c->v1[i].path);
+            snprintf(parent, sizeof parent, "%s/../cgroup.procs", c->v1[i].path);
+            char *list = malloc(65536);
+            ssize_t n = list ? read_file_at(AT_FDCWD, procs, list, 65536) : -1;
+            int pfd = n > 0 ? open(parent, O_WRONLY | O_CLOEXEC) : -1;
+            for (char *p = pfd >= 0 ? list : NULL; p && *p;) {
+                char *nl = strchr(p, '\n');
+                size_t len = nl ? (size_t)(nl - p) : strlen(p);
+                ssize_t w = write(pfd, p, len);
+                (void)w;
+                p = nl ? nl + 1 : NULL;
+            }
+            closep(&pfd);
+            free(list);
+            rmdir(c->v1[i].path);
+            free(c->v1[i].path);
+        }
+    }
     if (c->cg_path) {
         release_members(c);
         char *slash = strrchr(c->cg_path, '/');
@@ -370,14 +409,230 @@ const char *contain_cgroup_path(const struct contain *c) { return c->cg_path; }
 int contain_cgroup_fd(const struct contain *c) { return c->cg_dirfd; }
 void contain_set_root(struct contain *c, pid_t pid) { c->root = pid; }
 
-int contain_child_join(const struct contain *c)
+int contain_child_join(const struct contain *c, bool v2_joined)
 {
-    if (c->tier != CONTAIN_CGROUP)
-        return 0;
     /* "0" moves the writing process; only async-signal-safe calls here (we are post-fork). */
-    if (write(c->cg_procs_w, "0", 1) != 1)
+    if (c->tier == CONTAIN_CGROUP && !v2_joined && write(c->cg_procs_w, "0", 1) != 1)
         return -errno;
+    for (int i = 0; i < V1_COUNT; i++)
+        if (c->v1[i].procs_w >= 0 && write(c->v1[i].procs_w, "0", 1) != 1)
+            return -errno;
     return 0;
+}
+
+/* ---- limits (contain.h, LIMITS) ---------------------------------------------------------- */
+
+static int write_at(int dirfd, const char *name, const char *text)
+{
+    int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = write(fd, text, strlen(text));
+    int r = n == (ssize_t)strlen(text) ? 0 : n < 0 ? -errno : -EIO;
+    close(fd);
+    return r;
+}
+
+/* Does the whitespace-separated list in file name (at dirfd) hold word? */
+static bool file_has_word(int dirfd, const char *name, const char *word)
+{
+    char buf[1024];
+    ssize_t n = read_file_at(dirfd, name, buf, sizeof buf);
+    size_t wl = strlen(word);
+    for (char *p = n > 0 ? buf : NULL; p && *p;) {
+        while (*p == ' ' || *p == '\n')
+            p++;
+        char *e = p;
+        while (*e && *e != ' ' && *e != '\n')
+            e++;
+        if ((size_t)(e - p) == wl && memcmp(p, word, wl) == 0)
+            return true;
+        p = e;
+    }
+    return false;
+}
+
+/* Enable controller ctl for the leaf: in its parent's subtree_control (a parent with processes of
+ * its own refuses, but for the root cgroup). */
+static bool v2_enable(struct contain *c, const char *ctl)
+{
+    if (file_has_word(c->cg_dirfd, "cgroup.controllers", ctl))
+        return true;
+    char *slash = strrchr(c->cg_path, '/');
+    if (!slash)
+        return false;
+    *slash = '\0';
+    int pfd = open(*c->cg_path ? c->cg_path : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    *slash = '/';
+    if (pfd < 0)
+        return false;
+    char cmd[32];
+    snprintf(cmd, sizeof cmd, "+%s", ctl);
+    bool ok = file_has_word(pfd, "cgroup.controllers", ctl) && write_at(pfd, "cgroup.subtree_control", cmd) == 0;
+    close(pfd);
+    return ok && file_has_word(c->cg_dirfd, "cgroup.controllers", ctl);
+}
+
+/* The cgroup v1 hierarchy of controller ctl: its mount point and our cgroup in it. */
+static int v1_find(const char *ctl, char *ret, size_t size)
+{
+    char *buf = malloc(65536);
+    if (!buf)
+        return -ENOMEM;
+    ssize_t n = read_file_at(AT_FDCWD, "/proc/self/mountinfo", buf, 65536);
+    int r = -ENOENT;
+    char *save = NULL;
+    for (char *line = n > 0 ? strtok_r(buf, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+        char *sep = strstr(line, " - cgroup ");
+        if (!sep)
+            continue;
+        /* super options, last field: a comma list holding ctl */
+        char *opts = strrchr(sep, ' ');
+        char want[40];
+        snprintf(want, sizeof want, ",%s,", ctl);
+        char list[512];
+        snprintf(list, sizeof list, ",%s,", opts ? opts + 1 : "");
+        if (!strstr(list, want))
+            continue;
+        char *mp = mount_point(line, sep);
+        if (!mp)
+            continue;
+        char own[PATH_MAX] = "";
+        char cg[8192];
+        ssize_t m = read_file_at(AT_FDCWD, "/proc/self/cgroup", cg, sizeof cg);
+        for (char *l = m > 0 ? cg : NULL; l && *l;) {
+            char *nl = strchr(l, '\n');
+            if (nl)
+                *nl = '\0';
+            char *c1 = strchr(l, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+            if (c1 && c2) {
+                snprintf(list, sizeof list, ",%.*s,", (int)(c2 - c1 - 1), c1 + 1);
+                if (strstr(list, want))
+                    snprintf(own, sizeof own, "%s", c2 + 1);
+            }
+            l = nl ? nl + 1 : NULL;
+        }
+        if (!*own)
+            continue;
+        int k = snprintf(ret, size, "%s%s", mp, strcmp(own, "/") ? own : "");
+        r = k > 0 && (size_t)k < size ? 0 : -ENAMETOOLONG;
+        break;
+    }
+    free(buf);
+    return r;
+}
+
+/* A leaf of the run's in controller ctl's v1 hierarchy, the limit written into it. */
+static int v1_setup(struct contain *c, int which, const char *ctl, const char *file, uint64_t value,
+                    const char *also)
+{
+    char base[PATH_MAX], path[PATH_MAX];
+    int r = v1_find(ctl, base, sizeof base);
+    if (r < 0)
+        return r;
+    remove_stale_leaves(base);
+    if (snprintf(path, sizeof path, "%s/resmon-run.%d.%llu", base, (int)c->self, start_time(c->self)) >= (int)sizeof path)
+        return -ENAMETOOLONG;
+    if (mkdir(path, 0755) < 0 && errno != EEXIST)
+        return -errno;
+    int dfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        r = -errno;
+        rmdir(path);
+        return r;
+    }
+    char num[32];
+    snprintf(num, sizeof num, "%llu", (unsigned long long)value);
+    int rdfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    r = rdfd >= 0 ? write_at(rdfd, file, num) : -errno;
+    if (r == 0 && also)
+        write_at(rdfd, also, num); /* best effort: swap accounting may be off */
+    int procs = rdfd >= 0 ? openat(rdfd, "cgroup.procs", O_WRONLY | O_CLOEXEC) : -1;
+    if (rdfd >= 0)
+        close(rdfd);
+    if (r < 0 || procs < 0) {
+        if (procs >= 0)
+            close(procs);
+        close(dfd);
+        rmdir(path);
+        return r < 0 ? r : -errno;
+    }
+    c->v1[which] = (struct v1_leaf){.dirfd = dfd, .procs_w = procs, .path = strdup(path)};
+    return 0;
+}
+
+int contain_set_limits(struct contain *c, uint64_t memory, uint64_t tasks, const char **ret_how)
+{
+    unsigned done = 0;
+    bool v2 = false, v1 = false;
+    char num[32];
+    if (memory && c->tier == CONTAIN_CGROUP && v2_enable(c, "memory")) {
+        int rdfd = openat(c->cg_dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        snprintf(num, sizeof num, "%llu", (unsigned long long)memory);
+        if (rdfd >= 0 && write_at(rdfd, "memory.max", num) == 0) {
+            write_at(rdfd, "memory.swap.max", "0"); /* the limit is not to be dodged by swapping */
+            done |= CONTAIN_LIMIT_MEMORY;
+            v2 = true;
+        }
+        if (rdfd >= 0)
+            close(rdfd);
+    }
+    if (tasks && c->tier == CONTAIN_CGROUP && v2_enable(c, "pids")) {
+        int rdfd = openat(c->cg_dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        snprintf(num, sizeof num, "%llu", (unsigned long long)tasks);
+        if (rdfd >= 0 && write_at(rdfd, "pids.max", num) == 0) {
+            done |= CONTAIN_LIMIT_TASKS;
+            v2 = true;
+        }
+        if (rdfd >= 0)
+            close(rdfd);
+    }
+    if (memory && !(done & CONTAIN_LIMIT_MEMORY) &&
+        v1_setup(c, V1_MEMORY, "memory", "memory.limit_in_bytes", memory, "memory.memsw.limit_in_bytes") == 0) {
+        done |= CONTAIN_LIMIT_MEMORY;
+        v1 = true;
+    }
+    if (tasks && !(done & CONTAIN_LIMIT_TASKS) && v1_setup(c, V1_PIDS, "pids", "pids.max", tasks, NULL) == 0) {
+        done |= CONTAIN_LIMIT_TASKS;
+        v1 = true;
+    }
+    if (ret_how)
+        *ret_how = v2 && v1 ? "cgroup v2 and v1 controllers" : v2 ? "cgroup v2 controllers" : v1 ? "cgroup v1 controllers" : NULL;
+    return (int)done;
+}
+
+/* "key N" of a flat-keyed cgroup file. */
+static bool keyed(int dirfd, const char *file, const char *key, uint64_t *ret)
+{
+    char buf[4096];
+    if (dirfd < 0 || read_file_at(dirfd, file, buf, sizeof buf) < 0)
+        return false;
+    size_t kl = strlen(key);
+    for (char *l = buf; l && *l;) {
+        if (strncmp(l, key, kl) == 0 && l[kl] == ' ') {
+            *ret = strtoull(l + kl + 1, NULL, 10);
+            return true;
+        }
+        l = strchr(l, '\n');
+        if (l)
+            l++;
+    }
+    return false;
+}
+
+void contain_events(struct contain *c, struct contain_events *ret)
+{
+    *ret = (struct contain_events){0};
+    int v2 = c->tier == CONTAIN_CGROUP ? c->cg_dirfd : -1;
+    uint64_t v;
+    char buf[64];
+    if (keyed(v2, "memory.events", "oom_kill", &v) || keyed(c->v1[V1_MEMORY].dirfd, "memory.oom_control", "oom_kill", &v))
+        ret->have_oom = true, ret->oom_kills = v;
+    if (keyed(v2, "pids.events", "max", &v) || keyed(c->v1[V1_PIDS].dirfd, "pids.events", "max", &v))
+        ret->have_tasks = true, ret->tasks_refused = v;
+    if ((v2 >= 0 && read_file_at(v2, "memory.peak", buf, sizeof buf) > 0) ||
+        (c->v1[V1_MEMORY].dirfd >= 0 && read_file_at(c->v1[V1_MEMORY].dirfd, "memory.max_usage_in_bytes", buf, sizeof buf) > 0))
+        ret->memory_peak = strtoull(buf, NULL, 10);
 }
 
 /* ---- listing ------------------------------------------------------------------------------- */

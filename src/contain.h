@@ -41,8 +41,31 @@ const char *contain_cgroup_path(const struct contain *c);
 int contain_cgroup_fd(const struct contain *c);
 
 /* In the forked child, before exec: move the calling process into the tier (cgroup: write "0" to
- * cgroup.procs through an fd opened before the fork). Async-signal-safe. Returns 0 or -errno. */
-int contain_child_join(const struct contain *c);
+ * cgroup.procs through an fd opened before the fork; v2_joined: the fork put it there already)
+ * and into the cgroups that enforce its limits (contain_set_limits). Async-signal-safe. Returns 0
+ * or -errno. */
+int contain_child_join(const struct contain *c, bool v2_joined);
+
+/* LIMITS the kernel can enforce: the tree's memory (no swap beyond it) and its processes and
+ * threads. Where a controller is available, before the command is forked: the run's cgroup v2
+ * leaf when the memory / pids controllers can be enabled for it (cgroup tier), else a leaf of the
+ * run's in the cgroup v1 hierarchy of that controller (hybrid layouts keep memory and pids there;
+ * the command joins it too, in either tier). What a controller cannot do here is the caller's to
+ * do by sampling (the supervisor). */
+enum { CONTAIN_LIMIT_MEMORY = 1, CONTAIN_LIMIT_TASKS = 2 };
+/* memory: bytes (0: none); tasks: count (0: none). Returns the CONTAIN_LIMIT_* the kernel enforces
+ * now (>= 0), and in *ret_how a static text saying with what. */
+int contain_set_limits(struct contain *c, uint64_t memory, uint64_t tasks, const char **ret_how);
+
+/* What the kernel's controllers counted since the run began (where they are there). */
+struct contain_events {
+    bool have_oom;       /* oom_kills is known: the run's memory cgroup counts them */
+    uint64_t oom_kills;  /* processes of the run the OOM killer killed */
+    bool have_tasks;
+    uint64_t tasks_refused; /* forks refused at the tasks limit */
+    uint64_t memory_peak;   /* bytes, 0: unknown */
+};
+void contain_events(struct contain *c, struct contain_events *ret);
 
 /* Record the command's pid (the root of the tree) once forked. */
 void contain_set_root(struct contain *c, pid_t pid);

@@ -10,6 +10,8 @@
 
 #include <string.h>
 
+#include "limits.h"
+#include "pressure.h"
 #include "runmarks.h"
 #include "sampler.h"
 #include "testlog.h"
@@ -61,6 +63,8 @@ static const struct marker_type *const types[] = {
     &sampler_treemem_type,
     &sampler_treeio_type,
     &sampler_treecount_type,
+    &pressure_type,
+    &limits_oom_type,
     &testlog_logprocess_type,
     &runmarks_command_type,
     &runmarks_timeout_type,

@@ -265,6 +265,8 @@ int procfs_parse_pid_stat(const char *buf, size_t len, struct procfs_pid_stat *r
         if (!take_u64(&c, &f[i]))
             return -EINVAL;
     s.ppid = f[0] > INT32_MAX ? INT32_MAX : (pid_t)f[0]; /* (4) */
+    s.majflt = f[12 - 4];                                /* (12) */
+    s.cmajflt = f[13 - 4];                               /* (13) */
     s.utime = f[14 - 4];                                 /* (14) */
     s.stime = f[15 - 4];                                 /* (15) */
     s.cutime = f[16 - 4];                                /* (16) */
@@ -395,4 +397,68 @@ int procfs_count_cores(const char *buf, size_t len)
         line = nl ? nl + 1 : end;
     }
     return count;
+}
+
+/* "N" or "N.DDD", after optional blanks; false without digits. */
+static bool take_decimal(struct cur *c, double *ret)
+{
+    uint64_t whole;
+    if (!take_u64(c, &whole))
+        return false;
+    double v = (double)whole, scale = 0.1;
+    if (c->p < c->end && *c->p == '.')
+        for (c->p++; c->p < c->end && is_digit(*c->p); c->p++, scale /= 10)
+            v += (double)(*c->p - '0') * scale;
+    *ret = v;
+    return true;
+}
+
+/* One "avg10=… avg60=… avg300=… total=…" line's values, up to its end. */
+static void psi_fields(struct cur *c, struct procfs_psi_line *ret)
+{
+    static const char *const keys[] = {"avg10=", "avg60=", "avg300=", "total="};
+    while (c->p < c->end && *c->p != '\n') {
+        skip_blanks(c);
+        size_t k;
+        for (k = 0; k < 4; k++) {
+            size_t kl = strlen(keys[k]);
+            if ((size_t)(c->end - c->p) >= kl && memcmp(c->p, keys[k], kl) == 0) {
+                c->p += kl;
+                break;
+            }
+        }
+        double d;
+        uint64_t u;
+        if (k < 3 && take_decimal(c, &d))
+            *(k == 0 ? &ret->avg10 : k == 1 ? &ret->avg60 : &ret->avg300) = d;
+        else if (k == 3 && take_u64(c, &u))
+            ret->total_us = u;
+        else /* unknown: skip the word */
+            while (c->p < c->end && !is_blank(*c->p) && *c->p != '\n')
+                c->p++;
+    }
+}
+
+int procfs_parse_psi(const char *buf, size_t len, struct procfs_psi *ret)
+{
+    struct procfs_psi r = {0};
+    struct cur c = {buf, buf + len};
+    while (c.p < c.end) {
+        skip_blanks(&c);
+        bool some = (size_t)(c.end - c.p) >= 5 && memcmp(c.p, "some ", 5) == 0;
+        bool full = (size_t)(c.end - c.p) >= 5 && memcmp(c.p, "full ", 5) == 0;
+        if (some || full) {
+            c.p += 5;
+            psi_fields(&c, some ? &r.some : &r.full);
+            *(some ? &r.have_some : &r.have_full) = true;
+        }
+        while (c.p < c.end && *c.p != '\n')
+            c.p++;
+        if (c.p < c.end)
+            c.p++;
+    }
+    if (!r.have_some)
+        return -ENODATA;
+    *ret = r;
+    return 0;
 }

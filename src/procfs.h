@@ -75,6 +75,7 @@ struct procfs_pid_stat {
     char comm[PROCFS_COMM_MAX];  /* (2) without the parentheses, NUL-terminated, cut if long */
     char state;                  /* (3) R S D Z T t X I ... */
     pid_t ppid;                  /* (4) */
+    uint64_t majflt, cmajflt;    /* (12) (13) major page faults, its own and its waited-for children's */
     uint64_t utime, stime;       /* (14) (15) */
     uint64_t cutime, cstime;     /* (16) (17) children this process waited for */
     uint64_t num_threads;        /* (20) */
@@ -143,5 +144,21 @@ int procfs_parse_u64(const char *buf, size_t len, uint64_t *ret);
  * dropped, the result is cut to out_max-1 bytes and NUL-terminated (out_max >= 1). Returns the
  * length written. Bytes are copied as they are (the JSON writer replaces invalid UTF-8). */
 size_t procfs_format_cmdline(const char *buf, size_t len, char *out, size_t out_max);
+
+/* A pressure stall information file (/proc/pressure/<resource>, <cgroup>/<resource>.pressure):
+ *   some avg10=0.12 avg60=0.05 avg300=0.01 total=123456
+ *   full avg10=0.00 avg60=0.00 avg300=0.00 total=0
+ * "some": at least one task stalled; "full": all non-idle tasks at once (absent for the machine's
+ * cpu on older kernels). avg* in percent of the window, total in microseconds. */
+struct procfs_psi_line {
+    double avg10, avg60, avg300;
+    uint64_t total_us;
+};
+struct procfs_psi {
+    struct procfs_psi_line some, full;
+    bool have_some, have_full;
+};
+/* Returns 0, or -ENODATA without a "some" line. */
+int procfs_parse_psi(const char *buf, size_t len, struct procfs_psi *ret);
 
 #endif

@@ -658,6 +658,7 @@ struct counter {
     char *key;                                     /* raw text of the data key it reads */
     size_t key_len;
     uint32_t marker;                               /* name id of its markers */
+    uint8_t next;                                  /* the next counter of the same markers + 1 */
     enum marker_counter_kind kind;
     enum counter_role role;
     double level;                                  /* MCOUNT_LEVEL: the last level */
@@ -958,7 +959,7 @@ static bool keep_past_limit(struct conv *c, const char *data, size_t len)
 
 /* ---- counters (markers.h, COUNTERS) ------------------------------------------------------- */
 
-/* The counter of markers named id, or NULL. */
+/* The first counter of markers named id (the others follow by next), or NULL. */
 static struct counter *counter_for(struct conv *c, int64_t id)
 {
     if (!c->ncounters || id < 0 || (size_t)id >= c->counter_of_len || !c->counter_of[id])
@@ -1026,8 +1027,6 @@ static int take_counter(struct conv *c, const char *line, size_t len)
         c->counter_of = x;
         c->counter_of_len = n;
     }
-    if (c->counter_of[id])
-        return 1; /* one counter per marker name */
     struct counter *ct = &c->counters[c->ncounters];
     *ct = (struct counter){.kind = k, .marker = (uint32_t)id};
     ct->name = strndup(name.val, name.val_len);
@@ -1047,7 +1046,16 @@ static int take_counter(struct conv *c, const char *line, size_t len)
     else if (val_is_str(&marker, mem->marker) && val_is_str(&key, mem->type->fields[mem->field].key) &&
              k == mem->kind)
         ct->role = ROLE_TREE_MEM;
-    c->counter_of[id] = (uint8_t)(++c->ncounters);
+    /* Several counters may read one marker name (each its own key): chained in declaration order. */
+    c->ncounters++;
+    if (!c->counter_of[id])
+        c->counter_of[id] = (uint8_t)c->ncounters;
+    else {
+        struct counter *last = &c->counters[c->counter_of[id] - 1];
+        while (last->next)
+            last = &c->counters[last->next - 1];
+        last->next = (uint8_t)c->ncounters;
+    }
     return 1;
 }
 
@@ -1227,8 +1235,9 @@ static int take_marker(struct conv *c, const char *line, size_t len, uint64_t of
         en = st; /* a marker cannot end before it starts */
     /* A counter's marker name was interned with the counter: a name that is not cannot feed one. */
     struct counter *k = c->ncounters ? counter_for(c, intern_name_how(c, name->val, name->val_len, true)) : NULL;
-    if (k && (r = counter_take(k, data ? data->val : NULL, dlen, st, en)) < 0)
-        return r;
+    for (; k; k = k->next ? &c->counters[k->next - 1] : NULL)
+        if ((r = counter_take(k, data ? data->val : NULL, dlen, st, en)) < 0)
+            return r;
     if (c->max_markers && c->nrec >= c->max_markers && !keep_past_limit(c, data ? data->val : NULL, dlen)) {
         note_time(c, st);
         note_time(c, en);

@@ -30,9 +30,10 @@ const struct marker_type runmarks_command_type = {
     .nfields = ARRAY_SIZE(command_fields),
 };
 
-enum { STOP_REASON, STOP_SIGNAL, STOP_RECEIVED, STOP_OPEN, STOP_PROCS, STOP_COLOR };
+enum { STOP_REASON, STOP_LIMIT, STOP_SIGNAL, STOP_RECEIVED, STOP_OPEN, STOP_PROCS, STOP_COLOR };
 static const struct marker_field timeout_fields[] = {
     [STOP_REASON] = MARKER_FIELD("reason", "Reason", "string", 0),
+    [STOP_LIMIT] = MARKER_FIELD("limit", "Limit reached", "string", MF_OPTIONAL),
     [STOP_SIGNAL] = MARKER_FIELD("signal", "Signal sent", "string", 0),
     [STOP_RECEIVED] = MARKER_FIELD("received", "Signal received", "string", MF_OPTIONAL),
     [STOP_OPEN] = MARKER_FIELD("openTests", "Open tests", "list", 0),
@@ -97,6 +98,10 @@ const char *runmarks_reason_name(enum runmarks_reason r)
     case RUN_STOPPED: return "stopped";
     case RUN_PARENT_DIED: return "parent-died";
     case RUN_EXEC_FAILED: return "exec-failed";
+    case RUN_MEMORY: return "memory";
+    case RUN_CPU: return "cpu";
+    case RUN_TASKS: return "tasks";
+    case RUN_OOM_KILL: return "oom-kill";
     }
     return "exit";
 }
@@ -185,6 +190,8 @@ void runmarks_stop_payload(struct jsonw *w, const struct runmarks_stop *s)
     mpay_begin(&p, w, &runmarks_timeout_type);
     const char *reason = s->reason == RUN_STOPPED ? "signal" : runmarks_reason_name(s->reason);
     mpay_str(&p, STOP_REASON, reason);
+    if (s->limit)
+        mpay_str(&p, STOP_LIMIT, s->limit);
     mpay_str(&p, STOP_SIGNAL, signal_name(s->signal, name, sizeof name));
     if (s->reason == RUN_STOPPED && s->received)
         mpay_str(&p, STOP_RECEIVED, signal_name(s->received, name, sizeof name));

@@ -6,8 +6,8 @@
  *   name       type       when                               data
  *   command    Command    the command's start → its exit     cmd, pid, exit, reason, tier, cpuTime,
  *                                                            maxRSS, leftovers; signal when stopped
- *   timeout    Timeout    the stop, before any signal        reason, signal, received, openTests,
- *                                                            liveProcesses
+ *   timeout    Timeout    the stop, before any signal        reason, limit, signal, received,
+ *                                                            openTests, liveProcesses
  *   kill       KillStep   each signal sent to the tree       signal, reason, targets
  *   finalize   Finalize   each conversion of the stream      reason, streamLines, writeErrors
  *
@@ -39,6 +39,10 @@ enum runmarks_reason {
     RUN_STOPPED,        /* a stop request: TERM, INT, HUP, ... to resmon-run */
     RUN_PARENT_DIED,    /* resmon-run's parent went away */
     RUN_EXEC_FAILED,    /* the command could not be run (126/127) */
+    RUN_MEMORY,         /* --memory-limit reached */
+    RUN_CPU,            /* --cpu-limit reached */
+    RUN_TASKS,          /* --tasks-limit reached */
+    RUN_OOM_KILL,       /* the kernel's OOM killer killed the command itself */
 };
 const char *runmarks_reason_name(enum runmarks_reason r);
 
@@ -68,7 +72,9 @@ struct runmarks_process {
 };
 
 struct runmarks_stop {
-    enum runmarks_reason reason; /* RUN_TIMEOUT, RUN_OUTPUT_TIMEOUT, RUN_STOPPED, RUN_PARENT_DIED */
+    enum runmarks_reason reason; /* RUN_TIMEOUT, RUN_OUTPUT_TIMEOUT, RUN_STOPPED, RUN_PARENT_DIED,
+                                    RUN_MEMORY, RUN_CPU, RUN_TASKS */
+    const char *limit;           /* the limit and the figure that reached it, NULL: none */
     int signal;                  /* the signal the tree is sent */
     int received;                /* RUN_STOPPED: the signal resmon-run received */
     const char *const *open_tests;

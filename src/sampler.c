@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "jsonw.h"
+#include "pressure.h"
 #include "procfs.h"
 #include "util.h"
 
@@ -127,6 +128,7 @@ const struct marker_type sampler_treecpu_type = {
 static const struct marker_field treemem_fields[] = {
     [TREEMEM_RSS] = MARKER_FIELD("rss", "Resident", "bytes", 0),
     [TREEMEM_PSS] = MARKER_FIELD("pss", "Proportional", "bytes", MF_OPTIONAL),
+    [TREEMEM_MAJFLT] = MARKER_FIELD("majorFaults", "Major page faults", "integer", MF_OPTIONAL),
 };
 const struct marker_type sampler_treemem_type = {
     .name = "TreeMem", .tooltip_label = "{marker.name}", .display = "[]",
@@ -208,6 +210,19 @@ const struct marker_counter sampler_tree_mem_counter = {
                "\"label\":\"range in the graph\"}]}",
 };
 
+/* Major page faults (a page read back from disk or swap): a tree that faults a lot is thrashing. */
+static const struct marker_counter majflt_counter = {
+    .name = "Tree Major Faults", .category = "Memory",
+    .description = "Major page faults of the command's process tree (pages read back from disk or swap)",
+    .marker = "Tree Memory", .type = &sampler_treemem_type, .field = TREEMEM_MAJFLT, .kind = MCOUNT_AMOUNT,
+    .display = "{\"graphType\":\"line-rate\",\"unit\":\"number\",\"color\":\"grey\","
+               "\"markerSchemaLocation\":null,\"sortWeight\":104,\"label\":\"Tree Major Faults\",\"tooltipRows\":["
+               "{\"type\":\"value\",\"source\":\"count\",\"format\":{\"unit\":\"number\"},"
+               "\"label\":\"major page faults in the sample\"},"
+               "{\"type\":\"value\",\"source\":\"selection-total\",\"format\":{\"unit\":\"number\"},"
+               "\"label\":\"in the selection\",\"requiresPreviewSelection\":true}]}",
+};
+
 enum pent_flags {
     P_ENDED = 1u << 0,     /* marker emitted; kept as a tombstone while the pid is still listed */
     P_EXIT_KNOWN = 1u << 1,
@@ -232,6 +247,7 @@ struct pent {
     int wstatus;
     /* Last figures read (ticks / bytes); the live sums hold exactly these contributions. */
     uint64_t utime, stime, cutime, cstime;
+    uint64_t majflt;    /* its own and its waited-for children's */
     uint64_t read_bytes, write_bytes;
     uint64_t rss, max_rss, threads;
     uint64_t status_ns; /* when status (VmHWM) was last read */
@@ -276,11 +292,11 @@ struct sampler {
     uint32_t gen;
     long fd_budget;
     /* Live sums over entries flagged P_LIVE, in ticks and bytes. */
-    uint64_t live_user_t, live_sys_t, live_rb, live_wb;
+    uint64_t live_user_t, live_sys_t, live_rb, live_wb, live_majflt;
     /* What processes reaped by resmon-run used (wait4), in ns and bytes. */
-    uint64_t reaped_user_ns, reaped_sys_ns, reaped_rb, reaped_wb;
+    uint64_t reaped_user_ns, reaped_sys_ns, reaped_rb, reaped_wb, reaped_majflt;
     /* Cumulative figures already reported (never decrease). */
-    uint64_t rep_cpu_ns, rep_user_ns, rep_sys_ns, rep_rb, rep_wb;
+    uint64_t rep_cpu_ns, rep_user_ns, rep_sys_ns, rep_rb, rep_wb, rep_majflt;
     bool io_ever_ok;
     uint64_t tree_rss;
     bool tree_rss_known;
@@ -305,6 +321,9 @@ struct sampler {
         uint64_t n;
     } unnamed[8]; /* processes gone before they could be named, by exit */
     unsigned unnamed_kinds;
+    struct sampler_killed killed[16]; /* ring: deaths by SIGKILL not yet taken */
+    unsigned killed_head, killed_n;
+    struct pressure *psi;
     pid_t *pids;      /* reused member list built from the table */
     size_t pids_cap;
 
@@ -314,7 +333,7 @@ struct sampler {
 void sampler_config_init(struct sampler_config *cfg)
 {
     *cfg = (struct sampler_config){
-        .interval_ns = NSEC_PER_SEC, .system = true, .tree = true, .proc_events = true};
+        .interval_ns = NSEC_PER_SEC, .system = true, .tree = true, .proc_events = true, .pressure = true};
 }
 
 static uint64_t clock_ns(clockid_t id)
@@ -369,7 +388,7 @@ static void close_fd(int *fd)
 const struct marker_counter *const *sampler_counters(size_t *ret_n)
 {
     static const struct marker_counter *const all[] = {&cpu_counter, &mem_counter, &sampler_tree_cpu_counter,
-                                                       &sampler_tree_mem_counter};
+                                                       &sampler_tree_mem_counter, &majflt_counter};
     *ret_n = ARRAY_SIZE(all);
     return all;
 }
@@ -698,6 +717,7 @@ static void pent_unlive(struct sampler *s, struct pent *p)
         return;
     s->live_user_t -= p->utime + p->cutime;
     s->live_sys_t -= p->stime + p->cstime;
+    s->live_majflt -= p->majflt;
     if (p->flags & P_IO_OK) {
         s->live_rb -= p->read_bytes;
         s->live_wb -= p->write_bytes;
@@ -797,6 +817,31 @@ static void unnamed_add(struct sampler *s, const struct pent *p)
     s->unnamed[i].n++;
 }
 
+static void killed_add(struct sampler *s, const struct pent *p, uint64_t end_ns)
+{
+    unsigned cap = ARRAY_SIZE(s->killed);
+    if (s->killed_n == cap) { /* drop the oldest */
+        s->killed_head = (s->killed_head + 1) % cap;
+        s->killed_n--;
+    }
+    struct sampler_killed *k = &s->killed[(s->killed_head + s->killed_n++) % cap];
+    *k = (struct sampler_killed){.pid = p->pid, .end_ns = end_ns, .rss = p->rss, .max_rss = p->max_rss};
+    snprintf(k->cmd, sizeof k->cmd, "%s", p->cmd && p->cmd[0] ? p->cmd : p->comm);
+}
+
+size_t sampler_take_killed(struct sampler *s, struct sampler_killed *out, size_t max)
+{
+    size_t n = 0;
+    while (s && s->killed_n && n < max) {
+        out[n++] = s->killed[s->killed_head];
+        s->killed_head = (s->killed_head + 1) % ARRAY_SIZE(s->killed);
+        s->killed_n--;
+    }
+    return n;
+}
+
+const struct pressure *sampler_pressure(const struct sampler *s) { return s ? s->psi : NULL; }
+
 /* Emit p's "process" marker and keep p as a tombstone (the pid may still be listed as a zombie)
  * or drop it (remove = true). */
 static void pent_end(struct sampler *s, struct pent *p, uint64_t end_ns, bool remove)
@@ -846,6 +891,8 @@ static void pent_end(struct sampler *s, struct pent *p, uint64_t end_ns, bool re
             s->root_open = 0;
         }
         s->tot.processes_ended++;
+        if ((p->flags & P_EXIT_KNOWN) && WIFSIGNALED(p->wstatus) && WTERMSIG(p->wstatus) == SIGKILL)
+            killed_add(s, p, end_ns);
         p->flags |= P_ENDED;
         p->end_ns = end_ns;
     }
@@ -926,8 +973,10 @@ static int pent_refresh(struct sampler *s, struct pent *p, bool *reused)
     p->cutime = st.cutime;
     p->cstime = st.cstime;
     p->threads = st.num_threads;
+    p->majflt = st.majflt + st.cmajflt;
     s->live_user_t += p->utime + p->cutime;
     s->live_sys_t += p->stime + p->cstime;
+    s->live_majflt += p->majflt;
     p->flags |= P_LIVE;
     uint64_t prev_rss = p->rss;
     p->rss = st.state == 'Z' ? 0 : st.rss * (uint64_t)s->page_size;
@@ -1161,7 +1210,7 @@ int sampler_event_fd(const struct sampler *s) { return s ? s->nl_fd : -1; }
 
 struct tree_now {
     bool cpu, io, count;
-    uint64_t cpu_ns, user_ns, sys_ns, rb, wb;
+    uint64_t cpu_ns, user_ns, sys_ns, rb, wb, majflt;
     uint64_t rss, pss, processes, threads;
     bool rss_known, pss_known;
 };
@@ -1252,6 +1301,15 @@ static void tree_scan(struct sampler *s, uint64_t now_ns, struct tree_now *t)
             read_pss(s, p, t);
     }
     free(pids); /* NULL when listed from the table */
+    /* A process that left the listing ended; its exit event is queued by then (the kernel sends
+     * it before the process can be reaped): read it first, so its end says how it died (an OOM
+     * kill is told by its SIGKILL). */
+    if (s->nl_fd >= 0 && !s->cfg.events_after_scan)
+        for (size_t k = 0; k < s->nents; k++)
+            if (s->ents[k].seen_gen != s->gen && !(s->ents[k].flags & P_ENDED)) {
+                sampler_handle_events(s, now_ns);
+                break;
+            }
     for (size_t k = 0; k < s->nents;) {
         struct pent *p = &s->ents[k];
         if (p->seen_gen != s->gen) {
@@ -1300,6 +1358,7 @@ static void tree_totals(struct sampler *s, struct tree_now *t)
     t->cpu = true;
     t->rb = s->live_rb + s->reaped_rb;
     t->wb = s->live_wb + s->reaped_wb;
+    t->majflt = s->live_majflt + s->reaped_majflt;
     if (s->fd_cg_peak >= 0 && (n = pread_all(s->fd_cg_peak, s->scratch, SCRATCH_SIZE)) > 0) {
         uint64_t peak;
         if (procfs_parse_u64(s->scratch, (size_t)n, &peak) == 0)
@@ -1332,12 +1391,16 @@ static void tree_emit(struct sampler *s, struct tree_now *t, uint64_t start, uin
         s->tree_rss_known = t->rss_known;
         if (t->rss_known)
             s->tot.peak_rss = MAX(s->tot.peak_rss, t->rss);
+        uint64_t mf = MAX(s->rep_majflt, t->majflt);
         struct mpay p;
         mpay_begin(&p, w, &sampler_treemem_type);
         mpay_uint(&p, TREEMEM_RSS, t->rss);
         if (t->pss_known)
             mpay_uint(&p, TREEMEM_PSS, t->pss);
+        mpay_uint(&p, TREEMEM_MAJFLT, mf - s->rep_majflt);
         mpay_end(&p);
+        s->rep_majflt = mf;
+        s->tot.major_faults = mf;
         emit(s, "Tree Memory", start, end);
     }
     if (t->io) {
@@ -1352,6 +1415,10 @@ static void tree_emit(struct sampler *s, struct tree_now *t, uint64_t start, uin
         s->rep_wb = wb;
     }
     if (t->count) {
+        s->tot.count_known = true;
+        s->tot.live_processes = t->processes;
+        s->tot.live_threads = t->threads;
+        s->tot.rss_known = t->rss_known;
         struct mpay p;
         mpay_begin(&p, w, &sampler_treecount_type);
         mpay_uint(&p, TREECOUNT_PROCESSES, t->processes);
@@ -1434,16 +1501,24 @@ int sampler_new(const struct sampler_config *cfg, struct contain *c, const struc
     }
     /* The counters this sampler's markers feed (markers.h), declared once in the stream. */
     if (cfg->interval_ns) {
-        const struct marker_counter *counters[4];
+        const struct marker_counter *counters[5];
         size_t nc = 0;
         if (cfg->system)
             counters[nc++] = &cpu_counter, counters[nc++] = &mem_counter;
-        if (cfg->tree && c)
+        if (cfg->tree && c) {
             counters[nc++] = &sampler_tree_cpu_counter, counters[nc++] = &sampler_tree_mem_counter;
+            counters[nc++] = &majflt_counter;
+        }
         for (size_t i = 0; i < nc; i++) {
             marker_counter_line(&s->w, counters[i]);
             if (!jsonw_failed(&s->w))
                 marker_state(sink, s->w.buf, s->w.len);
+        }
+        /* The machine's pressure with the machine, the tree's with the tree; the baseline now. */
+        if (cfg->pressure && (cfg->system || (cfg->tree && c))) {
+            int cg = cfg->tree && c ? contain_cgroup_fd(c) : -1;
+            if (pressure_new(cfg->system ? s->proc_fd : -1, cg, sink, &s->psi) == 0)
+                pressure_sample(s->psi, t0_ns, true);
         }
     }
     *ret = s;
@@ -1464,6 +1539,7 @@ void sampler_free(struct sampler *s)
     free(s->ents);
     free(s->hash);
     free(s->pids);
+    pressure_free(s->psi);
     int *fds[] = {&s->proc_fd,  &s->fd_stat,   &s->fd_meminfo, &s->fd_diskstats,
                   &s->fd_netdev, &s->fd_cg_cpu, &s->fd_cg_peak, &s->nl_fd};
     for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
@@ -1499,6 +1575,7 @@ int sampler_sample(struct sampler *s, uint64_t now_ns, uint64_t ticks, bool fina
         tree_totals(s, &t);
         tree_emit(s, &t, start, now_ns);
     }
+    pressure_sample(s->psi, now_ns, final);
     if (s->cfg.events_after_scan)
         sampler_handle_events(s, now_ns);
     if (s->cfg.system) {
@@ -1511,7 +1588,7 @@ int sampler_sample(struct sampler *s, uint64_t now_ns, uint64_t ticks, bool fina
         mpay_end(&p);
         emit(s, "Sampling Interval", now_ns, MARKER_INSTANT);
     }
-    (void)final; /* the sweep in tree_scan already ends every process that is gone */
+    /* (the sweep in tree_scan already ends every process that is gone, final or not) */
     s->last_ns = now_ns;
     s->tot.samples++;
     return 0;
@@ -1530,6 +1607,7 @@ void sampler_reaped(struct sampler *s, pid_t pid, int wstatus, const struct rusa
     if (ru) {
         s->reaped_rb += (uint64_t)ru->ru_inblock * 512;
         s->reaped_wb += (uint64_t)ru->ru_oublock * 512;
+        s->reaped_majflt += (uint64_t)ru->ru_majflt;
     }
     struct pent *p = lookup(s, pid);
     if (p && (p->flags & P_ENDED)) {

@@ -63,7 +63,7 @@ extern const struct marker_type sampler_cpu_type, sampler_mem_type, sampler_io_t
     sampler_interval_type, sampler_process_type, sampler_treecpu_type, sampler_treemem_type,
     sampler_treeio_type, sampler_treecount_type;
 enum { TREECPU_CPUTIME, TREECPU_USER, TREECPU_SYSTEM, TREECPU_CORES };
-enum { TREEMEM_RSS, TREEMEM_PSS };
+enum { TREEMEM_RSS, TREEMEM_PSS, TREEMEM_MAJFLT };
 /* "Tree CPU" (ms of CPU per sample) and "Tree Memory" (bytes): the converter costs what it
  * closes itself from these (profile.h). */
 extern const struct marker_counter sampler_tree_cpu_counter, sampler_tree_mem_counter;
@@ -76,6 +76,7 @@ struct sampler_config {
     bool system;          /* sample the machine (default true) */
     bool tree;            /* sample the process tree (default true) */
     bool proc_events;     /* use the process connector when available (default true) */
+    bool pressure;        /* read pressure stall information (pressure.h; default true) */
     const char *proc_root; /* NULL = "/proc"; tests point it at fixture files (machine part) */
     const char *sys_block; /* NULL = "/sys/block" (names of whole disks) */
     bool events_after_scan; /* tests: sampler_sample scans before it reads pending process events,
@@ -96,6 +97,10 @@ struct sampler_totals {
     uint64_t processes_ended;  /* processes ended */
     uint64_t processes_unnamed; /* ... of which gone before anything named them: no marker */
     uint64_t lost_events;      /* process-connector overflows (ENOBUFS) */
+    uint64_t major_faults;     /* the tree's major page faults so far */
+    bool count_known;          /* the last sample counted the tree: */
+    uint64_t live_processes, live_threads;
+    bool rss_known;            /* the last sample summed the tree's RSS (sampler_tree_rss) */
     bool proc_events;          /* the process connector is in use */
 };
 
@@ -131,6 +136,23 @@ uint64_t sampler_tree_rss(const struct sampler *s);
 uint64_t sampler_tree_rss_now(struct sampler *s, uint64_t now_ns, uint64_t max_age_ns);
 
 void sampler_get_totals(const struct sampler *s, struct sampler_totals *ret);
+
+/* Processes of the tree that died of SIGKILL, as their ends are learned (a process-connector
+ * exit, a scan, a reap), for the supervisor to tell an OOM kill from its own (supervise.c). */
+struct sampler_killed {
+    pid_t pid;
+    uint64_t end_ns;
+    uint64_t rss;     /* its RSS at the last sample that read it, bytes */
+    uint64_t max_rss; /* its peak, bytes (0: unknown) */
+    char cmd[160];    /* its command line, cut */
+};
+/* Move up to max of the recorded kills (oldest first) to out; returns how many. The sampler keeps
+ * the last 16 not yet taken. */
+size_t sampler_take_killed(struct sampler *s, struct sampler_killed *out, size_t max);
+
+/* The pressure figures (pressure.h), NULL when the kernel keeps none or sampling is off. */
+struct pressure;
+const struct pressure *sampler_pressure(const struct sampler *s);
 
 /* Optional: the command's pid right after the fork, so events of its children are caught before
  * the first sample lists it, with the command line it is exec'd with (NULL: read it from /proc).

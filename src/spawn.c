@@ -34,7 +34,7 @@ static _Noreturn void child(const struct spawn_config *cfg, int errfd, pid_t par
         if (getppid() != parent)
             kill(getpid(), cfg->pdeath_signal);
     }
-    if (cfg->contain && !joined && contain_child_join(cfg->contain) < 0)
+    if (cfg->contain && contain_child_join(cfg->contain, joined) < 0)
         child_fail(errfd, errno);
     if (cfg->own_group && setpgid(0, 0) < 0)
         child_fail(errfd, errno);

@@ -158,6 +158,18 @@ void summary_add_alive(struct summary_facts *f, int pid, const char *cmd, size_t
     }
 }
 
+void summary_add_oom(struct summary_facts *f, int pid, const char *cmd, uint64_t rss, const char *test)
+{
+    f->oom_total++;
+    if (f->n_oom < SUMMARY_MAX_LIST) {
+        struct summary_oom *o = &f->oom[f->n_oom++];
+        o->pid = pid;
+        o->rss = rss;
+        copy_text(o->cmd, sizeof o->cmd, cmd, cmd ? strlen(cmd) : 0);
+        copy_text(o->test, sizeof o->test, test, test ? strlen(test) : 0);
+    }
+}
+
 /* ---- text ---------------------------------------------------------------------------------- */
 
 struct buf {
@@ -305,6 +317,15 @@ static void headline(struct buf *b, const struct summary_facts *f, const struct 
     case SUMMARY_PARENT_DIED:
         snprintf(text, sizeof text, "stopped: resmon-run's parent died (sent %s%s)", sig, kill);
         break;
+    case SUMMARY_LIMIT:
+        snprintf(text, sizeof text, "stopped at its %s limit: %s (sent %s%s)", f->limit_name ? f->limit_name : "?",
+                 f->limit_text ? f->limit_text : "reached", sig, kill);
+        c = C_RED;
+        break;
+    case SUMMARY_OOM_KILLED:
+        snprintf(text, sizeof text, "was killed by the kernel's OOM killer");
+        c = C_RED;
+        break;
     default:
         snprintf(text, sizeof text, "ended");
     }
@@ -386,6 +407,26 @@ static void test_list(struct buf *b, const struct summary_style *st, const char 
     }
 }
 
+/* Row i of a list of processes: the label on the first, "PID  command line" (no newline). */
+static void proc_row(struct buf *b, const struct summary_style *st, const char *name, size_t i, int pid,
+                     const char *cmd)
+{
+    if (i == 0)
+        label(b, st, name);
+    else
+        continuation(b);
+    buf_printf(b, "%-7d %s", pid, cmd);
+}
+
+/* The last row of a bounded list that kept n of total. */
+static void more_rows(struct buf *b, uint64_t total, size_t n)
+{
+    if (total <= n)
+        return;
+    continuation(b);
+    buf_printf(b, "... and %llu more\n", (unsigned long long)(total - n));
+}
+
 int summary_format(const struct summary_facts *f, const struct summary_style *st, char **ret_text,
                    size_t *ret_len)
 {
@@ -427,15 +468,29 @@ int summary_format(const struct summary_facts *f, const struct summary_style *st
 
     test_list(&b, st, "open tests", f->open, f->n_open, f->open_total, false, false);
     for (size_t i = 0; i < f->n_alive; i++) {
-        if (i == 0)
-            label(&b, st, "alive then");
-        else
-            continuation(&b);
-        buf_printf(&b, "%-7d %s\n", f->alive[i].pid, f->alive[i].cmd);
+        proc_row(&b, st, "alive then", i, f->alive[i].pid, f->alive[i].cmd);
+        buf_puts(&b, "\n");
     }
-    if (f->alive_total > f->n_alive) {
-        continuation(&b);
-        buf_printf(&b, "... and %llu more\n", (unsigned long long)(f->alive_total - f->n_alive));
+    more_rows(&b, f->alive_total, f->n_alive);
+
+    for (size_t i = 0; i < f->n_oom; i++) {
+        proc_row(&b, st, "OOM killed", i, f->oom[i].pid, f->oom[i].cmd);
+        if (f->oom[i].rss) {
+            fmt_bytes(tmp, sizeof tmp, (double)f->oom[i].rss);
+            buf_printf(&b, " (%s resident)", tmp);
+        }
+        if (f->oom[i].test[0])
+            buf_printf(&b, " during %s", f->oom[i].test);
+        buf_puts(&b, "\n");
+    }
+    more_rows(&b, f->oom_total, f->n_oom);
+    if (f->pressure_high) {
+        label(&b, st, "pressure");
+        fmt_duration(tmp, sizeof tmp, f->pressure_at_ns);
+        char text[64];
+        snprintf(text, sizeof text, "memory: %.0f%% of the last minute stalled", f->pressure_avg60);
+        buf_colour(&b, st, C_YELLOW, text);
+        buf_printf(&b, " (%s, %s into the run)\n", f->pressure_tree ? "the tree" : "the machine", tmp);
     }
 
     if (f->cpu.n > 0) {

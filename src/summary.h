@@ -36,6 +36,8 @@ enum summary_end {
     SUMMARY_OUTPUT_TIMEOUT, /* --output-timeout: no output for limit_ns; signal was sent */
     SUMMARY_STOP_REQUEST,   /* resmon-run received signal (TERM, INT, HUP, QUIT) */
     SUMMARY_PARENT_DIED,    /* resmon-run's parent died; signal was sent */
+    SUMMARY_LIMIT,          /* a resource limit was reached: limit_name, limit_text; signal sent */
+    SUMMARY_OOM_KILLED,     /* the kernel's OOM killer killed the command itself */
 };
 
 /* A downsampled series: bucket i summarises `width` consecutive samples (the last bucket may hold
@@ -76,6 +78,8 @@ struct summary_facts {
                             signal sent; STOP_REQUEST: the signal resmon-run received */
     bool kill_sent;      /* KILL had to follow */
     uint64_t limit_ns;   /* TIMEOUT / OUTPUT_TIMEOUT: the duration that ran out */
+    const char *limit_name; /* LIMIT: "memory", "cpu", "tasks" */
+    const char *limit_text; /* LIMIT: the limit and the figure ("the tree's CPU time reached 2s") */
     int exit_status;     /* what resmon-run exits with (-1: do not say) */
 
     uint64_t wall_ns;    /* command start to end */
@@ -100,6 +104,21 @@ struct summary_facts {
     size_t n_open, open_total;
     struct summary_proc alive[SUMMARY_MAX_LIST];
     size_t n_alive, alive_total;
+
+    /* Processes of the tree the kernel's OOM killer killed (bounded; total counted). */
+    struct summary_oom {
+        int pid;
+        char cmd[SUMMARY_TEXT_MAX];
+        uint64_t rss;                /* at the last sample, bytes (0: unknown) */
+        char test[SUMMARY_TEXT_MAX]; /* the test running then ("" none) */
+    } oom[SUMMARY_MAX_LIST];
+    size_t n_oom, oom_total;
+
+    /* Memory pressure: the worst "some" avg60 (percent) when it reached the warning level. */
+    bool pressure_high;
+    double pressure_avg60;
+    uint64_t pressure_at_ns; /* when, from the command's start */
+    bool pressure_tree;      /* the tree's cgroup's figure (else the machine's) */
 
     struct summary_series cpu; /* tree CPU in cores per sample (agg MEAN) */
     struct summary_series mem; /* tree RSS in bytes per sample (agg MAX) */
@@ -140,6 +159,8 @@ void summary_add_slowest(struct summary_facts *f, const char *id, size_t id_len,
 /* Note a test open when the run was stopped / a process alive then (bounded; totals counted). */
 void summary_add_open(struct summary_facts *f, const char *id, size_t id_len);
 void summary_add_alive(struct summary_facts *f, int pid, const char *cmd, size_t cmd_len);
+/* Note an OOM kill (bounded; total counted). test may be NULL. */
+void summary_add_oom(struct summary_facts *f, int pid, const char *cmd, uint64_t rss, const char *test);
 
 /* The summary as text (malloc'ed, NUL-terminated, *ret_len bytes; caller frees).
  * Returns 0 or -ENOMEM. */

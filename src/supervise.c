@@ -37,9 +37,11 @@
 #include "cimeta.h"
 #include "contain.h"
 #include "jsonw.h"
+#include "limits.h"
 #include "linebuf.h"
 #include "log.h"
 #include "passthru.h"
+#include "pressure.h"
 #include "procfs.h"
 #include "profile.h"
 #include "runmarks.h"
@@ -76,7 +78,24 @@ enum phase {
     PH_DONE,
 };
 
-enum stop_cause { CAUSE_NONE, CAUSE_TIMEOUT, CAUSE_OUTPUT_TIMEOUT, CAUSE_SIGNAL, CAUSE_PARENT };
+enum stop_cause {
+    CAUSE_NONE,
+    CAUSE_TIMEOUT,
+    CAUSE_OUTPUT_TIMEOUT,
+    CAUSE_SIGNAL,
+    CAUSE_PARENT,
+    CAUSE_MEMORY, /* a resource limit (limits.h) */
+    CAUSE_CPU,
+    CAUSE_TASKS,
+};
+
+/* The run's own limits (a timeout, an output timeout, a resource limit) stop it as GNU timeout
+ * does: exit 124 unless --preserve-status, the KILL where the signal went. */
+static bool own_limit(enum stop_cause c)
+{
+    return c == CAUSE_TIMEOUT || c == CAUSE_OUTPUT_TIMEOUT || c == CAUSE_MEMORY || c == CAUSE_CPU ||
+           c == CAUSE_TASKS;
+}
 
 static const char *cause_name(enum stop_cause c)
 {
@@ -85,6 +104,9 @@ static const char *cause_name(enum stop_cause c)
     case CAUSE_OUTPUT_TIMEOUT: return "output-timeout";
     case CAUSE_SIGNAL: return "signal";
     case CAUSE_PARENT: return "parent-died";
+    case CAUSE_MEMORY: return "memory";
+    case CAUSE_CPU: return "cpu";
+    case CAUSE_TASKS: return "tasks";
     default: return "none";
     }
 }
@@ -115,6 +137,11 @@ struct sv {
     uint64_t last_sample_ns, last_sample_cpu;
     int sigfd, parentfd;
     struct contain *contain;
+    struct limits *limits;
+    char limit_text[160];       /* the limit reached and the figure (CAUSE_MEMORY/CPU/TASKS) */
+    uint64_t deadline_cpu;      /* when to read the tree's CPU time against --cpu-limit */
+    unsigned ncpu;
+    bool root_oom_killed;       /* the kernel's OOM killer killed the command itself */
     struct watchdog *watchdog;
     pid_t pid;
     bool exited;
@@ -131,7 +158,7 @@ struct sv {
     uint64_t last_request_ns;
     bool exec_failed;
     uint64_t stop_ns;
-    bool timed_out;
+    bool timed_out;             /* own_limit(cause): GNU timeout's semantics */
     bool kill_sent;
     bool tty_given;
     size_t leftovers;           /* processes found alive after the command exited */
@@ -270,6 +297,9 @@ static enum runmarks_reason reason_of(enum stop_cause c)
     case CAUSE_OUTPUT_TIMEOUT: return RUN_OUTPUT_TIMEOUT;
     case CAUSE_SIGNAL: return RUN_STOPPED;
     case CAUSE_PARENT: return RUN_PARENT_DIED;
+    case CAUSE_MEMORY: return RUN_MEMORY;
+    case CAUSE_CPU: return RUN_CPU;
+    case CAUSE_TASKS: return RUN_TASKS;
     default: return RUN_EXIT;
     }
 }
@@ -294,6 +324,7 @@ static void emit_timeout_marker(struct sv *sv, uint64_t now)
         .reason = reason_of(sv->cause),
         .signal = sv->stop_signal,
         .received = sv->cause == CAUSE_SIGNAL ? sv->received_signal : 0,
+        .limit = sv->limit_text[0] ? sv->limit_text : NULL,
         .open_tests = (const char *const *)open.ids,
         .n_open = open.n,
         .procs = procs,
@@ -368,6 +399,12 @@ static void follow_stream(struct sv *sv, bool any)
     }
 }
 
+/* Tests still open at the end ran out of time (a timeout, the CPU limit), or were cut short. */
+static bool open_status_timeout(const struct sv *sv)
+{
+    return sv->cause == CAUSE_TIMEOUT || sv->cause == CAUSE_OUTPUT_TIMEOUT || sv->cause == CAUSE_CPU;
+}
+
 /* Write the stream and rename a complete profile over it. Called BEFORE any child is signalled
  * on a stop, and again at the very end. */
 static void profile_checkpoint(struct sv *sv, const char *why)
@@ -383,7 +420,7 @@ static void profile_checkpoint(struct sv *sv, const char *why)
     runmarks_finalize_payload(&w, why, stream_lines(sv->stream), &h);
     emit(sv, "finalize", now, MARKER_INSTANT, CAT_TASKS, &w);
     jsonw_release(&w);
-    struct profile_end end = {stream_ms(sv->stream, now), sv->timed_out ? "TIMEOUT" : "INCOMPLETE", sv->o->gzip,
+    struct profile_end end = {stream_ms(sv->stream, now), open_status_timeout(sv) ? "TIMEOUT" : "INCOMPLETE", sv->o->gzip,
                               &sv->profile_lock};
     struct profile_stats st;
     follow_stream(sv, true);
@@ -481,7 +518,7 @@ static void stop(struct sv *sv, enum stop_cause cause, int sig)
         return;
     }
     sv->cause = cause;
-    sv->timed_out = cause == CAUSE_TIMEOUT || cause == CAUSE_OUTPUT_TIMEOUT;
+    sv->timed_out = own_limit(cause);
     sv->stop_signal = sig;
     sv->stop_ns = now;
     sv->phase = PH_STOPPING;
@@ -511,7 +548,81 @@ static void stop_request(struct sv *sv, int sig)
 
 /* ---- samples, exits ------------------------------------------------------------------------- */
 
-/* What follows every sample: open tests learn the tree's RSS; the summary's charts get a point. */
+/* A limit reached (limits.h) stops the run like a timeout. cpu_ns: the tree's CPU time now.
+ * Once the command has exited only the kernel's kill at the memory limit still counts (it may
+ * have been the victim); what the last sample reads then is not a reason to stop a finished run. */
+static void check_limits(struct sv *sv, uint64_t cpu_ns, bool kernel_kill)
+{
+    if (!sv->limits || sv->phase != PH_RUNNING || (sv->exited && !kernel_kill))
+        return;
+    struct sampler_totals t;
+    sampler_get_totals(sv->sampler, &t);
+    struct limits_reading rd = {
+        .cpu_ns = cpu_ns,
+        .rss_known = t.rss_known,
+        .rss = sampler_tree_rss(sv->sampler),
+        .count_known = t.count_known,
+        .tasks = t.live_processes + t.live_threads,
+    };
+    /* threads include each process's main thread: the tasks the kernel counts */
+    if (t.count_known)
+        rd.tasks = t.live_threads > t.live_processes ? t.live_threads : t.live_processes;
+    static const enum stop_cause cause_of[] = {[LIMIT_MEMORY] = CAUSE_MEMORY, [LIMIT_CPU] = CAUSE_CPU,
+                                               [LIMIT_TASKS] = CAUSE_TASKS};
+    enum limit_kind k = limits_check(sv->limits, &rd, sv->limit_text, sizeof sv->limit_text);
+    if (k == LIMIT_NONE)
+        return;
+    if (sv->o->verbose)
+        log_msg("%s limit reached: %s", limit_name(k), sv->limit_text);
+    stop(sv, cause_of[k], sv->o->signal);
+}
+
+/* An OOM kill of a process of the tree: its marker (with the test it ran under), the summary's
+ * line, a warning now; the command itself as the victim is the run's end reason. */
+static void record_oom(struct sv *sv, const struct sampler_killed *k)
+{
+    struct open_list open = {0};
+    if (sv->testlog)
+        testlog_each_open(sv->testlog, add_open_test, &open);
+    const char *test = open.n ? open.ids[open.n - 1] : NULL;
+    log_warn("the kernel's OOM killer killed process %d of the tree (%s)%s%s", (int)k->pid, k->cmd,
+             test ? " during " : "", test ? test : "");
+    if (k->pid == sv->pid)
+        sv->root_oom_killed = true;
+    if (sv->sum)
+        summary_add_oom(sv->sum, (int)k->pid, k->cmd, k->rss ? k->rss : k->max_rss, test);
+    if (sv->sink) {
+        struct jsonw w;
+        jsonw_init(&w);
+        limits_oom_payload(&w, k, test);
+        emit(sv, "OOM kill", k->end_ns, MARKER_INSTANT, CAT_TASKS, &w);
+        jsonw_release(&w);
+    }
+    for (size_t i = 0; i < open.n; i++)
+        free(open.ids[i]);
+    free(open.ids);
+}
+
+/* Deaths by SIGKILL the sampler learned of: which were the OOM killer's. settle: decide the ones
+ * still waiting too (at each sample, and at the end). */
+static void check_kills(struct sv *sv, bool settle)
+{
+    struct sampler_killed k[16];
+    size_t n = sampler_take_killed(sv->sampler, k, ARRAY_SIZE(k));
+    for (size_t i = 0; i < n; i++)
+        limits_note_death(sv->limits, &k[i], sv->kill_sent);
+    if (!n && !settle)
+        return;
+    size_t m = limits_oom_take(sv->limits, now_ns(), k, ARRAY_SIZE(k));
+    for (size_t i = 0; i < m; i++)
+        record_oom(sv, &k[i]);
+    /* A kernel-enforced memory limit is reached when its OOM killer kills in the tree. */
+    if (m && (limits_by_kernel(sv->limits) & CONTAIN_LIMIT_MEMORY))
+        check_limits(sv, sampler_tree_cpu_ns(sv->sampler), true);
+}
+
+/* What follows every sample: open tests learn the tree's RSS; the summary's charts get a point;
+ * the limits are checked. */
 static void after_sample(struct sv *sv, uint64_t now)
 {
     follow_stream(sv, true);
@@ -529,11 +640,17 @@ static void after_sample(struct sv *sv, uint64_t now)
         sv->last_sample_ns = now;
         sv->last_sample_cpu = t.tree_cpu_ns;
     }
+    check_kills(sv, true);
+    if (sv->limits) {
+        struct sampler_totals t;
+        sampler_get_totals(sv->sampler, &t);
+        check_limits(sv, t.tree_cpu_ns, false);
+    }
 }
 
 static void on_command_exit(struct sv *sv)
 {
-    sv->deadline_timeout = sv->deadline_output = sv->deadline_kill = NS_INFINITY;
+    sv->deadline_timeout = sv->deadline_output = sv->deadline_kill = sv->deadline_cpu = NS_INFINITY;
     /* The last sample is taken when the command ends (none when sampling is off: -i 0). */
     if (sv->sampler && sv->o->interval_ns) {
         sampler_sample(sv->sampler, sv->exit_ns, 1, true);
@@ -630,6 +747,7 @@ static uint64_t next_deadline(struct sv *sv)
     if (sv->phase == PH_RUNNING) {
         next = MIN(next, sv->deadline_timeout);
         next = MIN(next, sv->deadline_output);
+        next = MIN(next, sv->deadline_cpu);
     }
     if (sv->phase == PH_STOPPING)
         next = MIN(next, sv->deadline_kill);
@@ -670,6 +788,13 @@ static void check_deadlines(struct sv *sv)
                 log_msg("no output from '%s' for the output timeout", sv->o->argv[0]);
             stop(sv, CAUSE_OUTPUT_TIMEOUT, sv->o->signal);
         }
+    }
+    if (sv->phase == PH_RUNNING && now >= sv->deadline_cpu) {
+        /* The earliest the tree could have used its CPU limit: read it fresh, then wait again
+         * for the earliest it could with what is left. */
+        uint64_t cpu = sampler_tree_cpu_ns(sv->sampler);
+        sv->deadline_cpu = limits_cpu_deadline(sv->limits, now, cpu, sv->ncpu);
+        check_limits(sv, cpu, false);
     }
     if (sv->phase == PH_STOPPING && now >= sv->deadline_kill) {
         sv->deadline_kill = NS_INFINITY;
@@ -783,8 +908,11 @@ static void compute_result(struct sv *sv, struct supervise_result *ret)
             log_msg("the monitored command dumped core");
         if (!sv->timed_out)
             ret->raise_signal = sig;
-        /* KILL had to be sent: let callers tell a forced kill from a clean timeout. */
-        if (sv->timed_out && sig == SIGKILL)
+        /* KILL had to be sent: let callers tell a forced kill from a clean timeout (GNU: any
+         * KILL after a timeout; after a resource limit, only ours - the kernel's OOM kill at the
+         * memory limit is the limit). */
+        bool limit = sv->cause == CAUSE_MEMORY || sv->cause == CAUSE_CPU || sv->cause == CAUSE_TASKS;
+        if (sv->timed_out && sig == SIGKILL && (!limit || sv->kill_sent))
             preserve = true;
         ret->exit_status = 128 + sig;
     } else
@@ -833,6 +961,8 @@ static void command_facts(struct sv *sv, struct runmarks_command *c)
         c->reason = RUN_EXEC_FAILED;
     else if (sv->cause != CAUSE_NONE)
         c->reason = reason_of(sv->cause);
+    else if (sv->root_oom_killed)
+        c->reason = RUN_OOM_KILL;
     else
         c->reason = WIFSIGNALED(sv->wstatus) ? RUN_SIGNAL : RUN_EXIT;
     c->stop_signal = sv->cause == CAUSE_SIGNAL ? sv->received_signal : sv->stop_signal;
@@ -887,7 +1017,7 @@ static void end_of_run(struct sv *sv)
     if (sv->testlog) {
         for (int i = 0; i < 2; i++)
             linebuf_flush(sv->lb[i], i == 0 ? on_line_stdout : on_line_stderr, sv);
-        testlog_finish(sv->testlog, now, sv->timed_out);
+        testlog_finish(sv->testlog, now, open_status_timeout(sv));
     }
     if (sv->um) {
         usermark_drain(sv->um, now);
@@ -895,7 +1025,14 @@ static void end_of_run(struct sv *sv)
     }
     if (sv->sampler)
         sampler_finish(sv->sampler, now);
+    check_kills(sv, true);
     emit_command_marker(sv);
+    if (sv->o->verbose && !sv->o->timeout_mode) {
+        struct runmarks_command c;
+        command_facts(sv, &c);
+        log_msg("the run ended: %s%s%s", runmarks_reason_name(c.reason), sv->limit_text[0] ? " - " : "",
+                sv->limit_text);
+    }
 }
 
 /* ---- setting up ------------------------------------------------------------------------------ */
@@ -1016,8 +1153,18 @@ static void write_summary(struct sv *sv, const struct supervise_result *res)
         break;
     case CAUSE_SIGNAL: f->end = SUMMARY_STOP_REQUEST, f->signal = sv->stop_signal; break;
     case CAUSE_PARENT: f->end = SUMMARY_PARENT_DIED, f->signal = sv->stop_signal; break;
+    case CAUSE_MEMORY:
+    case CAUSE_CPU:
+    case CAUSE_TASKS:
+        f->end = SUMMARY_LIMIT;
+        f->signal = sv->stop_signal;
+        f->limit_name = cause_name(sv->cause);
+        f->limit_text = sv->limit_text;
+        break;
     default:
-        if (WIFSIGNALED(st))
+        if (sv->root_oom_killed)
+            f->end = SUMMARY_OOM_KILLED;
+        else if (WIFSIGNALED(st))
             f->end = SUMMARY_SIGNALED, f->signal = WTERMSIG(st);
         else
             f->end = SUMMARY_EXITED, f->exit_code = WEXITSTATUS(st);
@@ -1028,6 +1175,14 @@ static void write_summary(struct sv *sv, const struct supervise_result *res)
         f->have_cpu = true;
         f->tree_cpu_ns = t.tree_cpu_ns;
         f->peak_rss = t.peak_rss;
+        struct pressure_worst pw;
+        pressure_worst_memory(sampler_pressure(sv->sampler), &pw);
+        if (pw.known && pw.avg60 >= PRESSURE_WARN_PCT) {
+            f->pressure_high = true;
+            f->pressure_avg60 = pw.avg60;
+            f->pressure_at_ns = pw.at_ns > sv->t0 ? pw.at_ns - sv->t0 : 0;
+            f->pressure_tree = pw.tree;
+        }
     }
     if (sv->testlog) {
         struct testlog_stats ts;
@@ -1160,6 +1315,7 @@ static int run_loop(struct sv *sv)
         }
         if (members_changed)
             sweep_again(sv);
+        check_kills(sv, false);
         check_deadlines(sv);
         follow_stream(sv, false);
         advance(sv);
@@ -1209,6 +1365,25 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     if (o->verbose && !o->timeout_mode)
         log_msg("containment: %s%s%s%s", contain_tier_name(contain_tier(sv.contain)),
                 why ? " (" : "", why ? why : "", why ? ")" : "");
+    /* Limits the kernel enforces are set before the command exists (it joins them at its fork). */
+    struct limits_config lcfg = {o->memory_limit, o->cpu_limit_ns, o->tasks_limit, NULL};
+    if ((r = limits_new(&lcfg, sv.contain, &sv.limits)) < 0) {
+        log_errno(r, "cannot set up the limits");
+        goto out;
+    }
+    if (o->memory_limit || o->cpu_limit_ns || o->tasks_limit) {
+        char how[512];
+        limits_describe(sv.limits, how, sizeof how);
+        if (o->verbose)
+            log_msg("limits: %s", how);
+        unsigned kernel = limits_by_kernel(sv.limits);
+        if (!o->interval_ns && ((o->memory_limit && !(kernel & CONTAIN_LIMIT_MEMORY)) ||
+                                (o->tasks_limit && !(kernel & CONTAIN_LIMIT_TASKS))))
+            log_warn("sampling is off (-i 0): limits checked at each sample are not checked");
+    }
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    sv.ncpu = ncpu > 0 ? (unsigned)ncpu : 1;
+    sv.deadline_cpu = limits_cpu_deadline(sv.limits, sv.t0, 0, sv.ncpu);
     /* First, while resmon-run holds no pipe a watchdog could keep open. */
     if (o->kill_leftovers && !o->foreground) {
         if ((r = watchdog_new(sv.contain, o->signal, o->grace_ns, &sv.watchdog)) < 0) {
@@ -1405,6 +1580,7 @@ out:
     linebuf_free(sv.lb[0]);
     linebuf_free(sv.lb[1]);
     sampler_free(sv.sampler);
+    limits_free(sv.limits);
     contain_free(sv.contain);
     profile_conv_free(sv.conv);
     stream_close(sv.stream);

@@ -1,6 +1,7 @@
 /* Benchmark driver for the sampler: a contained tree of N idle processes, S samples taken back to
  * back, CPU time of resmon-run's side per sample (getrusage RUSAGE_SELF) and peak RSS.
- * Usage: bench_sampler N SAMPLES [subreaper|cgroup|auto]. Prints one line of key=value. */
+ * Usage: bench_sampler N SAMPLES [subreaper|cgroup|auto]. Prints one line of key=value, with the
+ * price of one read of the pressure files (pressure.h; the sampler reads them once a second). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "contain.h"
+#include "pressure.h"
 #include "sampler.h"
 #include "util.h"
 
@@ -54,7 +56,7 @@ int main(int argc, char **argv)
         return 1;
     pid_t root = fork();
     if (root == 0) {
-        if (contain_child_join(c) < 0)
+        if (contain_child_join(c, false) < 0)
             _exit(99);
         for (long i = 1; i < n; i++)
             if (fork() == 0) {
@@ -87,6 +89,20 @@ int main(int argc, char **argv)
     uint64_t cpu = self_cpu_ns() - cpu0, wall = now_ns() - wall0;
     struct sampler_totals tot;
     sampler_get_totals(s, &tot);
+    /* One read of every pressure file, forced, as the sampler does at most once a second. */
+    unsigned psi_files = 0;
+    double psi_us = 0;
+    struct pressure *psi = NULL;
+    int proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (pressure_new(proc, contain_cgroup_fd(c), &sink, &psi) == 0 && psi) {
+        psi_files = pressure_files(psi);
+        uint64_t c0 = self_cpu_ns();
+        for (int i = 1; i <= 2000; i++)
+            pressure_sample(psi, t + (uint64_t)i * NSEC_PER_SEC, true);
+        psi_us = (double)(self_cpu_ns() - c0) / 1e3 / 2000;
+    }
+    pressure_free(psi);
+    close(proc);
     for (int pass = 0; pass < 1000 && !contain_empty(c); pass++) {
         contain_kill_pass(c);
         struct timespec ts = {0, 1000000};
@@ -101,10 +117,10 @@ int main(int argc, char **argv)
     sampler_free(s);
     getrusage(RUSAGE_SELF, &ru);
     printf("tier=%s processes=%ld samples=%ld cpu_us_per_sample=%.1f wall_us_per_sample=%.1f "
-           "markers=%llu peak_rss_kib=%ld proc_events=%d\n",
+           "markers=%llu peak_rss_kib=%ld proc_events=%d pressure_files=%u pressure_us_per_read=%.1f\n",
            contain_tier_name(contain_tier(c)), n, samples, (double)cpu / 1e3 / (double)samples,
            (double)wall / 1e3 / (double)samples, (unsigned long long)count, ru.ru_maxrss,
-           tot.proc_events);
+           tot.proc_events, psi_files, psi_us);
     contain_free(c);
     return 0;
 }

@@ -17,14 +17,24 @@ facts() {
 
 # The machine's and the tree's CPU and memory are counter tracks, each drawn once: no marker graph
 # of the same name beside it.
+# Pressure (where the kernel keeps it) and the tree's major faults are counters too.
 expect_counters() {
-    case "$1" in *" counters=CPU Use|Memory|Tree CPU|Tree Memory "*) ;; *) fail "$2: counters: $1" ;; esac
-    tracks=$(printf '%s\n' "$1" | sed 's/.* tracks=\(.*\) types=.*/\1/')
-    for t in "CPU Use" Memory "Tree CPU" "Tree Memory"; do
+    _facts=$1 _what=$2
+    case "$_facts" in *" counters=CPU Use|Memory|Tree CPU|Tree Memory|Tree Major Faults"[\ \|]*) ;;
+    *) fail "$_what: counters: $_facts" ;; esac
+    want="CPU Use|Memory|Tree CPU|Tree Memory|Tree Major Faults"
+    if [ -r /proc/pressure/memory ]; then
+        case "$_facts" in *"|Tree Major Faults|CPU Pressure|Memory Pressure|IO Pressure"[\ \|]*) ;;
+        *) fail "$_what: no pressure counters: $_facts" ;; esac
+        want="$want|CPU Pressure|Memory Pressure|IO Pressure"
+    fi
+    tracks=$(printf '%s\n' "$_facts" | sed 's/.* tracks=\(.*\) types=.*/\1/')
+    printf '%s\n' "$want" | tr '|' '\n' >"$T/.want"
+    while IFS= read -r t; do
         n=$(printf '%s\n' "$tracks" | tr '|' '\n' | grep -cx "$t")
-        [ "$n" = 1 ] || fail "$2: $n tracks named '$t': $tracks"
-    done
-    case "$1" in *" threads=resmon-run "*) ;; *) fail "$2: the thread has no name: $1" ;; esac
+        [ "$n" = 1 ] || fail "$_what: $n tracks named '$t': $tracks"
+    done <"$T/.want"
+    case "$_facts" in *" threads=resmon-run "*) ;; *) fail "$_what: the thread has no name: $_facts" ;; esac
 }
 
 # wait_samples STREAM N: until the stream holds N samples of the tree (bounded: 20 s).

@@ -3,6 +3,7 @@
 #include "profile.h"
 
 #include <check.h>
+#include <errno.h>
 #include "check_run.h"
 #include <signal.h>
 #include <stdint.h>
@@ -161,6 +162,53 @@ START_TEST(test_options_run_mode)
 }
 END_TEST
 
+static uint64_t size_of(const char *s)
+{
+    uint64_t v = 0;
+    ck_assert_msg(parse_size(s, &v) == 0, "'%s' rejected", s);
+    return v;
+}
+
+START_TEST(test_sizes_and_limits)
+{
+    ck_assert_uint_eq(size_of("1024"), 1024);
+    ck_assert_uint_eq(size_of("1K"), 1024);
+    ck_assert_uint_eq(size_of("1k"), 1024);
+    ck_assert_uint_eq(size_of("64M"), 64ULL << 20);
+    ck_assert_uint_eq(size_of("64MiB"), 64ULL << 20);
+    ck_assert_uint_eq(size_of("64MB"), 64ULL << 20);
+    ck_assert_uint_eq(size_of("1.5G"), 3ULL << 29);
+    ck_assert_uint_eq(size_of("2T"), 2ULL << 40);
+    ck_assert_uint_eq(size_of("0.5K"), 512);
+    ck_assert_uint_eq(size_of("100B"), 100);
+    ck_assert_uint_eq(size_of(".5M"), 512ULL << 10);
+    static const char *const bad[] = {"", "K", "-1", "0", "0K", "1X", "1KK", "1MiBB", "nan", "inf", "0x10", "1e3",
+                                      "1.2.3", "+5", " 5", "5 ", "0.1"};
+    uint64_t v;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(parse_size(bad[i], &v) == -EINVAL, "'%s' accepted", bad[i]);
+    ck_assert_int_eq(parse_size("8E", &v), -EINVAL);
+    ck_assert_int_eq(parse_size("9000000000T", &v), -ERANGE);
+
+    const char *const src[] = {"resmon-run", "--memory-limit=256M", "--cpu-limit=1.5m", "--tasks-limit", "64", "true"};
+    char **argv = mkargv(src, 6);
+    struct options o;
+    ck_assert_int_eq(cli_parse(6, argv, &o), 0);
+    ck_assert_uint_eq(o.memory_limit, 256ULL << 20);
+    ck_assert_uint_eq(o.cpu_limit_ns, 90000000000ULL);
+    ck_assert_uint_eq(o.tasks_limit, 64);
+    cli_release(&o);
+    static const char *const wrong[][2] = {{"--memory-limit=lots", "true"}, {"--tasks-limit=0", "true"},
+                                           {"--tasks-limit=-3", "true"}, {"--tasks-limit=5x", "true"},
+                                           {"--cpu-limit=soon", "true"}};
+    for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
+        const char *const a[] = {"resmon-run", wrong[i][0], wrong[i][1]};
+        argv = mkargv(a, 3);
+        ck_assert_msg(cli_parse(3, argv, &o) == EXIT_CANCELED, "%s accepted", wrong[i][0]);
+    }
+}
+END_TEST
+
 START_TEST(test_options_timeout_mode)
 {
     const char *const src[] = {"/usr/bin/resmon-timeout", "-s", "INT", "-p", "2.5", "sleep", "-x"};
@@ -184,6 +232,7 @@ int main(void)
     Suite *s = suite_create("cli");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_duration_units);
+    tcase_add_test(tc, test_sizes_and_limits);
     tcase_add_test(tc, test_duration_rounding);
     tcase_add_test(tc, test_duration_huge);
     tcase_add_test(tc, test_duration_bad);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pressure.h"
 #include "sampler.h"
 #include "util.h"
 
@@ -180,9 +181,20 @@ END_TEST
  * a counter draws has a marker graph of its own. */
 START_TEST(test_counters)
 {
-    size_t n;
-    const struct marker_counter *const *cs = sampler_counters(&n);
-    ck_assert_uint_eq(n, 4);
+    size_t ns, np;
+    const struct marker_counter *const *sc = sampler_counters(&ns), *const *pc = pressure_counters(&np);
+    ck_assert_uint_eq(ns, 5);
+    ck_assert_uint_eq(np, 6);
+    const struct marker_counter *cs[16];
+    size_t n = 0;
+    for (size_t i = 0; i < ns; i++)
+        cs[n++] = sc[i];
+    for (size_t i = 0; i < np; i++)
+        cs[n++] = pc[i];
+    /* one name each: the converter keeps the first definition of a name */
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            ck_assert_str_ne(cs[i]->name, cs[j]->name);
     static const char *const sources[] = {"count", "rate", "cpu-ratio", "accumulated", "count-range",
                                           "selection-total", "selection-rate", "committed-range-total",
                                           "sample-number"};

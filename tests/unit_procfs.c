@@ -173,6 +173,46 @@ START_TEST(test_pid_stat)
     ck_assert_uint_eq(strlen(s.comm), PROCFS_COMM_MAX - 1);
     ck_assert_uint_eq(s.utime, 5);
     ck_assert_uint_eq(s.rss, 11);
+    /* major faults: a shell's own (12) and its waited-for children's (13), read from a real one */
+    len = fixture("pid_stat_faults");
+    ck_assert_int_eq(procfs_parse_pid_stat(fixture_buf, len, &s), 0);
+    ck_assert_uint_eq(s.majflt, 0);
+    ck_assert_uint_eq(s.cmajflt, 6329);
+    ck_assert_uint_eq(s.utime, 51);
+}
+END_TEST
+
+START_TEST(test_psi)
+{
+    struct procfs_psi p;
+    size_t len = fixture("psi_io"); /* this machine's /proc/pressure/io */
+    ck_assert_int_eq(procfs_parse_psi(fixture_buf, len, &p), 0);
+    ck_assert(p.have_some && p.have_full);
+    ck_assert_double_eq_tol(p.some.avg10, 0.26, 1e-9);
+    ck_assert_double_eq_tol(p.some.avg60, 0.13, 1e-9);
+    ck_assert_double_eq_tol(p.full.avg300, 0.07, 1e-9);
+    ck_assert_uint_eq(p.some.total_us, 15898203);
+    ck_assert_uint_eq(p.full.total_us, 12905713);
+    /* a kernel before 5.13 writes no "full" line for the machine's cpu */
+    len = fixture("psi_cpu_old");
+    ck_assert_int_eq(procfs_parse_psi(fixture_buf, len, &p), 0);
+    ck_assert(p.have_some && !p.have_full);
+    ck_assert_double_eq_tol(p.some.avg10, 41.07, 1e-9);
+    ck_assert_uint_eq(p.some.total_us, 987654321);
+    /* unknown keys are skipped; no "some": no data; every prefix parses without a crash */
+    const char odd[] = "some avg10=1.50 future=7 avg60=2 total=9\n";
+    ck_assert_int_eq(procfs_parse_psi(odd, sizeof odd - 1, &p), 0);
+    ck_assert_double_eq_tol(p.some.avg60, 2.0, 1e-9);
+    ck_assert_uint_eq(p.some.total_us, 9);
+    ck_assert_int_eq(procfs_parse_psi("full avg10=1 total=3\n", 21, &p), -ENODATA);
+    ck_assert_int_eq(procfs_parse_psi("", 0, &p), -ENODATA);
+    len = fixture("psi_io");
+    for (size_t i = 0; i < len; i++) {
+        char *e = exact(fixture_buf, i);
+        int r = procfs_parse_psi(e, i, &p);
+        free(e);
+        ck_assert_int_eq(r, i < 5 ? -ENODATA : 0);
+    }
 }
 END_TEST
 
@@ -270,6 +310,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_pid_io);
     tcase_add_test(tc, test_pss_cgroup_u64);
     tcase_add_test(tc, test_cmdline);
+    tcase_add_test(tc, test_psi);
     suite_add_tcase(s, tc);
     return s;
 }

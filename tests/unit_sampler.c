@@ -220,7 +220,7 @@ static bool setup(struct run *r, enum contain_mode mode, bool events, child_fn f
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        if (contain_child_join(r->c) < 0)
+        if (contain_child_join(r->c, false) < 0)
             _exit(99);
         fn(r);
         _exit(0);

@@ -182,6 +182,45 @@ START_TEST(test_endings)
                         "  profile      out/p.json\n"
                         "               a stream only: 'resmon-run --recover out/p.json' makes it a profile\n");
     free(t);
+
+    /* a resource limit: which, and the figure */
+    memset(&f, 0, sizeof f);
+    f.command = "pytest";
+    f.end = SUMMARY_LIMIT;
+    f.signal = SIGTERM;
+    f.limit_name = "memory";
+    f.limit_text = "the tree's RSS reached 300 MiB, past the limit of 256 MiB";
+    f.exit_status = 124;
+    f.wall_ns = 3 * SEC;
+    t = fmt(&f, false, true);
+    ck_assert_str_eq(t, "resmon-run: 'pytest' stopped at its memory limit: the tree's RSS reached 300 MiB, past "
+                        "the limit of 256 MiB (sent TERM); exit status 124\n"
+                        "  wall time    3.00 s\n");
+    free(t);
+
+    /* the OOM killer took the command; the victims, the test each ran under; memory pressure */
+    f.end = SUMMARY_OOM_KILLED;
+    f.exit_status = 137;
+    summary_add_oom(&f, 4242, "python -m pytest", 1536 * 1048576ULL, "tests/test_big.py::test_huge");
+    summary_add_oom(&f, 4250, "cc1", 0, NULL);
+    f.pressure_high = true;
+    f.pressure_avg60 = 41.2;
+    f.pressure_at_ns = 130 * SEC;
+    f.pressure_tree = true;
+    t = fmt(&f, false, true);
+    ck_assert_str_eq(t, "resmon-run: 'pytest' was killed by the kernel's OOM killer; exit status 137\n"
+                        "  wall time    3.00 s\n"
+                        "  OOM killed   4242    python -m pytest (1.5 GiB resident) during tests/test_big.py::test_huge\n"
+                        "               4250    cc1\n"
+                        "  pressure     memory: 41% of the last minute stalled (the tree, 2m10s into the run)\n");
+    free(t);
+    for (int i = 0; i < 20; i++)
+        summary_add_oom(&f, 5000 + i, "x", 0, NULL);
+    ck_assert_uint_eq(f.n_oom, SUMMARY_MAX_LIST);
+    ck_assert_uint_eq(f.oom_total, 22);
+    t = fmt(&f, false, true);
+    ck_assert_ptr_nonnull(strstr(t, "... and 14 more\n"));
+    free(t);
 }
 END_TEST
 

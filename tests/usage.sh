@@ -26,6 +26,12 @@ check "invalid --max-markers value '99999999999999999999'" --max-markers=9999999
 for key in version preprocessedProfileVersion startTime interval processType markerSchema; do
     check "format owns this key" --meta "$key=oops" -- true
 done
+check "invalid --memory-limit 'lots' (a size" --memory-limit=lots -- true
+check "invalid --memory-limit '0'" --memory-limit=0 -- true
+check "invalid --memory-limit '-64M'" --memory-limit=-64M -- true
+check "invalid --tasks-limit '0' (a count of processes and threads" --tasks-limit=0 -- true
+check "invalid --tasks-limit '12x'" --tasks-limit=12x -- true
+check "invalid time interval 'forever'" --cpu-limit=forever -- true
 check "too short" -i 1e-9 -- true
 check "too short" -i 0.001 -- true
 # Paths that cannot hold a profile: said by what they are.

@@ -1,0 +1,114 @@
+#!/bin/sh
+# The resource limits (--memory-limit, --cpu-limit, --tasks-limit), in each tier resmon-run can
+# use here: each one reached stops the run like a timeout (exit 124, or the command's status with
+# --preserve-status), the timeout marker names the limit and the figure, the command marker and
+# the summary name the reason, the test running then is closed, and nothing of the tree survives.
+# Who enforces what depends on the machine (-v says it: the kernel where a memory or pids
+# controller can hold the tree, else sampling): both answers are held to what they must do.
+. "$TOP_SRCDIR/tests/lib.sh"
+. "$TOP_SRCDIR/tests/itlib.sh"
+
+tiers=subreaper
+cgroup_available && tiers="$tiers cgroup"
+
+# stopped FILE REASON: the run's profile says it was stopped at REASON's limit.
+stopped() {
+    _c=$(markers "$1" command | cut -f5)
+    [ "$(val "$_c" reason)" = "$2" ] || fail "$1: command reason '$(val "$_c" reason)', want $2: $_c"
+    _t=$(markers "$1" timeout | cut -f5)
+    [ "$(val "$_t" reason)" = "$2" ] || fail "$1: timeout reason '$(val "$_t" reason)', want $2: $_t"
+    has_key "$_t" limit || fail "$1: the timeout marker names no limit: $_t"
+    # finalized before the stop signal: the first finalize comes before the first kill step
+    _fin=$(markers "$1" finalize | head -n 1 | cut -f2)
+    _kill=$(markers "$1" kill | head -n 1 | cut -f2)
+    [ -n "$_fin" ] && [ -n "$_kill" ] && ge "$_kill" "$_fin" || fail "$1: no finalize before the first signal"
+}
+
+# survivors PATTERN: no process whose command line holds PATTERN is left.
+no_survivors() {
+    for _p in $(pgrep -f "$1" 2>/dev/null); do
+        alive "$_p" && fail "a process of the tree survived: $_p $(tr '\0' ' ' <"/proc/$_p/cmdline")"
+    done
+    return 0
+}
+
+for tier in $tiers; do
+    R="$RESMON_RUN -v -i 0.05 --containment=$tier"
+
+    # memory: a process holding 128 MiB against a 32 MiB limit; the command (a shell) would go on.
+    st=0
+    $R -o "$T/mem-$tier.json" --memory-limit=32M -- sh -c "'$HELPER' alloc 128 30; '$HELPER' sleep 30" \
+        >"$T/mem.out" 2>"$T/mem.err" || st=$?
+    [ "$st" = 124 ] || fail "$tier: memory limit: exit $st: $(cat "$T/mem.err")"
+    stopped "$T/mem-$tier.json" memory
+    lim=$(val "$(markers "$T/mem-$tier.json" timeout | cut -f5)" limit)
+    if grep -q "memory 32 MiB: enforced by the kernel" "$T/mem.err"; then
+        how=kernel
+        case "$lim" in *"OOM killer killed in the tree at the limit of 32 MiB"*) ;;
+        *) fail "$tier: memory (kernel): limit text '$lim'" ;; esac
+        [ "$(count "$T/mem-$tier.json" "OOM kill")" -ge 1 ] || fail "$tier: memory (kernel): no OOM kill marker"
+    else
+        how=sampled
+        grep -q "memory 32 MiB: the tree's summed RSS checked at each sample" "$T/mem.err" ||
+            fail "$tier: memory: -v does not say who enforces it: $(cat "$T/mem.err")"
+        case "$lim" in *"past the limit of 32 MiB"*) ;; *) fail "$tier: memory (sampled): limit text '$lim'" ;; esac
+    fi
+    grep -q "stopped at its memory limit" "$T/mem.err" || fail "$tier: memory: summary headline: $(cat "$T/mem.err")"
+    grep -q "the run ended: memory" "$T/mem.err" || fail "$tier: memory: no -v line with the reason"
+    no_survivors "$HELPER alloc 128 30"
+    echo "$tier: memory limit reached ($how): $lim"
+
+    # cpu: two burners against 0.5 s of the tree's CPU, with samples far apart (-i 10): the timer
+    # catches it, not a sample.
+    start=$(now_ns)
+    st=0
+    $RESMON_RUN -v -i 10 --containment=$tier -o "$T/cpu-$tier.json" --cpu-limit=0.5 -- \
+        sh -c "echo '{\"action\":\"test_start\",\"test\":\"burns\"}'; '$HELPER' burn 30 & '$HELPER' burn 30; wait" \
+        >"$T/cpu.out" 2>"$T/cpu.err" || st=$?
+    el=$(( ($(now_ns) - start) / 1000000 ))
+    [ "$st" = 124 ] || fail "$tier: cpu limit: exit $st: $(cat "$T/cpu.err")"
+    [ "$el" -lt 8000 ] || fail "$tier: cpu limit: the run went on for $el ms"
+    stopped "$T/cpu-$tier.json" cpu
+    lim=$(val "$(markers "$T/cpu-$tier.json" timeout | cut -f5)" limit)
+    case "$lim" in "the tree used "*" s of CPU time, the limit is 0.5 s") ;; *) fail "$tier: cpu: limit text '$lim'" ;; esac
+    used=$(echo "$lim" | sed 's/the tree used \([0-9.]*\) s.*/\1/')
+    ge "$used" 0.5 || fail "$tier: cpu: stopped at $used s, before the limit"
+    expect_test "$T/cpu-$tier.json" burns TIMEOUT yellow
+    cpu=$(val "$(markers "$T/cpu-$tier.json" command | cut -f5)" cpuTime)
+    ge 1500 "$cpu" || fail "$tier: cpu: the tree used $cpu ms against a 500 ms limit"
+    no_survivors "$HELPER burn 30"
+    echo "$tier: cpu limit reached after $el ms: $lim (the tree's total: $cpu ms)"
+
+    # --preserve-status: the command's own status (the shell dies of the TERM)
+    st=0
+    $R -q --no-profile --preserve-status --cpu-limit=0.2 -- "$HELPER" burn 30 2>"$T/pres.err" || st=$?
+    [ "$st" = 143 ] || fail "$tier: cpu limit with --preserve-status: exit $st, want 143"
+
+    # tasks: a fork bomb (bounded at 200) against 16 tasks
+    st=0
+    $R -o "$T/tasks-$tier.json" --tasks-limit=16 -- sh -c \
+        "echo '{\"action\":\"test_start\",\"test\":\"forks\"}'; exec '$HELPER' forkbomb 200" \
+        >"$T/tasks.out" 2>"$T/tasks.err" || st=$?
+    [ "$st" = 124 ] || fail "$tier: tasks limit: exit $st: $(cat "$T/tasks.err")"
+    stopped "$T/tasks-$tier.json" tasks
+    lim=$(val "$(markers "$T/tasks-$tier.json" timeout | cut -f5)" limit)
+    if grep -q "tasks 16: enforced by the kernel" "$T/tasks.err"; then
+        [ "$lim" = "a fork was refused at the limit of 16 tasks" ] || fail "$tier: tasks (kernel): '$lim'"
+        # the kernel held it: never more than 16 at a sample
+        ge 16 "$(maxof "$T/tasks-$tier.json" Processes processes)" || fail "$tier: tasks (kernel): more than 16 processes"
+    else
+        case "$lim" in "the tree had "*" processes and threads, the limit is 16") ;; *) fail "$tier: tasks: '$lim'" ;; esac
+        grep -q "RLIMIT_NPROC" "$T/tasks.err" || fail "$tier: tasks (sampled): -v does not say what it cannot do"
+    fi
+    expect_test "$T/tasks-$tier.json" forks INCOMPLETE orange
+    no_survivors "$HELPER forkbomb 200"
+    echo "$tier: tasks limit reached: $lim"
+
+    # a limit not reached changes nothing: the command's status, reason exit
+    st=0
+    $R -q -o "$T/none-$tier.json" --memory-limit=1G --cpu-limit=60 --tasks-limit=1000 -- sh -c 'exit 3' || st=$?
+    [ "$st" = 3 ] || fail "$tier: limits not reached: exit $st"
+    [ "$(val "$(markers "$T/none-$tier.json" command | cut -f5)" reason)" = exit ] || fail "$tier: limits not reached: reason"
+    [ "$(count "$T/none-$tier.json" timeout)" = 0 ] || fail "$tier: limits not reached: a timeout marker"
+done
+exit 0
