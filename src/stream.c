@@ -146,7 +146,8 @@ static void backlog_keep(struct stream *s, const char *buf, size_t len, uint64_t
         }
     }
     if (take && s->back_off + s->back_len + take > s->back_cap) {
-        memmove(s->back, s->back + s->back_off, s->back_len);
+        if (s->back_off) /* never on the first call: s->back is NULL then */
+            memmove(s->back, s->back + s->back_off, s->back_len);
         s->back_off = 0;
         if (s->back_len + take > s->back_cap) {
             size_t cap = MAX(s->back_cap ? s->back_cap * 2 : 65536, s->back_len + take);
