@@ -163,6 +163,7 @@ enum {
     OPT_OUTPUT_TIMEOUT = 256,
     OPT_NO_PROFILE,
     OPT_PSS,
+    OPT_NO_EVENT_FILTER,
     OPT_PARSE,
     OPT_LOG_INFO,
     OPT_PROCESS_OUTPUT,
@@ -204,6 +205,7 @@ static const struct option long_options[] = {
     {"tasks-limit", required_argument, NULL, OPT_TASKS_LIMIT},
     {"interval", required_argument, NULL, 'i'},
     {"pss", no_argument, NULL, OPT_PSS},
+    {"no-event-filter", no_argument, NULL, OPT_NO_EVENT_FILTER},
     {"parse", required_argument, NULL, OPT_PARSE},
     {"log-info", no_argument, NULL, OPT_LOG_INFO},
     {"process-output", no_argument, NULL, OPT_PROCESS_OUTPUT},
@@ -341,6 +343,8 @@ void cli_print_help(bool timeout_mode)
           "                             plain); implied by an output FILE ending in .gz\n"
           "  -i, --interval=DURATION    sampling interval (default 1s; 0 turns sampling off)\n"
           "      --pss                  also sample proportional set size (costlier)\n"
+          "      --no-event-filter      hear every process event of the machine, not only the tree's\n"
+          "                             (costlier on a busy machine; see the manual)\n"
           "      --parse=FORMATS        auto (default), none, or a comma list of: mozlog, tbpl,\n"
           "                             mach, tap, go, gtest, pytest, unittest, libtest, check\n"
           "      --log-info             also record INFO and DEBUG log lines as markers\n"
@@ -422,6 +426,7 @@ int cli_parse(int argc, char **argv, struct options *o)
                                 (unsigned long long)(CLI_MIN_INTERVAL_NS / 1000000));
             break;
         case OPT_PSS: o->pss = true; break;
+        case OPT_NO_EVENT_FILTER: o->no_event_filter = true; break;
         case OPT_PARSE:
             if (testlog_parse_formats(optarg, &o->parse_formats) < 0)
                 r = usage_error("invalid --parse value '%s'", optarg);

@@ -16,6 +16,7 @@
 
 #include "jsonw.h"
 #include "pressure.h"
+#include "procfilter.h"
 #include "procfs.h"
 #include "util.h"
 
@@ -234,6 +235,8 @@ enum pent_flags {
     P_CMD_TRIED = 1u << 7,  /* cmdline read attempted (kernel threads and zombies have none) */
     P_STAT_SEEN = 1u << 8,  /* utime/stime hold figures of an earlier read */
     P_FORK_SEEN = 1u << 9,  /* its fork event was handled (not only found by a scan) */
+    P_CMD_GIVEN = 1u << 10, /* the command line it was exec'd with (sampler_track) */
+    P_FILTERED = 1u << 11,  /* in the set of the attached event filter (procfilter.h) */
 };
 
 struct pent {
@@ -304,6 +307,13 @@ struct sampler {
 
     /* process connector */
     int nl_fd;
+    /* The kernel-side event filter (procfilter.h): on when attached; dirty when the tree gained
+     * a process since; fset is the set built for it. */
+    bool filter_on, filter_dirty;
+    pid_t *fset;
+    size_t fset_cap;
+    pid_t filter_newest; /* the newest pid the last filter knew: the window starts above it */
+    uint64_t filter_ns;  /* when it was attached */
     uint64_t lost_at_scan; /* lost_events at the last full member listing */
     uint64_t full_scan_ns;
     uint64_t scan_ns; /* time of the sample in progress */
@@ -333,7 +343,8 @@ struct sampler {
 void sampler_config_init(struct sampler_config *cfg)
 {
     *cfg = (struct sampler_config){
-        .interval_ns = NSEC_PER_SEC, .system = true, .tree = true, .proc_events = true, .pressure = true};
+        .interval_ns = NSEC_PER_SEC, .system = true, .tree = true, .proc_events = true,
+        .event_filter = true, .pressure = true};
 }
 
 static uint64_t clock_ns(clockid_t id)
@@ -697,6 +708,7 @@ static struct pent *pent_add(struct sampler *s, pid_t pid)
     hash_put(s, pid, (int32_t)s->nents);
     s->nents++;
     s->tot.processes_seen++;
+    s->filter_dirty = true;
     return p;
 }
 
@@ -752,51 +764,82 @@ size_t sampler_format_exit(int wstatus, char *buf, size_t n)
     return r < 0 ? 0 : MIN((size_t)r, n - 1);
 }
 
-static void read_cmdline(struct sampler *s, struct pent *p)
+/* Read PID's /proc file NAME into buf. Returns its length, or -1. */
+static ssize_t read_pid_file(struct sampler *s, pid_t pid, const char *name, char *buf, size_t cap)
 {
-    bool execd = p->flags & P_CMD_STALE;
-    p->flags |= P_CMD_TRIED;
-    p->flags &= ~(unsigned)P_CMD_STALE;
-    char path[48];
-    snprintf(path, sizeof path, "%d/cmdline", (int)p->pid);
+    char path[80];
+    snprintf(path, sizeof path, "%d/%s", (int)pid, name);
     int fd = open_at(s->proc_fd, path);
-    ssize_t n = -1;
-    char buf[CMD_MAX];
-    if (fd >= 0) {
-        n = pread_all(fd, buf, sizeof buf);
-        close(fd);
-    }
-    if (n <= 0) {
-        /* Gone, a zombie or a kernel thread: keep what we had — unless that is the command line
-         * a forked child inherited from its parent and it has exec'd since (a short-lived
-         * program already dead when its exec is reported): its name (comm) is then the truth. */
-        if (execd) {
-            free(p->cmd);
-            p->cmd = NULL;
-            /* a zombie still has its name; a process already reaped is left unnamed */
-            p->comm[0] = '\0';
-            snprintf(path, sizeof path, "%d/comm", (int)p->pid);
-            fd = open_at(s->proc_fd, path);
-            if (fd >= 0) {
-                n = pread_all(fd, buf, sizeof p->comm - 1);
-                close(fd);
-                if (n > 0) {
-                    n -= buf[n - 1] == '\n';
-                    memcpy(p->comm, buf, (size_t)n);
-                    p->comm[n] = '\0';
-                }
-            }
-        }
-        return;
-    }
+    if (fd < 0)
+        return -1;
+    ssize_t n = pread_all(fd, buf, cap);
+    close(fd);
+    return n;
+}
+
+static void set_cmd(struct pent *p, const char *raw, size_t n)
+{
     char out[CMD_MAX];
-    size_t len = procfs_format_cmdline(buf, (size_t)n, out, sizeof out);
+    size_t len = procfs_format_cmdline(raw, n, out, sizeof out);
     char *c = malloc(len + 1);
     if (!c)
         return;
     memcpy(c, out, len + 1);
     free(p->cmd);
     p->cmd = c;
+}
+
+/* Its name (comm) as the kernel has it now, into comm; false when gone. */
+static bool read_comm(struct sampler *s, pid_t pid, char comm[PROCFS_COMM_MAX])
+{
+    char buf[PROCFS_COMM_MAX];
+    ssize_t n = read_pid_file(s, pid, "comm", buf, sizeof buf - 1);
+    if (n <= 0)
+        return false;
+    n -= buf[n - 1] == '\n';
+    memcpy(comm, buf, (size_t)n);
+    comm[n] = '\0';
+    return true;
+}
+
+static void read_cmdline(struct sampler *s, struct pent *p)
+{
+    bool execd = p->flags & P_CMD_STALE;
+    p->flags |= P_CMD_TRIED;
+    p->flags &= ~(unsigned)P_CMD_STALE;
+    char buf[CMD_MAX];
+    ssize_t n = read_pid_file(s, p->pid, "cmdline", buf, sizeof buf);
+    if (n > 0) {
+        set_cmd(p, buf, (size_t)n);
+        return;
+    }
+    /* Gone, a zombie or a kernel thread: keep what we had — unless that is the command line a
+     * forked child inherited from its parent and it has exec'd since (a short-lived program
+     * already dead when its exec is reported): its name (comm) is then the truth. */
+    if (execd) {
+        free(p->cmd);
+        p->cmd = NULL;
+        /* a zombie still has its name; a process already reaped is left unnamed */
+        if (!read_comm(s, p->pid, p->comm))
+            p->comm[0] = '\0';
+    }
+}
+
+/* Whether it exec'd is not known (the event filter's lag may have dropped the event,
+ * procfilter.h): the command line if it can still be read; else a name other than the one it
+ * inherited says it did; else what it inherited stands. */
+static void exec_catch_up(struct sampler *s, struct pent *p)
+{
+    char buf[CMD_MAX];
+    ssize_t n = read_pid_file(s, p->pid, "cmdline", buf, sizeof buf);
+    char comm[PROCFS_COMM_MAX];
+    if (n > 0)
+        set_cmd(p, buf, (size_t)n);
+    else if (read_comm(s, p->pid, comm) && strcmp(comm, p->comm) != 0) {
+        free(p->cmd);
+        p->cmd = NULL;
+        memcpy(p->comm, comm, sizeof comm);
+    }
 }
 
 static void unnamed_add(struct sampler *s, const struct pent *p)
@@ -1023,6 +1066,14 @@ static int pent_refresh(struct sampler *s, struct pent *p, bool *reused)
 
 /* ---- process connector ------------------------------------------------------------------ */
 
+/* The window of pids allocated next that the event filter passes (procfilter.h): its least and
+ * greatest width. */
+#define FILTER_WINDOW 16
+#define FILTER_WINDOW_MAX 4096
+/* Changes this close together are a burst: the window covers twice the pids allocated since
+ * the last one. */
+#define FILTER_BURST_NS (100 * NSEC_PER_MSEC)
+
 static int nl_open(struct sampler *s)
 {
     int fd = socket(PF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_CONNECTOR);
@@ -1033,6 +1084,20 @@ static int nl_open(struct sampler *s)
     /* A fork storm queues thousands of events between two polls; root may exceed rmem_max. */
     if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof rcv) < 0)
         (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
+    struct utsname u;
+    int major = 0, minor = 0;
+    if (uname(&u) == 0)
+        sscanf(u.release, "%d.%d", &major, &minor);
+    /* The filter, before bind so that nothing is queued unfiltered: at first resmon-run's own
+     * forks and the pids allocated next (the command's). Exits name their parent since 4.18;
+     * before, only threads and other kinds are dropped. */
+    if (s->cfg.event_filter) {
+        if (major > 4 || (major == 4 && minor >= 18)) {
+            s->filter_newest = s->self;
+            s->filter_on = procfilter_attach(fd, &s->self, 1, s->self + 1, s->self + 1 + FILTER_WINDOW) == 0;
+        } else
+            (void)procfilter_attach(fd, NULL, PROCFILTER_MAX_SET + 1, 0, 0);
+    }
     if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
         int r = -errno;
         close(fd);
@@ -1040,10 +1105,6 @@ static int nl_open(struct sampler *s)
     }
     /* Since Linux 6.6 a listener can ask for a subset of events (struct proc_input); older
      * kernels ignore a request that is not exactly one enum, so only send it where known. */
-    struct utsname u;
-    int major = 0, minor = 0;
-    if (uname(&u) == 0)
-        sscanf(u.release, "%d.%d", &major, &minor);
     bool filter = major > 6 || (major == 6 && minor >= 6);
     /* nlmsghdr, cn_msg, then the payload (op and, with filtering, the event mask). */
     union {
@@ -1071,6 +1132,81 @@ static bool tracked(struct sampler *s, pid_t pid)
 {
     struct pent *p = lookup(s, pid);
     return p && !(p->flags & P_ENDED);
+}
+
+/* Give the kernel the tree as it is known now, then catch up with what the filter's lag hid
+ * (procfilter.h): a process that joined the set only now may have exec'd or forked before (the
+ * filter dropped those events, its parent's fork passed). Its command line is read again and its
+ * children are listed; the children found join in turn, a few generations at most, the scans
+ * being the safety net. */
+static void filter_sync(struct sampler *s)
+{
+    for (int round = 0; s->filter_on && s->filter_dirty && round < 4; round++) {
+        s->filter_dirty = false;
+        if (s->fset_cap < s->nents + 1) {
+            size_t cap = (s->nents + 1) * 2;
+            pid_t *v = realloc(s->fset, cap * sizeof *v);
+            if (!v)
+                return;
+            s->fset = v;
+            s->fset_cap = cap;
+        }
+        size_t n = 0;
+        s->fset[n++] = s->self;
+        pid_t newest = s->filter_newest;
+        for (size_t k = 0; k < s->nents; k++) {
+            if (!(s->ents[k].flags & P_ENDED))
+                s->fset[n++] = s->ents[k].pid;
+            newest = MAX(newest, s->ents[k].pid);
+        }
+        /* The window: the pids allocated next. The tree's next child most likely gets one, and
+         * then its exec and its own children pass before its fork event is even read. Its size
+         * follows how far pids moved since the last change (a burst widens it); what else takes
+         * those pids (other jobs' processes) costs a wake-up each, until the next change. */
+        uint64_t now = clock_ns(CLOCK_MONOTONIC);
+        pid_t moved = now - s->filter_ns < FILTER_BURST_NS ? newest - s->filter_newest : 0;
+        pid_t width = MIN(MAX(2 * moved, FILTER_WINDOW), FILTER_WINDOW_MAX);
+        s->filter_newest = newest;
+        s->filter_ns = now;
+        if (procfilter_attach(s->nl_fd, s->fset, n, newest + 1, newest < INT32_MAX - width ? newest + 1 + width : newest) < 0) {
+            /* cannot narrow any more: threads and other kinds only, the safe superset */
+            if (procfilter_attach(s->nl_fd, NULL, PROCFILTER_MAX_SET + 1, 0, 0) < 0)
+                s->filter_on = false;
+            return;
+        }
+        size_t before = s->nents;
+        for (size_t k = 0; k < before; k++) {
+            struct pent *p = &s->ents[k];
+            if (p->flags & (P_ENDED | P_FILTERED))
+                continue;
+            p->flags |= P_FILTERED;
+            pid_t pid = p->pid;
+            if (!(p->flags & P_CMD_GIVEN))
+                exec_catch_up(s, p);
+            char name[48];
+            snprintf(name, sizeof name, "task/%d/children", (int)pid);
+            ssize_t len = read_pid_file(s, pid, name, s->scratch, SCRATCH_SIZE - 1);
+            if (len <= 0)
+                continue;
+            s->scratch[len] = '\0';
+            for (char *c = s->scratch, *end; *c; c = end) {
+                long child = strtol(c, &end, 10);
+                if (end == c)
+                    break;
+                if (child <= 0 || tracked(s, (pid_t)child))
+                    continue;
+                struct pent *q = lookup(s, (pid_t)child);
+                if (q)
+                    pent_remove(s, q); /* a tombstone of an earlier holder of the pid */
+                if (!(q = pent_add(s, (pid_t)child)))
+                    continue;
+                bool reused = false;
+                if (pent_refresh(s, q, &reused) <= 0)
+                    pent_remove(s, q);
+                /* (s->ents may have moved: p is not used past here) */
+            }
+        }
+    }
 }
 
 /* A scan can find a child between its fork and the fork's event: the event then names the
@@ -1153,6 +1289,8 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
         p->wstatus = (int)x->exit_code;
         p->flags |= P_EXIT_KNOWN;
         p->end_ns = ev->timestamp_ns;
+        if (s->filter_on && !(p->flags & (P_FILTERED | P_CMD_GIVEN)))
+            exec_catch_up(s, p); /* gone before the filter knew it: its exec may not have passed */
         /* resmon-run's own children get exact figures from wait4 (sampler_reaped). */
         if (x->parent_tgid == s->self)
             return;
@@ -1183,7 +1321,7 @@ void sampler_handle_events(struct sampler *s, uint64_t now_ns)
                 s->tot.lost_events++;
                 continue;
             }
-            return; /* EAGAIN: drained */
+            break; /* EAGAIN: drained */
         }
         /* NLMSG_NEXT by hand: its char* cast trips -Wcast-align; records are 4-aligned. */
         for (struct nlmsghdr *h = &buf.h; NLMSG_OK(h, (size_t)n);
@@ -1201,6 +1339,7 @@ void sampler_handle_events(struct sampler *s, uint64_t now_ns)
             on_event(s, &ev);
         }
     }
+    filter_sync(s);
     (void)now_ns;
 }
 
@@ -1329,6 +1468,7 @@ static void tree_scan(struct sampler *s, uint64_t now_ns, struct tree_now *t)
         }
         k++;
     }
+    filter_sync(s);
     t->count = true;
     t->io = io_ok;
 }
@@ -1539,6 +1679,7 @@ void sampler_free(struct sampler *s)
     free(s->ents);
     free(s->hash);
     free(s->pids);
+    free(s->fset);
     pressure_free(s->psi);
     int *fds[] = {&s->proc_fd,  &s->fd_stat,   &s->fd_meminfo, &s->fd_diskstats,
                   &s->fd_netdev, &s->fd_cg_cpu, &s->fd_cg_peak, &s->nl_fd};
@@ -1711,10 +1852,11 @@ void sampler_track(struct sampler *s, pid_t pid, uint64_t now_ns, const char *cm
         return;
     p->ppid = s->self;
     p->start_ns = now_ns;
+    filter_sync(s); /* its children's forks must pass from now on */
     /* Between the fork and the exec /proc shows resmon-run's own command line, and a command
      * may be gone before a scan reads it: the command line it is exec'd with is the truth. */
     if (cmd && (p->cmd = strdup(cmd)))
-        p->flags |= P_CMD_TRIED;
+        p->flags |= P_CMD_TRIED | P_CMD_GIVEN;
     /* An open line (profile.h), so that a profile written while the root runs has its marker. */
     struct jsonw data;
     jsonw_init(&data);

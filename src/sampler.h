@@ -76,6 +76,8 @@ struct sampler_config {
     bool system;          /* sample the machine (default true) */
     bool tree;            /* sample the process tree (default true) */
     bool proc_events;     /* use the process connector when available (default true) */
+    bool event_filter;    /* with it, a kernel filter passing the tree's events only (procfilter.h;
+                           * default true) */
     bool pressure;        /* read pressure stall information (pressure.h; default true) */
     const char *proc_root; /* NULL = "/proc"; tests point it at fixture files (machine part) */
     const char *sys_block; /* NULL = "/sys/block" (names of whole disks) */
@@ -83,7 +85,7 @@ struct sampler_config {
                                as when a fork races the scan */
 };
 
-/* Defaults: interval 1 s, no PSS, system, tree and proc_events on, real /proc. */
+/* Defaults: interval 1 s, no PSS, system, tree, proc_events and event_filter on, real /proc. */
 void sampler_config_init(struct sampler_config *cfg);
 
 /* Totals for the summary and the profile's end. */

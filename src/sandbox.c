@@ -131,6 +131,12 @@ static int add_self_rules(scmp_filter_ctx ctx)
                          SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSPGRP));
     if (r < 0)
         return r;
+    /* Narrowing what the process connector delivers (procfilter.h): a classic BPF filter on a
+     * socket only ever drops what that socket would receive. */
+    r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 2, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, SOL_SOCKET),
+                         SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, SO_ATTACH_FILTER));
+    if (r < 0)
+        return r;
     if (SANDBOX_SANITIZER) {
         if ((r = add_allow_list(ctx, allow_names_sanitizer, ARRAY_SIZE(allow_names_sanitizer))) < 0)
             return r;

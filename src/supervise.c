@@ -1425,6 +1425,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     sampler_config_init(&scfg);
     scfg.interval_ns = o->interval_ns;
     scfg.pss = o->pss;
+    scfg.event_filter = !o->no_event_filter;
     r = sampler_new(&scfg, sv.contain, sv.sink, sv.t0, &sv.sampler);
     if (r < 0) {
         log_errno(r, "cannot set up sampling");

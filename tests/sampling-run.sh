@@ -45,9 +45,11 @@ rss=$(maxof "$P" "Tree Memory" rss)
 echo "alloc 100 MiB: peak Tree Memory rss $rss bytes"
 ge "$rss" 104857600 || fail "alloc: peak tree RSS $rss < 100 MiB"
 
-# Short processes get process markers with their exit.
-P="$T/procs.json"
-"$RESMON_RUN" -i 0.05 -o "$P" -- sh -c "'$HELPER' exit 3; '$HELPER' killself TERM; exit 0" 2>/dev/null ||
+# Short processes get process markers with their exit: with the kernel's event filter (the
+# default) and without it.
+for filter in "" --no-event-filter; do
+P="$T/procs$filter.json"
+"$RESMON_RUN" -i 0.05 $filter -o "$P" -- sh -c "'$HELPER' exit 3; '$HELPER' killself TERM; exit 0" 2>/dev/null ||
     fail "short processes: run failed"
 "$CHECK" "$P" || fail "short processes: invalid profile"
 pm=$(markers "$P" process | cut -f5)
@@ -70,6 +72,7 @@ proc_exit "status 3" "exit 3"
 proc_exit "signal TERM" "killself TERM"
 es=$(printf '%s\n' "$pm" | grep -F '"cmd":"sh -c')
 [ "$(val "$es" exit)" = "status 0" ] || fail "the shell: $es"
+done
 
 # Machine markers: one set per sample, with upstream's fields (the fixture is upstream's stream).
 keys() { sed 's/{"type":"[A-Za-z]*",//; s/}$//' | tr ',' '\n' | sed -n 's/^"\([^"]*\)":.*/\1/p' | sort | tr '\n' ' '; }

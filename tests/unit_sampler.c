@@ -200,6 +200,7 @@ struct run {
 typedef void (*child_fn)(struct run *r);
 
 static bool setup_events_after_scan; /* the sampler reads process events after its scans */
+static bool setup_no_event_filter;   /* the kernel passes every process event (procfilter.h) */
 
 static bool setup(struct run *r, enum contain_mode mode, bool events, child_fn fn)
 {
@@ -213,6 +214,7 @@ static bool setup(struct run *r, enum contain_mode mode, bool events, child_fn f
     cfg.interval_ns = 50 * NSEC_PER_MSEC;
     cfg.proc_events = events;
     cfg.events_after_scan = setup_events_after_scan;
+    cfg.event_filter = !setup_no_event_filter;
     cfg.system = false;
     ck_assert_int_eq(sampler_new(&cfg, r->c, &r->sink, now_ns(), &r->s), 0);
     ck_assert_int_eq(pipe2(r->go, O_CLOEXEC), 0);
@@ -474,10 +476,18 @@ static void child_storm(struct run *r)
     child_sync(r);
 }
 
+/* _i: the tier (bit 0); bit 1: without the event filter, when every event is heard, every process
+ * has its marker; with it, the tree's events are read only after the storm (as when resmon-run is
+ * starved of CPU): the root's children all have theirs, the orphans forked by children not yet
+ * heard of only where the filter's window or catching up found them (procfilter.h). */
 START_TEST(test_fork_storm)
 {
     struct run r;
-    if (!setup(&r, tier_mode(_i), true, child_storm)) {
+    bool filtered = !(_i & 2);
+    setup_no_event_filter = !filtered;
+    bool ok = setup(&r, tier_mode(_i & 1), true, child_storm);
+    setup_no_event_filter = false;
+    if (!ok) {
         fprintf(stderr, "tier %d unavailable: skipped\n", _i);
         return;
     }
@@ -509,7 +519,13 @@ START_TEST(test_fork_storm)
                 fprintf(stderr, "%llu %llu %s\n", (unsigned long long)r.cap.v[i].start, (unsigned long long)r.cap.v[i].end, r.cap.v[i].data);
     if (t.proc_events && t.lost_events == 0) {
         size_t storm = (size_t)storm_size();
-        ck_assert_uint_eq(nproc, 1 + storm + storm / 3);
+        if (filtered) {
+            ck_assert_uint_ge(nproc, 1 + storm);
+            ck_assert_uint_le(nproc, 1 + storm + storm / 3);
+            fprintf(stderr, "filtered, read after the storm: %zu of %zu orphans recorded\n", nproc - 1 - storm,
+                    storm / 3);
+        } else
+            ck_assert_uint_eq(nproc, 1 + storm + storm / 3);
         ck_assert_uint_eq(status1, storm / 5);
     } else
         fprintf(stderr, "process connector %s, %llu lost: marker count not checked\n",
@@ -739,7 +755,7 @@ static Suite *suite(void)
     tcase_add_loop_test(tc, test_tree_cpu, 0, 2);
     tcase_add_test(tc, test_tree_rss);
     tcase_add_test(tc, test_tree_io);
-    tcase_add_loop_test(tc, test_fork_storm, 0, 2);
+    tcase_add_loop_test(tc, test_fork_storm, 0, 4);
     tcase_add_test(tc, test_exit_statuses);
     tcase_add_test(tc, test_pid_reuse);
     tcase_add_test(tc, test_pid_reuse_events_late);
