@@ -30,6 +30,7 @@ struct contain {
      * part of the tree */
     pid_t *foreign;
     size_t n_foreign;
+    bool children_files; /* /proc/PID/task/TID/children exists (CONFIG_PROC_CHILDREN) */
     /* cgroup.procs text, reused between listings */
     char *buf;
     size_t buf_cap;
@@ -224,8 +225,24 @@ fail:
 static int stat_ppid(int procfd, const char *name, pid_t *ret_ppid, char *ret_state);
 static int push_pid(pid_t **v, size_t *n, size_t *cap, pid_t pid);
 
+static int children_of(struct contain *c, int procfd, pid_t pid, pid_t **v, size_t *n, size_t *cap);
+
+/* The children we had before the command (an exec'd shell's): never members. Read from our own
+ * children lists where the kernel has them, else by walking every process's parent link. */
 static void record_foreign_children(struct contain *c)
 {
+    char probe[64];
+    snprintf(probe, sizeof probe, "/proc/%d/task/%d/children", (int)c->self, (int)c->self);
+    c->children_files = access(probe, R_OK) == 0;
+    if (c->children_files) {
+        int procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        size_t cap = 0;
+        if (procfd >= 0) {
+            (void)children_of(c, procfd, c->self, &c->foreign, &c->n_foreign, &cap);
+            close(procfd);
+        }
+        return;
+    }
     DIR *d = opendir("/proc");
     if (!d)
         return;
@@ -635,6 +652,24 @@ void contain_events(struct contain *c, struct contain_events *ret)
         ret->memory_peak = strtoull(buf, NULL, 10);
 }
 
+int contain_home_oom_file(char *ret, size_t size)
+{
+    char mnt[PATH_MAX], own[PATH_MAX];
+    if (find_cgroup2_mount(mnt, sizeof mnt) == 0 && find_own_cgroup(own, sizeof own) == 0 && strcmp(own, "/") != 0 &&
+        snprintf(ret, size, "%s%s/memory.events", mnt, own) < (int)size && access(ret, R_OK) == 0)
+        return 0;
+    char base[PATH_MAX];
+    if (v1_find("memory", base, sizeof base) == 0 && snprintf(ret, size, "%s/memory.oom_control", base) < (int)size &&
+        access(ret, R_OK) == 0) {
+        /* the hierarchy's root: its own directory is the mount point, a parent has this file */
+        char parent[PATH_MAX + 32];
+        snprintf(parent, sizeof parent, "%s/../memory.oom_control", base);
+        if (access(parent, R_OK) == 0)
+            return 0;
+    }
+    return -ENOENT;
+}
+
 /* ---- listing ------------------------------------------------------------------------------- */
 
 static int read_into(struct contain *c, int dirfd, const char *name, size_t *ret_len)
@@ -759,9 +794,76 @@ static int stat_ppid(int procfd, const char *name, pid_t *ret_ppid, char *ret_st
     return 0;
 }
 
+/* Append the children of pid (of each of its threads: a child belongs to the thread that forked
+ * it) to v, without resmon-run and foreign ones. A process gone meanwhile has none. */
+static int cmp_pid(const void *a, const void *b)
+{
+    pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int children_of(struct contain *c, int procfd, pid_t pid, pid_t **v, size_t *n, size_t *cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "%d/task", (int)pid);
+    int fd = openat(procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT || errno == ESRCH ? 0 : -errno;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return -errno;
+    }
+    int r = 0;
+    struct dirent *e;
+    while (r == 0 && (e = readdir(d))) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        char name[sizeof e->d_name + 16];
+        snprintf(name, sizeof name, "%s/children", e->d_name);
+        size_t len;
+        if (read_into(c, dirfd(d), name, &len) == 0)
+            r = push_listed(c, v, n, cap, 0);
+    }
+    closedir(d);
+    return r;
+}
+
 /* Every descendant of ours: orphans re-parent to us (subreaper), so the tree under our pid holds
- * every process the command ever started that is still alive or a zombie. */
+ * every process the command ever started that is still alive or a zombie. Breadth-first down the
+ * children lists: the tree's processes are read, not the machine's. */
+static int subreaper_walk(struct contain *c, pid_t **ret, size_t *ret_n);
+
 static int subreaper_members(struct contain *c, pid_t **ret, size_t *ret_n)
+{
+    if (!c->children_files)
+        return subreaper_walk(c, ret, ret_n);
+    int procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (procfd < 0)
+        return -errno;
+    pid_t *out = NULL;
+    size_t n = 0, cap = 0;
+    int r = children_of(c, procfd, c->self, &out, &n, &cap);
+    for (size_t i = 0; r == 0 && i < n; i++)
+        r = children_of(c, procfd, out[i], &out, &n, &cap);
+    close(procfd);
+    if (r < 0) {
+        free(out);
+        return r;
+    }
+    /* A process re-parented to us between two reads is listed twice: once is enough. */
+    qsort(out, n, sizeof *out, cmp_pid);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!k || out[k - 1] != out[i])
+            out[k++] = out[i];
+    *ret = out;
+    *ret_n = k;
+    return 0;
+}
+
+/* The same without children lists: every process's parent link. */
+static int subreaper_walk(struct contain *c, pid_t **ret, size_t *ret_n)
 {
     int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (procfd < 0)

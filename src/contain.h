@@ -67,6 +67,12 @@ struct contain_events {
 };
 void contain_events(struct contain *c, struct contain_events *ret);
 
+/* Without a memory cgroup of the run's own: the file of the memory cgroup resmon-run started in
+ * that counts its OOM kills ("oom_kill N": cgroup v2 memory.events, v1 memory.oom_control), into
+ * ret. Narrower than the machine's count, as it leaves out other jobs' cgroups; -ENOENT when
+ * there is none or it is the root (whose count the kernel does not keep). */
+int contain_home_oom_file(char *ret, size_t size);
+
 /* Record the command's pid (the root of the tree) once forked. */
 void contain_set_root(struct contain *c, pid_t pid);
 

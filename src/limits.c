@@ -67,7 +67,8 @@ struct limits {
     size_t n_pending;
 };
 
-/* The machine's OOM kill count (/proc/vmstat oom_kill); false when unknown (kernels before 4.13). */
+/* The OOM kill count of the cgroup resmon-run started in, or the machine's (/proc/vmstat
+ * oom_kill); false when unknown (kernels before 4.13). */
 static bool vmstat_oom(struct limits *l, uint64_t *ret)
 {
     char buf[16384];
@@ -120,7 +121,12 @@ int limits_new(const struct limits_config *cfg, struct contain *c, struct limits
     l->cg_oom = ev.have_oom;
     l->oom_base = ev.oom_kills;
     l->refused_base = ev.tasks_refused;
-    if (!l->cg_oom)
+    /* Without the run's own count: the cgroup it started in where that counts (other jobs' kills
+     * are not in it), else the machine's. Both say "oom_kill N". */
+    char home[4096];
+    if (!l->cg_oom && !cfg->vmstat && c && contain_home_oom_file(home, sizeof home) == 0)
+        l->vmstat_fd = open(home, O_RDONLY | O_CLOEXEC);
+    if (!l->cg_oom && l->vmstat_fd < 0)
         l->vmstat_fd = open(cfg->vmstat ? cfg->vmstat : "/proc/vmstat", O_RDONLY | O_CLOEXEC);
     uint64_t v = 0;
     if (oom_count(l, now_ns(), &v))
