@@ -548,8 +548,31 @@ struct reader {
     uint64_t base;
     bool eof, skipping;
     bool follow; /* the file still grows: end of data is not the end of the last line */
+    bool fed;    /* follow's bytes are handed over by the writer (reader_append), not read */
     uint64_t skipped;
 };
+
+/* Append bytes the writer has just written at the end of the file (fed mode). */
+static int reader_append(struct reader *r, const char *buf, size_t len)
+{
+    if (r->start > 0 && r->len + len > r->cap) {
+        memmove(r->buf, r->buf + r->start, r->len - r->start);
+        r->base += r->start;
+        r->len -= r->start;
+        r->start = 0;
+    }
+    if (r->len + len > r->cap) {
+        size_t ncap = MAX(r->cap * 2, r->len + len);
+        char *b = realloc(r->buf, ncap);
+        if (!b)
+            return -ENOMEM;
+        r->buf = b;
+        r->cap = ncap;
+    }
+    memcpy(r->buf + r->len, buf, len);
+    r->len += len;
+    return 0;
+}
 
 /* 1: a line (without its newline) at *ret_line, file offset *ret_off; 0: end of input; -errno. */
 static int reader_next(struct reader *r, const char **ret_line, size_t *ret_len, uint64_t *ret_off)
@@ -561,6 +584,10 @@ static int reader_next(struct reader *r, const char **ret_line, size_t *ret_len,
             r->start = s + n + 1;
             if (r->skipping) {
                 r->skipping = false;
+                continue;
+            }
+            if (r->fed && n > PROFILE_MAX_LINE) {
+                r->skipped++; /* whole in one write, but as long as a read one that is skipped */
                 continue;
             }
             *ret_line = r->buf + s;
@@ -578,6 +605,18 @@ static int reader_next(struct reader *r, const char **ret_line, size_t *ret_len,
                 *ret_len = r->len - s;
                 *ret_off = r->base + s;
                 return 1;
+            }
+            return 0;
+        }
+        if (r->fed) {
+            /* The rest of the line comes with a later write. One longer than any line may be is
+             * skipped as a read one would be (what is in hand of it is dropped). */
+            if (r->len - r->start > PROFILE_MAX_LINE || r->skipping) {
+                if (!r->skipping)
+                    r->skipped++;
+                r->skipping = true;
+                r->base += r->len;
+                r->start = r->len = 0;
             }
             return 0;
         }
@@ -2081,6 +2120,21 @@ int profile_conv_update(struct profile_conv *pc)
 {
     if (pc->err == 0)
         pc->err = conv_feed(&pc->c);
+    return pc->err;
+}
+
+int profile_conv_fed(struct profile_conv *pc)
+{
+    int r = profile_conv_update(pc);
+    if (r == 0)
+        pc->c.rd.fed = true;
+    return r;
+}
+
+int profile_conv_feed(struct profile_conv *pc, const char *buf, size_t len)
+{
+    if (pc->err == 0 && pc->c.rd.fed)
+        pc->err = reader_append(&pc->c.rd, buf, len);
     return pc->err;
 }
 

@@ -118,6 +118,13 @@ struct profile_conv;
 int profile_conv_new(int in_fd, struct profile_conv **ret);
 void profile_conv_free(struct profile_conv *pc);
 int profile_conv_update(struct profile_conv *pc);
+/* Fed mode: after profile_conv_fed() (which reads what the file holds so far), the follower no
+ * longer reads the stream back; the writer hands it each run of bytes as it lands in the file
+ * (stream_set_tap), in file order, and profile_conv_update() takes the complete lines among them,
+ * through the same indexing as a read line. The bytes must be exactly the file's: records point
+ * into the file by offset, and writing the profile reads the payloads from there. */
+int profile_conv_fed(struct profile_conv *pc);
+int profile_conv_feed(struct profile_conv *pc, const char *buf, size_t len);
 /* As profile_convert() / profile_finalize(), after reading what the stream gained. */
 int profile_conv_write(struct profile_conv *pc, int out_fd, const struct profile_end *end,
                        struct profile_stats *ret_stats);

@@ -14,6 +14,8 @@
 
 struct stream {
     int fd;
+    void (*tap)(void *ctx, const char *buf, size_t len); /* stream_set_tap */
+    void *tap_ctx;
     uint64_t t0_ns;
     uint64_t fsync_interval_ns, last_sync_ns;
     bool dirty;
@@ -113,6 +115,8 @@ static size_t write_some(struct stream *s, const char *buf, size_t len, int *ret
             s->last_error = *ret_err;
             break;
         }
+        if (s->tap)
+            s->tap(s->tap_ctx, buf + done, (size_t)n);
         done += (size_t)n;
     }
     return done;
@@ -576,6 +580,14 @@ void stream_close(struct stream *s)
 }
 
 const struct marker_sink *stream_sink(struct stream *s) { return &s->sink; }
+void stream_set_tap(struct stream *s, void (*tap)(void *ctx, const char *buf, size_t len), void *ctx)
+{
+    if (!s)
+        return;
+    s->tap = tap;
+    s->tap_ctx = ctx;
+}
+
 int stream_fd(const struct stream *s) { return s->fd; }
 uint64_t stream_lines(const struct stream *s) { return s->lines; }
 uint64_t stream_write_errors(const struct stream *s) { return s->errors; }

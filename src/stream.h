@@ -107,6 +107,9 @@ int stream_flush(struct stream *s);
 double stream_ms(const struct stream *s, uint64_t mono_ns);
 
 int stream_fd(const struct stream *s);
+/* Hand every run of bytes written to the file, as it lands, to tap (NULL: none): a follower of
+ * the stream gets them without reading the file back (profile.h, fed mode). */
+void stream_set_tap(struct stream *s, void (*tap)(void *ctx, const char *buf, size_t len), void *ctx);
 /* Lines written to the file (held and waiting ones not yet). */
 uint64_t stream_lines(const struct stream *s);
 /* write(2) calls that failed, and the last such error (-errno, 0 if none). */

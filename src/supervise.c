@@ -377,6 +377,8 @@ static void say_stream_health(struct sv *sv)
     *was = h;
 }
 
+static void feed_follower(void *ctx, const char *buf, size_t len) { (void)profile_conv_feed(ctx, buf, len); }
+
 /* Let the converter read what the stream gained, so that a stop finds little left to read: every
  * FOLLOW_LINES lines (a few hundred KiB), and at each sample when anything was written. */
 #define FOLLOW_LINES 1024
@@ -394,6 +396,7 @@ static void follow_stream(struct sv *sv, bool any)
     if (r < 0) {
         if (sv->o->verbose)
             log_errno(r, "following the stream; the profile will be converted from the whole stream");
+        stream_set_tap(sv->stream, NULL, NULL);
         profile_conv_free(sv->conv);
         sv->conv = NULL;
     }
@@ -1105,9 +1108,12 @@ static int open_stream(struct sv *sv)
     sv->sink = stream_sink(sv->stream);
     /* The loop flushes before it waits (stream.h): one write per chunk of output, not per line. */
     stream_hold(sv->stream, true);
-    /* Without a follower finalizing still works, it just reads the whole stream then. */
+    /* Without a follower finalizing still works, it just reads the whole stream then. The
+     * follower is handed what is written rather than reading it back. */
     if (profile_conv_new(stream_fd(sv->stream), &sv->conv) < 0)
         sv->conv = NULL;
+    else if (profile_conv_fed(sv->conv) == 0)
+        stream_set_tap(sv->stream, feed_follower, sv->conv);
     return 0;
 }
 
@@ -1583,6 +1589,7 @@ out:
     sampler_free(sv.sampler);
     limits_free(sv.limits);
     contain_free(sv.contain);
+    stream_set_tap(sv.stream, NULL, NULL);
     profile_conv_free(sv.conv);
     stream_close(sv.stream);
     closep(&sv.profile_lock);

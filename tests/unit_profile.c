@@ -565,7 +565,7 @@ static char *follower_text(struct profile_conv *pc, const struct profile_end *en
  * chunk and writing a profile at some of them; every profile must be byte for byte the one-shot
  * conversion of the same prefix (cut back to its last newline: the follower leaves an unterminated
  * line for later and counts it as one damaged line). */
-static void check_follow(const char *text, size_t len, size_t chunk, size_t write_every)
+static void check_follow_mode(const char *text, size_t len, size_t chunk, size_t write_every, bool fed)
 {
     struct profile_end ends[] = {{.end_ms = -1, .open_status = "INCOMPLETE"}, {.end_ms = 1e6, .open_status = "TIMEOUT"}};
     char *grow = strdup(in_dir("grow.jsonl")), *prefix = strdup(in_dir("prefix.jsonl"));
@@ -576,10 +576,14 @@ static void check_follow(const char *text, size_t len, size_t chunk, size_t writ
     ck_assert_int_eq(write_all(fd, text, at), 0);
     struct profile_conv *pc;
     ck_assert_int_eq(profile_conv_new(fd, &pc), 0);
+    if (fed)
+        ck_assert_int_eq(profile_conv_fed(pc), 0);
     size_t step = 0;
     while (at < len) {
         size_t n = MIN(chunk, len - at);
         ck_assert_int_eq(write_all(fd, text + at, n), 0);
+        if (fed) /* in two runs, as a short write would land */
+            ck_assert_int_eq(profile_conv_feed(pc, text + at, n / 2) | profile_conv_feed(pc, text + at + n / 2, n - n / 2), 0);
         at += n;
         ck_assert_int_eq(profile_conv_update(pc), 0);
         if (++step % write_every && at < len)
@@ -604,6 +608,13 @@ static void check_follow(const char *text, size_t len, size_t chunk, size_t writ
     close(fd);
     free(grow);
     free(prefix);
+}
+
+/* Both ways of following: reading the file back, and fed by the writer (profile.h). */
+static void check_follow(const char *text, size_t len, size_t chunk, size_t write_every)
+{
+    check_follow_mode(text, len, chunk, write_every, false);
+    check_follow_mode(text, len, chunk, write_every, true);
 }
 
 START_TEST(test_follow_fixtures)
