@@ -310,6 +310,7 @@ struct sampler {
     /* The kernel-side event filter (procfilter.h): on when attached; dirty when the tree gained
      * a process since; fset is the set built for it. */
     bool filter_on, filter_dirty;
+    bool filter_stray; /* an event not of the tree passed: the window went to another process */
     pid_t *fset;
     size_t fset_cap;
     pid_t filter_newest; /* the newest pid the last filter knew: the window starts above it */
@@ -1141,6 +1142,21 @@ static bool tracked(struct sampler *s, pid_t pid)
  * being the safety net. */
 static void filter_sync(struct sampler *s)
 {
+    if (s->filter_on && s->filter_stray && !s->filter_dirty) {
+        /* Only an outsider took a pid of the window (a long-lived one would have all its forks
+         * pass): close it until the tree changes. The set stays as it is. */
+        s->filter_stray = false;
+        size_t n = 0;
+        s->fset[n++] = s->self;
+        for (size_t k = 0; k < s->nents; k++)
+            if (!(s->ents[k].flags & P_ENDED))
+                s->fset[n++] = s->ents[k].pid;
+        if (procfilter_attach(s->nl_fd, s->fset, n, 0, 0) < 0 &&
+            procfilter_attach(s->nl_fd, NULL, PROCFILTER_MAX_SET + 1, 0, 0) < 0)
+            s->filter_on = false;
+        return;
+    }
+    s->filter_stray = false;
     for (int round = 0; s->filter_on && s->filter_dirty && round < 4; round++) {
         s->filter_dirty = false;
         if (s->fset_cap < s->nents + 1) {
@@ -1224,8 +1240,12 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
     switch (ev->what) {
     case PROC_EVENT_FORK: {
         const struct fork_proc_event *f = &ev->event_data.fork;
-        if (f->child_pid != f->child_tgid || !tracked(s, f->parent_tgid))
-            return; /* a thread, or not ours */
+        if (f->child_pid != f->child_tgid)
+            return; /* a thread */
+        if (!tracked(s, f->parent_tgid)) {
+            s->filter_stray |= f->parent_tgid != s->self;
+            return; /* not ours (the root's fork is taken by sampler_track) */
+        }
         struct pent *old = lookup(s, f->child_tgid);
         if (old && found_before_its_fork(s, old, f->parent_tgid, ev->timestamp_ns)) {
             old->start_ns = ev->timestamp_ns;
@@ -1268,7 +1288,8 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
         if (p && !(p->flags & P_ENDED)) {
             p->flags |= P_CMD_STALE;
             read_cmdline(s, p);
-        }
+        } else
+            s->filter_stray = true;
         return;
     }
     case PROC_EVENT_EXIT: {
@@ -1279,6 +1300,8 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
         if (p && !(p->flags & P_ENDED) && ev->timestamp_ns < p->alive_ns)
             return; /* an earlier holder of the pid, whose end a scan found (it reads p instead) */
         if (!p || (p->flags & P_ENDED)) {
+            if (x->parent_tgid != s->self && !tracked(s, x->parent_tgid))
+                s->filter_stray = true;
             unsigned i = s->early_next++ % ARRAY_SIZE(s->early);
             s->early[i].pid = x->process_tgid;
             s->early[i].parent = x->parent_tgid;
@@ -1336,6 +1359,7 @@ void sampler_handle_events(struct sampler *s, uint64_t now_ns)
                 continue;
             struct proc_event ev = {0};
             memcpy(&ev, cn->data, MIN((size_t)cn->len, sizeof ev));
+            s->tot.events++;
             on_event(s, &ev);
         }
     }
@@ -1702,7 +1726,7 @@ int sampler_sample(struct sampler *s, uint64_t now_ns, uint64_t ticks, bool fina
         now_ns = start;
     if (ticks > 1)
         s->tot.missed_ticks += ticks - 1;
-    if (!s->cfg.events_after_scan)
+    if (!s->cfg.events_after_scan && !s->cfg.events_polled)
         sampler_handle_events(s, now_ns);
     if (s->cfg.system) {
         struct machine_now m;

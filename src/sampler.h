@@ -81,6 +81,8 @@ struct sampler_config {
     bool pressure;        /* read pressure stall information (pressure.h; default true) */
     const char *proc_root; /* NULL = "/proc"; tests point it at fixture files (machine part) */
     const char *sys_block; /* NULL = "/sys/block" (names of whole disks) */
+    bool events_polled;   /* the caller reads the events whenever sampler_event_fd is readable
+                           * (a sample then skips its own read, which would find none) */
     bool events_after_scan; /* tests: sampler_sample scans before it reads pending process events,
                                as when a fork races the scan */
 };
@@ -99,6 +101,7 @@ struct sampler_totals {
     uint64_t processes_ended;  /* processes ended */
     uint64_t processes_unnamed; /* ... of which gone before anything named them: no marker */
     uint64_t lost_events;      /* process-connector overflows (ENOBUFS) */
+    uint64_t events;           /* process events read (what the kernel's filter let through) */
     uint64_t major_faults;     /* the tree's major page faults so far */
     bool count_known;          /* the last sample counted the tree: */
     uint64_t live_processes, live_threads;

@@ -1432,6 +1432,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     scfg.interval_ns = o->interval_ns;
     scfg.pss = o->pss;
     scfg.event_filter = !o->no_event_filter;
+    scfg.events_polled = true; /* run_loop reads them first when they wake it */
     r = sampler_new(&scfg, sv.contain, sv.sink, sv.t0, &sv.sampler);
     if (r < 0) {
         log_errno(r, "cannot set up sampling");

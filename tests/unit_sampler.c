@@ -199,6 +199,9 @@ struct run {
 
 typedef void (*child_fn)(struct run *r);
 
+/* The least width of the event filter's window (sampler.c FILTER_WINDOW). */
+#define FILTER_WINDOW_TEST 16
+
 static bool setup_events_after_scan; /* the sampler reads process events after its scans */
 static bool setup_no_event_filter;   /* the kernel passes every process event (procfilter.h) */
 
@@ -447,6 +450,76 @@ START_TEST(test_tree_io)
     ck_assert_msg(live >= (double)(WRITE_MB << 20), "live write_bytes %.0f", live);
     ck_assert_msg(total >= (double)(WRITE_MB << 20) && total < (double)(WRITE_MB << 20) * 4,
                   "total write_bytes %.0f", total);
+    teardown(&r);
+}
+END_TEST
+
+static void child_wait(struct run *r) { child_sync(r); }
+
+/* The filter's window of pids allocated next (procfilter.h) taken by a process outside the tree
+ * that forks on and on: once its first event passed, the window closes, and the rest of its
+ * forks and exits cost nothing. */
+START_TEST(test_filter_window_closes)
+{
+    struct run r;
+    if (!setup(&r, CONTAIN_MODE_SUBREAPER, true, child_wait)) {
+        fprintf(stderr, "subreaper tier unavailable: skipped\n");
+        return;
+    }
+    struct sampler_totals t;
+    sampler_get_totals(r.s, &t);
+    if (!t.proc_events) {
+        fprintf(stderr, "no process events: skipped\n");
+        teardown(&r);
+        return;
+    }
+    wait_ready(&r);
+    sampler_handle_events(r.s, now_ns());
+    int pipefd[2], next[2];
+    ck_assert_int_eq(pipe(pipefd), 0);
+    ck_assert_int_eq(pipe(next), 0);
+    pid_t outsider = fork();
+    ck_assert_int_ge(outsider, 0);
+    if (outsider == 0) {
+        char b;
+        for (int i = 0; i < 40; i++) {
+            pid_t p = fork();
+            if (p == 0)
+                _exit(0);
+            waitpid(p, NULL, 0);
+            /* one at a time: the test reads the events of each before the next */
+            if (write(pipefd[1], "f", 1) != 1 || read(next[0], &b, 1) != 1)
+                _exit(1);
+        }
+        _exit(0);
+    }
+    if (outsider - r.root > FILTER_WINDOW_TEST) {
+        fprintf(stderr, "other processes took the window's pids (outsider %d, root %d): skipped\n", (int)outsider,
+                (int)r.root);
+        kill(outsider, SIGKILL);
+    } else {
+        sampler_get_totals(r.s, &t);
+        uint64_t before = t.events;
+        char b;
+        for (int i = 0; i < 40; i++) {
+            ck_assert_int_eq(read(pipefd[0], &b, 1), 1);
+            struct pollfd pfd = {.fd = sampler_event_fd(r.s), .events = POLLIN};
+            if (poll(&pfd, 1, 0) > 0)
+                sampler_handle_events(r.s, now_ns());
+            ck_assert_int_eq(write(next[1], "n", 1), 1);
+        }
+        sampler_get_totals(r.s, &t);
+        /* its first fork and perhaps that child's exit before the window closed: not 80 */
+        ck_assert_msg(t.events - before <= 3, "%llu events of a process outside the tree were read",
+                      (unsigned long long)(t.events - before));
+    }
+    waitpid(outsider, NULL, 0);
+    go(&r);
+    run_until_done(&r);
+    close(pipefd[0]);
+    close(pipefd[1]);
+    close(next[0]);
+    close(next[1]);
     teardown(&r);
 }
 END_TEST
@@ -756,6 +829,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_tree_rss);
     tcase_add_test(tc, test_tree_io);
     tcase_add_loop_test(tc, test_fork_storm, 0, 4);
+    tcase_add_test(tc, test_filter_window_closes);
     tcase_add_test(tc, test_exit_statuses);
     tcase_add_test(tc, test_pid_reuse);
     tcase_add_test(tc, test_pid_reuse_events_late);
