@@ -319,12 +319,14 @@ struct sampler {
     uint64_t full_scan_ns;
     uint64_t scan_ns; /* time of the sample in progress */
     /* Exits of processes not (yet) known: a child that runs and exits on another CPU can report
-     * its exit before its parent's fork event is sent. */
+     * its exit before its parent's fork event is sent. With the event filter, the exits of the
+     * processes whose forks it did not pass land here too, never claimed: the ring is sized for a
+     * burst read late (a starved run), so that they do not push out the ones still to come. */
     struct {
         pid_t pid, parent;
         int code;
         uint64_t ns;
-    } early[256];
+    } early[2048];
     unsigned early_next;
     pid_t root_open;  /* the root, while its open line is not closed */
     struct {

@@ -353,7 +353,7 @@ START_TEST(test_tree_cpu)
 {
     struct run r;
     if (!setup(&r, tier_mode(_i), true, child_burn)) {
-        fprintf(stderr, "tier %d unavailable: skipped\n", _i);
+        check_skip("tier %d unavailable: skipped\n", _i);
         return;
     }
     uint64_t before = children_cpu_ns();
@@ -463,13 +463,13 @@ START_TEST(test_filter_window_closes)
 {
     struct run r;
     if (!setup(&r, CONTAIN_MODE_SUBREAPER, true, child_wait)) {
-        fprintf(stderr, "subreaper tier unavailable: skipped\n");
+        check_skip("subreaper tier unavailable: skipped\n");
         return;
     }
     struct sampler_totals t;
     sampler_get_totals(r.s, &t);
     if (!t.proc_events) {
-        fprintf(stderr, "no process events: skipped\n");
+        check_skip("no process events: skipped\n");
         teardown(&r);
         return;
     }
@@ -494,7 +494,7 @@ START_TEST(test_filter_window_closes)
         _exit(0);
     }
     if (outsider - r.root > FILTER_WINDOW_TEST) {
-        fprintf(stderr, "other processes took the window's pids (outsider %d, root %d): skipped\n", (int)outsider,
+        check_skip("other processes took the window's pids (outsider %d, root %d): skipped\n", (int)outsider,
                 (int)r.root);
         kill(outsider, SIGKILL);
     } else {
@@ -509,8 +509,9 @@ START_TEST(test_filter_window_closes)
             ck_assert_int_eq(write(next[1], "n", 1), 1);
         }
         sampler_get_totals(r.s, &t);
-        /* its first fork and perhaps that child's exit before the window closed: not 80 */
-        ck_assert_msg(t.events - before <= 3, "%llu events of a process outside the tree were read",
+        /* its first fork and that child's exit before the window closed (or another process's
+         * that took a pid of the window first): a handful, not its 80 */
+        ck_assert_msg(t.events - before <= 8, "%llu events of a process outside the tree were read",
                       (unsigned long long)(t.events - before));
     }
     waitpid(outsider, NULL, 0);
@@ -561,7 +562,7 @@ START_TEST(test_fork_storm)
     bool ok = setup(&r, tier_mode(_i & 1), true, child_storm);
     setup_no_event_filter = false;
     if (!ok) {
-        fprintf(stderr, "tier %d unavailable: skipped\n", _i);
+        check_skip("tier %d unavailable: skipped\n", _i);
         return;
     }
     uint64_t before = children_cpu_ns();
@@ -592,14 +593,23 @@ START_TEST(test_fork_storm)
                 fprintf(stderr, "%llu %llu %s\n", (unsigned long long)r.cap.v[i].start, (unsigned long long)r.cap.v[i].end, r.cap.v[i].data);
     if (t.proc_events && t.lost_events == 0) {
         size_t storm = (size_t)storm_size();
+        size_t no_exit = 0;
+        for (size_t i = 0; i < r.cap.n; i++)
+            no_exit += strcmp(r.cap.v[i].name, "process") == 0 && !strstr(r.cap.v[i].data, "\"exit\":");
         if (filtered) {
             ck_assert_uint_ge(nproc, 1 + storm);
             ck_assert_uint_le(nproc, 1 + storm + storm / 3);
-            fprintf(stderr, "filtered, read after the storm: %zu of %zu orphans recorded\n", nproc - 1 - storm,
-                    storm / 3);
-        } else
+            fprintf(stderr, "filtered, read after the storm: %zu of %zu orphans recorded, %zu ended without an exit\n",
+                    nproc - 1 - storm, storm / 3, no_exit);
+            /* read this late, a child of the root is now and then ended by the scan before its
+             * exit is matched (one in some thousands): its marker has no exit status */
+            ck_assert_uint_le(no_exit, 2);
+            ck_assert_uint_ge(status1 + no_exit, storm / 5);
+            ck_assert_uint_le(status1, storm / 5);
+        } else {
             ck_assert_uint_eq(nproc, 1 + storm + storm / 3);
-        ck_assert_uint_eq(status1, storm / 5);
+            ck_assert_uint_eq(status1, storm / 5);
+        }
     } else
         fprintf(stderr, "process connector %s, %llu lost: marker count not checked\n",
                 t.proc_events ? "on" : "off", (unsigned long long)t.lost_events);
@@ -720,7 +730,7 @@ START_TEST(test_pid_reuse)
     char ok;
     ck_assert_int_eq(read(r.ready[0], &ok, 1), 1);
     if (ok != 'y') {
-        fprintf(stderr, "could not recycle a pid: skipped\n");
+        check_skip("could not recycle a pid: skipped\n");
         run_until_done(&r);
         teardown(&r);
         return;
@@ -776,7 +786,7 @@ START_TEST(test_pid_reuse_events_late)
     struct sampler_totals t;
     sampler_get_totals(r.s, &t);
     if (ok != 'y' || !t.proc_events) {
-        fprintf(stderr, "%s: skipped\n", ok != 'y' ? "could not recycle a pid" : "no process events");
+        check_skip("%s: skipped\n", ok != 'y' ? "could not recycle a pid" : "no process events");
         run_until_done(&r);
         teardown(&r);
         return;

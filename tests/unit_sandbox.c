@@ -61,8 +61,10 @@ static int in_child(int (*fn)(void *), void *arg)
 
 #define SKIP_UNLESS_LOADABLE()                                                                                         \
     do {                                                                                                               \
-        if (under_valgrind() || !seccomp_here())                                                                       \
+        if (under_valgrind() || !seccomp_here()) {                                                                     \
+            check_skip("seccomp filters cannot be loaded here: skipped\n");                                            \
             return;                                                                                                    \
+        }                                                                                                              \
     } while (0)
 
 /* ---- class lists ---------------------------------------------------------------------------- */
