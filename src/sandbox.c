@@ -76,6 +76,20 @@ static const char *const allow_names[] = {
     "exit", "exit_group",
 };
 
+/* The dump of the tree at a stop (forensics.h) traces its members: seize, interrupt, read the
+ * registers and memory of a stopped thread, detach. Not TRACEME, ATTACH (it signals), POKE*,
+ * SETREGS*, CONT/SYSCALL/SINGLESTEP or SETOPTIONS: nothing that changes a tracee or lets it run
+ * under the tracer. The kernel's own ptrace access check applies on top (an ancestor, the same
+ * credentials, a dumpable tracee); membership of the tree is checked by forensics.c itself, since
+ * a filter cannot know it. */
+static const unsigned long allow_ptrace[] = {
+    PTRACE_SEIZE, PTRACE_INTERRUPT, PTRACE_DETACH, PTRACE_PEEKDATA, PTRACE_PEEKUSER,
+#ifdef PT_GETREGS /* glibc: PTRACE_GETREGS is an enum value, PT_GETREGS its macro */
+    PTRACE_GETREGS,
+#endif
+    PTRACE_GETREGSET,
+};
+
 /* What the sanitizer runtimes do at exit (LeakSanitizer's tracer task) and when reporting; clone
  * and ptrace are below, narrowed. */
 static const char *const allow_names_sanitizer[] = {
@@ -130,6 +144,13 @@ static int add_self_rules(scmp_filter_ctx ctx)
     r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 2, SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, 0),
                          SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSPGRP));
     if (r < 0)
+        return r;
+    for (size_t i = 0; i < ARRAY_SIZE(allow_ptrace); i++)
+        if ((r = allow_if(ctx, "ptrace", SCMP_A0(SCMP_CMP_EQ, allow_ptrace[i]))) < 0)
+            return r;
+    /* libdw reads a stopped tracee's memory with it where available (the same access check as
+     * PTRACE_PEEKDATA; it changes nothing). */
+    if ((r = allow_if(ctx, "process_vm_readv", SCMP_A1(SCMP_CMP_NE, 0))) < 0)
         return r;
     if (SANDBOX_SANITIZER) {
         if ((r = add_allow_list(ctx, allow_names_sanitizer, ARRAY_SIZE(allow_names_sanitizer))) < 0)

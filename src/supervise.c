@@ -36,6 +36,7 @@
 
 #include "cimeta.h"
 #include "contain.h"
+#include "forensics.h"
 #include "jsonw.h"
 #include "limits.h"
 #include "linebuf.h"
@@ -126,6 +127,7 @@ struct sv {
     uint64_t tree_rss;         /* probe_tree_rss's, likewise */
     bool tree_rss_valid;
     char *profile_path;
+    char *dump_path;            /* the dump's text file, once written */
     unsigned finalizations;
     struct sampler *sampler;
     int timerfd;
@@ -503,6 +505,146 @@ static void sweep_again(struct sv *sv)
     contain_kill_pass(sv->contain);
 }
 
+/* ---- the dump of the tree at a stop (forensics.h) -------------------------------------------- */
+
+static bool tree_member(void *ctx, pid_t pid)
+{
+    struct sv *sv = ctx;
+    pid_t *pids = NULL;
+    size_t n = 0;
+    bool found = false;
+    if (contain_members(sv->contain, &pids, &n) == 0)
+        for (size_t i = 0; i < n && !found; i++)
+            found = pids[i] == pid;
+    free(pids);
+    return found;
+}
+
+/* The text file of the dump: --dump-file, else beside the profile; NULL: none. */
+static char *dump_path_for(struct sv *sv)
+{
+    if (sv->o->dump_file)
+        return strdup(sv->o->dump_file);
+    char *p = NULL;
+    if (sv->stream && asprintf(&p, "%s.stacks.txt", sv->profile_path) < 0)
+        p = NULL;
+    return p;
+}
+
+static void write_dump_file(struct sv *sv, const struct forensics_report *rep, const char *path)
+{
+    struct jsonw text;
+    jsonw_init(&text);
+    forensics_text(rep, &text);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
+    int r = fd < 0 ? -errno : jsonw_failed(&text) ? -ENOMEM : write_all(fd, text.buf, text.len);
+    if (fd >= 0)
+        close(fd);
+    if (r < 0)
+        log_errno(r, "cannot write the dump '%s'", path);
+    else if (sv->sum)
+        sv->sum->dump_path = sv->dump_path;
+    jsonw_release(&text);
+}
+
+/* What every live process of the tree was doing, recorded after the stop's first finalization
+ * and before its first signal: a stack line per thread and a marker per process in the stream,
+ * the summary's lines, the text file. */
+static void dump_tree(struct sv *sv, enum stop_cause cause)
+{
+    pid_t *pids = NULL;
+    size_t n = 0;
+    if (contain_members(sv->contain, &pids, &n) < 0 || !n) {
+        free(pids);
+        return;
+    }
+    /* the command first */
+    for (size_t i = 1; i < n; i++)
+        if (pids[i] == sv->pid) {
+            pids[i] = pids[0];
+            pids[0] = sv->pid;
+        }
+    struct forensics_config cfg = {
+        .budget_ns = sv->o->dump_budget_set ? sv->o->dump_budget_ns
+                     : own_limit(cause)     ? CLI_DUMP_BUDGET_OWN_NS
+                                            : CLI_DUMP_BUDGET_STOP_NS,
+        .is_member = tree_member,
+        .ctx = sv,
+    };
+    struct forensics_report rep;
+    int r = forensics_record(&cfg, pids, n, &rep);
+    free(pids);
+    if (r < 0) {
+        log_errno(r, "cannot record what the tree was doing");
+        return;
+    }
+    struct open_list open = {0};
+    if (sv->testlog)
+        testlog_each_open(sv->testlog, add_open_test, &open);
+    const char *test = open.n ? open.ids[open.n - 1] : NULL;
+    struct jsonw w;
+    jsonw_init(&w);
+    double t_ms = sv->stream ? stream_ms(sv->stream, rep.start_ns) : 0;
+    for (size_t i = 0; i < rep.nprocs; i++) {
+        struct forensics_process *p = &rep.procs[i];
+        p->test = test;
+        if (sv->sink) {
+            for (size_t j = 0; j < p->nthreads; j++) {
+                forensics_stack_line(&w, p, &p->threads[j], t_ms);
+                if (!jsonw_failed(&w))
+                    marker_state(sv->sink, w.buf, w.len);
+            }
+            jsonw_reset(&w);
+            forensics_dump_payload(&w, p);
+            emit(sv, "process dump", rep.start_ns, rep.end_ns, CAT_TASKS, &w);
+        }
+        if (sv->sum) {
+            summary_set_state(sv->sum, (int)p->pid, p->state, p->threads_total);
+            for (size_t j = 0; j < p->nthreads && j < SUMMARY_MAX_STACKS; j++) {
+                const struct forensics_thread *t = &p->threads[j];
+                jsonw_reset(&w);
+                char head[96];
+                snprintf(head, sizeof head, "%d %s: ", (int)t->tid, t->comm);
+                jsonw_append(&w, head, strlen(head));
+                if (t->nframes)
+                    forensics_top_frames(t, 4, &w);
+                else
+                    jsonw_append(&w, t->error ? t->error : p->error ? p->error : "?",
+                                 strlen(t->error ? t->error : p->error ? p->error : "?"));
+                if (!jsonw_failed(&w))
+                    summary_add_stack(sv->sum, (int)p->pid, w.buf, w.len);
+            }
+        }
+    }
+    if (sv->sum) {
+        sv->sum->dump_cut_processes = rep.cut_off_processes;
+        sv->sum->dump_cut_threads = rep.cut_off_threads;
+    }
+    if ((rep.cut_off_processes || rep.cut_off_threads) && sv->sink) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "the dump's budget cut off the stacks of %zu processes and %zu threads",
+                 rep.cut_off_processes, rep.cut_off_threads);
+        struct mpay mp;
+        mpay_begin(&mp, &w, &marker_warning_type);
+        mpay_str(&mp, WARNING_MESSAGE, msg);
+        mpay_str(&mp, WARNING_COLOR, "orange");
+        mpay_end(&mp);
+        emit(sv, "dump cut off", rep.end_ns, MARKER_INSTANT, CAT_TASKS, &w);
+    }
+    jsonw_release(&w);
+    free(sv->dump_path);
+    sv->dump_path = dump_path_for(sv);
+    if (sv->dump_path)
+        write_dump_file(sv, &rep, sv->dump_path);
+    if (sv->o->verbose)
+        log_msg("recorded %zu process%s of the tree in %.1f ms", rep.nprocs, rep.nprocs == 1 ? "" : "es",
+                (double)(rep.end_ns - rep.start_ns) / 1e6);
+    for (size_t i = 0; i < open.n; i++)
+        free(open.ids[i]);
+    free(open.ids);
+    forensics_report_free(&rep);
+}
+
 static void stop(struct sv *sv, enum stop_cause cause, int sig)
 {
     sv->tree_cpu_valid = sv->tree_rss_valid = false;
@@ -526,6 +668,11 @@ static void stop(struct sv *sv, enum stop_cause cause, int sig)
      * still find a complete profile. Only then is any child signalled. */
     emit_timeout_marker(sv, now);
     profile_checkpoint(sv, cause_name(cause));
+    /* Then what the tree was doing, and a profile with it; still before any signal. */
+    if (sv->o->dump) {
+        dump_tree(sv, cause);
+        profile_checkpoint(sv, "dump");
+    }
     signal_command(sv, sig, cause_name(cause));
     if (sv->o->kill_after_ns)
         sv->deadline_kill = sat_add_u64(now, sv->o->kill_after_ns);
@@ -1586,6 +1733,7 @@ out:
     stream_close(sv.stream);
     closep(&sv.profile_lock);
     free(sv.profile_path);
+    free(sv.dump_path);
     free(sv.sum);
     free(mark);
     return r;
