@@ -549,6 +549,7 @@ void forensics_stack_line(struct jsonw *w, const struct forensics_process *p, co
     jsonw_kv_int(w, "ppid", p->ppid);
     jsonw_kv_int(w, "tid", t->tid);
     jsonw_kv_str(w, "process", p->cmd);
+    jsonw_kv_str(w, "name", p->comm);
     jsonw_kv_str(w, "thread", t->comm);
     jsonw_kv_double(w, "time", time_ms, 3);
     jsonw_key(w, "frames");

@@ -102,7 +102,7 @@ void forensics_dump_payload(struct jsonw *w, const struct forensics_process *p);
 
 /* The stream's stack line of one thread (profile.h: the converter makes each dumped process a
  * thread of the profile with one sample per thread):
- *   {"type":"stack","pid":P,"ppid":P,"tid":T,"process":CMD,"thread":COMM,"time":MS,
+ *   {"type":"stack","pid":P,"ppid":P,"tid":T,"process":CMD,"name":COMM,"thread":TCOMM,"time":MS,
  *    "frames":[innermost first]}
  * w is reset first. */
 void forensics_stack_line(struct jsonw *w, const struct forensics_process *p, const struct forensics_thread *t,

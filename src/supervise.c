@@ -590,6 +590,8 @@ static void dump_tree(struct sv *sv, enum stop_cause cause)
         p->test = test;
         if (sv->sink) {
             for (size_t j = 0; j < p->nthreads; j++) {
+                if (!p->threads[j].nframes)
+                    continue; /* no stack: the marker and the text file say why */
                 forensics_stack_line(&w, p, &p->threads[j], t_ms);
                 if (!jsonw_failed(&w))
                     marker_state(sv->sink, w.buf, w.len);
