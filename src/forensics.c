@@ -75,6 +75,19 @@ static size_t list_tasks(pid_t pid, pid_t *tids, size_t max, size_t *ret_total)
     return n;
 }
 
+/* /proc's start time (clock ticks since boot) on the monotonic clock. */
+static uint64_t start_of(uint64_t ticks)
+{
+    long hz = sysconf(_SC_CLK_TCK);
+    struct timespec boot, mono;
+    if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) < 0 || clock_gettime(CLOCK_MONOTONIC, &mono) < 0)
+        return 0;
+    int64_t boot_minus_mono = ((int64_t)boot.tv_sec - (int64_t)mono.tv_sec) * (int64_t)NSEC_PER_SEC +
+                              ((int64_t)boot.tv_nsec - (int64_t)mono.tv_nsec);
+    int64_t ns = (int64_t)(ticks * (NSEC_PER_SEC / (uint64_t)hz)) - boot_minus_mono;
+    return ns > 0 ? (uint64_t)ns : 0;
+}
+
 static int proc_facts(pid_t pid, struct forensics_process *p)
 {
     char path[64], raw[4096];
@@ -84,6 +97,7 @@ static int proc_facts(pid_t pid, struct forensics_process *p)
     p->pid = pid;
     p->ppid = st.ppid;
     p->state = st.state;
+    p->start_ns = start_of(st.starttime);
     snprintf(p->comm, sizeof p->comm, "%s", st.comm);
     snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
     ssize_t len = read_file_at(AT_FDCWD, path, raw, sizeof raw);

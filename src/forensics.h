@@ -63,6 +63,8 @@ struct forensics_process {
     char *wchan;       /* where it sleeps in the kernel ("0": running), NULL: unknown */
     char *syscall;     /* /proc/PID/syscall, one line ("running", "-1 ...", "NR args sp pc") */
     char *kstack;      /* /proc/PID/stack, NULL: not readable */
+    uint64_t start_ns; /* when it started (CLOCK_MONOTONIC; /proc's clock ticks, so up to one
+                          tick early), 0: unknown */
     const char *test;  /* the open test it ran under, NULL: none (filled by the caller) */
     struct forensics_thread *threads;
     size_t nthreads;

@@ -166,12 +166,13 @@ static struct summary_proc *alive_of(struct summary_facts *f, int pid)
     return NULL;
 }
 
-void summary_set_state(struct summary_facts *f, int pid, char state, size_t threads)
+void summary_set_state(struct summary_facts *f, int pid, char state, size_t threads, const char *test)
 {
     struct summary_proc *p = alive_of(f, pid);
     if (p) {
         p->state = state;
         p->threads = threads;
+        copy_text(p->test, sizeof p->test, test ? test : "", test ? strlen(test) : 0);
     }
 }
 
@@ -182,6 +183,18 @@ void summary_add_stack(struct summary_facts *f, int pid, const char *line, size_
         copy_text(p->stacks[p->n_stacks], sizeof p->stacks[0], line, len);
         p->n_stacks++;
     }
+}
+
+void summary_alive_first(struct summary_facts *f, int pid)
+{
+    for (size_t i = f->n_alive_first; i < f->n_alive; i++)
+        if (f->alive[i].pid == pid) {
+            struct summary_proc p = f->alive[i];
+            memmove(&f->alive[f->n_alive_first + 1], &f->alive[f->n_alive_first],
+                    (i - f->n_alive_first) * sizeof p);
+            f->alive[f->n_alive_first++] = p;
+            return;
+        }
 }
 
 void summary_add_oom(struct summary_facts *f, int pid, const char *cmd, uint64_t rss, const char *test)
@@ -499,7 +512,8 @@ int summary_format(const struct summary_facts *f, const struct summary_style *st
         buf_puts(&b, "\n");
         if (p->state) {
             continuation(&b);
-            buf_printf(&b, "        state %c, %zu thread%s\n", p->state, p->threads, p->threads == 1 ? "" : "s");
+            buf_printf(&b, "        state %c, %zu thread%s%s%s\n", p->state, p->threads, p->threads == 1 ? "" : "s",
+                       p->test[0] ? ", in " : "", p->test);
         }
         for (size_t j = 0; j < p->n_stacks; j++) {
             continuation(&b);

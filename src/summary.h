@@ -64,6 +64,7 @@ struct summary_proc {
     char cmd[SUMMARY_TEXT_MAX];
     char state;                 /* from the dump at the stop; '\0': not dumped */
     size_t threads;             /* its threads, per the dump */
+    char test[SUMMARY_TEXT_MAX]; /* the test it ran under ("" none) */
     char stacks[SUMMARY_MAX_STACKS][SUMMARY_TEXT_MAX]; /* "thread: top < frames" lines */
     size_t n_stacks;
 };
@@ -109,6 +110,7 @@ struct summary_facts {
     size_t n_open, open_total;
     struct summary_proc alive[SUMMARY_MAX_LIST];
     size_t n_alive, alive_total;
+    size_t n_alive_first; /* how many summary_alive_first moved to the front */
 
     /* The dump of the processes at the stop (forensics.h): its text file, and what the budget
      * cut off. */
@@ -169,10 +171,13 @@ void summary_add_slowest(struct summary_facts *f, const char *id, size_t id_len,
 void summary_add_open(struct summary_facts *f, const char *id, size_t id_len);
 void summary_add_alive(struct summary_facts *f, int pid, const char *cmd, size_t cmd_len);
 /* The dump's facts on an alive process (noted before by summary_add_alive; otherwise ignored):
- * its state and thread count; summary_add_stack adds one line of its stacks (at most
+ * its state, thread count and the test it ran under (NULL: none); summary_add_stack adds one line of its stacks (at most
  * SUMMARY_MAX_STACKS kept). */
-void summary_set_state(struct summary_facts *f, int pid, char state, size_t threads);
+void summary_set_state(struct summary_facts *f, int pid, char state, size_t threads, const char *test);
 void summary_add_stack(struct summary_facts *f, int pid, const char *line, size_t len);
+/* Move the alive process pid ahead of those not moved so far (the hung test's processes first:
+ * call it for each of them, in order). */
+void summary_alive_first(struct summary_facts *f, int pid);
 /* Note an OOM kill (bounded; total counted). test may be NULL. */
 void summary_add_oom(struct summary_facts *f, int pid, const char *cmd, uint64_t rss, const char *test);
 

@@ -578,16 +578,24 @@ static void dump_tree(struct sv *sv, enum stop_cause cause)
         log_errno(r, "cannot record what the tree was doing");
         return;
     }
-    struct open_list open = {0};
-    if (sv->testlog)
-        testlog_each_open(sv->testlog, add_open_test, &open);
-    const char *test = open.n ? open.ids[open.n - 1] : NULL;
+    /* The test each process ran under: the innermost open one that had started when it did (its
+     * start is in clock ticks, floored: a tick's grace). Copies: the ids are the module's. */
+    char **tests = calloc(rep.nprocs ? rep.nprocs : 1, sizeof *tests);
+    long hz = sysconf(_SC_CLK_TCK);
+    uint64_t tick = hz > 0 ? NSEC_PER_SEC / (uint64_t)hz : 0;
+    for (size_t i = 0; tests && sv->testlog && i < rep.nprocs; i++) {
+        struct forensics_process *p = &rep.procs[i];
+        const char *t = p->start_ns ? testlog_open_at(sv->testlog, p->start_ns + tick) : NULL;
+        if (t && (tests[i] = strdup(t)))
+            p->test = tests[i];
+        if (p->test && sv->sum)
+            summary_alive_first(sv->sum, (int)p->pid);
+    }
     struct jsonw w;
     jsonw_init(&w);
     double t_ms = sv->stream ? stream_ms(sv->stream, rep.start_ns) : 0;
     for (size_t i = 0; i < rep.nprocs; i++) {
         struct forensics_process *p = &rep.procs[i];
-        p->test = test;
         if (sv->sink) {
             for (size_t j = 0; j < p->nthreads; j++) {
                 if (!p->threads[j].nframes)
@@ -601,7 +609,7 @@ static void dump_tree(struct sv *sv, enum stop_cause cause)
             emit(sv, "process dump", rep.start_ns, rep.end_ns, CAT_TASKS, &w);
         }
         if (sv->sum) {
-            summary_set_state(sv->sum, (int)p->pid, p->state, p->threads_total);
+            summary_set_state(sv->sum, (int)p->pid, p->state, p->threads_total, p->test);
             for (size_t j = 0; j < p->nthreads && j < SUMMARY_MAX_STACKS; j++) {
                 const struct forensics_thread *t = &p->threads[j];
                 jsonw_reset(&w);
@@ -641,9 +649,9 @@ static void dump_tree(struct sv *sv, enum stop_cause cause)
     if (sv->o->verbose)
         log_msg("recorded %zu process%s of the tree in %.1f ms", rep.nprocs, rep.nprocs == 1 ? "" : "es",
                 (double)(rep.end_ns - rep.start_ns) / 1e6);
-    for (size_t i = 0; i < open.n; i++)
-        free(open.ids[i]);
-    free(open.ids);
+    for (size_t i = 0; tests && i < rep.nprocs; i++)
+        free(tests[i]);
+    free(tests);
     forensics_report_free(&rep);
 }
 

@@ -1685,6 +1685,14 @@ void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const cha
         fn(ctx, tl->open[i].id.p ? tl->open[i].id.p : "");
 }
 
+const char *testlog_open_at(const struct testlog *tl, uint64_t t_ns)
+{
+    for (size_t i = tl->nopen; i-- > 0;) /* ordered by start */
+        if (tl->open[i].start_ns <= t_ns)
+            return tl->open[i].id.p ? tl->open[i].id.p : "";
+    return NULL;
+}
+
 void testlog_finish(struct testlog *tl, uint64_t now_ns, bool timed_out)
 {
     for (size_t i = 0; i < tl->nfmts; i++) {

@@ -138,6 +138,9 @@ void testlog_tree_sample(struct testlog *tl, uint64_t rss);
 void testlog_line_begins(struct testlog *tl, const char *head, size_t len, uint64_t arrival_ns);
 /* Call fn for each open test id (for the timeout marker and the summary). */
 void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const char *id), void *ctx);
+/* The innermost test open now that had started by t_ns (NULL: none): the test a process started
+ * at t_ns ran under. Valid until the next call into the module. */
+const char *testlog_open_at(const struct testlog *tl, uint64_t t_ns);
 /* End of run: results the parsers still hold go out (a TAP result waiting for its YAML block),
  * then tests still open become test markers ending at now_ns with status TIMEOUT (timed_out) or
  * INCOMPLETE. */

@@ -16,7 +16,7 @@ stopped() {
     _n=$1 _how=$2
     shift 2
     new_events
-    "$@" >"$T/out" 2>"$T/err" &
+    "$@" >"${STOPPED_OUT:-$T/out}" 2>"$T/err" &
     _sup=$!
     _i=0
     while [ $_i -lt "$_n" ]; do
@@ -111,4 +111,40 @@ stopped 1 ALRM "$TIMEOUT_LINK" -o "$T/u.json" --dump-budget=1s 1h "$STUCK"
 [ $? -eq 124 ] || fail "resmon-timeout --dump-budget: status"
 stack_of "$T/u.json" "$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out")" stuck_in_mutex >/dev/null ||
     fail "resmon-timeout --dump-budget: no stacks"
+# ---- the test each process ran under; the hung test's processes first in the summary --------
+# The harness starts a helper before any test, then the test starts and runs its own. Both are
+# ordered on /proc's clock (ticks): the test's start line is printed a tick after the first
+# helper started, and the second is started only once resmon-run has passed that line on (it
+# took the line's arrival time before).
+mkfifo "$T/pass" "$T/go"
+cat >"$T/suite.sh" <<EOS
+"$STUCK" &
+first=\$!
+st=\$(sed 's/.*) //' /proc/\$first/stat | cut -d' ' -f20)
+until [ "\$(awk '{ printf "%d", \$1 * 100 }' /proc/uptime)" -gt \$((st + 2)) ]; do :; done
+echo '{"action":"suite_start","source":"s"}'
+echo '{"action":"test_start","test":"dir/hangs.js"}'
+read go <"$T/go"
+"$STUCK"
+EOS
+(while IFS= read -r l; do
+    printf '%s\n' "$l"
+    case $l in *test_start*) echo go >"$T/go" ;; esac
+done <"$T/pass" >"$T/passed") &
+reader=$!
+STOPPED_OUT="$T/pass" stopped 2 ALRM "$RESMON_RUN" --timeout=1h -i 0 -o "$T/m.json" -- sh "$T/suite.sh"
+[ $? -eq 124 ] || fail "test attribution: status"
+wait $reader
+before=$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/passed" | head -n 1)
+during=$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/passed" | tail -n 1)
+[ -n "$before" ] && [ "$before" != "$during" ] || fail "test attribution: pids: $(cat "$T/passed")"
+markers "$T/m.json" "process dump" | grep "\"pid\":$during," | grep -q '"test":"dir/hangs.js"' ||
+    fail "the test's process lacks its test: $(markers "$T/m.json" "process dump")"
+! markers "$T/m.json" "process dump" | grep "\"pid\":$before," | grep -q '"test":' ||
+    fail "the helper started before the test has one"
+grep -q "during test: dir/hangs.js" "$T/m.json.stacks.txt" || fail "text file: no test"
+# the summary: the test's process first, its test named
+first_alive=$(sed -n 's/^  alive then   \([0-9]*\) .*/\1/p' "$T/err")
+[ "$first_alive" = "$during" ] || fail "summary: $first_alive listed first, not $during: $(cat "$T/err")"
+grep -q "state S, 4 threads, in dir/hangs.js" "$T/err" || fail "summary: no test on the state line"
 echo "dump: ok"
