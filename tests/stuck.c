@@ -4,7 +4,9 @@
  *   stuck_in_read     blocks reading a pipe nobody writes
  *   stuck_spinning    a busy loop
  * and the main thread waits in stuck_main_wait (pthread_join of the mutex thread: a deadlock).
- * "stuck CHILDREN" also forks that many copies of itself first (each with the same threads).
+ * "stuck CHILDREN" also forks that many copies of itself first, with the same threads but for the
+ * busy loop, which is stuck_waiting there (a condition variable nobody signals): a large tree
+ * does not have the machine's cores spinning.
  *
  * When every thread is where it will stay (the blocked ones asleep in the kernel, the spinning
  * one counting), it prints "ready stuck PID" on stdout, and on $HELPER_EVENTS when set (the FIFO
@@ -12,6 +14,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +27,15 @@
 void *stuck_in_mutex(void *arg);
 void *stuck_in_read(void *arg);
 void *stuck_spinning(void *arg);
+void *stuck_waiting(void *arg);
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int pipefd[2];
 static volatile pid_t tid_mutex, tid_read;
 static volatile unsigned long spins;
+static volatile pid_t tid_wait;
+static pthread_cond_t never = PTHREAD_COND_INITIALIZER;
+static pthread_mutex_t never_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static pid_t my_tid(void) { return (pid_t)syscall(SYS_gettid); }
 
@@ -57,6 +64,16 @@ __attribute__((noinline)) void *stuck_spinning(void *arg)
         spins++;
         __asm__ volatile("" ::: "memory");
     }
+    return NULL;
+}
+
+__attribute__((noinline)) void *stuck_waiting(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&never_lock);
+    tid_wait = my_tid();
+    for (;;)
+        pthread_cond_wait(&never, &never_lock);
     return NULL;
 }
 
@@ -103,12 +120,12 @@ static void announce(void)
 int main(int argc, char **argv)
 {
     int children = argc > 1 ? atoi(argv[1]) : 0;
-    for (int i = 0; i < children; i++) {
+    bool copy = false;
+    for (int i = 0; i < children && !copy; i++) {
         pid_t p = fork();
         if (p < 0)
             return 1;
-        if (p == 0)
-            break; /* a copy: no children of its own */
+        copy = p == 0; /* a copy: no children of its own */
     }
     setvbuf(stdout, NULL, _IONBF, 0);
     if (pipe(pipefd) < 0)
@@ -116,10 +133,11 @@ int main(int argc, char **argv)
     pthread_mutex_lock(&lock);
     pthread_t tm, tr, ts;
     if (pthread_create(&tm, NULL, stuck_in_mutex, NULL) || pthread_create(&tr, NULL, stuck_in_read, NULL) ||
-        pthread_create(&ts, NULL, stuck_spinning, NULL))
+        pthread_create(&ts, NULL, copy ? stuck_waiting : stuck_spinning, NULL))
         return 1;
     /* Wait (yielding) until each thread is where it stays. */
-    while (!tid_mutex || !tid_read || !asleep(tid_mutex) || !asleep(tid_read) || spins < 1000)
+    while (!tid_mutex || !tid_read || !asleep(tid_mutex) || !asleep(tid_read) ||
+           (copy ? !tid_wait || !asleep(tid_wait) : spins < 1000))
         sched_yield();
     announce();
     stuck_main_wait(tm);
