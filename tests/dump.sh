@@ -90,6 +90,12 @@ for p in $(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out"); do
 done
 [ ! -e "$T/s.json.stacks.txt" ] || fail "--dump-file: the default file was written too"
 
+# ---- an output timeout: the helper is silent after its "ready" line ---------------------------
+"$RESMON_RUN" --output-timeout=0.2 -i 0 -o "$T/o.json" -- "$STUCK" >"$T/out" 2>"$T/err"
+[ $? -eq 124 ] || fail "output timeout: status"
+stack_of "$T/o.json" "$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out")" stuck_in_mutex >/dev/null ||
+    fail "output timeout: no stacks"
+
 # ---- --dump-budget=0: the /proc facts, and the cut-off said ----------------------------------
 stopped 1 ALRM "$RESMON_RUN" --timeout=1h -i 0 --dump-budget=0 -o "$T/z.json" -- "$STUCK"
 [ $? -eq 124 ] || fail "budget 0: status"
