@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "forensics.h"
 #include "log.h"
 #include "profile.h"
 #include "sandbox.h"
@@ -186,6 +187,7 @@ enum {
     OPT_NO_DUMP,
     OPT_DUMP_BUDGET,
     OPT_DUMP_FILE,
+    OPT_DUMP,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -226,6 +228,7 @@ static const struct option long_options[] = {
     {"no-dump", no_argument, NULL, OPT_NO_DUMP},
     {"dump-budget", required_argument, NULL, OPT_DUMP_BUDGET},
     {"dump-file", required_argument, NULL, OPT_DUMP_FILE},
+    {"dump", required_argument, NULL, OPT_DUMP},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -365,6 +368,9 @@ void cli_print_help(bool timeout_mode)
           "                             stacks); off unless given when invoked as *timeout\n"
           "      --dump-file=FILE       the dump as text (default: the profile's path with\n"
           "                             .stacks.txt appended)\n"
+          "      --dump=RUNTIMES        also ask these runtimes for their own dump, a comma list\n"
+          "                             of: go (SIGQUIT), java (SIGQUIT), python (SIGABRT, with\n"
+          "                             PYTHONFAULTHANDLER set for COMMAND); none by default\n"
           "      --no-dump              record nothing\n"
           "\nOther:\n"
           "  -v, --verbose              diagnose signals sent and the containment used\n"
@@ -505,6 +511,11 @@ int cli_parse(int argc, char **argv, struct options *o)
         case OPT_DUMP_BUDGET:
             r = duration_arg(optarg, &o->dump_budget_ns);
             o->dump_budget_set = true;
+            asked_dump = true;
+            break;
+        case OPT_DUMP:
+            if (forensics_parse_runtimes(optarg, &o->dump_runtimes) < 0)
+                r = usage_error("invalid --dump list '%s' (go, java, python)", optarg);
             asked_dump = true;
             break;
         case OPT_DUMP_FILE:

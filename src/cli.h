@@ -69,6 +69,7 @@ struct options {
     bool dump_budget_set;       /* --dump-budget given; else the default for the stop's cause */
     uint64_t dump_budget_ns;    /* 0: /proc facts only, no stacks */
     const char *dump_file;      /* --dump-file; NULL: <profile>.stacks.txt beside the profile */
+    unsigned dump_runtimes;     /* --dump=LIST: FORENSICS_RT_* mask (forensics.h); 0: none */
     const char *recover;        /* CLI_RECOVER: the stream */
     char **argv;                /* the command (CLI_RUN) or --mark's arguments (CLI_MARK) */
     int argc;

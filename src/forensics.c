@@ -17,6 +17,7 @@
 
 #ifdef HAVE_LIBDW
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 #endif
 
 #include "procfs.h"
@@ -410,9 +411,86 @@ void forensics_report_free(struct forensics_report *r)
         free(p->wchan);
         free(p->syscall);
         free(p->kstack);
+        free(p->runtime_dump);
     }
     free(r->procs);
     *r = (struct forensics_report){0};
+}
+
+/* ---- runtimes ------------------------------------------------------------------------------ */
+
+static const struct name_bit runtime_names[] = {
+    {"go", FORENSICS_RT_GO},
+    {"java", FORENSICS_RT_JAVA},
+    {"python", FORENSICS_RT_PYTHON},
+};
+
+int forensics_parse_runtimes(const char *list, unsigned *ret_mask)
+{
+    return parse_name_list(list, runtime_names, ARRAY_SIZE(runtime_names), ret_mask);
+}
+
+const char *forensics_runtime_name(unsigned rt)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(runtime_names); i++)
+        if (runtime_names[i].bit == rt)
+            return runtime_names[i].name;
+    return "?";
+}
+
+/* A Go binary: the sections its linker always writes. */
+static bool is_go_binary(pid_t pid)
+{
+#ifdef HAVE_LIBDW
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    bool go = false;
+    elf_version(EV_CURRENT);
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    size_t shstrndx;
+    if (e && elf_getshdrstrndx(e, &shstrndx) == 0)
+        for (Elf_Scn *scn = elf_nextscn(e, NULL); scn && !go; scn = elf_nextscn(e, scn)) {
+            GElf_Shdr sh;
+            const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(e, shstrndx, sh.sh_name) : NULL;
+            go = name && (strcmp(name, ".go.buildinfo") == 0 || strcmp(name, ".gopclntab") == 0);
+        }
+    if (e)
+        elf_end(e);
+    close(fd);
+    return go;
+#else
+    (void)pid;
+    return false;
+#endif
+}
+
+unsigned forensics_runtime_of(pid_t pid, unsigned mask, int *ret_signal)
+{
+    char path[64], exe[4096];
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+    ssize_t n = readlink(path, exe, sizeof exe - 1);
+    if (n <= 0)
+        return 0;
+    exe[n] = '\0';
+    const char *base = strrchr(exe, '/');
+    base = base ? base + 1 : exe;
+    if ((mask & FORENSICS_RT_JAVA) && strcmp(base, "java") == 0) {
+        *ret_signal = SIGQUIT;
+        return FORENSICS_RT_JAVA;
+    }
+    if ((mask & FORENSICS_RT_PYTHON) && strncmp(base, "python", 6) == 0 &&
+        (base[6] == '\0' || (base[6] >= '0' && base[6] <= '9'))) {
+        *ret_signal = SIGABRT;
+        return FORENSICS_RT_PYTHON;
+    }
+    if ((mask & FORENSICS_RT_GO) && is_go_binary(pid)) {
+        *ret_signal = SIGQUIT;
+        return FORENSICS_RT_GO;
+    }
+    return 0;
 }
 
 /* ---- what the report becomes -------------------------------------------------------------- */
@@ -447,6 +525,22 @@ void forensics_text(const struct forensics_report *r, struct jsonw *w)
         }
         if (p->error)
             jsonw_appendf(w, "  stacks: %s\n", p->error);
+        if (p->runtime) {
+            jsonw_appendf(w, "  %s's own dump:", forensics_runtime_name(p->runtime));
+            if (p->runtime_error)
+                jsonw_appendf(w, " %s\n", p->runtime_error);
+            else
+                wputs(w, "\n");
+            for (size_t o = 0; o < p->runtime_dump_len;) {
+                const char *line = p->runtime_dump + o;
+                const char *e = memchr(line, '\n', p->runtime_dump_len - o);
+                size_t len = e ? (size_t)(e - line) : p->runtime_dump_len - o;
+                wputs(w, "    | ");
+                jsonw_append(w, line, len);
+                wputs(w, "\n");
+                o += len + (e != NULL);
+            }
+        }
         if (p->threads_total > p->nthreads)
             jsonw_appendf(w, "  (%zu threads, the first %zu listed)\n", p->threads_total, p->nthreads);
         for (size_t j = 0; j < p->nthreads; j++) {
@@ -473,6 +567,8 @@ enum {
     DUMP_THREADS,
     DUMP_TOP,
     DUMP_STACKS,
+    DUMP_RUNTIME,
+    DUMP_RUNTIME_TEXT,
 };
 static const struct marker_field dump_fields[] = {
     [DUMP_PID] = MARKER_FIELD("pid", "Process ID", "pid", 0),
@@ -486,6 +582,8 @@ static const struct marker_field dump_fields[] = {
     [DUMP_THREADS] = MARKER_FIELD("threads", "Threads", "integer", 0),
     [DUMP_TOP] = MARKER_FIELD("topFrames", "Main thread's top frames", "string", MF_OPTIONAL),
     [DUMP_STACKS] = MARKER_FIELD("stacks", "Stacks", "string", MF_OPTIONAL),
+    [DUMP_RUNTIME] = MARKER_FIELD("runtime", "Runtime asked for its dump", "string", MF_OPTIONAL),
+    [DUMP_RUNTIME_TEXT] = MARKER_FIELD("runtimeDump", "The runtime's own dump", "string", MF_OPTIONAL),
 };
 const struct marker_type forensics_dump_type = {
     .name = "ProcessDump",
@@ -550,6 +648,13 @@ void forensics_dump_payload(struct jsonw *w, const struct forensics_process *p)
         mpay_str(&m, DUMP_STACKS, p->error);
     else if (p->nthreads && p->threads[0].error)
         mpay_str(&m, DUMP_STACKS, p->threads[0].error);
+    if (p->runtime) {
+        mpay_str(&m, DUMP_RUNTIME, forensics_runtime_name(p->runtime));
+        if (p->runtime_dump_len)
+            mpay_strn(&m, DUMP_RUNTIME_TEXT, p->runtime_dump, p->runtime_dump_len);
+        else if (p->runtime_error)
+            mpay_str(&m, DUMP_RUNTIME_TEXT, p->runtime_error);
+    }
     mpay_end(&m);
 }
 

@@ -55,6 +55,26 @@ struct forensics_thread {
     const char *error; /* static text: why there is no stack (NULL: frames are the stack) */
 };
 
+/* RUNTIME DUMPS (opt-in, --dump=go,java,python): after the stacks, a process whose executable is
+ * one of these runtimes is asked for its own dump, with the signal that makes it print one: Go
+ * programs print every goroutine on SIGQUIT (and exit), JVMs a thread dump on SIGQUIT (and go
+ * on), CPython every thread's traceback on a fatal signal such as SIGABRT when PYTHONFAULTHANDLER
+ * was set in its environment at its start (and then dies of it). A Go program is recognised by
+ * its ELF sections (.go.buildinfo, .gopclntab: needs libelf, which comes with libdw), a JVM by
+ * its executable's name (java), CPython likewise (python, python3, python3.11, ...). The caller
+ * sends the signal and keeps what the process prints (forensics_process.runtime_dump). */
+enum {
+    FORENSICS_RT_GO = 1u << 0,
+    FORENSICS_RT_JAVA = 1u << 1,
+    FORENSICS_RT_PYTHON = 1u << 2,
+};
+/* "go,java,python" (any of them) into a FORENSICS_RT_* mask; -EINVAL on another name. */
+int forensics_parse_runtimes(const char *list, unsigned *ret_mask);
+/* The runtime among mask that pid's executable is (0: none of them), and the signal that makes
+ * it dump. */
+unsigned forensics_runtime_of(pid_t pid, unsigned mask, int *ret_signal);
+const char *forensics_runtime_name(unsigned rt);
+
 struct forensics_process {
     pid_t pid, ppid;
     char state;        /* /proc/PID/stat's state, '?' when unknown */
@@ -70,6 +90,11 @@ struct forensics_process {
     size_t nthreads;
     size_t threads_total; /* threads the process has; more than nthreads when cut */
     const char *error;    /* static text: why there are no stacks at all, NULL: none */
+    /* the runtime's own dump (RUNTIME DUMPS; filled by the caller) */
+    unsigned runtime;          /* FORENSICS_RT_*, 0: none asked */
+    char *runtime_dump;        /* what it printed meanwhile (malloc'ed, may be NULL) */
+    size_t runtime_dump_len;
+    const char *runtime_error; /* static text: why there is none, NULL: none */
 };
 
 struct forensics_report {

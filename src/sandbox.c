@@ -342,31 +342,16 @@ struct sandbox_filter {
 
 int sandbox_parse_deny(const char *list, unsigned *ret_mask)
 {
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } classes[] = {
+    static const struct name_bit classes[] = {
         {"network", SANDBOX_DENY_NETWORK},
         {"ptrace", SANDBOX_DENY_PTRACE},
         {"namespaces", SANDBOX_DENY_NAMESPACES},
         {"all", SANDBOX_DENY_NETWORK | SANDBOX_DENY_PTRACE | SANDBOX_DENY_NAMESPACES},
     };
     unsigned mask = 0;
-    const char *p = list;
-    for (;;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        size_t i;
-        for (i = 0; i < ARRAY_SIZE(classes); i++)
-            if (strlen(classes[i].name) == len && strncmp(classes[i].name, p, len) == 0)
-                break;
-        if (i == ARRAY_SIZE(classes))
-            return -EINVAL;
-        mask |= classes[i].bit;
-        if (!end)
-            break;
-        p = end + 1;
-    }
+    int r = parse_name_list(list, classes, ARRAY_SIZE(classes), &mask);
+    if (r < 0)
+        return r;
     *ret_mask |= mask;
     return 0;
 }

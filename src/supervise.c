@@ -56,6 +56,12 @@
 #include "util.h"
 #include "watchdog.h"
 
+/* A runtime's own dump (--dump): bytes kept per process; a JVM, which goes on running, is done
+ * once its output has been quiet this long (or, before it printed anything, this long). */
+#define RUNTIME_DUMP_MAX (1u << 20)
+#define RUNTIME_QUIET_NS (200 * NSEC_PER_MSEC)
+#define RUNTIME_FIRST_NS (1000 * NSEC_PER_MSEC)
+
 /* Lines longer than this reach the parsers as their first MAX_LINE bytes (pass-through is never
  * capped): mozlog suite_start lines of a few MiB exist, 4 MiB keeps them whole. */
 #define MAX_LINE (4u << 20)
@@ -168,6 +174,7 @@ struct sv {
     bool sweeping, sweep_gave_up;
     uint64_t sweep_give_up;
     bool watch_complete;        /* every member has a descriptor in the poll set */
+    struct jsonw *capture;      /* a runtime's dump being kept: what the command prints */
 };
 
 /* ---- output ---------------------------------------------------------------------------------- */
@@ -196,6 +203,8 @@ static enum passthru_read read_output(struct sv *sv, int i)
     if (r != PT_DATA)
         return r;
     sv->last_output_ns = now_ns();
+    if (sv->capture && sv->capture->len < RUNTIME_DUMP_MAX)
+        jsonw_append(sv->capture, buf, MIN(n, RUNTIME_DUMP_MAX - sv->capture->len));
     if (sv->testlog) {
         struct linebuf *lb = sv->lb[i];
         linebuf_feed(lb, buf, n, sv->last_output_ns, i == 0 ? on_line_stdout : on_line_stderr, sv);
@@ -547,6 +556,75 @@ static void write_dump_file(struct sv *sv, const struct forensics_report *rep, c
     jsonw_release(&text);
 }
 
+/* Ask p's runtime for its own dump with sig, and keep what the command prints meanwhile (it is
+ * passed through and parsed as always), until p exits (Go, Python), its output is quiet (a JVM),
+ * or the deadline. The signal goes through a pidfd held while membership is checked. */
+static void runtime_dump(struct sv *sv, struct forensics_process *p, int sig, uint64_t deadline)
+{
+    uint64_t start = now_ns();
+    if (start >= deadline) {
+        p->runtime_error = "left out: the budget ran out";
+        return;
+    }
+    int fd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+    if (fd < 0 || !tree_member(sv, p->pid)) {
+        p->runtime_error = "no longer a member of the tree";
+        closep(&fd);
+        return;
+    }
+    stream_flush(sv->stream);
+    if (syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0) < 0) {
+        p->runtime_error = "could not be signalled";
+        close(fd);
+        return;
+    }
+    struct jsonw cap;
+    jsonw_init(&cap);
+    sv->capture = &cap;
+    bool exited = false;
+    uint64_t last = start;
+    for (;;) {
+        uint64_t now = now_ns(), until = deadline;
+        if (p->runtime == FORENSICS_RT_JAVA)
+            until = MIN(until, cap.len ? last + RUNTIME_QUIET_NS : start + RUNTIME_FIRST_NS);
+        if (exited || now >= until)
+            break;
+        struct pollfd pfd[5];
+        int n = 0, i_out[2] = {-1, -1}, n_out[2] = {0, 0};
+        pfd[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
+        for (int i = 0; i < 2; i++)
+            if (sv->pt[i]) {
+                i_out[i] = n;
+                n += n_out[i] = passthru_events(sv->pt[i], &pfd[n]);
+            }
+        if (poll(pfd, (nfds_t)n, (int)((until - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC)) < 0 && errno != EINTR)
+            break;
+        exited = pfd[0].revents != 0;
+        for (int i = 0; i < 2; i++)
+            if (i_out[i] >= 0 && passthru_handle(sv->pt[i], &pfd[i_out[i]], n_out[i])) {
+                size_t before = cap.len;
+                read_output(sv, i);
+                if (cap.len > before)
+                    last = now_ns();
+            }
+    }
+    /* what it printed before it ended may still be in the pipes */
+    for (int i = 0; exited && i < 2; i++)
+        while (sv->pt[i] && now_ns() < deadline && !passthru_pending(sv->pt[i]) && read_output(sv, i) == PT_DATA)
+            ;
+    sv->capture = NULL;
+    close(fd);
+    if (!sv->pt[0] && !sv->pt[1])
+        p->runtime_error = "passed through, not kept (the output is not interposed: no profile, or --parse=none)";
+    else if (!exited && p->runtime != FORENSICS_RT_JAVA)
+        p->runtime_error = "had not finished within the budget";
+    if (!jsonw_failed(&cap) && cap.len) {
+        p->runtime_dump = cap.buf;
+        p->runtime_dump_len = cap.len;
+    } else
+        jsonw_release(&cap);
+}
+
 /* What every live process of the tree was doing, recorded after the stop's first finalization
  * and before its first signal: a stack line per thread and a marker per process in the stream,
  * the summary's lines, the text file. */
@@ -578,6 +656,16 @@ static void dump_tree(struct sv *sv, enum stop_cause cause)
         log_errno(r, "cannot record what the tree was doing");
         return;
     }
+    /* After the stacks (a Go program exits once it has printed its goroutines): the runtimes
+     * asked for, within what is left of the budget. */
+    uint64_t deadline = sat_add_u64(rep.start_ns, cfg.budget_ns);
+    for (size_t i = 0; sv->o->dump_runtimes && i < rep.nprocs; i++) {
+        int sig = 0;
+        struct forensics_process *p = &rep.procs[i];
+        if ((p->runtime = forensics_runtime_of(p->pid, sv->o->dump_runtimes, &sig)))
+            runtime_dump(sv, p, sig, deadline);
+    }
+    rep.end_ns = now_ns();
     /* The test each process ran under: the innermost open one that had started when it did (its
      * start is in clock ticks, floored: a tick's grace). Copies: the ids are the module's. */
     char **tests = calloc(rep.nprocs ? rep.nprocs : 1, sizeof *tests);
@@ -1643,6 +1731,8 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         .restore_sigxfsz = true,
         .sigxfsz_ignored = xfsz_ignored,
         .mark = mark,
+        /* CPython prints every thread's traceback on a fatal signal with this set at its start */
+        .env_extra = o->dump && (o->dump_runtimes & FORENSICS_RT_PYTHON) ? "PYTHONFAULTHANDLER=1" : NULL,
         .pdeath_signal = o->signal ? o->signal : SIGKILL,
         .before_exec = cmd_filter ? sandbox_command_filter_apply : NULL,
         .before_exec_ctx = cmd_filter,

@@ -38,10 +38,7 @@ static const struct tl_format *const format_table[] = {
 
 _Static_assert(ARRAY_SIZE(format_table) <= 16, "prefilter masks are 16 bits");
 
-static const struct {
-    const char *name;
-    unsigned bit;
-} format_names[] = {
+static const struct name_bit format_names[] = {
     {"mozlog", TL_FMT_MOZLOG},   {"tbpl", TL_FMT_TBPL},         {"mach", TL_FMT_MACH},
     {"tap", TL_FMT_TAP},         {"go", TL_FMT_GO},             {"gotest", TL_FMT_GO},
     {"gtest", TL_FMT_GTEST},     {"googletest", TL_FMT_GTEST},  {"pytest", TL_FMT_PYTEST},
@@ -300,25 +297,7 @@ int testlog_parse_formats(const char *arg, unsigned *ret_mask)
         *ret_mask = 0;
         return 0;
     }
-    unsigned mask = 0;
-    const char *p = arg;
-    for (;;) {
-        const char *e = strchr(p, ',');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        bool found = false;
-        for (size_t i = 0; i < ARRAY_SIZE(format_names); i++)
-            if (strlen(format_names[i].name) == n && memcmp(format_names[i].name, p, n) == 0) {
-                mask |= format_names[i].bit;
-                found = true;
-            }
-        if (!found)
-            return -EINVAL;
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    *ret_mask = mask;
-    return 0;
+    return parse_name_list(arg, format_names, ARRAY_SIZE(format_names), ret_mask);
 }
 
 /* ---- lifecycle ---- */
