@@ -185,6 +185,18 @@ void summary_add_stack(struct summary_facts *f, int pid, const char *line, size_
     }
 }
 
+void summary_add_left(struct summary_facts *f, int pid, const char *cmd, size_t cmd_len, const char *test)
+{
+    f->left_total++;
+    if (f->n_left < SUMMARY_MAX_LIST) {
+        struct summary_proc *p = &f->left[f->n_left++];
+        memset(p, 0, sizeof *p);
+        p->pid = pid;
+        copy_text(p->cmd, sizeof p->cmd, cmd, cmd_len);
+        copy_text(p->test, sizeof p->test, test ? test : "", test ? strlen(test) : 0);
+    }
+}
+
 void summary_alive_first(struct summary_facts *f, int pid)
 {
     for (size_t i = f->n_alive_first; i < f->n_alive; i++)
@@ -530,6 +542,20 @@ int summary_format(const struct summary_facts *f, const struct summary_style *st
         label(&b, st, "stacks");
         buf_printf(&b, "%s\n", f->dump_path);
     }
+
+    if (f->leaked) {
+        label(&b, st, "leaked");
+        buf_printf(&b, "%llu process%s left running by %llu test%s (their markers list them)\n",
+                   (unsigned long long)f->leaked, f->leaked == 1 ? "" : "es", (unsigned long long)f->leaking_tests,
+                   f->leaking_tests == 1 ? "" : "s");
+    }
+    for (size_t i = 0; i < f->n_left; i++) {
+        proc_row(&b, st, "left behind", i, f->left[i].pid, f->left[i].cmd);
+        if (f->left[i].test[0])
+            buf_printf(&b, " (left by test %s)", f->left[i].test);
+        buf_puts(&b, "\n");
+    }
+    more_rows(&b, f->left_total, f->n_left);
 
     for (size_t i = 0; i < f->n_oom; i++) {
         proc_row(&b, st, "OOM killed", i, f->oom[i].pid, f->oom[i].cmd);

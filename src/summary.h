@@ -112,6 +112,11 @@ struct summary_facts {
     size_t n_alive, alive_total;
     size_t n_alive_first; /* how many summary_alive_first moved to the front */
 
+    /* Processes tests left behind (test markers' "leaked"), and the processes alive when the
+     * command exited, each with the test that left it behind when known (summary_proc.test). */
+    uint64_t leaked, leaking_tests;
+    struct summary_proc left[SUMMARY_MAX_LIST];
+    size_t n_left, left_total;
     /* The dump of the processes at the stop (forensics.h): its text file, and what the budget
      * cut off. */
     const char *dump_path;      /* NULL: no text file */
@@ -178,6 +183,9 @@ void summary_add_stack(struct summary_facts *f, int pid, const char *line, size_
 /* Move the alive process pid ahead of those not moved so far (the hung test's processes first:
  * call it for each of them, in order). */
 void summary_alive_first(struct summary_facts *f, int pid);
+/* Note a process alive when the command exited, and the test that left it behind (NULL: none
+ * known). Bounded; total counted. */
+void summary_add_left(struct summary_facts *f, int pid, const char *cmd, size_t cmd_len, const char *test);
 /* Note an OOM kill (bounded; total counted). test may be NULL. */
 void summary_add_oom(struct summary_facts *f, int pid, const char *cmd, uint64_t rss, const char *test);
 

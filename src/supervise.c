@@ -62,6 +62,11 @@
 #define RUNTIME_QUIET_NS (200 * NSEC_PER_MSEC)
 #define RUNTIME_FIRST_NS (1000 * NSEC_PER_MSEC)
 
+/* Processes a test left behind, remembered with the test that started them, for the leftovers
+ * the run ends with; and how many of a test's candidates are checked. */
+#define LEAKS_KEPT 256
+#define LEAK_CANDIDATES 64
+
 /* Lines longer than this reach the parsers as their first MAX_LINE bytes (pass-through is never
  * capped): mozlog suite_start lines of a few MiB exist, 4 MiB keeps them whole. */
 #define MAX_LINE (4u << 20)
@@ -175,6 +180,13 @@ struct sv {
     uint64_t sweep_give_up;
     bool watch_complete;        /* every member has a descriptor in the poll set */
     struct jsonw *capture;      /* a runtime's dump being kept: what the command prints */
+    /* processes tests left behind, with the test (the last LEAKS_KEPT): who started a leftover */
+    struct leak {
+        pid_t pid;
+        uint64_t starttime;
+        char *test;
+    } leaks[LEAKS_KEPT];
+    size_t nleaks;
 };
 
 /* ---- output ---------------------------------------------------------------------------------- */
@@ -893,6 +905,50 @@ static void after_sample(struct sv *sv, uint64_t now)
     }
 }
 
+/* The processes a test leaves behind (testlog_probe.leaked): those the sampler knows that started
+ * since the test did and are alive now - checked in /proc, since without the process connector
+ * the sampler learns of ends only at samples. The command itself is none. */
+static size_t probe_leaked(void *ctx, const char *test, uint64_t since_ns, char *cmds, size_t cap)
+{
+    struct sv *sv = ctx;
+    struct sampler_proc procs[LEAK_CANDIDATES];
+    size_t n = MIN(sampler_started_since(sv->sampler, since_ns, procs, LEAK_CANDIDATES), (size_t)LEAK_CANDIDATES);
+    size_t alive = 0, len = 0;
+    cmds[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        char path[64], buf[1024];
+        struct procfs_pid_stat st;
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)procs[i].pid);
+        ssize_t k = read_file_at(AT_FDCWD, path, buf, sizeof buf);
+        if (procs[i].pid == sv->pid || k < 0 || procfs_parse_pid_stat(buf, (size_t)k, &st) < 0 || st.state == 'Z' ||
+            st.starttime != procs[i].starttime)
+            continue;
+        alive++;
+        const char *cmd = procs[i].cmd ? procs[i].cmd : procs[i].comm;
+        int w = snprintf(cmds + len, cap - len, "%s%s", len ? "; " : "", cmd);
+        len = w < 0 ? len : MIN(len + (size_t)w, cap - 1);
+        struct leak *l = &sv->leaks[sv->nleaks++ % LEAKS_KEPT];
+        free(l->test);
+        *l = (struct leak){procs[i].pid, procs[i].starttime, strdup(test)};
+    }
+    return alive;
+}
+
+/* The test that left pid behind, when one did (NULL: none known). */
+static const char *leaked_by(const struct sv *sv, pid_t pid)
+{
+    char path[64], buf[1024];
+    struct procfs_pid_stat st;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    ssize_t k = read_file_at(AT_FDCWD, path, buf, sizeof buf);
+    if (k < 0 || procfs_parse_pid_stat(buf, (size_t)k, &st) < 0)
+        return NULL;
+    for (size_t i = MIN(sv->nleaks, (size_t)LEAKS_KEPT); i-- > 0;)
+        if (sv->leaks[i].pid == pid && sv->leaks[i].starttime == st.starttime)
+            return sv->leaks[i].test;
+    return NULL;
+}
+
 static void on_command_exit(struct sv *sv)
 {
     sv->deadline_timeout = sv->deadline_output = sv->deadline_kill = sv->deadline_cpu = NS_INFINITY;
@@ -904,6 +960,16 @@ static void on_command_exit(struct sv *sv)
     if (sv->timerfd >= 0) {
         close(sv->timerfd);
         sv->timerfd = -1;
+    }
+    if (sv->sum && !contain_empty(sv->contain)) {
+        /* What the run ends with, and which test left each behind. */
+        struct runmarks_process *procs;
+        char *cmds;
+        size_t n = live_processes(sv, &procs, &cmds);
+        for (size_t i = 0; i < n; i++)
+            summary_add_left(sv->sum, (int)procs[i].pid, procs[i].cmd, procs[i].cmd_len, leaked_by(sv, procs[i].pid));
+        free(procs);
+        free(cmds);
     }
     if (!sv->o->kill_leftovers || sv->o->foreground || contain_empty(sv->contain)) {
         sv->phase = PH_DRAIN;
@@ -1440,6 +1506,8 @@ static void write_summary(struct sv *sv, const struct supervise_result *res)
         for (size_t i = 0; i < n; i++)
             summary_add_unexpected(f, list[i].test, strlen(list[i].test), list[i].status, list[i].duration_ns);
         f->unexpected_total = ts.unexpected;
+        f->leaked = ts.leaked;
+        f->leaking_tests = ts.leaking_tests;
         n = testlog_slowest(sv->testlog, &list);
         for (size_t i = 0; i < n; i++)
             summary_add_slowest(f, list[i].test, strlen(list[i].test), list[i].status, list[i].duration_ns);
@@ -1679,7 +1747,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         log_errno(r, "cannot set up the sampling timer");
         goto out;
     }
-    struct testlog_probe tprobe = {probe_tree_cpu, probe_tree_rss, &sv};
+    struct testlog_probe tprobe = {probe_tree_cpu, probe_tree_rss, probe_leaked, &sv};
     if (interpose && o->parse_formats && !o->no_profile) {
         struct testlog_config tcfg = {
             .formats = o->parse_formats,
@@ -1834,6 +1902,8 @@ out:
     closep(&sv.profile_lock);
     free(sv.profile_path);
     free(sv.dump_path);
+    for (size_t i = 0; i < MIN(sv.nleaks, (size_t)LEAKS_KEPT); i++)
+        free(sv.leaks[i].test);
     free(sv.sum);
     free(mark);
     return r;

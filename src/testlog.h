@@ -58,6 +58,11 @@ struct testlog_probe {
     /* The tree's RSS now (bytes, 0 unknown), read at tests' starts and ends so that a test's peak
      * is its own even when no sample falls inside it; NULL: only the samples taken while it ran */
     uint64_t (*tree_rss)(void *ctx);
+    /* The processes a test that ran from since_ns leaves behind at its end: how many are still
+     * alive that started since then, their command lines joined by "; " into cmds (cut to cap,
+     * NUL-terminated). test: its id, for the caller to remember who started them. NULL: not
+     * asked. Not asked for tests the run's end closes (still running then). */
+    size_t (*leaked)(void *ctx, const char *test, uint64_t since_ns, char *cmds, size_t cap);
     void *ctx;
 };
 
@@ -104,6 +109,8 @@ struct testlog_stats {
     uint64_t subtests;     /* subtest results seen */
     uint64_t crashes;      /* crash reports */
     uint64_t ends_unmatched; /* test ends that matched no open test */
+    uint64_t leaking_tests;  /* tests that left processes behind (testlog_probe.leaked) */
+    uint64_t leaked;         /* ... and how many */
 };
 
 /* One finished test, for the summary. Strings are owned by the testlog and live until
