@@ -98,6 +98,7 @@ static int proc_facts(pid_t pid, struct forensics_process *p)
     p->pid = pid;
     p->ppid = st.ppid;
     p->state = st.state;
+    p->starttime = st.starttime;
     p->start_ns = start_of(st.starttime);
     snprintf(p->comm, sizeof p->comm, "%s", st.comm);
     snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
@@ -266,7 +267,7 @@ static const char *ptrace_error(int err)
 
 /* Seize, interrupt and wait for each thread of p that can stop; walk the stopped ones; detach
  * all. Returns the threads left out by the budget. */
-static size_t stacks_of(struct forensics_process *p, uint64_t deadline)
+static size_t stacks_of(struct forensics_process *p, const struct forensics_hold *h, uint64_t deadline)
 {
     bool seized[FORENSICS_MAX_THREADS] = {0}, stopped[FORENSICS_MAX_THREADS] = {0};
     size_t any = 0, cut = 0;
@@ -290,19 +291,25 @@ static size_t stacks_of(struct forensics_process *p, uint64_t deadline)
         if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) < 0)
             t->error = ptrace_error(errno);
     }
+    /* Seized, its pid cannot be taken over now: is it still the process held? A pid recycled
+     * before the seize is a stranger: it is only waited for and let go, never unwound. */
+    bool same = forensics_hold_same(h);
     for (size_t i = 0; i < p->nthreads; i++) {
-        if (!seized[i] || p->threads[i].error)
-            continue;
-        int r = wait_stopped(p->threads[i].tid, deadline);
+        struct forensics_thread *t = &p->threads[i];
+        if (!seized[i] || t->error)
+            continue; /* not seized, or not interrupted (it ended) */
+        int r = wait_stopped(t->tid, deadline);
         if (r < 0)
-            p->threads[i].error = ptrace_error(-r);
+            t->error = ptrace_error(-r);
+        else if (!same)
+            stopped[i] = true, t->error = "ended meanwhile";
         else
             stopped[i] = true, any++;
     }
     Dwfl *dwfl = any ? open_dwfl(p->pid) : NULL;
     for (size_t i = 0; i < p->nthreads; i++) {
         struct forensics_thread *t = &p->threads[i];
-        if (!stopped[i])
+        if (!stopped[i] || t->error)
             continue;
         if (!dwfl) {
             t->error = "its modules could not be read";
@@ -330,22 +337,56 @@ static size_t stacks_of(struct forensics_process *p, uint64_t deadline)
     }
     if (dwfl)
         dwfl_end(dwfl);
-    /* Nothing stays traced: the supervisor signals next. */
+    /* Nothing stays traced: the supervisor signals next. (A thread seized that never stopped -
+     * it went into D state after it was listed - cannot be detached; the kernel lets it go when
+     * it ends.) */
     for (size_t i = 0; i < p->nthreads; i++)
-        if (seized[i])
+        if (stopped[i])
             ptrace(PTRACE_DETACH, p->threads[i].tid, NULL, NULL);
     return cut;
 }
 #endif
 
-/* A member of the tree, held by a pidfd while membership is asked again. */
-static bool still_member(const struct forensics_config *cfg, pid_t pid, int pidfd)
+static uint64_t starttime_of(pid_t pid)
 {
-    if (pidfd < 0)
-        return false;
-    if (cfg->is_member && !cfg->is_member(cfg->ctx, pid))
-        return false;
-    return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
+    struct procfs_pid_stat st;
+    return task_stat(pid, pid, &st) < 0 || st.state == 'Z' || st.state == 'X' ? 0 : st.starttime;
+}
+
+int forensics_hold(const struct forensics_config *cfg, pid_t pid, uint64_t starttime, struct forensics_hold *h)
+{
+    *h = (struct forensics_hold){(int)syscall(SYS_pidfd_open, pid, 0), pid, starttime};
+    if (h->pidfd < 0 && errno != ENOSYS)
+        return -ESRCH;
+    /* asked after the pidfd is held: a pid recycled in between would have to be a member again */
+    if ((cfg->is_member && !cfg->is_member(cfg->ctx, pid)) || !forensics_hold_same(h)) {
+        forensics_release(h);
+        return -ESRCH;
+    }
+    return 0;
+}
+
+bool forensics_hold_same(const struct forensics_hold *h)
+{
+    if (h->pidfd >= 0)
+        return syscall(SYS_pidfd_send_signal, h->pidfd, 0, NULL, 0) == 0;
+    return h->starttime && starttime_of(h->pid) == h->starttime;
+}
+
+int forensics_hold_signal(const struct forensics_hold *h, int sig)
+{
+    if (h->pidfd >= 0)
+        return syscall(SYS_pidfd_send_signal, h->pidfd, sig, NULL, 0) == 0 ? 0 : -errno;
+    if (!forensics_hold_same(h))
+        return -ESRCH;
+    return kill(h->pid, sig) == 0 ? 0 : -errno;
+}
+
+void forensics_release(struct forensics_hold *h)
+{
+    if (h->pidfd >= 0)
+        close(h->pidfd);
+    h->pidfd = -1;
 }
 
 int forensics_record(const struct forensics_config *cfg, const pid_t *pids, size_t n, struct forensics_report *ret)
@@ -379,13 +420,12 @@ int forensics_record(const struct forensics_config *cfg, const pid_t *pids, size
             ret->cut_off_processes++;
             continue;
         }
-        int fd = (int)syscall(SYS_pidfd_open, p->pid, 0);
-        if (!still_member(cfg, p->pid, fd))
+        struct forensics_hold h;
+        if (forensics_hold(cfg, p->pid, p->starttime, &h) < 0)
             p->error = "no longer a member of the tree";
         else
-            ret->cut_off_threads += stacks_of(p, deadline);
-        if (fd >= 0)
-            close(fd);
+            ret->cut_off_threads += stacks_of(p, &h, deadline);
+        forensics_release(&h);
     }
 #else
     for (size_t i = 0; i < ret->nprocs; i++)

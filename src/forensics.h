@@ -83,6 +83,7 @@ struct forensics_process {
     char *wchan;       /* where it sleeps in the kernel ("0": running), NULL: unknown */
     char *syscall;     /* /proc/PID/syscall, one line ("running", "-1 ...", "NR args sp pc") */
     char *kstack;      /* /proc/PID/stack, NULL: not readable */
+    uint64_t starttime; /* /proc's start time (ticks after boot): with pid, the process */
     uint64_t start_ns; /* when it started (CLOCK_MONOTONIC; /proc's clock ticks, so up to one
                           tick early), 0: unknown */
     const char *test;  /* the open test it ran under, NULL: none (filled by the caller) */
@@ -118,6 +119,23 @@ struct forensics_config {
  * out. */
 int forensics_record(const struct forensics_config *cfg, const pid_t *pids, size_t n, struct forensics_report *ret);
 void forensics_report_free(struct forensics_report *r);
+
+/* A hold on one member of the tree while it is traced or signalled: a pidfd, opened before its
+ * membership is asked again; where the kernel has none (before 5.3, or under valgrind), its /proc
+ * start time, read again after each step instead. */
+struct forensics_hold {
+    int pidfd; /* -1: none, the start time is the check */
+    pid_t pid;
+    uint64_t starttime;
+};
+/* Hold pid (whose start time was starttime when listed) if it is still that process and a
+ * member. Returns 0, or -ESRCH (gone, another process, or no longer a member). */
+int forensics_hold(const struct forensics_config *cfg, pid_t pid, uint64_t starttime, struct forensics_hold *h);
+/* The held process is still alive and the one held. */
+bool forensics_hold_same(const struct forensics_hold *h);
+/* Signal the held process (pidfd_send_signal, else kill after the check). 0 or -errno. */
+int forensics_hold_signal(const struct forensics_hold *h, int sig);
+void forensics_release(struct forensics_hold *h);
 
 /* The report as text, for people who grep CI artifacts (--dump-file). Appended to w. */
 void forensics_text(const struct forensics_report *r, struct jsonw *w);

@@ -578,16 +578,16 @@ static void runtime_dump(struct sv *sv, struct forensics_process *p, int sig, ui
         p->runtime_error = "left out: the budget ran out";
         return;
     }
-    int fd = (int)syscall(SYS_pidfd_open, p->pid, 0);
-    if (fd < 0 || !tree_member(sv, p->pid)) {
+    struct forensics_config cfg = {.is_member = tree_member, .ctx = sv};
+    struct forensics_hold h;
+    if (forensics_hold(&cfg, p->pid, p->starttime, &h) < 0) {
         p->runtime_error = "no longer a member of the tree";
-        closep(&fd);
         return;
     }
     stream_flush(sv->stream);
-    if (syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0) < 0) {
+    if (forensics_hold_signal(&h, sig) < 0) {
         p->runtime_error = "could not be signalled";
-        close(fd);
+        forensics_release(&h);
         return;
     }
     struct jsonw cap;
@@ -603,7 +603,10 @@ static void runtime_dump(struct sv *sv, struct forensics_process *p, int sig, ui
             break;
         struct pollfd pfd[5];
         int n = 0, i_out[2] = {-1, -1}, n_out[2] = {0, 0};
-        pfd[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
+        /* without a pidfd its end is looked for at each wake-up (WATCH_FALLBACK at the latest) */
+        pfd[n++] = (struct pollfd){.fd = h.pidfd, .events = POLLIN};
+        if (h.pidfd < 0)
+            until = MIN(until, now + WATCH_FALLBACK);
         for (int i = 0; i < 2; i++)
             if (sv->pt[i]) {
                 i_out[i] = n;
@@ -611,7 +614,7 @@ static void runtime_dump(struct sv *sv, struct forensics_process *p, int sig, ui
             }
         if (poll(pfd, (nfds_t)n, (int)((until - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC)) < 0 && errno != EINTR)
             break;
-        exited = pfd[0].revents != 0;
+        exited = h.pidfd >= 0 ? pfd[0].revents != 0 : !forensics_hold_same(&h);
         for (int i = 0; i < 2; i++)
             if (i_out[i] >= 0 && passthru_handle(sv->pt[i], &pfd[i_out[i]], n_out[i])) {
                 size_t before = cap.len;
@@ -625,7 +628,7 @@ static void runtime_dump(struct sv *sv, struct forensics_process *p, int sig, ui
         while (sv->pt[i] && now_ns() < deadline && !passthru_pending(sv->pt[i]) && read_output(sv, i) == PT_DATA)
             ;
     sv->capture = NULL;
-    close(fd);
+    forensics_release(&h);
     if (!sv->pt[0] && !sv->pt[1])
         p->runtime_error = "passed through, not kept (the output is not interposed: no profile, or --parse=none)";
     else if (!exited && p->runtime != FORENSICS_RT_JAVA)

@@ -94,15 +94,17 @@ START_TEST(test_parked_child)
     bool found = false;
     for (size_t k = 0; k < t->nframes; k++)
         found |= strcmp(t->frames[k], "forensics_test_parked_here") == 0;
-    ck_assert_msg(found, "no frame of forensics_test_parked_here (%zu frames, first %s)", t->nframes,
-                  t->nframes ? t->frames[0] : "-");
+    /* Under valgrind the child runs on valgrind's translated code: its stack is valgrind's. */
+    bool vg = getenv("RESMON_UNDER_VALGRIND") != NULL;
+    ck_assert_msg(found || (vg && t->nframes), "no frame of forensics_test_parked_here (%zu frames, first %s)",
+                  t->nframes, t->nframes ? t->frames[0] : "-");
     /* the text and the stream line say the same */
     struct jsonw w;
     jsonw_init(&w);
     forensics_text(&r, &w);
-    ck_assert_ptr_nonnull(strstr(w.buf, " forensics_test_parked_here\n"));
+    ck_assert(vg || strstr(w.buf, " forensics_test_parked_here\n"));
     forensics_stack_line(&w, p, t, 12.5);
-    ck_assert_ptr_nonnull(strstr(w.buf, "\"forensics_test_parked_here\""));
+    ck_assert(vg || strstr(w.buf, "\"forensics_test_parked_here\""));
     ck_assert_ptr_nonnull(strstr(w.buf, "\"time\":12.5"));
     jsonw_release(&w);
 #else
