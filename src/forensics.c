@@ -327,6 +327,7 @@ static size_t stacks_of(struct forensics_process *p, const struct forensics_hold
             continue;
         }
         struct walk w = {dwfl, t, 0};
+        t->at_ns = now_ns();
         if (dwfl_getthread_frames(dwfl, t->tid, on_frame, &w) != 0 && !t->nframes) {
             t->error = "no frame could be unwound";
             /* libdw (0.188) leaves the thread marked as attached when its registers cannot be

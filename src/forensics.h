@@ -52,6 +52,7 @@ struct forensics_thread {
     char **frames;     /* innermost first: the function's name, else "module+0xoffset", else
                           "0xaddress" */
     uint64_t *pcs;     /* the frames' addresses */
+    uint64_t at_ns;    /* when its stack was taken (0: none was) */
     const char *error; /* static text: why there is no stack (NULL: frames are the stack) */
 };
 
@@ -146,7 +147,7 @@ extern const struct marker_type forensics_dump_type;
 void forensics_dump_payload(struct jsonw *w, const struct forensics_process *p);
 
 /* The stream's stack line of one thread (profile.h: the converter makes each dumped process a
- * thread of the profile with one sample per thread):
+ * thread of the profile with one sample per thread), time_ms when its stack was taken:
  *   {"type":"stack","pid":P,"ppid":P,"tid":T,"process":CMD,"name":COMM,"thread":TCOMM,"time":MS,
  *    "frames":[innermost first]}
  * w is reset first. */

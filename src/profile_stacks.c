@@ -170,8 +170,11 @@ static void add_sample(struct tables *t, const cJSON *line)
         t->failed = true;
         return;
     }
+    double at = cJSON_IsNumber(tm) ? tm->valuedouble : 0;
+    if (t->nsample && at < t->stime[t->nsample - 1] + 0.001)
+        at = t->stime[t->nsample - 1] + 0.001;
     t->sstack[t->nsample] = stack;
-    t->stime[t->nsample++] = cJSON_IsNumber(tm) ? tm->valuedouble : 0;
+    t->stime[t->nsample++] = at;
 }
 
 static void free_tables(struct tables *t)

@@ -3,7 +3,9 @@
  *
  * Each dumped process becomes one thread of the profile after the run's own: its own track,
  * processName its command line, name its executable's name, pid its pid (a string, as the
- * front-end wants), tid its pid. Each of its threads is one sample at the dump's time, whose stack
+ * front-end wants), tid its pid. Each of its threads is one sample at the time its stack was
+ * taken (made strictly increasing, 1 us apart at least, so that the Stack Chart, which draws a
+ * sample until the next one, shows every thread), whose stack
  * is the thread's frames under a root frame naming the thread ("thread TID NAME"), so the Call
  * Tree and the Stack Chart show every thread of every process where it was stuck. The tables are
  * the processed format's (preprocessedProfileVersion 47): samples, stackTable, frameTable,

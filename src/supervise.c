@@ -696,14 +696,13 @@ static void dump_tree(struct sv *sv, enum stop_cause cause)
     }
     struct jsonw w;
     jsonw_init(&w);
-    double t_ms = sv->stream ? stream_ms(sv->stream, rep.start_ns) : 0;
     for (size_t i = 0; i < rep.nprocs; i++) {
         struct forensics_process *p = &rep.procs[i];
         if (sv->sink) {
             for (size_t j = 0; j < p->nthreads; j++) {
                 if (!p->threads[j].nframes)
                     continue; /* no stack: the marker and the text file say why */
-                forensics_stack_line(&w, p, &p->threads[j], t_ms);
+                forensics_stack_line(&w, p, &p->threads[j], stream_ms(sv->stream, p->threads[j].at_ns));
                 if (!jsonw_failed(&w))
                     marker_state(sv->sink, w.buf, w.len);
             }
