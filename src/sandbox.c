@@ -150,7 +150,8 @@ static int add_self_rules(scmp_filter_ctx ctx)
             return r;
     /* libdw reads a stopped tracee's memory with it where available (the same access check as
      * PTRACE_PEEKDATA; it changes nothing). */
-    if ((r = allow_if(ctx, "process_vm_readv", SCMP_A1(SCMP_CMP_NE, 0))) < 0)
+    static const char *const vm_read[] = {"process_vm_readv"};
+    if ((r = add_allow_list(ctx, vm_read, ARRAY_SIZE(vm_read))) < 0)
         return r;
     if (SANDBOX_SANITIZER) {
         if ((r = add_allow_list(ctx, allow_names_sanitizer, ARRAY_SIZE(allow_names_sanitizer))) < 0)

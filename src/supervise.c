@@ -748,7 +748,7 @@ static void dump_tree(struct sv *sv, enum stop_cause cause)
     sv->dump_path = dump_path_for(sv);
     if (sv->dump_path)
         write_dump_file(sv, &rep, sv->dump_path);
-    if (sv->o->verbose)
+    if (sv->o->verbose && !sv->o->timeout_mode) /* -v there says only what GNU timeout says */
         log_msg("recorded %zu process%s of the tree in %.1f ms", rep.nprocs, rep.nprocs == 1 ? "" : "es",
                 (double)(rep.end_ns - rep.start_ns) / 1e6);
     for (size_t i = 0; tests && i < rep.nprocs; i++)
@@ -913,6 +913,8 @@ static void after_sample(struct sv *sv, uint64_t now)
 static size_t probe_leaked(void *ctx, const char *test, uint64_t since_ns, char *cmds, size_t cap)
 {
     struct sv *sv = ctx;
+    if (!sv->sampler)
+        return 0;
     struct sampler_proc procs[LEAK_CANDIDATES];
     size_t n = MIN(sampler_started_since(sv->sampler, since_ns, procs, LEAK_CANDIDATES), (size_t)LEAK_CANDIDATES);
     size_t alive = 0, len = 0;
