@@ -393,7 +393,6 @@ void forensics_release(struct forensics_hold *h)
 int forensics_record(const struct forensics_config *cfg, const pid_t *pids, size_t n, struct forensics_report *ret)
 {
     *ret = (struct forensics_report){.start_ns = now_ns()};
-    uint64_t deadline = sat_add_u64(ret->start_ns, cfg->budget_ns);
     ret->procs = calloc(n ? n : 1, sizeof *ret->procs);
     if (!ret->procs)
         return -ENOMEM;
@@ -413,6 +412,7 @@ int forensics_record(const struct forensics_config *cfg, const pid_t *pids, size
         ret->nprocs++;
     }
 #ifdef HAVE_LIBDW
+    uint64_t deadline = sat_add_u64(ret->start_ns, cfg->budget_ns);
     ret->stacks_available = true;
     for (size_t i = 0; i < ret->nprocs; i++) {
         struct forensics_process *p = &ret->procs[i];
