@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "forensics.h"
 #include "log.h"
 #include "profile.h"
 #include "sandbox.h"
@@ -184,6 +185,10 @@ enum {
     OPT_CPU_LIMIT,
     OPT_TASKS_LIMIT,
     OPT_MARK,
+    OPT_NO_DUMP,
+    OPT_DUMP_BUDGET,
+    OPT_DUMP_FILE,
+    OPT_DUMP,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -222,6 +227,10 @@ static const struct option long_options[] = {
     {"deny", required_argument, NULL, OPT_DENY},
     {"recover", required_argument, NULL, OPT_RECOVER},
     {"mark", no_argument, NULL, OPT_MARK},
+    {"no-dump", no_argument, NULL, OPT_NO_DUMP},
+    {"dump-budget", required_argument, NULL, OPT_DUMP_BUDGET},
+    {"dump-file", required_argument, NULL, OPT_DUMP_FILE},
+    {"dump", required_argument, NULL, OPT_DUMP},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -356,6 +365,17 @@ void cli_print_help(bool timeout_mode)
           "                             2N all but the run's end (default 2000000; 0 no limit)\n"
           "      --recover=STREAM       turn a stream left by a killed run into a profile (-o: where)\n"
           "      --mark KIND NAME [TEXT]  from inside COMMAND: record a marker (see the manual)\n"
+          "\nAt a stop (timeout, limit, stop request), before any signal:\n"
+          "      --dump-budget=DURATION  time for recording what every process of the tree was\n"
+          "                             doing: state, system call, every thread's stack (default\n"
+          "                             2s on a timeout or limit, 0.5s on a stop request; 0: no\n"
+          "                             stacks); off unless given when invoked as *timeout\n"
+          "      --dump-file=FILE       the dump as text (default: the profile's path with\n"
+          "                             .stacks.txt appended)\n"
+          "      --dump=RUNTIMES        also ask these runtimes for their own dump, a comma list\n"
+          "                             of: go (SIGQUIT), java (SIGQUIT), python (SIGABRT, with\n"
+          "                             PYTHONFAULTHANDLER set for COMMAND); none by default\n"
+          "      --no-dump              record nothing\n"
           "\nOther:\n"
           "  -v, --verbose              diagnose signals sent and the containment used\n"
           "  -q, --quiet                no summary at the end\n"
@@ -392,6 +412,9 @@ int cli_parse(int argc, char **argv, struct options *o)
     o->max_markers = PROFILE_MAX_MARKERS_DEFAULT;
     o->no_profile = o->timeout_mode;
     o->quiet = o->timeout_mode;
+    /* GNU timeout's timing is resmon-timeout's contract: no dump unless asked for. */
+    o->dump = !o->timeout_mode;
+    bool asked_dump = false, no_dump = false;
 
     /* '+': stop at the first non-option (the command); ':' lets us word missing arguments. */
     const char *shortopts = "+:t:s:k:pfvqo:i:";
@@ -489,6 +512,23 @@ int cli_parse(int argc, char **argv, struct options *o)
             break;
         }
         case OPT_NO_SANDBOX: o->no_sandbox = true; break;
+        case OPT_NO_DUMP: o->dump = false, no_dump = true; break;
+        case OPT_DUMP_BUDGET:
+            r = duration_arg(optarg, &o->dump_budget_ns);
+            o->dump_budget_set = true;
+            asked_dump = true;
+            break;
+        case OPT_DUMP:
+            if (forensics_parse_runtimes(optarg, &o->dump_runtimes) < 0)
+                r = usage_error("invalid --dump list '%s' (go, java, python)", optarg);
+            asked_dump = true;
+            break;
+        case OPT_DUMP_FILE:
+            if (!*optarg)
+                r = usage_error("empty --dump-file path");
+            o->dump_file = optarg;
+            asked_dump = true;
+            break;
         case OPT_DENY_NETWORK:
             o->deny_network = true;
             o->deny |= SANDBOX_DENY_NETWORK;
@@ -549,6 +589,8 @@ int cli_parse(int argc, char **argv, struct options *o)
         }
     }
 
+    if (asked_dump && !no_dump)
+        o->dump = true;
     /* A profile named *.gz is written compressed; the stream is plain whatever its name. */
     if (profile_path_wants_gzip(o->action == CLI_RECOVER && !o->output ? o->recover : o->output))
         o->gzip = true;

@@ -65,6 +65,12 @@ struct options {
     size_t n_meta;
     bool no_sandbox, deny_network;
     unsigned deny;              /* SANDBOX_DENY_* mask for the command (--deny, --deny-network) */
+    /* the dump of the tree's processes at a stop, before any signal (forensics.h) */
+    bool dump;                  /* on (default unless invoked as *timeout; --no-dump) */
+    bool dump_budget_set;       /* --dump-budget given; else the default for the stop's cause */
+    uint64_t dump_budget_ns;    /* 0: /proc facts only, no stacks */
+    const char *dump_file;      /* --dump-file; NULL: <profile>.stacks.txt beside the profile */
+    unsigned dump_runtimes;     /* --dump=LIST: FORENSICS_RT_* mask (forensics.h); 0: none */
     const char *recover;        /* CLI_RECOVER: the stream */
     char **argv;                /* the command (CLI_RUN) or --mark's arguments (CLI_MARK) */
     int argc;
@@ -73,6 +79,12 @@ struct options {
 /* The shortest sampling interval -i takes (0 aside): a sample costs tens of microseconds and a
  * stream line each; thousands a second would measure resmon-run more than the command. */
 #define CLI_MIN_INTERVAL_NS UINT64_C(10000000)
+
+/* The dump's budget when --dump-budget is not given: on the run's own limits (a timeout), and on
+ * a stop request or the parent's death, where a CI runner's KILL follows its TERM within seconds
+ * and the profile's second finalization must fit in them too. */
+#define CLI_DUMP_BUDGET_OWN_NS (2 * UINT64_C(1000000000))
+#define CLI_DUMP_BUDGET_STOP_NS (500 * UINT64_C(1000000))
 
 /* Parse argv. Returns 0 (o filled), or EXIT_CANCELED after printing a one-line usage error. --help
  * and --version print to stdout and set action CLI_EXIT. */

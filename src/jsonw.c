@@ -2,6 +2,7 @@
 #include "jsonw.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -74,6 +75,20 @@ void jsonw_append(struct jsonw *w, const char *s, size_t n)
     memcpy(w->buf + w->len, s, n);
     w->len += n;
     w->buf[w->len] = '\0';
+}
+
+void jsonw_appendf(struct jsonw *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || !reserve(w, (size_t)n + 1))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(w->buf + w->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    w->len += (size_t)n;
 }
 
 static inline void put(struct jsonw *w, char c)

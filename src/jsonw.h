@@ -54,6 +54,8 @@ void jsonw_null(struct jsonw *w);
 void jsonw_raw(struct jsonw *w, const char *json, size_t n);
 /* Raw bytes appended with no comma logic (e.g. a trailing newline). */
 void jsonw_append(struct jsonw *w, const char *s, size_t n);
+/* Formatted raw text, likewise (text of any length, built as a buffer: reports, not JSON). */
+void jsonw_appendf(struct jsonw *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* key+value shorthands */
 void jsonw_kv_str(struct jsonw *w, const char *key, const char *s);

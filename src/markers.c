@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "forensics.h"
 #include "limits.h"
 #include "pressure.h"
 #include "runmarks.h"
@@ -70,6 +71,7 @@ static const struct marker_type *const types[] = {
     &runmarks_timeout_type,
     &runmarks_killstep_type,
     &runmarks_finalize_type,
+    &forensics_dump_type,
     &marker_warning_type,
 };
 

@@ -21,6 +21,7 @@
 
 #include "jsonw.h"
 #include "markers.h"
+#include "profile_stacks.h"
 #include "sampler.h"
 #include "stream.h"
 #include "util.h"
@@ -730,6 +731,7 @@ struct conv {
     uint8_t *counter_of; /* per name id: counter index + 1, 0 none */
     size_t counter_of_len;
     uint64_t dropped_routine, dropped_other; /* markers left out past the limit */
+    struct pstacks *stacks;                  /* stack lines of dumped processes, NULL: none */
     /* output */
     int out_fd;
     char *obuf, *wbuf;     /* output buffer; read window over the input's payloads */
@@ -870,6 +872,8 @@ static void conv_release(struct conv *c)
     free(c->recs);
     intern_release(&c->names);
     open_set_release(&c->opens);
+    pstacks_free(c->stacks);
+    c->stacks = NULL;
     jsonw_release(&c->side);
     jsonw_release(&c->tmp);
     free(c->obuf);
@@ -1476,6 +1480,8 @@ static int take_line(struct conv *c, const char *line, size_t len, uint64_t off)
         return take_clock(c, line, len);
     if (val_is_str(type, "counter"))
         return take_counter(c, line, len);
+    if (val_is_str(type, "stack"))
+        return pstacks_add(&c->stacks, line, len);
     /* Another meta line, a future "counter"/"sample" line: not ours to interpret. */
     return 0;
 }
@@ -1836,6 +1842,18 @@ static int write_profile(struct conv *c, double end_ms)
         OUT_LIT(c, ",");
     OUT_LIT(c, "\"profilingEndTime\":");
     out_ms(c, end_ms);
+    size_t dumped = pstacks_processes(c->stacks);
+    if (dumped) {
+        /* The front-end hides threads without samples when others have some: the run's own
+         * thread (markers, counters) stays shown beside the dumped processes. */
+        OUT_LIT(c, ",\"initialVisibleThreads\":[");
+        for (size_t i = 0; i <= dumped; i++) {
+            if (i)
+                OUT_LIT(c, ",");
+            out_uint(c, i);
+        }
+        OUT_LIT(c, "],\"initialSelectedThreads\":[0]");
+    }
     OUT_LIT(c, "},\"libs\":[],\"threads\":[{");
     if (c->have_thread) {
         n = copy_members(c, c->thread_off, c->thread_len, thread_skip, ARRAY_SIZE(thread_skip));
@@ -1919,7 +1937,19 @@ static int write_profile(struct conv *c, double end_ms)
         out_put(c, i ? ",null" : "null", i ? 5 : 4);
     OUT_LIT(c, "],\"length\":");
     out_uint(c, c->nrec);
-    OUT_LIT(c, "}}],\"counters\":[");
+    OUT_LIT(c, "}}");
+    if (c->stacks) {
+        /* the processes dumped at a stop, a thread each (profile_stacks.h) */
+        jsonw_reset(&c->tmp);
+        pstacks_write(c->stacks, &c->tmp);
+        if (jsonw_failed(&c->tmp))
+            return -ENOMEM;
+        if (c->tmp.len) {
+            OUT_LIT(c, ",");
+            out_put(c, c->tmp.buf, c->tmp.len);
+        }
+    }
+    OUT_LIT(c, "],\"counters\":[");
     int r = write_counters(c);
     if (r < 0)
         return r;

@@ -1799,6 +1799,20 @@ void sampler_reaped(struct sampler *s, pid_t pid, int wstatus, const struct rusa
 
 /* Read the processes the sampler knows again: their RSS, and their CPU (with what their reaped
  * children used) plus what resmon-run reaped. Kept for max_age_ns. */
+size_t sampler_started_since(const struct sampler *s, uint64_t since_ns, struct sampler_proc *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->nents; i++) {
+        const struct pent *p = &s->ents[i];
+        if ((p->flags & (P_ENDED | P_EXIT_KNOWN)) || p->start_ns < since_ns || p->pid == s->self)
+            continue;
+        if (n < max)
+            out[n] = (struct sampler_proc){p->pid, p->starttime, p->cmd, p->comm};
+        n++;
+    }
+    return n;
+}
+
 static void spot_read(struct sampler *s, uint64_t now_ns, uint64_t max_age_ns)
 {
     if (s->spot_ns && now_ns - s->spot_ns < max_age_ns)

@@ -164,6 +164,19 @@ const struct pressure *sampler_pressure(const struct sampler *s);
  * The root's process marker then also has an open line (profile.h) until it ends. */
 void sampler_track(struct sampler *s, pid_t pid, uint64_t now_ns, const char *cmd);
 
+/* Processes of the tree the sampler knows and has not seen end, started at or after since_ns
+ * (monotonic; a start known from /proc's clock ticks is up to a tick early): up to max of them
+ * into out (the command line borrowed until the next call into the sampler, NULL unknown).
+ * Returns how many there are. For the processes a test leaves behind (supervise.c): the process
+ * connector makes them known at once; without it, those a sample has found. */
+struct sampler_proc {
+    pid_t pid;
+    uint64_t starttime; /* /proc's start time (ticks): with pid, the process */
+    const char *cmd;
+    const char *comm;
+};
+size_t sampler_started_since(const struct sampler *s, uint64_t since_ns, struct sampler_proc *out, size_t max);
+
 /* The process-connector socket to poll for POLLIN, or -1 when not in use. */
 int sampler_event_fd(const struct sampler *s);
 /* Read every pending process event (non-blocking); call when sampler_event_fd() is readable. */

@@ -76,6 +76,20 @@ static const char *const allow_names[] = {
     "exit", "exit_group",
 };
 
+/* The dump of the tree at a stop (forensics.h) traces its members: seize, interrupt, read the
+ * registers and memory of a stopped thread, detach. Not TRACEME, ATTACH (it signals), POKE*,
+ * SETREGS*, CONT/SYSCALL/SINGLESTEP or SETOPTIONS: nothing that changes a tracee or lets it run
+ * under the tracer. The kernel's own ptrace access check applies on top (an ancestor, the same
+ * credentials, a dumpable tracee); membership of the tree is checked by forensics.c itself, since
+ * a filter cannot know it. */
+static const unsigned long allow_ptrace[] = {
+    PTRACE_SEIZE, PTRACE_INTERRUPT, PTRACE_DETACH, PTRACE_PEEKDATA, PTRACE_PEEKUSER,
+#ifdef PT_GETREGS /* glibc: PTRACE_GETREGS is an enum value, PT_GETREGS its macro */
+    PTRACE_GETREGS,
+#endif
+    PTRACE_GETREGSET,
+};
+
 /* What the sanitizer runtimes do at exit (LeakSanitizer's tracer task) and when reporting; clone
  * and ptrace are below, narrowed. */
 static const char *const allow_names_sanitizer[] = {
@@ -136,6 +150,14 @@ static int add_self_rules(scmp_filter_ctx ctx)
     r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 2, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, SOL_SOCKET),
                          SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, SO_ATTACH_FILTER));
     if (r < 0)
+        return r;
+    for (size_t i = 0; i < ARRAY_SIZE(allow_ptrace); i++)
+        if ((r = allow_if(ctx, "ptrace", SCMP_A0(SCMP_CMP_EQ, allow_ptrace[i]))) < 0)
+            return r;
+    /* libdw reads a stopped tracee's memory with it where available (the same access check as
+     * PTRACE_PEEKDATA; it changes nothing). */
+    static const char *const vm_read[] = {"process_vm_readv"};
+    if ((r = add_allow_list(ctx, vm_read, ARRAY_SIZE(vm_read))) < 0)
         return r;
     if (SANDBOX_SANITIZER) {
         if ((r = add_allow_list(ctx, allow_names_sanitizer, ARRAY_SIZE(allow_names_sanitizer))) < 0)
@@ -327,31 +349,16 @@ struct sandbox_filter {
 
 int sandbox_parse_deny(const char *list, unsigned *ret_mask)
 {
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } classes[] = {
+    static const struct name_bit classes[] = {
         {"network", SANDBOX_DENY_NETWORK},
         {"ptrace", SANDBOX_DENY_PTRACE},
         {"namespaces", SANDBOX_DENY_NAMESPACES},
         {"all", SANDBOX_DENY_NETWORK | SANDBOX_DENY_PTRACE | SANDBOX_DENY_NAMESPACES},
     };
     unsigned mask = 0;
-    const char *p = list;
-    for (;;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        size_t i;
-        for (i = 0; i < ARRAY_SIZE(classes); i++)
-            if (strlen(classes[i].name) == len && strncmp(classes[i].name, p, len) == 0)
-                break;
-        if (i == ARRAY_SIZE(classes))
-            return -EINVAL;
-        mask |= classes[i].bit;
-        if (!end)
-            break;
-        p = end + 1;
-    }
+    int r = parse_name_list(list, classes, ARRAY_SIZE(classes), &mask);
+    if (r < 0)
+        return r;
     *ret_mask |= mask;
     return 0;
 }

@@ -11,7 +11,8 @@
  * resmon-run has one thread). What the list leaves out, and therefore what a compromised
  * resmon-run cannot do: execve/execveat, fork/vfork/clone/clone3, executable memory (mmap and
  * mprotect with PROT_EXEC), socket/socketpair/connect/bind/listen/accept (existing sockets can be
- * read and written), ptrace and process_vm_*, mount/setns/unshare/pivot_root, keyctl, bpf,
+ * read and written), ptrace and process_vm_* (but the read-only requests and process_vm_readv
+ * the dump at a stop needs: forensics.h, allow_ptrace[]), mount/setns/unshare/pivot_root, keyctl, bpf,
  * perf_event_open, io_uring, userfaultfd, module and reboot calls, ioctl other than the few
  * terminal queries. The full list is allow_names[] and the argument-checked rules in sandbox.c.
  *

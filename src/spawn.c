@@ -67,6 +67,8 @@ static _Noreturn void child(const struct spawn_config *cfg, int errfd, pid_t par
         signal(SIGXFSZ, cfg->sigxfsz_ignored ? SIG_IGN : SIG_DFL);
     if (cfg->mark && putenv((char *)(uintptr_t)cfg->mark) < 0)
         child_fail(errfd, errno);
+    if (cfg->env_extra && putenv((char *)(uintptr_t)cfg->env_extra) < 0)
+        child_fail(errfd, errno);
     if (cfg->before_exec) {
         int r = cfg->before_exec(cfg->before_exec_ctx);
         if (r < 0)

@@ -35,6 +35,7 @@ struct spawn_config {
                                       must fail, not kill it): give the command the caller's */
     bool sigxfsz_ignored;          /* ... which was SIG_IGN (else SIG_DFL) */
     const char *mark;              /* NULL or "KEY=VALUE" added to the command's environment */
+    const char *env_extra;         /* another one, likewise (PYTHONFAULTHANDLER for --dump=python) */
     int pdeath_signal;             /* 0: none */
     /* Last step before exec (e.g. seccomp filters for the command); returns 0 or -errno. Runs in
      * the child: only async-signal-safe work unless the parent is single-threaded (it is). */

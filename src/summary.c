@@ -158,6 +158,57 @@ void summary_add_alive(struct summary_facts *f, int pid, const char *cmd, size_t
     }
 }
 
+static struct summary_proc *alive_of(struct summary_facts *f, int pid)
+{
+    for (size_t i = 0; i < f->n_alive; i++)
+        if (f->alive[i].pid == pid)
+            return &f->alive[i];
+    return NULL;
+}
+
+void summary_set_state(struct summary_facts *f, int pid, char state, size_t threads, const char *test)
+{
+    struct summary_proc *p = alive_of(f, pid);
+    if (p) {
+        p->state = state;
+        p->threads = threads;
+        copy_text(p->test, sizeof p->test, test ? test : "", test ? strlen(test) : 0);
+    }
+}
+
+void summary_add_stack(struct summary_facts *f, int pid, const char *line, size_t len)
+{
+    struct summary_proc *p = alive_of(f, pid);
+    if (p && p->n_stacks < SUMMARY_MAX_STACKS) {
+        copy_text(p->stacks[p->n_stacks], sizeof p->stacks[0], line, len);
+        p->n_stacks++;
+    }
+}
+
+void summary_add_left(struct summary_facts *f, int pid, const char *cmd, size_t cmd_len, const char *test)
+{
+    f->left_total++;
+    if (f->n_left < SUMMARY_MAX_LIST) {
+        struct summary_proc *p = &f->left[f->n_left++];
+        memset(p, 0, sizeof *p);
+        p->pid = pid;
+        copy_text(p->cmd, sizeof p->cmd, cmd, cmd_len);
+        copy_text(p->test, sizeof p->test, test ? test : "", test ? strlen(test) : 0);
+    }
+}
+
+void summary_alive_first(struct summary_facts *f, int pid)
+{
+    for (size_t i = f->n_alive_first; i < f->n_alive; i++)
+        if (f->alive[i].pid == pid) {
+            struct summary_proc p = f->alive[i];
+            memmove(&f->alive[f->n_alive_first + 1], &f->alive[f->n_alive_first],
+                    (i - f->n_alive_first) * sizeof p);
+            f->alive[f->n_alive_first++] = p;
+            return;
+        }
+}
+
 void summary_add_oom(struct summary_facts *f, int pid, const char *cmd, uint64_t rss, const char *test)
 {
     f->oom_total++;
@@ -468,10 +519,43 @@ int summary_format(const struct summary_facts *f, const struct summary_style *st
 
     test_list(&b, st, "open tests", f->open, f->n_open, f->open_total, false, false);
     for (size_t i = 0; i < f->n_alive; i++) {
-        proc_row(&b, st, "alive then", i, f->alive[i].pid, f->alive[i].cmd);
+        const struct summary_proc *p = &f->alive[i];
+        proc_row(&b, st, "alive then", i, p->pid, p->cmd);
         buf_puts(&b, "\n");
+        if (p->state) {
+            continuation(&b);
+            buf_printf(&b, "        state %c, %zu thread%s%s%s\n", p->state, p->threads, p->threads == 1 ? "" : "s",
+                       p->test[0] ? ", in " : "", p->test);
+        }
+        for (size_t j = 0; j < p->n_stacks; j++) {
+            continuation(&b);
+            buf_printf(&b, "          %s\n", p->stacks[j]);
+        }
     }
     more_rows(&b, f->alive_total, f->n_alive);
+    if (f->dump_cut_processes || f->dump_cut_threads) {
+        label(&b, st, "dump");
+        buf_printf(&b, "the budget cut off the stacks of %zu process%s and %zu thread%s\n", f->dump_cut_processes,
+                   f->dump_cut_processes == 1 ? "" : "es", f->dump_cut_threads, f->dump_cut_threads == 1 ? "" : "s");
+    }
+    if (f->dump_path) {
+        label(&b, st, "stacks");
+        buf_printf(&b, "%s\n", f->dump_path);
+    }
+
+    if (f->leaked) {
+        label(&b, st, "leaked");
+        buf_printf(&b, "%llu process%s left running by %llu test%s (their markers list them)\n",
+                   (unsigned long long)f->leaked, f->leaked == 1 ? "" : "es", (unsigned long long)f->leaking_tests,
+                   f->leaking_tests == 1 ? "" : "s");
+    }
+    for (size_t i = 0; i < f->n_left; i++) {
+        proc_row(&b, st, "left behind", i, f->left[i].pid, f->left[i].cmd);
+        if (f->left[i].test[0])
+            buf_printf(&b, " (left by test %s)", f->left[i].test);
+        buf_puts(&b, "\n");
+    }
+    more_rows(&b, f->left_total, f->n_left);
 
     for (size_t i = 0; i < f->n_oom; i++) {
         proc_row(&b, st, "OOM killed", i, f->oom[i].pid, f->oom[i].cmd);

@@ -58,9 +58,15 @@ struct summary_test {
     uint64_t duration_ns;
 };
 
+#define SUMMARY_MAX_STACKS 4 /* stack lines kept per process of the dump */
 struct summary_proc {
     int pid;
     char cmd[SUMMARY_TEXT_MAX];
+    char state;                 /* from the dump at the stop; '\0': not dumped */
+    size_t threads;             /* its threads, per the dump */
+    char test[SUMMARY_TEXT_MAX]; /* the test it ran under ("" none) */
+    char stacks[SUMMARY_MAX_STACKS][SUMMARY_TEXT_MAX]; /* "thread: top < frames" lines */
+    size_t n_stacks;
 };
 
 struct summary_count {
@@ -104,7 +110,17 @@ struct summary_facts {
     size_t n_open, open_total;
     struct summary_proc alive[SUMMARY_MAX_LIST];
     size_t n_alive, alive_total;
+    size_t n_alive_first; /* how many summary_alive_first moved to the front */
 
+    /* Processes tests left behind (test markers' "leaked"), and the processes alive when the
+     * command exited, each with the test that left it behind when known (summary_proc.test). */
+    uint64_t leaked, leaking_tests;
+    struct summary_proc left[SUMMARY_MAX_LIST];
+    size_t n_left, left_total;
+    /* The dump of the processes at the stop (forensics.h): its text file, and what the budget
+     * cut off. */
+    const char *dump_path;      /* NULL: no text file */
+    size_t dump_cut_processes, dump_cut_threads;
     /* Processes of the tree the kernel's OOM killer killed (bounded; total counted). */
     struct summary_oom {
         int pid;
@@ -159,6 +175,17 @@ void summary_add_slowest(struct summary_facts *f, const char *id, size_t id_len,
 /* Note a test open when the run was stopped / a process alive then (bounded; totals counted). */
 void summary_add_open(struct summary_facts *f, const char *id, size_t id_len);
 void summary_add_alive(struct summary_facts *f, int pid, const char *cmd, size_t cmd_len);
+/* The dump's facts on an alive process (noted before by summary_add_alive; otherwise ignored):
+ * its state, thread count and the test it ran under (NULL: none); summary_add_stack adds one line of its stacks (at most
+ * SUMMARY_MAX_STACKS kept). */
+void summary_set_state(struct summary_facts *f, int pid, char state, size_t threads, const char *test);
+void summary_add_stack(struct summary_facts *f, int pid, const char *line, size_t len);
+/* Move the alive process pid ahead of those not moved so far (the hung test's processes first:
+ * call it for each of them, in order). */
+void summary_alive_first(struct summary_facts *f, int pid);
+/* Note a process alive when the command exited, and the test that left it behind (NULL: none
+ * known). Bounded; total counted. */
+void summary_add_left(struct summary_facts *f, int pid, const char *cmd, size_t cmd_len, const char *test);
 /* Note an OOM kill (bounded; total counted). test may be NULL. */
 void summary_add_oom(struct summary_facts *f, int pid, const char *cmd, uint64_t rss, const char *test);
 

@@ -36,6 +36,7 @@
 
 #include "cimeta.h"
 #include "contain.h"
+#include "forensics.h"
 #include "jsonw.h"
 #include "limits.h"
 #include "linebuf.h"
@@ -54,6 +55,17 @@
 #include "usermark.h"
 #include "util.h"
 #include "watchdog.h"
+
+/* A runtime's own dump (--dump): bytes kept per process; a JVM, which goes on running, is done
+ * once its output has been quiet this long (or, before it printed anything, this long). */
+#define RUNTIME_DUMP_MAX (1u << 20)
+#define RUNTIME_QUIET_NS (200 * NSEC_PER_MSEC)
+#define RUNTIME_FIRST_NS (1000 * NSEC_PER_MSEC)
+
+/* Processes a test left behind, remembered with the test that started them, for the leftovers
+ * the run ends with; and how many of a test's candidates are checked. */
+#define LEAKS_KEPT 256
+#define LEAK_CANDIDATES 64
 
 /* Lines longer than this reach the parsers as their first MAX_LINE bytes (pass-through is never
  * capped): mozlog suite_start lines of a few MiB exist, 4 MiB keeps them whole. */
@@ -126,6 +138,7 @@ struct sv {
     uint64_t tree_rss;         /* probe_tree_rss's, likewise */
     bool tree_rss_valid;
     char *profile_path;
+    char *dump_path;            /* the dump's text file, once written */
     unsigned finalizations;
     struct sampler *sampler;
     int timerfd;
@@ -166,6 +179,14 @@ struct sv {
     bool sweeping, sweep_gave_up;
     uint64_t sweep_give_up;
     bool watch_complete;        /* every member has a descriptor in the poll set */
+    struct jsonw *capture;      /* a runtime's dump being kept: what the command prints */
+    /* processes tests left behind, with the test (the last LEAKS_KEPT): who started a leftover */
+    struct leak {
+        pid_t pid;
+        uint64_t starttime;
+        char *test;
+    } leaks[LEAKS_KEPT];
+    size_t nleaks;
 };
 
 /* ---- output ---------------------------------------------------------------------------------- */
@@ -194,6 +215,8 @@ static enum passthru_read read_output(struct sv *sv, int i)
     if (r != PT_DATA)
         return r;
     sv->last_output_ns = now_ns();
+    if (sv->capture && sv->capture->len < RUNTIME_DUMP_MAX)
+        jsonw_append(sv->capture, buf, MIN(n, RUNTIME_DUMP_MAX - sv->capture->len));
     if (sv->testlog) {
         struct linebuf *lb = sv->lb[i];
         linebuf_feed(lb, buf, n, sv->last_output_ns, i == 0 ? on_line_stdout : on_line_stderr, sv);
@@ -506,6 +529,237 @@ static void sweep_again(struct sv *sv)
     contain_kill_pass(sv->contain);
 }
 
+/* ---- the dump of the tree at a stop (forensics.h) -------------------------------------------- */
+
+static bool tree_member(void *ctx, pid_t pid)
+{
+    struct sv *sv = ctx;
+    pid_t *pids = NULL;
+    size_t n = 0;
+    bool found = false;
+    if (contain_members(sv->contain, &pids, &n) == 0)
+        for (size_t i = 0; i < n && !found; i++)
+            found = pids[i] == pid;
+    free(pids);
+    return found;
+}
+
+/* The text file of the dump: --dump-file, else beside the profile; NULL: none. */
+static char *dump_path_for(struct sv *sv)
+{
+    if (sv->o->dump_file)
+        return strdup(sv->o->dump_file);
+    char *p = NULL;
+    if (sv->stream && asprintf(&p, "%s.stacks.txt", sv->profile_path) < 0)
+        p = NULL;
+    return p;
+}
+
+static void write_dump_file(struct sv *sv, const struct forensics_report *rep, const char *path)
+{
+    struct jsonw text;
+    jsonw_init(&text);
+    forensics_text(rep, &text);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
+    int r = fd < 0 ? -errno : jsonw_failed(&text) ? -ENOMEM : write_all(fd, text.buf, text.len);
+    if (fd >= 0)
+        close(fd);
+    if (r < 0)
+        log_errno(r, "cannot write the dump '%s'", path);
+    else if (sv->sum)
+        sv->sum->dump_path = sv->dump_path;
+    jsonw_release(&text);
+}
+
+/* Ask p's runtime for its own dump with sig, and keep what the command prints meanwhile (it is
+ * passed through and parsed as always), until p exits (Go, Python), its output is quiet (a JVM),
+ * or the deadline. The signal goes through a pidfd held while membership is checked. */
+static void runtime_dump(struct sv *sv, struct forensics_process *p, int sig, uint64_t deadline)
+{
+    uint64_t start = now_ns();
+    if (start >= deadline) {
+        p->runtime_error = "left out: the budget ran out";
+        return;
+    }
+    struct forensics_config cfg = {.is_member = tree_member, .ctx = sv};
+    struct forensics_hold h;
+    if (forensics_hold(&cfg, p->pid, p->starttime, &h) < 0) {
+        p->runtime_error = "no longer a member of the tree";
+        return;
+    }
+    stream_flush(sv->stream);
+    if (forensics_hold_signal(&h, sig) < 0) {
+        p->runtime_error = "could not be signalled";
+        forensics_release(&h);
+        return;
+    }
+    struct jsonw cap;
+    jsonw_init(&cap);
+    sv->capture = &cap;
+    bool exited = false;
+    uint64_t last = start;
+    for (;;) {
+        uint64_t now = now_ns(), until = deadline;
+        if (p->runtime == FORENSICS_RT_JAVA)
+            until = MIN(until, cap.len ? last + RUNTIME_QUIET_NS : start + RUNTIME_FIRST_NS);
+        if (exited || now >= until)
+            break;
+        struct pollfd pfd[5];
+        int n = 0, i_out[2] = {-1, -1}, n_out[2] = {0, 0};
+        /* without a pidfd its end is looked for at each wake-up (WATCH_FALLBACK at the latest) */
+        pfd[n++] = (struct pollfd){.fd = h.pidfd, .events = POLLIN};
+        if (h.pidfd < 0)
+            until = MIN(until, now + WATCH_FALLBACK);
+        for (int i = 0; i < 2; i++)
+            if (sv->pt[i]) {
+                i_out[i] = n;
+                n += n_out[i] = passthru_events(sv->pt[i], &pfd[n]);
+            }
+        if (poll(pfd, (nfds_t)n, (int)((until - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC)) < 0 && errno != EINTR)
+            break;
+        exited = h.pidfd >= 0 ? pfd[0].revents != 0 : !forensics_hold_same(&h);
+        for (int i = 0; i < 2; i++)
+            if (i_out[i] >= 0 && passthru_handle(sv->pt[i], &pfd[i_out[i]], n_out[i])) {
+                size_t before = cap.len;
+                read_output(sv, i);
+                if (cap.len > before)
+                    last = now_ns();
+            }
+    }
+    /* what it printed before it ended may still be in the pipes */
+    for (int i = 0; exited && i < 2; i++)
+        while (sv->pt[i] && now_ns() < deadline && !passthru_pending(sv->pt[i]) && read_output(sv, i) == PT_DATA)
+            ;
+    sv->capture = NULL;
+    forensics_release(&h);
+    if (!sv->pt[0] && !sv->pt[1])
+        p->runtime_error = "passed through, not kept (the output is not interposed: no profile, or --parse=none)";
+    else if (!exited && p->runtime != FORENSICS_RT_JAVA)
+        p->runtime_error = "had not finished within the budget";
+    if (!jsonw_failed(&cap) && cap.len) {
+        p->runtime_dump = cap.buf;
+        p->runtime_dump_len = cap.len;
+    } else
+        jsonw_release(&cap);
+}
+
+/* What every live process of the tree was doing, recorded after the stop's first finalization
+ * and before its first signal: a stack line per thread and a marker per process in the stream,
+ * the summary's lines, the text file. */
+static void dump_tree(struct sv *sv, enum stop_cause cause)
+{
+    pid_t *pids = NULL;
+    size_t n = 0;
+    if (contain_members(sv->contain, &pids, &n) < 0 || !n) {
+        free(pids);
+        return;
+    }
+    /* the command first */
+    for (size_t i = 1; i < n; i++)
+        if (pids[i] == sv->pid) {
+            pids[i] = pids[0];
+            pids[0] = sv->pid;
+        }
+    struct forensics_config cfg = {
+        .budget_ns = sv->o->dump_budget_set ? sv->o->dump_budget_ns
+                     : own_limit(cause)     ? CLI_DUMP_BUDGET_OWN_NS
+                                            : CLI_DUMP_BUDGET_STOP_NS,
+        .is_member = tree_member,
+        .ctx = sv,
+    };
+    struct forensics_report rep;
+    int r = forensics_record(&cfg, pids, n, &rep);
+    free(pids);
+    if (r < 0) {
+        log_errno(r, "cannot record what the tree was doing");
+        return;
+    }
+    /* After the stacks (a Go program exits once it has printed its goroutines): the runtimes
+     * asked for, within what is left of the budget. */
+    uint64_t deadline = sat_add_u64(rep.start_ns, cfg.budget_ns);
+    for (size_t i = 0; sv->o->dump_runtimes && i < rep.nprocs; i++) {
+        int sig = 0;
+        struct forensics_process *p = &rep.procs[i];
+        if ((p->runtime = forensics_runtime_of(p->pid, sv->o->dump_runtimes, &sig)))
+            runtime_dump(sv, p, sig, deadline);
+    }
+    rep.end_ns = now_ns();
+    /* The test each process ran under: the innermost open one that had started when it did (its
+     * start is in clock ticks, floored: a tick's grace). Copies: the ids are the module's. */
+    char **tests = calloc(rep.nprocs ? rep.nprocs : 1, sizeof *tests);
+    long hz = sysconf(_SC_CLK_TCK);
+    uint64_t tick = hz > 0 ? NSEC_PER_SEC / (uint64_t)hz : 0;
+    for (size_t i = 0; tests && sv->testlog && i < rep.nprocs; i++) {
+        struct forensics_process *p = &rep.procs[i];
+        const char *t = p->start_ns ? testlog_open_at(sv->testlog, p->start_ns + tick) : NULL;
+        if (t && (tests[i] = strdup(t)))
+            p->test = tests[i];
+        if (p->test && sv->sum)
+            summary_alive_first(sv->sum, (int)p->pid);
+    }
+    struct jsonw w;
+    jsonw_init(&w);
+    for (size_t i = 0; i < rep.nprocs; i++) {
+        struct forensics_process *p = &rep.procs[i];
+        if (sv->sink) {
+            for (size_t j = 0; j < p->nthreads; j++) {
+                if (!p->threads[j].nframes)
+                    continue; /* no stack: the marker and the text file say why */
+                forensics_stack_line(&w, p, &p->threads[j], stream_ms(sv->stream, p->threads[j].at_ns));
+                if (!jsonw_failed(&w))
+                    marker_state(sv->sink, w.buf, w.len);
+            }
+            jsonw_reset(&w);
+            forensics_dump_payload(&w, p);
+            emit(sv, "process dump", rep.start_ns, rep.end_ns, CAT_TASKS, &w);
+        }
+        if (sv->sum) {
+            summary_set_state(sv->sum, (int)p->pid, p->state, p->threads_total, p->test);
+            for (size_t j = 0; j < p->nthreads && j < SUMMARY_MAX_STACKS; j++) {
+                const struct forensics_thread *t = &p->threads[j];
+                jsonw_reset(&w);
+                char head[96];
+                snprintf(head, sizeof head, "%d %s: ", (int)t->tid, t->comm);
+                jsonw_append(&w, head, strlen(head));
+                if (t->nframes)
+                    forensics_top_frames(t, 4, &w);
+                else
+                    jsonw_append(&w, t->error ? t->error : p->error ? p->error : "?",
+                                 strlen(t->error ? t->error : p->error ? p->error : "?"));
+                if (!jsonw_failed(&w))
+                    summary_add_stack(sv->sum, (int)p->pid, w.buf, w.len);
+            }
+        }
+    }
+    if (sv->sum) {
+        sv->sum->dump_cut_processes = rep.cut_off_processes;
+        sv->sum->dump_cut_threads = rep.cut_off_threads;
+    }
+    if ((rep.cut_off_processes || rep.cut_off_threads) && sv->sink) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "the dump's budget cut off the stacks of %zu processes and %zu threads",
+                 rep.cut_off_processes, rep.cut_off_threads);
+        struct mpay mp;
+        mpay_begin(&mp, &w, &marker_warning_type);
+        mpay_str(&mp, WARNING_MESSAGE, msg);
+        mpay_str(&mp, WARNING_COLOR, "orange");
+        mpay_end(&mp);
+        emit(sv, "dump cut off", rep.end_ns, MARKER_INSTANT, CAT_TASKS, &w);
+    }
+    jsonw_release(&w);
+    free(sv->dump_path);
+    sv->dump_path = dump_path_for(sv);
+    if (sv->dump_path)
+        write_dump_file(sv, &rep, sv->dump_path);
+    if (sv->o->verbose && !sv->o->timeout_mode) /* -v there says only what GNU timeout says */
+        log_msg("recorded %zu process%s of the tree in %.1f ms", rep.nprocs, rep.nprocs == 1 ? "" : "es",
+                (double)(rep.end_ns - rep.start_ns) / 1e6);
+    for (size_t i = 0; tests && i < rep.nprocs; i++)
+        free(tests[i]);
+    free(tests);
+    forensics_report_free(&rep);
+}
+
 static void stop(struct sv *sv, enum stop_cause cause, int sig)
 {
     sv->tree_cpu_valid = sv->tree_rss_valid = false;
@@ -529,6 +783,11 @@ static void stop(struct sv *sv, enum stop_cause cause, int sig)
      * still find a complete profile. Only then is any child signalled. */
     emit_timeout_marker(sv, now);
     profile_checkpoint(sv, cause_name(cause));
+    /* Then what the tree was doing, and a profile with it; still before any signal. */
+    if (sv->o->dump) {
+        dump_tree(sv, cause);
+        profile_checkpoint(sv, "dump");
+    }
     signal_command(sv, sig, cause_name(cause));
     if (sv->o->kill_after_ns)
         sv->deadline_kill = sat_add_u64(now, sv->o->kill_after_ns);
@@ -651,6 +910,52 @@ static void after_sample(struct sv *sv, uint64_t now)
     }
 }
 
+/* The processes a test leaves behind (testlog_probe.leaked): those the sampler knows that started
+ * since the test did and are alive now - checked in /proc, since without the process connector
+ * the sampler learns of ends only at samples. The command itself is none. */
+static size_t probe_leaked(void *ctx, const char *test, uint64_t since_ns, char *cmds, size_t cap)
+{
+    struct sv *sv = ctx;
+    if (!sv->sampler)
+        return 0;
+    struct sampler_proc procs[LEAK_CANDIDATES];
+    size_t n = MIN(sampler_started_since(sv->sampler, since_ns, procs, LEAK_CANDIDATES), (size_t)LEAK_CANDIDATES);
+    size_t alive = 0, len = 0;
+    cmds[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        char path[64], buf[1024];
+        struct procfs_pid_stat st;
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)procs[i].pid);
+        ssize_t k = read_file_at(AT_FDCWD, path, buf, sizeof buf);
+        if (procs[i].pid == sv->pid || k < 0 || procfs_parse_pid_stat(buf, (size_t)k, &st) < 0 || st.state == 'Z' ||
+            st.starttime != procs[i].starttime)
+            continue;
+        alive++;
+        const char *cmd = procs[i].cmd ? procs[i].cmd : procs[i].comm;
+        int w = snprintf(cmds + len, cap - len, "%s%s", len ? "; " : "", cmd);
+        len = w < 0 ? len : MIN(len + (size_t)w, cap - 1);
+        struct leak *l = &sv->leaks[sv->nleaks++ % LEAKS_KEPT];
+        free(l->test);
+        *l = (struct leak){procs[i].pid, procs[i].starttime, strdup(test)};
+    }
+    return alive;
+}
+
+/* The test that left pid behind, when one did (NULL: none known). */
+static const char *leaked_by(const struct sv *sv, pid_t pid)
+{
+    char path[64], buf[1024];
+    struct procfs_pid_stat st;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    ssize_t k = read_file_at(AT_FDCWD, path, buf, sizeof buf);
+    if (k < 0 || procfs_parse_pid_stat(buf, (size_t)k, &st) < 0)
+        return NULL;
+    for (size_t i = MIN(sv->nleaks, (size_t)LEAKS_KEPT); i-- > 0;)
+        if (sv->leaks[i].pid == pid && sv->leaks[i].starttime == st.starttime)
+            return sv->leaks[i].test;
+    return NULL;
+}
+
 static void on_command_exit(struct sv *sv)
 {
     sv->deadline_timeout = sv->deadline_output = sv->deadline_kill = sv->deadline_cpu = NS_INFINITY;
@@ -662,6 +967,16 @@ static void on_command_exit(struct sv *sv)
     if (sv->timerfd >= 0) {
         close(sv->timerfd);
         sv->timerfd = -1;
+    }
+    if (sv->sum && !contain_empty(sv->contain)) {
+        /* What the run ends with, and which test left each behind. */
+        struct runmarks_process *procs;
+        char *cmds;
+        size_t n = live_processes(sv, &procs, &cmds);
+        for (size_t i = 0; i < n; i++)
+            summary_add_left(sv->sum, (int)procs[i].pid, procs[i].cmd, procs[i].cmd_len, leaked_by(sv, procs[i].pid));
+        free(procs);
+        free(cmds);
     }
     if (!sv->o->kill_leftovers || sv->o->foreground || contain_empty(sv->contain)) {
         sv->phase = PH_DRAIN;
@@ -1201,6 +1516,8 @@ static void write_summary(struct sv *sv, const struct supervise_result *res)
         for (size_t i = 0; i < n; i++)
             summary_add_unexpected(f, list[i].test, strlen(list[i].test), list[i].status, list[i].duration_ns);
         f->unexpected_total = ts.unexpected;
+        f->leaked = ts.leaked;
+        f->leaking_tests = ts.leaking_tests;
         n = testlog_slowest(sv->testlog, &list);
         for (size_t i = 0; i < n; i++)
             summary_add_slowest(f, list[i].test, strlen(list[i].test), list[i].status, list[i].duration_ns);
@@ -1442,7 +1759,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         log_errno(r, "cannot set up the sampling timer");
         goto out;
     }
-    struct testlog_probe tprobe = {probe_tree_cpu, probe_tree_rss, &sv};
+    struct testlog_probe tprobe = {probe_tree_cpu, probe_tree_rss, probe_leaked, &sv};
     if (interpose && o->parse_formats && !o->no_profile) {
         struct testlog_config tcfg = {
             .formats = o->parse_formats,
@@ -1494,6 +1811,8 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         .restore_sigxfsz = true,
         .sigxfsz_ignored = xfsz_ignored,
         .mark = mark,
+        /* CPython prints every thread's traceback on a fatal signal with this set at its start */
+        .env_extra = o->dump && (o->dump_runtimes & FORENSICS_RT_PYTHON) ? "PYTHONFAULTHANDLER=1" : NULL,
         .pdeath_signal = o->signal ? o->signal : SIGKILL,
         .before_exec = cmd_filter ? sandbox_command_filter_apply : NULL,
         .before_exec_ctx = cmd_filter,
@@ -1595,6 +1914,9 @@ out:
     stream_close(sv.stream);
     closep(&sv.profile_lock);
     free(sv.profile_path);
+    free(sv.dump_path);
+    for (size_t i = 0; i < MIN(sv.nleaks, (size_t)LEAKS_KEPT); i++)
+        free(sv.leaks[i].test);
     free(sv.sum);
     free(mark);
     return r;

@@ -38,10 +38,7 @@ static const struct tl_format *const format_table[] = {
 
 _Static_assert(ARRAY_SIZE(format_table) <= 16, "prefilter masks are 16 bits");
 
-static const struct {
-    const char *name;
-    unsigned bit;
-} format_names[] = {
+static const struct name_bit format_names[] = {
     {"mozlog", TL_FMT_MOZLOG},   {"tbpl", TL_FMT_TBPL},         {"mach", TL_FMT_MACH},
     {"tap", TL_FMT_TAP},         {"go", TL_FMT_GO},             {"gotest", TL_FMT_GO},
     {"gtest", TL_FMT_GTEST},     {"googletest", TL_FMT_GTEST},  {"pytest", TL_FMT_PYTEST},
@@ -66,7 +63,7 @@ static const char *const status_names[TL_STATUS_COUNT] = {
 /* ---- marker types (markers.h): tests, their statuses and crashes, mozlog's processes -------- */
 
 enum { TEST_TEST, TEST_NAME, TEST_STATUS, TEST_EXPECTED, TEST_MESSAGE, TEST_TIMEOUTFACTOR, TEST_CPU,
-       TEST_RSS, TEST_COLOR };
+       TEST_RSS, TEST_LEAKED, TEST_LEAKED_CMDS, TEST_COLOR };
 static const struct marker_field test_fields[] = {
     [TEST_TEST] = MARKER_FIELD("test", "Test Name", "string", 0),
     [TEST_NAME] = MARKER_FIELD("name", "Short Name", "string", MF_HIDDEN),
@@ -76,6 +73,8 @@ static const struct marker_field test_fields[] = {
     [TEST_TIMEOUTFACTOR] = MARKER_FIELD("timeoutfactor", "Timeout Factor", "integer", MF_OPTIONAL),
     [TEST_CPU] = MARKER_FIELD("cpuTime", "Tree CPU time", "duration", MF_OPTIONAL),
     [TEST_RSS] = MARKER_FIELD("maxRSS", "Tree peak RSS while it ran (sampled)", "bytes", MF_OPTIONAL),
+    [TEST_LEAKED] = MARKER_FIELD("leaked", "Processes it left running", "integer", MF_OPTIONAL),
+    [TEST_LEAKED_CMDS] = MARKER_FIELD("leakedCommands", "Left running", "string", MF_OPTIONAL),
     [TEST_COLOR] = MARKER_FIELD("color", NULL, NULL, MF_HIDDEN),
 };
 const struct marker_type testlog_test_type = {
@@ -186,6 +185,7 @@ struct testlog {
     struct testlog_config cfg;
     struct marker_sink sink;
     struct testlog_probe probe;
+    bool finishing; /* testlog_finish closes what is open */
     struct fmt_slot fmts[ARRAY_SIZE(format_table)];
     size_t nfmts;
     /* Prefilter (bits are slot indexes): the parsers that may take, while idle, a line starting
@@ -300,25 +300,7 @@ int testlog_parse_formats(const char *arg, unsigned *ret_mask)
         *ret_mask = 0;
         return 0;
     }
-    unsigned mask = 0;
-    const char *p = arg;
-    for (;;) {
-        const char *e = strchr(p, ',');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        bool found = false;
-        for (size_t i = 0; i < ARRAY_SIZE(format_names); i++)
-            if (strlen(format_names[i].name) == n && memcmp(format_names[i].name, p, n) == 0) {
-                mask |= format_names[i].bit;
-                found = true;
-            }
-        if (!found)
-            return -EINVAL;
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    *ret_mask = mask;
-    return 0;
+    return parse_name_list(arg, format_names, ARRAY_SIZE(format_names), ret_mask);
 }
 
 /* ---- lifecycle ---- */
@@ -819,6 +801,8 @@ static void put_escaped(struct testlog *tl, const char *p, size_t n)
 }
 
 /* A JSON string value. */
+#define LEAK_ID_MAX 1024 /* bytes of a test id handed to the leak probe */
+
 static void put_str(struct testlog *tl, const char *p, size_t n)
 {
     PUT(&tl->ob, "\"");
@@ -1147,6 +1131,19 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
         if (rss) { /* 0: no sample while it ran (unknown, not zero) */
             put_field(b, &test_fields[TEST_RSS]);
             put_uint(b, rss);
+        }
+    }
+    if (tl->probe.leaked && !tl->finishing && start >= tl->cfg.t0_ns) {
+        char test[LEAK_ID_MAX], cmds[512];
+        snprintf(test, sizeof test, "%.*s", (int)MIN(id.n, sizeof test - 1), id.p);
+        size_t n = tl->probe.leaked(tl->probe.ctx, test, start, cmds, sizeof cmds);
+        if (n) {
+            put_field(b, &test_fields[TEST_LEAKED]);
+            put_uint(b, n);
+            put_field(b, &test_fields[TEST_LEAKED_CMDS]);
+            put_str(tl, cmds, strlen(cmds));
+            tl->stats.leaking_tests++;
+            tl->stats.leaked += n;
         }
     }
     PUT(b, "}");
@@ -1685,6 +1682,14 @@ void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const cha
         fn(ctx, tl->open[i].id.p ? tl->open[i].id.p : "");
 }
 
+const char *testlog_open_at(const struct testlog *tl, uint64_t t_ns)
+{
+    for (size_t i = tl->nopen; i-- > 0;) /* ordered by start */
+        if (tl->open[i].start_ns <= t_ns)
+            return tl->open[i].id.p ? tl->open[i].id.p : "";
+    return NULL;
+}
+
 void testlog_finish(struct testlog *tl, uint64_t now_ns, bool timed_out)
 {
     for (size_t i = 0; i < tl->nfmts; i++) {
@@ -1696,6 +1701,7 @@ void testlog_finish(struct testlog *tl, uint64_t now_ns, bool timed_out)
         if (((tl->can_busy >> i) & 1) && !fs->f->busy(fs->state))
             tl->busy &= (uint16_t)~(1u << i);
     }
+    tl->finishing = true; /* what the tests still open run is not left behind */
     while (tl->nopen)
         close_with_status(tl, 0, timed_out ? "TIMEOUT" : "INCOMPLETE",
                           timed_out ? "still running when the run timed out" : NULL, now_ns);

@@ -58,6 +58,11 @@ struct testlog_probe {
     /* The tree's RSS now (bytes, 0 unknown), read at tests' starts and ends so that a test's peak
      * is its own even when no sample falls inside it; NULL: only the samples taken while it ran */
     uint64_t (*tree_rss)(void *ctx);
+    /* The processes a test that ran from since_ns leaves behind at its end: how many are still
+     * alive that started since then, their command lines joined by "; " into cmds (cut to cap,
+     * NUL-terminated). test: its id, for the caller to remember who started them. NULL: not
+     * asked. Not asked for tests the run's end closes (still running then). */
+    size_t (*leaked)(void *ctx, const char *test, uint64_t since_ns, char *cmds, size_t cap);
     void *ctx;
 };
 
@@ -104,6 +109,8 @@ struct testlog_stats {
     uint64_t subtests;     /* subtest results seen */
     uint64_t crashes;      /* crash reports */
     uint64_t ends_unmatched; /* test ends that matched no open test */
+    uint64_t leaking_tests;  /* tests that left processes behind (testlog_probe.leaked) */
+    uint64_t leaked;         /* ... and how many */
 };
 
 /* One finished test, for the summary. Strings are owned by the testlog and live until
@@ -138,6 +145,9 @@ void testlog_tree_sample(struct testlog *tl, uint64_t rss);
 void testlog_line_begins(struct testlog *tl, const char *head, size_t len, uint64_t arrival_ns);
 /* Call fn for each open test id (for the timeout marker and the summary). */
 void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const char *id), void *ctx);
+/* The innermost test open now that had started by t_ns (NULL: none): the test a process started
+ * at t_ns ran under. Valid until the next call into the module. */
+const char *testlog_open_at(const struct testlog *tl, uint64_t t_ns);
 /* End of run: results the parsers still hold go out (a TAP result waiting for its YAML block),
  * then tests still open become test markers ending at now_ns with status TIMEOUT (timed_out) or
  * INCOMPLETE. */

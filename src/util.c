@@ -1,7 +1,9 @@
 /* util.c — see util.h. */
 #include "util.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <time.h>
 
 uint64_t now_ns(void)
@@ -61,4 +63,24 @@ ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t max)
     }
     buf[got] = '\0';
     return (ssize_t)got;
+}
+
+int parse_name_list(const char *list, const struct name_bit *names, size_t n, unsigned *ret_mask)
+{
+    unsigned mask = 0;
+    for (const char *p = list;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        size_t i = 0;
+        while (i < n && !(strlen(names[i].name) == len && memcmp(names[i].name, p, len) == 0))
+            i++;
+        if (i == n)
+            return -EINVAL;
+        mask |= names[i].bit;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    *ret_mask = mask;
+    return 0;
 }

@@ -65,6 +65,14 @@ ssize_t read_retry(int fd, void *buf, size_t len);
  * Returns the length or -errno. Truncates silently at max-1 bytes. */
 ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t max);
 
+/* A comma-separated list of names (no spaces, none empty) into the OR of their bits, or -EINVAL
+ * at the first name not in names[0..n). The option parsers' lists (--parse, --deny, --dump). */
+struct name_bit {
+    const char *name;
+    unsigned bit;
+};
+int parse_name_list(const char *list, const struct name_bit *names, size_t n, unsigned *ret_mask);
+
 /* Saturating helpers for counters from untrusted text. */
 static inline uint64_t sat_add_u64(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
 

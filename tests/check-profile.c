@@ -8,6 +8,10 @@
  *                                       category TAB compact-data-json (full profile or stream)
  *   check-profile --count NAME FILE     number of markers named NAME
  *   check-profile --meta KEY FILE       meta.KEY (strings raw, other values as compact JSON)
+ *   check-profile --samples FILE        one line per sample of the threads after the run's own
+ *                                       (the processes dumped at a stop): pid TAB the stack's
+ *                                       frames from the innermost out, joined by " < " (its root,
+ *                                       "thread TID NAME", last)
  *   check-profile --schemas             the marker types of this build (markers.h) as JSON:
  *                                       {"Type":{"fields":[...],"optional":[...]},...}
  *
@@ -296,7 +300,7 @@ static int check_table(const cJSON *t, const char *tname, const char *const *col
     return 0;
 }
 
-static int check_thread_common(const cJSON *th)
+static int check_thread_common(const cJSON *th, bool dumped)
 {
     if (!cJSON_IsObject(th))
         return fail("thread is not an object");
@@ -311,9 +315,13 @@ static int check_thread_common(const cJSON *th)
         return fail("thread lacks processType/processName/processStartupTime/registerTime/pausedRanges/"
                     "name/isMainThread/showMarkersInTimeline");
     const cJSON *pid = cJSON_GetObjectItemCaseSensitive(th, "pid");
-    if (!cJSON_IsString(pid) || strcmp(pid->valuestring, "0") != 0 ||
-        !is_int(cJSON_GetObjectItemCaseSensitive(th, "tid")))
+    const cJSON *tid = cJSON_GetObjectItemCaseSensitive(th, "tid");
+    if (!dumped && (!cJSON_IsString(pid) || strcmp(pid->valuestring, "0") != 0 || !is_int(tid)))
         return fail("thread.pid must be the string \"0\" and tid a number");
+    /* a dumped process: its pid, as a string, and the same number as tid */
+    if (dumped && (!cJSON_IsString(pid) || !is_int(tid) || atof(pid->valuestring) != tid->valuedouble ||
+                   tid->valuedouble <= 0))
+        return fail("a dumped process's thread: pid must be its pid as a string, tid the same number");
     const cJSON *x;
     if (!(x = cJSON_GetObjectItemCaseSensitive(th, "processShutdownTime")) || !(cJSON_IsNull(x) || cJSON_IsNumber(x)) ||
         !(x = cJSON_GetObjectItemCaseSensitive(th, "unregisterTime")) || !(cJSON_IsNull(x) || cJSON_IsNumber(x)))
@@ -405,6 +413,57 @@ static int check_markers(const cJSON *th, int ncat)
     return 0;
 }
 
+/* An index column: every value an integer in [0, limit), or null where allowed. */
+static int check_indexes(const cJSON *t, const char *tname, const char *col, int limit, bool nullable)
+{
+    const cJSON *v;
+    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(t, col))
+    {
+        if (nullable && cJSON_IsNull(v))
+            continue;
+        if (!is_int(v) || v->valuedouble < 0 || v->valuedouble >= limit)
+            return fail("%s.%s holds an index out of range", tname, col);
+    }
+    return 0;
+}
+
+static int table_len(const cJSON *th, const char *name)
+{
+    return (int)cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(th, name), "length")->valuedouble;
+}
+
+/* A dumped process's thread (profile_stacks.h): samples point into stackTable, whose prefixes
+ * come before each stack, frames into frameTable, functions into funcTable, names into its
+ * stringArray; no markers. */
+static int check_dumped(const cJSON *th)
+{
+    int r;
+    const cJSON *sa = cJSON_GetObjectItemCaseSensitive(th, "stringArray");
+    if (!cJSON_IsArray(sa))
+        return fail("a dumped process's thread has no stringArray");
+    int nstack = table_len(th, "stackTable"), nframe = table_len(th, "frameTable"), nfunc = table_len(th, "funcTable");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(th, "stackTable");
+    if ((r = check_indexes(cJSON_GetObjectItemCaseSensitive(th, "samples"), "samples", "stack", nstack, false)) ||
+        (r = check_indexes(st, "stackTable", "frame", nframe, false)) ||
+        (r = check_indexes(cJSON_GetObjectItemCaseSensitive(th, "frameTable"), "frameTable", "func", nfunc, false)) ||
+        (r = check_indexes(cJSON_GetObjectItemCaseSensitive(th, "funcTable"), "funcTable", "name",
+                           cJSON_GetArraySize(sa), false)))
+        return r;
+    int i = 0;
+    const cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(st, "prefix"))
+    {
+        if (!cJSON_IsNull(p) && (!is_int(p) || p->valuedouble < 0 || p->valuedouble >= i))
+            return fail("stackTable.prefix[%d] does not come before it", i);
+        i++;
+    }
+    if (!cJSON_GetObjectItemCaseSensitive(th, "samples") || table_len(th, "samples") < 1)
+        return fail("a dumped process's thread has no sample");
+    if (table_len(th, "markers") != 0)
+        return fail("a dumped process's thread has markers");
+    return 0;
+}
+
 static int check_full(const cJSON *root)
 {
     int r, ncat;
@@ -416,11 +475,20 @@ static int check_full(const cJSON *root)
         !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "counters")))
         return fail("libs/counters missing");
     const cJSON *threads = cJSON_GetObjectItemCaseSensitive(root, "threads");
-    if (!cJSON_IsArray(threads) || cJSON_GetArraySize(threads) != 1)
-        return fail("threads is not an array of one thread");
-    if ((r = check_thread_common(threads->child)) || (r = check_markers(threads->child, ncat)) ||
+    if (!cJSON_IsArray(threads) || cJSON_GetArraySize(threads) < 1)
+        return fail("threads is not an array holding the run's thread");
+    if ((r = check_thread_common(threads->child, false)) || (r = check_markers(threads->child, ncat)) ||
         (r = check_counters(cJSON_GetObjectItemCaseSensitive(root, "counters"))))
         return r;
+    /* after it, the processes dumped at a stop, one thread each, shown with the run's */
+    for (const cJSON *th = threads->child->next; th; th = th->next)
+        if ((r = check_thread_common(th, true)) || (r = check_dumped(th)))
+            return r;
+    int nthreads = cJSON_GetArraySize(threads);
+    const cJSON *visible = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "meta"),
+                                                            "initialVisibleThreads");
+    if (nthreads > 1 && (!cJSON_IsArray(visible) || cJSON_GetArraySize(visible) != nthreads))
+        return fail("meta.initialVisibleThreads does not list every thread");
     return 0;
 }
 
@@ -513,7 +581,7 @@ static int check_stream(const char *buf, size_t len, bool allow_torn)
                      cJSON_GetObjectItemCaseSensitive(o, "stringArray"))
                 r = fail("line 2: thread line holds markers/stringArray");
             else
-                r = check_thread_common(o);
+                r = check_thread_common(o, false);
             thread = true;
         } else if (strcmp(type, "marker") == 0)
             r = check_marker_line(o, ncat, lineno);
@@ -647,9 +715,44 @@ static int print_schemas(void)
     return 0;
 }
 
+/* --samples: what the dumped processes' threads hold, a line per sample. */
+static int print_samples(const char *buf, size_t len)
+{
+    cJSON *root = cJSON_ParseWithLength(buf, len);
+    const cJSON *threads = cJSON_GetObjectItemCaseSensitive(root, "threads");
+    if (!cJSON_IsArray(threads)) {
+        cJSON_Delete(root);
+        return fail("not a full profile");
+    }
+    for (const cJSON *th = threads->child ? threads->child->next : NULL; th; th = th->next) {
+        const cJSON *sa = cJSON_GetObjectItemCaseSensitive(th, "stringArray");
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(th, "stackTable");
+        const cJSON *prefix = cJSON_GetObjectItemCaseSensitive(st, "prefix"),
+                    *frame = cJSON_GetObjectItemCaseSensitive(st, "frame");
+        const cJSON *ft = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(th, "frameTable"), "func");
+        const cJSON *fn = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(th, "funcTable"), "name");
+        const cJSON *smp;
+        cJSON_ArrayForEach(smp, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(th, "samples"), "stack"))
+        {
+            printf("%s\t", cJSON_GetObjectItemCaseSensitive(th, "pid")->valuestring);
+            for (int k = (int)smp->valuedouble, first = 1; k >= 0; first = 0) {
+                int f = (int)cJSON_GetArrayItem(frame, k)->valuedouble;
+                int u = (int)cJSON_GetArrayItem(ft, f)->valuedouble;
+                const cJSON *name = cJSON_GetArrayItem(sa, (int)cJSON_GetArrayItem(fn, u)->valuedouble);
+                printf("%s%s", first ? "" : " < ", cJSON_IsString(name) ? name->valuestring : "?");
+                const cJSON *p = cJSON_GetArrayItem(prefix, k);
+                k = cJSON_IsNull(p) ? -1 : (int)p->valuedouble;
+            }
+            putchar('\n');
+        }
+    }
+    cJSON_Delete(root);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    enum { FULL, STREAM, DUMP, COUNT, META } mode = FULL;
+    enum { FULL, STREAM, DUMP, COUNT, META, SAMPLES } mode = FULL;
     if (argc == 2 && strcmp(argv[1], "--schemas") == 0)
         return print_schemas();
     bool allow_torn = false;
@@ -662,6 +765,8 @@ int main(int argc, char **argv)
             allow_torn = true;
         else if (strcmp(argv[i], "--dump") == 0)
             mode = DUMP;
+        else if (strcmp(argv[i], "--samples") == 0)
+            mode = SAMPLES;
         else if ((strcmp(argv[i], "--count") == 0 || strcmp(argv[i], "--meta") == 0) && i + 1 < argc) {
             mode = argv[i][2] == 'c' ? COUNT : META;
             arg = argv[++i];
@@ -671,7 +776,7 @@ int main(int argc, char **argv)
         }
     }
     if (i + 1 != argc) {
-        fprintf(stderr, "usage: check-profile [--stream [--allow-torn] | --dump | --count NAME | --meta KEY] FILE\n");
+        fprintf(stderr, "usage: check-profile [--stream [--allow-torn] | --dump | --samples | --count NAME | --meta KEY] FILE\n");
         return 2;
     }
     file_name = argv[i];
@@ -691,6 +796,8 @@ int main(int argc, char **argv)
         r = check_stream(buf, len, allow_torn);
     else if (mode == DUMP)
         r = for_each_marker(buf, len, dump_fn, NULL, NULL);
+    else if (mode == SAMPLES)
+        r = print_samples(buf, len);
     else if (mode == COUNT) {
         struct count_ctx c = {arg, 0};
         r = for_each_marker(buf, len, count_fn, &c, NULL);

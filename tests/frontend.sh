@@ -34,7 +34,8 @@ expect_counters() {
         n=$(printf '%s\n' "$tracks" | tr '|' '\n' | grep -cx "$t")
         [ "$n" = 1 ] || fail "$_what: $n tracks named '$t': $tracks"
     done <"$T/.want"
-    case "$_facts" in *" threads=resmon-run "*) ;; *) fail "$_what: the thread has no name: $_facts" ;; esac
+    # the run's thread first (then, after a stop, one per process dumped)
+    case "$_facts" in *" threads=resmon-run "* | *" threads=resmon-run|"*) ;; *) fail "$_what: the thread has no name: $_facts" ;; esac
 }
 
 # wait_samples STREAM N: until the stream holds N samples of the tree (bounded: 20 s).
@@ -114,6 +115,14 @@ for how in timeout output-timeout TERM INT parent timeout-form; do
         *) fail "$how $F: the timeout marker does not name the open test: $f" ;; esac
         case "$f" in *"Live processes (liveProcesses, table)=[table] [["*) ;;
         *) fail "$how $F: the timeout marker does not list live processes: $f" ;; esac
+        # what the helper was doing: a thread of its own, the marker of its dump (not as
+        # resmon-timeout, where the dump is off unless asked)
+        if [ $how = timeout-form ]; then
+            case "$f" in *" threads=resmon-run "*) ;; *) fail "$how $F: resmon-timeout dumped: $f" ;; esac
+        else
+            case "$f" in *"ProcessDump:"*" threads=resmon-run|helper "*) ;;
+            *) fail "$how $F: the dumped helper is not shown: $f" ;; esac
+        fi
     done
     # At the signal the command still ran: its marker says so; at the end it says why it ended.
     f=$(facts "$P.at-signal" Command)

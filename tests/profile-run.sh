@@ -116,7 +116,8 @@ for how in TERM INT HUP QUIT timeout parent; do
     [ $how = timeout ] && color=yellow
     expect_test "$P" stop/open-test.js $status $color
     [ "$(count "$P" kill)" -ge 1 ] || fail "$how: no kill marker in the final profile"
-    [ "$(count "$P" finalize)" = 2 ] || fail "$how: $(count "$P" finalize) finalizations, expected 2"
+    # at the stop, after the dump, at the end
+    [ "$(count "$P" finalize)" = 3 ] || fail "$how: $(count "$P" finalize) finalizations, expected 3"
     ended=$cause
     [ $cause = signal ] && ended=stopped
     [ "$(val "$(markers "$P" command | cut -f5)" reason)" = $ended ] || fail "$how: command marker: $(markers "$P" command)"
@@ -144,7 +145,7 @@ wait $sup || fail "many: status $? (the command exited 0)"
 [ "$(markers "$P" test | grep -c '"status":"PASS"')" = 3000 ] || fail "many: not 3000 PASS tests"
 expect_test "$P" many/t2999.js PASS green
 expect_test "$P" stop/open-test.js INCOMPLETE orange
-[ "$(count "$P" finalize)" = 2 ] || fail "many: $(count "$P" finalize) finalizations, expected 2"
+[ "$(count "$P" finalize)" = 3 ] || fail "many: $(count "$P" finalize) finalizations, expected 3"
 
 # ---- kill -9 at many points, then --recover --------------------------------------------------
 # The helper prints mozlog tests (start, burn, end) and announces every line; resmon-run samples

@@ -1,5 +1,6 @@
 /* Unit tests of the command line's pure parsers: the duration grammar, signal names, options. */
 #include "cli.h"
+#include "forensics.h"
 #include "profile.h"
 
 #include <check.h>
@@ -223,7 +224,40 @@ START_TEST(test_options_timeout_mode)
     ck_assert_str_eq(o.argv[1], "-x");
     ck_assert(o.no_profile);
     ck_assert(!o.kill_leftovers);
+    ck_assert(!o.dump); /* GNU timeout's timing: no dump unless asked */
     cli_release(&o);
+}
+END_TEST
+
+START_TEST(test_dump_options)
+{
+    struct options o;
+    const char *const plain[] = {"resmon-run", "true"};
+    ck_assert_int_eq(cli_parse(2, mkargv(plain, 2), &o), 0);
+    ck_assert(o.dump && !o.dump_budget_set && !o.dump_file && !o.dump_runtimes);
+    cli_release(&o);
+    const char *const all[] = {"resmon-run", "--dump-budget=1.5", "--dump-file=x.txt", "--dump=python,go", "true"};
+    ck_assert_int_eq(cli_parse(5, mkargv(all, 5), &o), 0);
+    ck_assert(o.dump && o.dump_budget_set);
+    ck_assert_uint_eq(o.dump_budget_ns, 1500000000ULL);
+    ck_assert_str_eq(o.dump_file, "x.txt");
+    ck_assert_uint_eq(o.dump_runtimes, FORENSICS_RT_PYTHON | FORENSICS_RT_GO);
+    cli_release(&o);
+    const char *const off[] = {"resmon-run", "--dump-budget=1", "--no-dump", "true"};
+    ck_assert_int_eq(cli_parse(4, mkargv(off, 4), &o), 0);
+    ck_assert(!o.dump); /* --no-dump wins */
+    cli_release(&o);
+    /* as resmon-timeout: asked for by any dump option */
+    const char *const t1[] = {"resmon-timeout", "--dump-file=y", "1", "true"};
+    ck_assert_int_eq(cli_parse(4, mkargv(t1, 4), &o), 0);
+    ck_assert(o.dump);
+    cli_release(&o);
+    const char *const t2[] = {"resmon-timeout", "--dump=java", "1", "true"};
+    ck_assert_int_eq(cli_parse(4, mkargv(t2, 4), &o), 0);
+    ck_assert(o.dump && o.dump_runtimes == FORENSICS_RT_JAVA);
+    cli_release(&o);
+    const char *const bad[] = {"resmon-run", "--dump=ruby", "true"};
+    ck_assert_int_eq(cli_parse(3, mkargv(bad, 3), &o), EXIT_CANCELED);
 }
 END_TEST
 
@@ -239,6 +273,7 @@ int main(void)
     tcase_add_test(tc, test_signals);
     tcase_add_test(tc, test_options_run_mode);
     tcase_add_test(tc, test_options_timeout_mode);
+    tcase_add_test(tc, test_dump_options);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

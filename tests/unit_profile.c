@@ -129,7 +129,8 @@ static void check_structure(const cJSON *root)
     ck_assert_ptr_null(cJSON_GetObjectItem(meta, "type"));
     ck_assert(cJSON_IsArray(cJSON_GetObjectItem(root, "libs")));
     ck_assert(cJSON_IsArray(cJSON_GetObjectItem(root, "counters")));
-    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(root, "threads")), 1);
+    /* the run's thread, then one per process dumped at a stop (test_dumped_processes) */
+    ck_assert_int_ge(cJSON_GetArraySize(cJSON_GetObjectItem(root, "threads")), 1);
     const cJSON *th = thread0(root);
     ck_assert_ptr_null(cJSON_GetObjectItem(th, "type"));
     const cJSON *sa = cJSON_GetObjectItem(th, "stringArray");
@@ -349,6 +350,90 @@ START_TEST(test_torn_and_garbage)
     /* The thread line was missing: one is made up from meta. */
     ck_assert_str_eq(cJSON_GetObjectItem(thread0(p), "processName")->valuestring, "p");
     ck_assert_str_eq(cJSON_GetObjectItem(thread0(p), "pid")->valuestring, "0");
+    cJSON_Delete(p);
+}
+END_TEST
+
+/* The frames of sample i of thread th, innermost first, joined by " < ". */
+static char *sample_frames(const cJSON *th, int i)
+{
+    const cJSON *sa = cJSON_GetObjectItem(th, "stringArray");
+    const cJSON *st = cJSON_GetObjectItem(th, "stackTable");
+    const cJSON *fr = cJSON_GetObjectItem(cJSON_GetObjectItem(th, "frameTable"), "func");
+    const cJSON *fn = cJSON_GetObjectItem(cJSON_GetObjectItem(th, "funcTable"), "name");
+    static char out[512];
+    out[0] = '\0';
+    const cJSON *k = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(th, "samples"), "stack"), i);
+    for (int x = k->valueint; x >= 0;) {
+        int f = cJSON_GetArrayItem(cJSON_GetObjectItem(st, "frame"), x)->valueint;
+        int u = cJSON_GetArrayItem(fr, f)->valueint;
+        if (out[0])
+            strcat(out, " < ");
+        strcat(out, cJSON_GetArrayItem(sa, cJSON_GetArrayItem(fn, u)->valueint)->valuestring);
+        const cJSON *pre = cJSON_GetArrayItem(cJSON_GetObjectItem(st, "prefix"), x);
+        ck_assert(cJSON_IsNull(pre) || pre->valueint < x);
+        x = cJSON_IsNull(pre) ? -1 : pre->valueint;
+    }
+    return out;
+}
+
+START_TEST(test_dumped_processes)
+{
+    struct profile_end end = {.end_ms = -1};
+    struct profile_stats st;
+    cJSON *p = convert_text(
+        "{\"type\":\"marker\",\"name\":\"a\",\"startTime\":1.0,\"endTime\":2.5,\"data\":{\"type\":\"Text\",\"text\":\"x\"}}\n"
+        "{\"type\":\"stack\",\"pid\":100,\"ppid\":1,\"tid\":100,\"process\":\"./hung -x\",\"name\":\"hung\","
+        "\"thread\":\"hung\",\"time\":3.0,\"frames\":[\"wait\",\"loop\",\"main\"]}\n"
+        "{\"type\":\"stack\",\"pid\":100,\"ppid\":1,\"tid\":101,\"process\":\"./hung -x\",\"name\":\"hung\","
+        "\"thread\":\"worker\",\"time\":3.0,\"frames\":[\"read\",\"loop\",\"main\"]}\n"
+        "{\"type\":\"stack\",\"pid\":200,\"ppid\":100,\"tid\":200,\"process\":\"child\",\"name\":\"child\","
+        "\"thread\":\"child\",\"time\":3.5,\"frames\":[\"poll\"]}\n"
+        "{\"type\":\"stack\",\"pid\":300,\"tid\":300,\"time\":3.5}\n"
+        "{\"type\":\"stack\",\"pid\":\"400\",\"tid\":400,\"frames\":[]}\n",
+        &end, &st, NULL);
+    ck_assert_ptr_nonnull(p);
+    check_structure(p);
+    /* the two lines without frames or with a pid that is not a number are skipped */
+    ck_assert_uint_eq(st.skipped_lines, 2);
+    const cJSON *threads = cJSON_GetObjectItem(p, "threads");
+    ck_assert_int_eq(cJSON_GetArraySize(threads), 3);
+    const cJSON *a = cJSON_GetArrayItem(threads, 1), *b = cJSON_GetArrayItem(threads, 2);
+    ck_assert_str_eq(cJSON_GetObjectItem(a, "pid")->valuestring, "100");
+    ck_assert_int_eq(cJSON_GetObjectItem(a, "tid")->valueint, 100);
+    ck_assert_str_eq(cJSON_GetObjectItem(a, "processName")->valuestring, "./hung -x");
+    ck_assert_str_eq(cJSON_GetObjectItem(a, "name")->valuestring, "hung");
+    ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(a, "isMainThread")));
+    /* one sample per thread, the thread's root outermost */
+    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "samples"), "length")->valueint, 2);
+    ck_assert_str_eq(sample_frames(a, 0), "wait < loop < main < thread 100 hung");
+    ck_assert_str_eq(sample_frames(a, 1), "read < loop < main < thread 101 worker");
+    /* shared functions once: wait read loop main, two roots */
+    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "funcTable"), "length")->valueint, 6);
+    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "frameTable"), "length")->valueint, 6);
+    /* the stacks share their common prefix: root, main, loop each once per thread root */
+    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "stackTable"), "length")->valueint, 8);
+    /* both stacks taken at 3.0 ms: the second is drawn a microsecond later, so both show */
+    const cJSON *times = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "samples"), "time");
+    ck_assert(cJSON_GetArrayItem(times, 0)->valuedouble == 3.0);
+    ck_assert(cJSON_GetArrayItem(times, 1)->valuedouble == 3.001);
+    ck_assert_str_eq(cJSON_GetObjectItem(b, "pid")->valuestring, "200");
+    ck_assert_str_eq(sample_frames(b, 0), "poll < thread 200 child");
+    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "markers"), "length")->valueint, 0);
+    /* every thread shown, the run's selected */
+    const cJSON *meta = cJSON_GetObjectItem(p, "meta");
+    char *v = cJSON_PrintUnformatted(cJSON_GetObjectItem(meta, "initialVisibleThreads"));
+    ck_assert_str_eq(v, "[0,1,2]");
+    free(v);
+    v = cJSON_PrintUnformatted(cJSON_GetObjectItem(meta, "initialSelectedThreads"));
+    ck_assert_str_eq(v, "[0]");
+    free(v);
+    cJSON_Delete(p);
+    /* without stack lines: one thread, no such keys */
+    p = convert_text("{\"type\":\"marker\",\"name\":\"a\",\"startTime\":1.0,\"endTime\":null,\"data\":null}\n", &end, &st,
+                     NULL);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(p, "threads")), 1);
+    ck_assert_ptr_null(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "meta"), "initialVisibleThreads"));
     cJSON_Delete(p);
 }
 END_TEST
@@ -940,6 +1025,7 @@ int main(void)
     tcase_add_test(tc, test_fixture_midrun_and_killed);
     tcase_add_test(tc, test_torn_and_garbage);
     tcase_add_test(tc, test_not_a_stream);
+    tcase_add_test(tc, test_dumped_processes);
     tcase_add_test(tc, test_open_state_closed);
     tcase_add_test(tc, test_phase_cpu_percent);
     tcase_add_test(tc, test_counters_and_costs);

@@ -84,6 +84,47 @@ START_TEST(test_exact_timeout_text)
 }
 END_TEST
 
+START_TEST(test_dump_and_leaks_text)
+{
+    struct summary_facts f;
+    facts_timeout(&f);
+    /* the dump: state and stacks; the hung test's process moved first */
+    summary_set_state(&f, 1240, 'S', 1, "demo/hangs");
+    summary_add_stack(&f, 1240, "1240 sleep: clock_nanosleep < main", 34);
+    summary_set_state(&f, 1234, 'S', 2, NULL);
+    for (int i = 0; i < SUMMARY_MAX_STACKS + 2; i++)
+        summary_add_stack(&f, 1234, "1234 demo-suite: wait4 < main", 29);
+    summary_set_state(&f, 9999, 'R', 1, NULL); /* not noted alive: ignored */
+    summary_alive_first(&f, 1240);
+    f.dump_cut_processes = 1;
+    f.dump_cut_threads = 2;
+    f.dump_path = "demo-profile.json.stacks.txt";
+    f.leaked = 3;
+    f.leaking_tests = 2;
+    summary_add_left(&f, 1250, "sleep 600", 9, "demo/leaky");
+    summary_add_left(&f, 1251, "daemon", 6, NULL);
+    char *text = fmt(&f, false, false);
+    const char *want = "  open tests   demo/hangs\n"
+                       "  alive then   1240    sleep 1000\n"
+                       "                       state S, 1 thread, in demo/hangs\n"
+                       "                         1240 sleep: clock_nanosleep < main\n"
+                       "               1234    demo-suite\n"
+                       "                       state S, 2 threads\n"
+                       "                         1234 demo-suite: wait4 < main\n"
+                       "                         1234 demo-suite: wait4 < main\n"
+                       "                         1234 demo-suite: wait4 < main\n"
+                       "                         1234 demo-suite: wait4 < main\n"
+                       "  dump         the budget cut off the stacks of 1 process and 2 threads\n"
+                       "  stacks       demo-profile.json.stacks.txt\n"
+                       "  leaked       3 processes left running by 2 tests (their markers list them)\n"
+                       "  left behind  1250    sleep 600 (left by test demo/leaky)\n"
+                       "               1251    daemon\n"
+                       "  CPU";
+    ck_assert_msg(strstr(text, want), "%s", text);
+    free(text);
+}
+END_TEST
+
 START_TEST(test_ascii_fallback)
 {
     struct summary_facts f;
@@ -393,6 +434,7 @@ int main(void)
     tcase_add_test(tc, test_hostile_text);
     tcase_add_test(tc, test_locale_and_colour);
     tcase_add_test(tc, test_write_fd);
+    tcase_add_test(tc, test_dump_and_leaks_text);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -32,6 +32,10 @@ check "invalid --memory-limit '-64M'" --memory-limit=-64M -- true
 check "invalid --tasks-limit '0' (a count of processes and threads" --tasks-limit=0 -- true
 check "invalid --tasks-limit '12x'" --tasks-limit=12x -- true
 check "invalid time interval 'forever'" --cpu-limit=forever -- true
+check "invalid --dump list 'perl' (go, java, python)" --dump=perl -- true
+check "invalid --dump list 'go,,java'" --dump=go,,java -- true
+check "invalid time interval 'soon'" --dump-budget=soon -- true
+check "empty --dump-file path" --dump-file= -- true
 check "too short" -i 1e-9 -- true
 check "too short" -i 0.001 -- true
 # Paths that cannot hold a profile: said by what they are.

@@ -1,0 +1,70 @@
+#!/bin/sh
+# --dump=go,java,python: after the stacks, the runtimes' own dumps (Go: every goroutine on
+# SIGQUIT; a JVM: a thread dump on SIGQUIT; CPython: every thread's traceback on SIGABRT, with
+# PYTHONFAULTHANDLER set for the command), passed through and kept in the process's marker and
+# the text file. Each program (tests/runtimes/) says "ready stuck PID" once it is where it stays.
+. "$TOP_SRCDIR/tests/lib.sh"
+. "$TOP_SRCDIR/tests/itlib.sh"
+R="$TOP_SRCDIR/tests/runtimes"
+
+# dumped NAME CMD...: time the program out once it is ready, with --dump=NAME; $T/NAME.json
+dumped() {
+    _name=$1
+    shift
+    new_events
+    "$RESMON_RUN" --timeout=1h -i 0 --dump="$_name" -o "$T/$_name.json" -- "$@" >"$T/$_name.out" 2>"$T/$_name.err" &
+    _sup=$!
+    _pid=$(wait_event "ready stuck *" 120 | cut -d' ' -f3)
+    kill -ALRM $_sup
+    wait $_sup
+    _st=$?
+    [ $_st -eq 124 ] || fail "$_name: status $_st: $(cat "$T/$_name.err")"
+    "$CHECK" "$T/$_name.json" >/dev/null || fail "$_name: invalid profile"
+    markers "$T/$_name.json" "process dump" | grep "\"pid\":$_pid," >"$T/$_name.marker" ||
+        fail "$_name: no marker for $_pid"
+    grep -q "\"runtime\":\"$_name\"" "$T/$_name.marker" || fail "$_name: not recognised: $(cat "$T/$_name.marker")"
+}
+
+# expect NAME TEXT WHERE: the runtime's dump holds TEXT, in the marker and the text file, and it
+# was passed through (WHERE: out or err)
+expect() {
+    sed -n 's/.*"runtimeDump"://p' "$T/$1.marker" | grep -q "$2" || fail "$1: the marker's dump lacks $2: $(cat "$T/$1.marker")"
+    grep -q "^    | .*$2" "$T/$1.json.stacks.txt" || fail "$1: the text file lacks $2"
+    grep -q "$2" "$T/$1.$3" || fail "$1: $2 was not passed through on std$3"
+}
+
+ran=0
+py=$(command -v python3 || true)
+[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+if [ -n "$py" ]; then
+    dumped python "$py" "$R/hang.py"
+    expect python "stuck_in_python_wait" err
+    expect python "main_waits_forever" err
+    ran=$((ran + 1))
+fi
+if command -v java >/dev/null 2>&1; then
+    dumped java java "$R/Hang.java"
+    expect java 'stuck-worker' out
+    expect java "Hang.stuckInJavaWait" out
+    ran=$((ran + 1))
+fi
+# a Go program is recognised by its ELF sections, read with libelf (there with libdw)
+if command -v go >/dev/null 2>&1 && grep -q '^#define HAVE_LIBDW 1' "$TOP_BUILDDIR/config.h" &&
+    GOCACHE="$T/go-cache" GOPATH="$T/go" go build -o "$T/hang-go" "$R/hang.go" 2>"$T/go-build.err"; then
+    dumped go "$T/hang-go"
+    expect go "main.stuckInGoLock" err
+    ran=$((ran + 1))
+fi
+# not asked: nothing is signalled, the runtime is not named
+if [ -n "$py" ]; then
+    new_events
+    "$RESMON_RUN" --timeout=1h -i 0 -o "$T/plain.json" -- "$py" "$R/hang.py" >/dev/null 2>"$T/plain.err" &
+    sup=$!
+    wait_event "ready stuck *" 120 >/dev/null
+    kill -ALRM $sup
+    wait $sup
+    ! markers "$T/plain.json" "process dump" | grep -q '"runtime"' || fail "a runtime asked without --dump"
+    ! grep -q "Fatal Python error" "$T/plain.err" || fail "python dumped without --dump"
+fi
+[ $ran -gt 0 ] || skip "no python3, java or go here"
+echo "dump-runtimes: $ran runtimes dumped"

@@ -1,0 +1,156 @@
+#!/bin/sh
+# The dump at a stop: what every process of the tree was doing, recorded after the first
+# finalization and before the first signal, in the profile (a thread per process, a sample per
+# thread; a marker per process), the summary and the text file. The helper's threads are stuck in
+# known functions (tests/stuck.c); it says "ready" once each is where it stays.
+. "$TOP_SRCDIR/tests/lib.sh"
+. "$TOP_SRCDIR/tests/itlib.sh"
+STUCK="$HELPERS/stuck"
+
+grep -q '^#define HAVE_LIBDW 1' "$TOP_BUILDDIR/config.h" 2>/dev/null || skip "built without libdw: no stacks"
+
+# stopped N HOW CMD...: run the supervisor CMD in the background, wait for N "ready stuck" events,
+# then stop it: HOW is ALRM (time out now) or TERM (a stop request). Returns its exit status;
+# output in $T/out, $T/err.
+stopped() {
+    _n=$1 _how=$2
+    shift 2
+    new_events
+    "$@" >"${STOPPED_OUT:-$T/out}" 2>"$T/err" &
+    _sup=$!
+    _i=0
+    while [ $_i -lt "$_n" ]; do
+        wait_event "ready stuck *" >/dev/null
+        _i=$((_i + 1))
+    done
+    kill -"$_how" $_sup
+    wait $_sup
+}
+
+# stack_of FILE PID FUNCTION: the samples of PID in FILE's profile include FUNCTION's frame; prints
+# the sample's line (pid TAB frames innermost first < ... < "thread TID NAME").
+stack_of() {
+    "$CHECK" --samples "$1" | awk -F'\t' -v p="$2" -v f="$3" '
+        $1 == p { n = split($2, fr, " < "); for (i = 1; i <= n; i++) if (fr[i] == f) { print; found = 1 } }
+        END { exit !found }'
+}
+
+# ---- a timeout: every thread's stack, in the profile, the summary and the text file ------------
+stopped 1 ALRM "$RESMON_RUN" --timeout=1h -i 0 -o "$T/p.json" -- "$STUCK"
+st=$?
+[ $st -eq 124 ] || fail "timeout: status $st, expected 124: $(cat "$T/err")"
+pid=$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out")
+[ -n "$pid" ] || fail "no pid from the helper"
+"$CHECK" "$T/p.json" >/dev/null || fail "the profile is not valid"
+"$CHECK" --samples "$T/p.json" >"$T/samples"
+[ "$(awk -F'\t' -v p="$pid" '$1 == p' "$T/samples" | wc -l)" -eq 4 ] || fail "not one sample per thread: $(cat "$T/samples")"
+for f in stuck_main_wait stuck_in_mutex stuck_in_read stuck_spinning; do
+    line=$(stack_of "$T/p.json" "$pid" $f) || fail "no sample of $pid in $f: $(cat "$T/samples")"
+    # the thread's own root, under the right process
+    case "$line" in *" < thread "[0-9]*" stuck") ;; *) fail "$f: no thread root: $line" ;; esac
+done
+# the main thread is the process's own (tid = pid), and it waits in the join
+stack_of "$T/p.json" "$pid" stuck_main_wait | grep -q "< thread $pid stuck\$" || fail "main thread's tid"
+stack_of "$T/p.json" "$pid" main | grep -q stuck_main_wait || fail "main < stuck_main_wait"
+# the blocked ones are in the C library's waits under them
+stack_of "$T/p.json" "$pid" stuck_in_mutex | grep -q "pthread_mutex_lock < stuck_in_mutex" || fail "mutex frames"
+stack_of "$T/p.json" "$pid" stuck_in_read | grep -q "read < stuck_in_read" || fail "read frames"
+# one marker per process, before the first signal, and a profile written with it before it too
+d=$(markers "$T/p.json" "process dump" | awk -F'\t' -v p="\"pid\":$pid," 'index($5, p)')
+[ -n "$d" ] || fail "no process dump marker for $pid"
+case "$d" in *'"state":"S (sleeping)"'*'"wchan":'*'"syscall":'*'"threads":4'*'"topFrames":"'*stuck_main_wait*) ;;
+*) fail "dump marker: $d" ;; esac
+dump_at=$(printf '%s\n' "$d" | cut -f2)
+kill_at=$(markers "$T/p.json" kill | head -n 1 | cut -f2)
+fin=$(markers "$T/p.json" finalize | cut -f2,5 | grep '"reason":"dump"' | cut -f1)
+[ -n "$fin" ] || fail "no finalization after the dump"
+awk -v d="$dump_at" -v f="$fin" -v k="$kill_at" 'BEGIN { exit !(d <= f && f <= k) }' ||
+    fail "dump $dump_at, its finalization $fin, first kill $kill_at: not in that order"
+# the text file, beside the profile
+[ -f "$T/p.json.stacks.txt" ] || fail "no text file"
+for f in stuck_main_wait stuck_in_mutex stuck_in_read stuck_spinning; do
+    grep -q " $f\$" "$T/p.json.stacks.txt" || fail "text file lacks $f"
+done
+grep -q "^process $pid (parent [0-9]*) state S: $STUCK\$" "$T/p.json.stacks.txt" || fail "text file: process line"
+# the summary: the state and top frames of the process
+grep -q "^  stacks  *$T/p.json.stacks.txt\$" "$T/err" || fail "summary: no stacks path"
+grep -q "state S, 4 threads" "$T/err" || fail "summary: no state: $(cat "$T/err")"
+for f in stuck_in_mutex stuck_in_read stuck_spinning; do
+    grep -q "$f" "$T/err" || fail "summary lacks $f"
+done
+
+# ---- a stop request, three processes of the tree: each dumped under its own pid -------------
+stopped 3 TERM "$RESMON_RUN" -i 0 -o "$T/s.json" --dump-file="$T/s.txt" -- "$STUCK" 2
+st=$?
+[ $st -eq 143 ] || fail "stop request: status $st"
+"$CHECK" "$T/s.json" >/dev/null || fail "stop request: invalid profile"
+for p in $(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out"); do
+    stack_of "$T/s.json" "$p" stuck_in_read >/dev/null || fail "stop request: no stack of $p"
+    grep -q "^process $p " "$T/s.txt" || fail "--dump-file lacks $p"
+done
+[ ! -e "$T/s.json.stacks.txt" ] || fail "--dump-file: the default file was written too"
+
+# ---- an output timeout: the helper is silent after its "ready" line ---------------------------
+"$RESMON_RUN" --output-timeout=0.2 -i 0 -o "$T/o.json" -- "$STUCK" >"$T/out" 2>"$T/err"
+[ $? -eq 124 ] || fail "output timeout: status"
+stack_of "$T/o.json" "$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out")" stuck_in_mutex >/dev/null ||
+    fail "output timeout: no stacks"
+
+# ---- --dump-budget=0: the /proc facts, and the cut-off said ----------------------------------
+stopped 1 ALRM "$RESMON_RUN" --timeout=1h -i 0 --dump-budget=0 -o "$T/z.json" -- "$STUCK"
+[ $? -eq 124 ] || fail "budget 0: status"
+grep -q "the budget cut off the stacks of 1 process and 0 threads" "$T/z.json.stacks.txt" || fail "budget 0: text"
+grep -q "stacks: left out: the budget ran out" "$T/z.json.stacks.txt" || fail "budget 0: the process's line"
+grep -q "wchan: " "$T/z.json.stacks.txt" || fail "budget 0: no /proc facts"
+grep -q "dump  *the budget cut off the stacks of 1 process" "$T/err" || fail "budget 0: summary"
+[ "$(count "$T/z.json" "dump cut off")" -eq 1 ] || fail "budget 0: no warning marker"
+[ -z "$("$CHECK" --samples "$T/z.json")" ] || fail "budget 0: samples"
+
+# ---- --no-dump; resmon-timeout: off unless asked ---------------------------------------------
+stopped 1 ALRM "$RESMON_RUN" --timeout=1h -i 0 --no-dump -o "$T/n.json" -- "$STUCK"
+[ $? -eq 124 ] || fail "--no-dump: status"
+[ ! -e "$T/n.json.stacks.txt" ] && [ "$(count "$T/n.json" "process dump")" -eq 0 ] || fail "--no-dump dumped"
+stopped 1 ALRM "$TIMEOUT_LINK" -o "$T/t.json" 1h "$STUCK"
+[ $? -eq 124 ] || fail "resmon-timeout: status"
+[ ! -e "$T/t.json.stacks.txt" ] && [ "$(count "$T/t.json" "process dump")" -eq 0 ] || fail "resmon-timeout dumped"
+stopped 1 ALRM "$TIMEOUT_LINK" -o "$T/u.json" --dump-budget=1s 1h "$STUCK"
+[ $? -eq 124 ] || fail "resmon-timeout --dump-budget: status"
+stack_of "$T/u.json" "$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out")" stuck_in_mutex >/dev/null ||
+    fail "resmon-timeout --dump-budget: no stacks"
+# ---- the test each process ran under; the hung test's processes first in the summary --------
+# The harness starts a helper before any test, then the test starts and runs its own. Both are
+# ordered on /proc's clock (ticks): the test's start line is printed a tick after the first
+# helper started, and the second is started only once resmon-run has passed that line on (it
+# took the line's arrival time before).
+mkfifo "$T/pass" "$T/go"
+cat >"$T/suite.sh" <<EOS
+"$STUCK" &
+first=\$!
+st=\$(sed 's/.*) //' /proc/\$first/stat | cut -d' ' -f20)
+until [ "\$(awk '{ printf "%d", \$1 * 100 }' /proc/uptime)" -gt \$((st + 2)) ]; do :; done
+echo '{"action":"suite_start","source":"s"}'
+echo '{"action":"test_start","test":"dir/hangs.js"}'
+read go <"$T/go"
+"$STUCK"
+EOS
+(while IFS= read -r l; do
+    printf '%s\n' "$l"
+    case $l in *test_start*) echo go >"$T/go" ;; esac
+done <"$T/pass" >"$T/passed") &
+reader=$!
+STOPPED_OUT="$T/pass" stopped 2 ALRM "$RESMON_RUN" --timeout=1h -i 0 -o "$T/m.json" -- sh "$T/suite.sh"
+[ $? -eq 124 ] || fail "test attribution: status"
+wait $reader
+before=$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/passed" | head -n 1)
+during=$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/passed" | tail -n 1)
+[ -n "$before" ] && [ "$before" != "$during" ] || fail "test attribution: pids: $(cat "$T/passed")"
+markers "$T/m.json" "process dump" | grep "\"pid\":$during," | grep -q '"test":"dir/hangs.js"' ||
+    fail "the test's process lacks its test: $(markers "$T/m.json" "process dump")"
+! markers "$T/m.json" "process dump" | grep "\"pid\":$before," | grep -q '"test":' ||
+    fail "the helper started before the test has one"
+grep -q "during test: dir/hangs.js" "$T/m.json.stacks.txt" || fail "text file: no test"
+# the summary: the test's process first, its test named
+first_alive=$(sed -n 's/^  alive then   \([0-9]*\) .*/\1/p' "$T/err")
+[ "$first_alive" = "$during" ] || fail "summary: $first_alive listed first, not $during: $(cat "$T/err")"
+grep -q "state S, 4 threads, in dir/hangs.js" "$T/err" || fail "summary: no test on the state line"
+echo "dump: ok"

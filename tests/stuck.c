@@ -1,0 +1,145 @@
+/* stuck: a process whose threads are stuck in known functions, for the dump at a stop
+ * (tests/dump.sh). Threads:
+ *   stuck_in_mutex    waits for a mutex the main thread holds (and will never release)
+ *   stuck_in_read     blocks reading a pipe nobody writes
+ *   stuck_spinning    a busy loop
+ * and the main thread waits in stuck_main_wait (pthread_join of the mutex thread: a deadlock).
+ * "stuck CHILDREN" also forks that many copies of itself first, with the same threads but for the
+ * busy loop, which is stuck_waiting there (a condition variable nobody signals): a large tree
+ * does not have the machine's cores spinning.
+ *
+ * When every thread is where it will stay (the blocked ones asleep in the kernel, the spinning
+ * one counting), it prints "ready stuck PID" on stdout, and on $HELPER_EVENTS when set (the FIFO
+ * of tests/lib.sh), so the test knows the state it will find without sleeping.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Not static: the names the test looks for stay as they are. */
+void *stuck_in_mutex(void *arg);
+void *stuck_in_read(void *arg);
+void *stuck_spinning(void *arg);
+void *stuck_waiting(void *arg);
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int pipefd[2];
+static volatile pid_t tid_mutex, tid_read;
+static volatile unsigned long spins;
+static volatile pid_t tid_wait;
+static pthread_cond_t never = PTHREAD_COND_INITIALIZER;
+static pthread_mutex_t never_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static pid_t my_tid(void) { return (pid_t)syscall(SYS_gettid); }
+
+__attribute__((noinline)) void *stuck_in_mutex(void *arg)
+{
+    (void)arg;
+    tid_mutex = my_tid();
+    pthread_mutex_lock(&lock);
+    pthread_mutex_unlock(&lock);
+    return NULL;
+}
+
+__attribute__((noinline)) void *stuck_in_read(void *arg)
+{
+    (void)arg;
+    char c;
+    tid_read = my_tid();
+    ssize_t n = read(pipefd[0], &c, 1);
+    return (void *)(intptr_t)n;
+}
+
+__attribute__((noinline)) void *stuck_spinning(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        spins++;
+        __asm__ volatile("" ::: "memory");
+    }
+    return NULL;
+}
+
+__attribute__((noinline)) void *stuck_waiting(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&never_lock);
+    tid_wait = my_tid();
+    for (;;)
+        pthread_cond_wait(&never, &never_lock);
+    return NULL;
+}
+
+__attribute__((noinline)) static void stuck_main_wait(pthread_t t)
+{
+    pthread_join(t, NULL);
+    __asm__ volatile("" ::: "memory");
+}
+
+/* Is thread tid asleep (state S) in the kernel now? */
+static int asleep(pid_t tid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' && p[2] == 'S';
+}
+
+static void announce(void)
+{
+    char line[64];
+    int n = snprintf(line, sizeof line, "ready stuck %d\n", (int)getpid());
+    if (write(STDOUT_FILENO, line, (size_t)n) < 0)
+        exit(1);
+    const char *ev = getenv("HELPER_EVENTS");
+    if (ev && *ev) {
+        int fd = open(ev, O_WRONLY | O_APPEND);
+        if (fd >= 0) {
+            if (write(fd, line, (size_t)n) < 0)
+                exit(1);
+            close(fd);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int children = argc > 1 ? atoi(argv[1]) : 0;
+    bool copy = false;
+    for (int i = 0; i < children && !copy; i++) {
+        pid_t p = fork();
+        if (p < 0)
+            return 1;
+        copy = p == 0; /* a copy: no children of its own */
+    }
+    setvbuf(stdout, NULL, _IONBF, 0);
+    if (pipe(pipefd) < 0)
+        return 1;
+    pthread_mutex_lock(&lock);
+    pthread_t tm, tr, ts;
+    if (pthread_create(&tm, NULL, stuck_in_mutex, NULL) || pthread_create(&tr, NULL, stuck_in_read, NULL) ||
+        pthread_create(&ts, NULL, copy ? stuck_waiting : stuck_spinning, NULL))
+        return 1;
+    /* Wait (yielding) until each thread is where it stays. */
+    while (!tid_mutex || !tid_read || !asleep(tid_mutex) || !asleep(tid_read) ||
+           (copy ? !tid_wait || !asleep(tid_wait) : spins < 1000))
+        sched_yield();
+    announce();
+    stuck_main_wait(tm);
+    return 0;
+}

@@ -1,0 +1,161 @@
+/* Unit tests of the dump at a stop: a child parked in a known function, recorded with and without
+ * stacks, as a member and as a stranger; nothing stays traced after. */
+#include "forensics.h"
+
+#include <check.h>
+#include "check_run.h"
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* Not static: its name is what the stack must show. */
+void forensics_test_parked_here(int fd);
+__attribute__((noinline)) void forensics_test_parked_here(int fd)
+{
+    char c = 'r';
+    if (write(fd, &c, 1) != 1)
+        _exit(1);
+    for (;;)
+        pause();
+}
+
+static char state_of(pid_t pid, const char *key, char *buf, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    char line[256], st = '?';
+    buf[0] = '\0';
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "State:", 6) == 0)
+            st = line[7];
+        if (key && strncmp(line, key, strlen(key)) == 0)
+            snprintf(buf, size, "%s", line + strlen(key));
+    }
+    if (f)
+        fclose(f);
+    return st;
+}
+
+/* A child parked in forensics_test_parked_here (asleep in pause). */
+static pid_t parked_child(void)
+{
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(p[0]);
+        forensics_test_parked_here(p[1]);
+    }
+    close(p[1]);
+    char c;
+    ck_assert_int_eq(read(p[0], &c, 1), 1);
+    close(p[0]);
+    char buf[8];
+    while (state_of(pid, NULL, buf, sizeof buf) != 'S')
+        sched_yield();
+    return pid;
+}
+
+static void end_child(pid_t pid)
+{
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+static bool yes(void *ctx, pid_t pid) { return (void)ctx, (void)pid, true; }
+static bool no(void *ctx, pid_t pid) { return (void)ctx, (void)pid, false; }
+
+START_TEST(test_parked_child)
+{
+    pid_t pid = parked_child();
+    struct forensics_config cfg = {.budget_ns = 2 * NSEC_PER_SEC, .is_member = yes};
+    struct forensics_report r;
+    ck_assert_int_eq(forensics_record(&cfg, &pid, 1, &r), 0);
+    ck_assert_uint_eq(r.nprocs, 1);
+    const struct forensics_process *p = &r.procs[0];
+    ck_assert_int_eq(p->pid, pid);
+    ck_assert_int_eq(p->ppid, getpid());
+    ck_assert_int_eq(p->state, 'S');
+    ck_assert_uint_eq(p->nthreads, 1);
+    ck_assert_ptr_nonnull(p->syscall);
+    ck_assert_uint_eq(r.cut_off_processes, 0);
+#ifdef HAVE_LIBDW
+    ck_assert(r.stacks_available);
+    const struct forensics_thread *t = &p->threads[0];
+    ck_assert_msg(t->error == NULL, "%s", t->error ? t->error : "");
+    bool found = false;
+    for (size_t k = 0; k < t->nframes; k++)
+        found |= strcmp(t->frames[k], "forensics_test_parked_here") == 0;
+    /* Under valgrind the child runs on valgrind's translated code: its stack is valgrind's. */
+    bool vg = getenv("RESMON_UNDER_VALGRIND") != NULL;
+    ck_assert_msg(found || (vg && t->nframes), "no frame of forensics_test_parked_here (%zu frames, first %s)",
+                  t->nframes, t->nframes ? t->frames[0] : "-");
+    /* the text and the stream line say the same */
+    struct jsonw w;
+    jsonw_init(&w);
+    forensics_text(&r, &w);
+    ck_assert(vg || strstr(w.buf, " forensics_test_parked_here\n"));
+    forensics_stack_line(&w, p, t, 12.5);
+    ck_assert(vg || strstr(w.buf, "\"forensics_test_parked_here\""));
+    ck_assert_ptr_nonnull(strstr(w.buf, "\"time\":12.5"));
+    jsonw_release(&w);
+#else
+    ck_assert_str_eq(p->error, "stacks unavailable: built without libdw");
+#endif
+    forensics_report_free(&r);
+    /* detached: not traced, and asleep again where it was */
+    char tracer[32];
+    ck_assert_int_eq(state_of(pid, "TracerPid:", tracer, sizeof tracer), 'S');
+    ck_assert_int_eq(atoi(tracer), 0);
+    end_child(pid);
+}
+END_TEST
+
+START_TEST(test_stranger_and_budget)
+{
+    pid_t pid = parked_child();
+    struct forensics_config cfg = {.budget_ns = NSEC_PER_SEC, .is_member = no};
+    struct forensics_report r;
+    ck_assert_int_eq(forensics_record(&cfg, &pid, 1, &r), 0);
+    ck_assert_uint_eq(r.nprocs, 1);
+#ifdef HAVE_LIBDW
+    /* not a member any more: its /proc facts, no tracing */
+    ck_assert_str_eq(r.procs[0].error, "no longer a member of the tree");
+    ck_assert_uint_eq(r.procs[0].threads[0].nframes, 0);
+#endif
+    forensics_report_free(&r);
+    /* no budget: the facts, and the cut-off counted */
+    cfg = (struct forensics_config){.budget_ns = 0, .is_member = yes};
+    ck_assert_int_eq(forensics_record(&cfg, &pid, 1, &r), 0);
+#ifdef HAVE_LIBDW
+    ck_assert_uint_eq(r.cut_off_processes, 1);
+    ck_assert_str_eq(r.procs[0].error, "left out: the budget ran out");
+#endif
+    ck_assert_ptr_nonnull(r.procs[0].wchan);
+    forensics_report_free(&r);
+    /* a process that is gone is left out */
+    end_child(pid);
+    ck_assert_int_eq(forensics_record(&cfg, &pid, 1, &r), 0);
+    ck_assert_uint_eq(r.nprocs, 0);
+    forensics_report_free(&r);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("forensics");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_parked_child);
+    tcase_add_test(tc, test_stranger_and_budget);
+    suite_add_tcase(s, tc);
+    return check_run(s);
+}
