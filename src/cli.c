@@ -178,6 +178,7 @@ enum {
     OPT_DENY_NETWORK,
     OPT_DENY,
     OPT_RECOVER,
+    OPT_JUNIT,
     OPT_GZIP,
     OPT_MEMORY_LIMIT,
     OPT_CPU_LIMIT,
@@ -219,6 +220,7 @@ static const struct option long_options[] = {
     {"deny-network", no_argument, NULL, OPT_DENY_NETWORK},
     {"deny", required_argument, NULL, OPT_DENY},
     {"recover", required_argument, NULL, OPT_RECOVER},
+    {"junit", required_argument, NULL, OPT_JUNIT},
     {"mark", no_argument, NULL, OPT_MARK},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -351,6 +353,8 @@ void cli_print_help(bool timeout_mode)
           "      --max-markers=N        past N markers the profile leaves out expected passes, past\n"
           "                             2N all but the run's end (default 2000000; 0 no limit)\n"
           "      --recover=STREAM       turn a stream left by a killed run into a profile (-o: where)\n"
+          "      --junit=FILE           also write the tests as a JUnit XML report (with --recover:\n"
+          "                             rebuilt from the stream)\n"
           "      --mark KIND NAME [TEXT]  from inside COMMAND: record a marker (see the manual)\n"
           "\nOther:\n"
           "  -v, --verbose              diagnose signals sent and the containment used\n"
@@ -495,6 +499,11 @@ int cli_parse(int argc, char **argv, struct options *o)
                 o->deny_network = true;
             break;
         case OPT_RECOVER: o->action = CLI_RECOVER, o->recover = optarg; break;
+        case OPT_JUNIT:
+            if (!*optarg)
+                r = usage_error("empty JUnit report path");
+            o->junit = optarg;
+            break;
         case OPT_GZIP: o->gzip = true; break;
         case OPT_MEMORY_LIMIT:
             if (parse_size(optarg, &o->memory_limit) < 0)
@@ -564,6 +573,10 @@ int cli_parse(int argc, char **argv, struct options *o)
             return EXIT_CANCELED;
         }
         optind++;
+    }
+    if (o->junit && o->no_profile) {
+        cli_release(o);
+        return usage_error("--junit is built from the profile's stream: give -o FILE, not --no-profile");
     }
     if (optind >= argc) {
         cli_release(o);

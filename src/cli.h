@@ -65,6 +65,7 @@ struct options {
     bool no_sandbox, deny_network;
     unsigned deny;              /* SANDBOX_DENY_* mask for the command (--deny, --deny-network) */
     const char *recover;        /* CLI_RECOVER: the stream */
+    const char *junit;          /* --junit: the JUnit report's path; NULL = none */
     char **argv;                /* the command (CLI_RUN) or --mark's arguments (CLI_MARK) */
     int argc;
 };

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "junit.h"
 #include "log.h"
 #include "profile.h"
 #include "supervise.h"
@@ -29,6 +30,21 @@ static void raise_signal(int sig)
     raise(sig);
 }
 
+/* --recover with --junit: the report, rebuilt from the stream. */
+static int recover_junit(const struct options *o)
+{
+    struct junit_stats js;
+    int r = junit_recover(o->recover, o->junit, &js);
+    if (r == -EINVAL)
+        log_msg("'%s' is not a profile stream: the JUnit report is built from a stream", o->recover);
+    else if (r < 0)
+        log_errno(r, "cannot write the JUnit report '%s'", o->junit);
+    else
+        log_msg("wrote the JUnit report '%s': %zu test%s, %zu never ended", o->junit, js.tests,
+                js.tests == 1 ? "" : "s", js.open);
+    return r;
+}
+
 int main(int argc, char **argv)
 {
     log_set_program(argv[0]);
@@ -42,6 +58,8 @@ int main(int argc, char **argv)
         status = fflush(stdout) == 0 ? 0 : EXIT_CANCELED;
         break;
     case CLI_RECOVER: {
+        /* The report first: converting in place replaces the stream it is read from. */
+        int jr = o.junit ? recover_junit(&o) : 0;
         struct profile_stats st;
         const char *out = o.output ? o.output : o.recover;
         r = profile_recover(o.recover, o.output, o.gzip, &st);
@@ -69,6 +87,8 @@ int main(int argc, char **argv)
                         (unsigned long long)st.left_out);
             status = 0;
         }
+        if (jr < 0)
+            status = EXIT_CANCELED;
         break;
     }
     case CLI_MARK:

@@ -37,6 +37,7 @@
 #include "cimeta.h"
 #include "contain.h"
 #include "jsonw.h"
+#include "junit.h"
 #include "limits.h"
 #include "linebuf.h"
 #include "log.h"
@@ -118,6 +119,8 @@ struct sv {
     const struct marker_sink *sink; /* where markers go (the stream), NULL without a profile */
     struct stream *stream;
     struct profile_conv *conv; /* reads the stream as it grows (NULL: finalize reads it all) */
+    struct junit *junit;       /* --junit: its reader of the stream, likewise */
+    bool junit_failed;         /* said once */
     uint64_t conv_lines;       /* stream lines when conv last caught up */
     int profile_lock;          /* the last profile renamed over the path, kept locked */
     struct stream_health health_said; /* stream trouble already said on stderr */
@@ -325,6 +328,8 @@ static void emit_timeout_marker(struct sv *sv, uint64_t now)
         .signal = sv->stop_signal,
         .received = sv->cause == CAUSE_SIGNAL ? sv->received_signal : 0,
         .limit = sv->limit_text[0] ? sv->limit_text : NULL,
+        .after_ns = sv->cause == CAUSE_TIMEOUT ? sv->o->timeout_ns
+                    : sv->cause == CAUSE_OUTPUT_TIMEOUT ? sv->o->output_timeout_ns : 0,
         .open_tests = (const char *const *)open.ids,
         .n_open = open.n,
         .procs = procs,
@@ -390,6 +395,8 @@ static void follow_stream(struct sv *sv, bool any)
     if (lines == sv->conv_lines || (!any && lines - sv->conv_lines < FOLLOW_LINES))
         return;
     sv->conv_lines = lines;
+    if (sv->junit)
+        junit_update(sv->junit); /* an error is sticky: the report's write says it */
     int r = profile_conv_update(sv->conv);
     if (r < 0) {
         if (sv->o->verbose)
@@ -424,6 +431,13 @@ static void profile_checkpoint(struct sv *sv, const char *why)
                               &sv->profile_lock};
     struct profile_stats st;
     follow_stream(sv, true);
+    if (sv->junit) {
+        /* What CI systems read, and small: before the profile, which may take a while. */
+        int jr = junit_finalize(sv->junit, AT_FDCWD, sv->o->junit, end.end_ms);
+        if (jr < 0 && !sv->junit_failed)
+            log_errno(jr, "cannot write the JUnit report '%s'", sv->o->junit);
+        sv->junit_failed |= jr < 0;
+    }
     int r = sv->conv ? profile_conv_finalize(sv->conv, AT_FDCWD, sv->profile_path, &end, &st)
                      : profile_finalize(stream_fd(sv->stream), AT_FDCWD, sv->profile_path, &end, &st);
     if (r < 0) {
@@ -1108,6 +1122,8 @@ static int open_stream(struct sv *sv)
     /* Without a follower finalizing still works, it just reads the whole stream then. */
     if (profile_conv_new(stream_fd(sv->stream), &sv->conv) < 0)
         sv->conv = NULL;
+    if (o->junit && (r = junit_new(stream_fd(sv->stream), &sv->junit)) < 0)
+        return r;
     return 0;
 }
 
@@ -1583,6 +1599,7 @@ out:
     limits_free(sv.limits);
     contain_free(sv.contain);
     profile_conv_free(sv.conv);
+    junit_free(sv.junit);
     stream_close(sv.stream);
     closep(&sv.profile_lock);
     free(sv.profile_path);

@@ -50,7 +50,8 @@ profile_ok() {
 }
 
 # At the end of a passing test: every profile it left in $T is checked, and every stream (what a
-# run that was killed, or is still writing, leaves) must convert, with --recover, into one.
+# run that was killed, or is still writing, leaves) must convert, with --recover, into one; every
+# JUnit report must be valid against tests/fixtures/junit/junit.xsd.
 # Files under $T/raw/ are inputs a test made broken on purpose.
 check_every_profile() {
     find "$T" -type f ! -name '.*' ! -path "$T/raw/*" 2>/dev/null | sort >"$T/.profiles"
@@ -62,6 +63,13 @@ check_every_profile() {
             "$RESMON_RUN" --recover "$_f" -o "$T/.recovered.json" 2>"$T/.recover.err" ||
                 { echo "FAIL: $_f: the stream does not convert: $(cat "$T/.recover.err")" >&2; return 1; }
             profile_ok "$T/.recovered.json" || { echo "FAIL: $_f: its conversion is not a valid profile" >&2; return 1; }
+        elif [ "$(printf %.5s "$_head")" = '<?xml' ] && grep -q '<testsuites' "$_f"; then
+            # a JUnit report (--junit): valid against the Jenkins/Ant schema
+            if command -v xmllint >/dev/null 2>&1; then
+                xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$_f" 2>"$T/.xmllint.err" ||
+                    { echo "FAIL: $_f: not a valid JUnit report: $(cat "$T/.xmllint.err")" >&2; return 1; }
+            fi
+            continue
         elif [ "$(printf %.8s "$_head")" = '{"meta":' ] || [ "$_magic" = 1f8b ]; then
             profile_ok "$_f" || { echo "FAIL: $_f: not a valid profile" >&2; return 1; }
         else
