@@ -980,7 +980,7 @@ int junit_write(struct junit *j, int out_fd, double end_ms)
     struct entry *es = calloc(j->ntests ? j->ntests : 1, sizeof *es);
     if (!es)
         return -ENOMEM;
-    size_t n = 0, fails = 0, errs = 0, skips = 0;
+    size_t n = 0, fails = 0, errs = 0;
     r = 0;
     for (size_t i = 0; i < j->ntests; i++) {
         const struct jtest *t = &j->tests[i];
@@ -998,7 +998,6 @@ int junit_write(struct junit *j, int out_fd, double end_ms)
             r = -ENOMEM;
         fails += e->v.out == OUT_FAILURE;
         errs += e->v.out == OUT_ERROR;
-        skips += e->v.out == OUT_SKIPPED;
     }
     if (r == 0)
         qsort(es, n, sizeof *es, by_suite);
