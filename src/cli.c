@@ -179,6 +179,7 @@ enum {
     OPT_DENY,
     OPT_RECOVER,
     OPT_JUNIT,
+    OPT_CI,
     OPT_GZIP,
     OPT_MEMORY_LIMIT,
     OPT_CPU_LIMIT,
@@ -221,6 +222,7 @@ static const struct option long_options[] = {
     {"deny", required_argument, NULL, OPT_DENY},
     {"recover", required_argument, NULL, OPT_RECOVER},
     {"junit", required_argument, NULL, OPT_JUNIT},
+    {"ci", required_argument, NULL, OPT_CI},
     {"mark", no_argument, NULL, OPT_MARK},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -355,6 +357,8 @@ void cli_print_help(bool timeout_mode)
           "      --recover=STREAM       turn a stream left by a killed run into a profile (-o: where)\n"
           "      --junit=FILE           also write the tests as a JUnit XML report (with --recover:\n"
           "                             rebuilt from the stream)\n"
+          "      --ci=auto|none|github  GitHub Actions: the summary to $GITHUB_STEP_SUMMARY and\n"
+          "                             ::error annotations (auto: when GITHUB_ACTIONS=true)\n"
           "      --mark KIND NAME [TEXT]  from inside COMMAND: record a marker (see the manual)\n"
           "\nOther:\n"
           "  -v, --verbose              diagnose signals sent and the containment used\n"
@@ -499,6 +503,16 @@ int cli_parse(int argc, char **argv, struct options *o)
                 o->deny_network = true;
             break;
         case OPT_RECOVER: o->action = CLI_RECOVER, o->recover = optarg; break;
+        case OPT_CI:
+            if (!strcmp(optarg, "auto"))
+                o->ci = CI_AUTO;
+            else if (!strcmp(optarg, "none"))
+                o->ci = CI_NONE;
+            else if (!strcmp(optarg, "github"))
+                o->ci = CI_GITHUB;
+            else
+                r = usage_error("--ci=%s: expected auto, none or github", optarg);
+            break;
         case OPT_JUNIT:
             if (!*optarg)
                 r = usage_error("empty JUnit report path");

@@ -37,6 +37,7 @@
 #include "cimeta.h"
 #include "contain.h"
 #include "jsonw.h"
+#include "ghactions.h"
 #include "junit.h"
 #include "limits.h"
 #include "linebuf.h"
@@ -135,7 +136,9 @@ struct sv {
     struct testlog *testlog;
     struct linebuf *lb[2];
     struct usermark *um;
-    struct summary_facts *sum;  /* the end-of-run summary's facts, NULL with --quiet */
+    struct summary_facts *sum;  /* the end-of-run summary's facts, NULL with --quiet (and no CI) */
+    bool gha;                   /* GitHub Actions output (ghactions.h) */
+    const char *gha_summary;    /* $GITHUB_STEP_SUMMARY, NULL: none */
     struct summary_style sum_style;
     uint64_t last_sample_ns, last_sample_cpu;
     int sigfd, parentfd;
@@ -1147,6 +1150,33 @@ static void say_open_error(struct sv *sv, int r)
         log_errno(r, "cannot create the profile '%s'", path);
 }
 
+/* GitHub Actions: annotations on stderr, the job summary appended to $GITHUB_STEP_SUMMARY. */
+static void github_outputs(struct sv *sv, const struct summary_facts *f)
+{
+    struct gha_result res[GHA_MAX_ANNOTATIONS];
+    size_t n = 0;
+    uint64_t total = 0;
+    if (sv->testlog) {
+        const struct testlog_result *list;
+        size_t k = testlog_unexpected(sv->testlog, &list);
+        for (; n < k && n < GHA_MAX_ANNOTATIONS; n++)
+            res[n] = (struct gha_result){list[n].test, list[n].status, list[n].expected, list[n].duration_ns};
+        total = f->unexpected_total;
+    }
+    char *text;
+    size_t len;
+    if (gha_format_commands(f, res, n, total, &text, &len) == 0) {
+        write_all(STDERR_FILENO, text, len);
+        free(text);
+    }
+    if (sv->gha_summary && summary_format_markdown(f, &text, &len) == 0) {
+        int r = gha_append(sv->gha_summary, text, len);
+        if (r < 0)
+            log_errno(r, "cannot append the job summary to '%s'", sv->gha_summary);
+        free(text);
+    }
+}
+
 static void write_summary(struct sv *sv, const struct supervise_result *res)
 {
     struct summary_facts *f = sv->sum;
@@ -1223,7 +1253,10 @@ static void write_summary(struct sv *sv, const struct supervise_result *res)
         f->stream_lines_lost = h.lines_lost + h.lines_waiting;
         f->stream_error = h.error ? h.error : (f->stream_lines_lost ? sv->health_said.error : 0);
     }
-    summary_write(STDERR_FILENO, f, &sv->sum_style);
+    if (!sv->o->quiet)
+        summary_write(STDERR_FILENO, f, &sv->sum_style);
+    if (sv->gha)
+        github_outputs(sv, f);
 }
 
 static int start_timer(struct sv *sv)
@@ -1352,7 +1385,12 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     int child_out[2] = {-1, -1}, child_err[2] = {-1, -1};
     char *mark = NULL;
 
-    if (!o->quiet) {
+    sv.gha = gha_active(o->ci, o->timeout_mode, getenv("GITHUB_ACTIONS"));
+    if (sv.gha) {
+        const char *p = getenv("GITHUB_STEP_SUMMARY");
+        sv.gha_summary = p && *p ? p : NULL;
+    }
+    if (!o->quiet || sv.gha) {
         sv.sum = calloc(1, sizeof *sv.sum);
         if (sv.sum) {
             summary_series_init(&sv.sum->cpu, SUMMARY_AGG_MEAN);

@@ -124,12 +124,17 @@ int write_file_atomically(int dirfd, const char *path, int (*fill)(void *ctx, in
     return 0;
 }
 
-int array_grow(void *pp, size_t *cap, size_t n, size_t size)
+int array_reserve(void *pp, size_t *cap, size_t need, size_t size)
 {
-    if (n < *cap)
+    if (need <= *cap)
         return 0;
-    size_t c = *cap ? *cap * 2 : 16;
-    if (c < *cap || c > SIZE_MAX / size)
+    size_t c = *cap ? *cap : 16;
+    while (c < need) {
+        if (c > SIZE_MAX / 2)
+            return -ENOMEM;
+        c *= 2;
+    }
+    if (c > SIZE_MAX / size)
         return -ENOMEM;
     void *p = realloc(*(void **)pp, c * size);
     if (!p)

@@ -72,9 +72,14 @@ ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t max);
  * before is closed). Returns 0, fill's negative return, or -errno. */
 int write_file_atomically(int dirfd, const char *path, int (*fill)(void *ctx, int fd), void *ctx, int *keep_fd);
 
-/* Make room for one more element in the array *pp of *cap elements of size bytes, n in use:
- * doubles the capacity (first 16) when n == *cap. 0 or -ENOMEM (the array is left as it was). */
-int array_grow(void *pp, size_t *cap, size_t n, size_t size);
+/* Make room in the array *pp of *cap elements of size bytes for need elements, doubling the
+ * capacity (first 16) as often as it takes. 0 or -ENOMEM (the array is left as it was). */
+int array_reserve(void *pp, size_t *cap, size_t need, size_t size);
+/* Room for one more element when n are in use. */
+static inline int array_grow(void *pp, size_t *cap, size_t n, size_t size)
+{
+    return n < *cap ? 0 : array_reserve(pp, cap, n + 1, size);
+}
 
 /* Saturating helpers for counters from untrusted text. */
 static inline uint64_t sat_add_u64(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
