@@ -180,6 +180,7 @@ enum {
     OPT_RECOVER,
     OPT_JUNIT,
     OPT_CI,
+    OPT_OTLP,
     OPT_GZIP,
     OPT_MEMORY_LIMIT,
     OPT_CPU_LIMIT,
@@ -223,6 +224,7 @@ static const struct option long_options[] = {
     {"recover", required_argument, NULL, OPT_RECOVER},
     {"junit", required_argument, NULL, OPT_JUNIT},
     {"ci", required_argument, NULL, OPT_CI},
+    {"otlp", required_argument, NULL, OPT_OTLP},
     {"mark", no_argument, NULL, OPT_MARK},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -357,6 +359,8 @@ void cli_print_help(bool timeout_mode)
           "      --recover=STREAM       turn a stream left by a killed run into a profile (-o: where)\n"
           "      --junit=FILE           also write the tests as a JUnit XML report (with --recover:\n"
           "                             rebuilt from the stream)\n"
+          "      --otlp=FILE            also write the run as OpenTelemetry data (OTLP/JSON lines: a\n"
+          "                             span per test, samples as metrics); --recover rebuilds it\n"
           "      --ci=auto|none|github  GitHub Actions: the summary to $GITHUB_STEP_SUMMARY and\n"
           "                             ::error annotations (auto: when GITHUB_ACTIONS=true)\n"
           "      --mark KIND NAME [TEXT]  from inside COMMAND: record a marker (see the manual)\n"
@@ -513,6 +517,11 @@ int cli_parse(int argc, char **argv, struct options *o)
             else
                 r = usage_error("--ci=%s: expected auto, none or github", optarg);
             break;
+        case OPT_OTLP:
+            if (!*optarg)
+                r = usage_error("empty OpenTelemetry file path");
+            o->otlp = optarg;
+            break;
         case OPT_JUNIT:
             if (!*optarg)
                 r = usage_error("empty JUnit report path");
@@ -588,9 +597,10 @@ int cli_parse(int argc, char **argv, struct options *o)
         }
         optind++;
     }
-    if (o->junit && o->no_profile) {
+    if ((o->junit || o->otlp) && o->no_profile) {
         cli_release(o);
-        return usage_error("--junit is built from the profile's stream: give -o FILE, not --no-profile");
+        return usage_error("%s is built from the profile's stream: give -o FILE, not --no-profile",
+                           o->junit ? "--junit" : "--otlp");
     }
     if (optind >= argc) {
         cli_release(o);

@@ -67,6 +67,7 @@ struct options {
     unsigned deny;              /* SANDBOX_DENY_* mask for the command (--deny, --deny-network) */
     const char *recover;        /* CLI_RECOVER: the stream */
     const char *junit;          /* --junit: the JUnit report's path; NULL = none */
+    const char *otlp;           /* --otlp: the OTLP/JSON file's path; NULL = none */
     enum ci_mode ci;            /* --ci (CI_AUTO by default) */
     char **argv;                /* the command (CLI_RUN) or --mark's arguments (CLI_MARK) */
     int argc;

@@ -1,16 +1,7 @@
 /* junit.h — the tests of a run as JUnit XML, the report GitLab, Jenkins, GitHub's test-report
- * actions, Buildkite and Datadog ingest; built from the JSON Lines stream (stream.h), so that a
- * run writes it like the profile (at the normal end, before the first stop signal, again after
+ * actions, Buildkite and Datadog ingest; written from what results.h read of the stream, so that
+ * a run writes it like the profile (at the normal end, before the first stop signal, again after
  * the tree is gone) and --recover rebuilds it from the stream a killed run left.
- *
- * What is read from the stream: the meta line (product, startTime), the "test" markers (payload
- * type Test: test, status, expected, message, cpuTime, maxRSS), the tests' open and close state
- * lines (a test still open is one that never ended), the "timeout" marker (why the run was
- * stopped: reason, limit, after) and the command's marker or open line (cmd, exit, reason).
- * Every other line is skipped on its first bytes, without parsing. The reader follows the stream
- * as it grows (complete lines only), like the profile's follower, so a write at a stop only has
- * the lines since the last update left to read. Memory grows with the tests (a record each, at
- * most JUNIT_MAX_TESTS; past it tests are counted, not kept), never with samples.
  *
  * The report:
  *   <testsuites name=COMMAND tests failures errors time timestamp>
@@ -41,31 +32,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define JUNIT_MAX_TESTS 1000000u
+struct results;
 
-struct junit;
-
-/* A reader of the stream at stream_fd (read with pread from offset 0; the fd stays the
- * caller's). Call before the sandbox is locked down: it initialises libxml2. 0 or -ENOMEM. */
-int junit_new(int stream_fd, struct junit **ret);
-void junit_free(struct junit *j);
-/* Read the complete lines the stream gained. 0 or -errno (sticky). */
-int junit_update(struct junit *j);
-/* After an update, write the report to out_fd / atomically to dirfd/path (util.h,
- * write_file_atomically). end_ms: the end of the run in profile ms (< 0: the last time the stream
- * holds), which times the tests still open. 0 or -errno. */
-int junit_write(struct junit *j, int out_fd, double end_ms);
-int junit_finalize(struct junit *j, int dirfd, const char *path, double end_ms);
-
-/* What junit_write found, for messages: tests kept and written, and never-ended ones. */
+/* What a report held: tests written, those that never ended, those past RESULTS_MAX_TESTS. */
 struct junit_stats {
     size_t tests, open, left_out;
 };
-void junit_stats(const struct junit *j, struct junit_stats *ret);
 
-/* The report of the stream at stream_path, into out_path (atomically). -EINVAL when the file is
- * not a stream. */
-int junit_recover(const char *stream_path, const char *out_path, struct junit_stats *ret_stats);
+/* The report of what r read (results_update first) to out_fd / atomically to dirfd/path
+ * (util.h, write_file_atomically). end_ms: the end of the run in profile ms (< 0: the last time
+ * the stream holds), which times the tests still open. ret_stats may be NULL. 0, -EINVAL when
+ * the stream had no meta line, or -errno. */
+int junit_write(const struct results *r, int out_fd, double end_ms, struct junit_stats *ret_stats);
+int junit_finalize(const struct results *r, int dirfd, const char *path, double end_ms, struct junit_stats *ret_stats);
 
 /* How id (n bytes) splits: classname is id[cls_off, cls_off+cls_len), name id[name_off, n);
  * cls_len 0: no classname in the id. The classname's separators are kept as they are, except a

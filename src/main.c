@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,9 @@
 #include <unistd.h>
 
 #include "junit.h"
+#include "otlp.h"
+#include "results.h"
+#include "util.h"
 #include "log.h"
 #include "profile.h"
 #include "supervise.h"
@@ -30,18 +34,40 @@ static void raise_signal(int sig)
     raise(sig);
 }
 
-/* --recover with --junit: the report, rebuilt from the stream. */
-static int recover_junit(const struct options *o)
+/* --recover with --junit or --otlp: the reports, rebuilt from the stream. */
+static int recover_reports(const struct options *o)
 {
-    struct junit_stats js;
-    int r = junit_recover(o->recover, o->junit, &js);
-    if (r == -EINVAL)
-        log_msg("'%s' is not a profile stream: the JUnit report is built from a stream", o->recover);
-    else if (r < 0)
-        log_errno(r, "cannot write the JUnit report '%s'", o->junit);
-    else
-        log_msg("wrote the JUnit report '%s': %zu test%s, %zu never ended", o->junit, js.tests,
-                js.tests == 1 ? "" : "s", js.open);
+    _cleanup_close_ int fd = open(o->recover, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        log_errno(-errno, "cannot open '%s'", o->recover);
+        return -errno;
+    }
+    struct results *res;
+    int r = results_new(fd, o->otlp ? RESULTS_SAMPLES : 0, &res);
+    if (r == 0)
+        r = results_update(res);
+    if (r == 0 && !res->have_meta) /* not even a first line */
+        r = -EINVAL;
+    if (r == -EINVAL) {
+        log_msg("'%s' is not a profile stream: the reports are built from a stream", o->recover);
+    } else if (r < 0) {
+        log_errno(r, "cannot read '%s'", o->recover);
+    } else {
+        struct junit_stats js;
+        int jr = o->junit ? junit_finalize(res, AT_FDCWD, o->junit, -1, &js) : 0;
+        if (jr < 0)
+            log_errno(jr, "cannot write the JUnit report '%s'", o->junit);
+        else if (o->junit)
+            log_msg("wrote the JUnit report '%s': %zu test%s, %zu never ended", o->junit, js.tests,
+                    js.tests == 1 ? "" : "s", js.open);
+        int orr = o->otlp ? otlp_finalize(res, AT_FDCWD, o->otlp, -1) : 0;
+        if (orr < 0)
+            log_errno(orr, "cannot write the OpenTelemetry file '%s'", o->otlp);
+        else if (o->otlp)
+            log_msg("wrote the OpenTelemetry file '%s'", o->otlp);
+        r = jr < 0 ? jr : orr;
+    }
+    results_free(res);
     return r;
 }
 
@@ -59,7 +85,7 @@ int main(int argc, char **argv)
         break;
     case CLI_RECOVER: {
         /* The report first: converting in place replaces the stream it is read from. */
-        int jr = o.junit ? recover_junit(&o) : 0;
+        int jr = o.junit || o.otlp ? recover_reports(&o) : 0;
         struct profile_stats st;
         const char *out = o.output ? o.output : o.recover;
         r = profile_recover(o.recover, o.output, o.gzip, &st);

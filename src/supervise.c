@@ -39,6 +39,8 @@
 #include "jsonw.h"
 #include "ghactions.h"
 #include "junit.h"
+#include "otlp.h"
+#include "results.h"
 #include "limits.h"
 #include "linebuf.h"
 #include "log.h"
@@ -120,8 +122,8 @@ struct sv {
     const struct marker_sink *sink; /* where markers go (the stream), NULL without a profile */
     struct stream *stream;
     struct profile_conv *conv; /* reads the stream as it grows (NULL: finalize reads it all) */
-    struct junit *junit;       /* --junit: its reader of the stream, likewise */
-    bool junit_failed;         /* said once */
+    struct results *results;   /* --junit, --otlp: their reader of the stream, likewise */
+    bool junit_failed, otlp_failed; /* said once */
     uint64_t conv_lines;       /* stream lines when conv last caught up */
     int profile_lock;          /* the last profile renamed over the path, kept locked */
     struct stream_health health_said; /* stream trouble already said on stderr */
@@ -398,8 +400,8 @@ static void follow_stream(struct sv *sv, bool any)
     if (lines == sv->conv_lines || (!any && lines - sv->conv_lines < FOLLOW_LINES))
         return;
     sv->conv_lines = lines;
-    if (sv->junit)
-        junit_update(sv->junit); /* an error is sticky: the report's write says it */
+    if (sv->results)
+        results_update(sv->results); /* an error is sticky: the reports' writes say it */
     int r = profile_conv_update(sv->conv);
     if (r < 0) {
         if (sv->o->verbose)
@@ -413,6 +415,24 @@ static void follow_stream(struct sv *sv, bool any)
 static bool open_status_timeout(const struct sv *sv)
 {
     return sv->cause == CAUSE_TIMEOUT || sv->cause == CAUSE_OUTPUT_TIMEOUT || sv->cause == CAUSE_CPU;
+}
+
+/* The reports built from the stream (--junit, --otlp), each said once when it cannot be written. */
+static void write_reports(struct sv *sv, double end_ms)
+{
+    int r = results_update(sv->results);
+    if (sv->o->junit) {
+        int jr = r < 0 ? r : junit_finalize(sv->results, AT_FDCWD, sv->o->junit, end_ms, NULL);
+        if (jr < 0 && !sv->junit_failed)
+            log_errno(jr, "cannot write the JUnit report '%s'", sv->o->junit);
+        sv->junit_failed |= jr < 0;
+    }
+    if (sv->o->otlp) {
+        int orr = r < 0 ? r : otlp_finalize(sv->results, AT_FDCWD, sv->o->otlp, end_ms);
+        if (orr < 0 && !sv->otlp_failed)
+            log_errno(orr, "cannot write the OpenTelemetry file '%s'", sv->o->otlp);
+        sv->otlp_failed |= orr < 0;
+    }
 }
 
 /* Write the stream and rename a complete profile over it. Called BEFORE any child is signalled
@@ -434,13 +454,8 @@ static void profile_checkpoint(struct sv *sv, const char *why)
                               &sv->profile_lock};
     struct profile_stats st;
     follow_stream(sv, true);
-    if (sv->junit) {
-        /* What CI systems read, and small: before the profile, which may take a while. */
-        int jr = junit_finalize(sv->junit, AT_FDCWD, sv->o->junit, end.end_ms);
-        if (jr < 0 && !sv->junit_failed)
-            log_errno(jr, "cannot write the JUnit report '%s'", sv->o->junit);
-        sv->junit_failed |= jr < 0;
-    }
+    if (sv->results) /* what CI systems read, and small: before the profile, which may take a while */
+        write_reports(sv, end.end_ms);
     int r = sv->conv ? profile_conv_finalize(sv->conv, AT_FDCWD, sv->profile_path, &end, &st)
                      : profile_finalize(stream_fd(sv->stream), AT_FDCWD, sv->profile_path, &end, &st);
     if (r < 0) {
@@ -1125,7 +1140,8 @@ static int open_stream(struct sv *sv)
     /* Without a follower finalizing still works, it just reads the whole stream then. */
     if (profile_conv_new(stream_fd(sv->stream), &sv->conv) < 0)
         sv->conv = NULL;
-    if (o->junit && (r = junit_new(stream_fd(sv->stream), &sv->junit)) < 0)
+    if ((o->junit || o->otlp) &&
+        (r = results_new(stream_fd(sv->stream), o->otlp ? RESULTS_SAMPLES : 0, &sv->results)) < 0)
         return r;
     return 0;
 }
@@ -1637,7 +1653,7 @@ out:
     limits_free(sv.limits);
     contain_free(sv.contain);
     profile_conv_free(sv.conv);
-    junit_free(sv.junit);
+    results_free(sv.results);
     stream_close(sv.stream);
     closep(&sv.profile_lock);
     free(sv.profile_path);

@@ -26,11 +26,9 @@ EOS
 # once the stream shows the hung test; stdout in OUT.out, stderr in OUT.err; the status in $st.
 run_hung() {
     _o=$1; shift
-    new_events
     env "$@" -i 0 -o "$T/$_o.json" --timeout=1h -- sh "$T/suite.sh" >"$T/$_o.out" 2>"$T/$_o.err" &
     _sup=$!
-    "$HELPER" wait-file "$T/$_o.json" '"kind":"test","key":"dir/hangs.js"' &
-    wait_event "found *" >/dev/null
+    stream_shows "$T/$_o.json" '"kind":"test","key":"dir/hangs.js"'
     kill -ALRM $_sup
     wait $_sup
     st=$?

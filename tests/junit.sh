@@ -97,11 +97,9 @@ hang_script "$T/hang.sh"
 # the hung test open.
 start_hung() {
     _n=$1; shift
-    new_events
     "$RESMON_RUN" -q -i 0 -o "$T/$_n.json" "$@" -- sh "$T/hang.sh" >/dev/null 2>"$T/$_n.err" &
     sup=$!
-    "$HELPER" wait-file "$T/$_n.json" '"kind":"test","key":"dir/hangs.js"' &
-    wait_event "found *" >/dev/null
+    stream_shows "$T/$_n.json" '"kind":"test","key":"dir/hangs.js"'
 }
 start_hung timeout --timeout=1h --junit="$T/timeout.xml"
 kill -ALRM $sup
@@ -126,11 +124,9 @@ echo '{"action":"test_start","test":"dir/hangs.js"}'
 wait \$!
 EOS
 mkdir -p "$T/raw"
-new_events
 "$RESMON_RUN" -q -i 0 -o "$T/term.json" --junit="$T/term.xml" -- sh "$T/term.sh" >/dev/null 2>&1 &
 sup=$!
-"$HELPER" wait-file "$T/term.json" '"kind":"test","key":"dir/hangs.js"' &
-wait_event "found *" >/dev/null
+stream_shows "$T/term.json" '"kind":"test","key":"dir/hangs.js"'
 kill -TERM $sup
 wait $sup
 [ -f "$T/raw/at-term.xml" ] || fail "stop request: no report when the command got TERM"

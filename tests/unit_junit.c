@@ -3,6 +3,7 @@
  * details of a test arriving before its marker, a kill between a marker and its close line,
  * a stream that grows between writes, what is not a stream. */
 #include "junit.h"
+#include "results.h"
 
 #include <check.h>
 #include "check_run.h"
@@ -76,10 +77,11 @@ static int stream_file(const char *text)
 #define META "{\"type\":\"meta\",\"product\":\"prog\",\"startTime\":1796300000000.0}\n"
 
 /* The report of j, parsed (the caller frees). */
-static xmlDocPtr report(struct junit *j, double end_ms)
+static xmlDocPtr report(struct results *j, double end_ms)
 {
     int out = memfd_create("out", MFD_CLOEXEC);
-    ck_assert_int_eq(junit_write(j, out, end_ms), 0);
+    ck_assert_int_eq(results_update(j), 0);
+    ck_assert_int_eq(junit_write(j, out, end_ms, NULL), 0);
     off_t n = lseek(out, 0, SEEK_END);
     char *buf = malloc((size_t)n + 1);
     ck_assert_int_eq(pread(out, buf, (size_t)n, 0), n);
@@ -116,8 +118,8 @@ START_TEST(test_text_made_valid)
     int fd = stream_file(META "{\"type\":\"marker\",\"name\":\"test\",\"startTime\":1.0,\"endTime\":3.0,\"data\":"
                               "{\"type\":\"Test\",\"test\":\"a\\u001b[31mb\",\"status\":\"SKIP\",\"message\":"
                               "\"x\\u0001y\\ufffe<\",\"color\":\"yellow\",\"cpuTime\":2.0,\"maxRSS\":4096}}\n");
-    struct junit *j;
-    ck_assert_int_eq(junit_new(fd, &j), 0);
+    struct results *j;
+    ck_assert_int_eq(results_new(fd, 0, &j), 0);
     xmlDocPtr d = report(j, -1);
     XQ_EQ(d, "//testcase/@name", "a\xef\xbf\xbd[31mb");
     XQ_EQ(d, "//testcase/skipped/@message", "x\xef\xbf\xbdy\xef\xbf\xbd<");
@@ -127,7 +129,7 @@ START_TEST(test_text_made_valid)
     XQ_EQ(d, "//testcase/@classname", "prog");
     XQ_EQ(d, "//testsuite/@timestamp", "2026-12-03T12:13:20");
     xmlFreeDoc(d);
-    junit_free(j);
+    results_free(j);
     close(fd);
 }
 END_TEST
@@ -153,8 +155,8 @@ START_TEST(test_details_and_duplicates)
              "\"data\":{\"type\":\"Test\",\"test\":\"d/c.js\"}}\n"
              "{\"type\":\"marker\",\"name\":\"Tree CPU\",\"startTime\":0.0,\"endTime\":10.0,\"data\":{\"type\":\"TreeCPU\"}}\n"
              "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"d/c");
-    struct junit *j;
-    ck_assert_int_eq(junit_new(fd, &j), 0);
+    struct results *j;
+    ck_assert_int_eq(results_new(fd, 0, &j), 0);
     xmlDocPtr d = report(j, -1);
     XQ_EQ(d, "count(//testcase)", "3");
     XQ_EQ(d, "//testcase[@name='a.js']/failure/@message", "FAIL: FAIL s1: boom");
@@ -166,7 +168,9 @@ START_TEST(test_details_and_duplicates)
     XQ_EQ(d, "//testcase[@name='c.js']/@time", "0.006");
     xmlFreeDoc(d);
     struct junit_stats st;
-    junit_stats(j, &st);
+    int out = memfd_create("out", MFD_CLOEXEC);
+    ck_assert_int_eq(junit_write(j, out, -1, &st), 0);
+    close(out);
     ck_assert_uint_eq(st.tests, 3);
     ck_assert_uint_eq(st.open, 1);
 
@@ -185,7 +189,7 @@ START_TEST(test_details_and_duplicates)
     XQ_EQ(d, "//testcase[@name='c.js']/@time", "0.008");
     XQ_EQ(d, "//testsuite/properties/property[@name='resmon.reason']/@value", "output-timeout");
     xmlFreeDoc(d);
-    junit_free(j);
+    results_free(j);
     close(fd);
 }
 END_TEST
@@ -193,14 +197,15 @@ END_TEST
 START_TEST(test_not_a_stream)
 {
     int fd = stream_file("{\"meta\":{}}\n");
-    struct junit *j;
-    ck_assert_int_eq(junit_new(fd, &j), 0);
+    struct results *j;
+    ck_assert_int_eq(results_new(fd, 0, &j), 0);
     int out = memfd_create("out", MFD_CLOEXEC);
-    ck_assert_int_eq(junit_write(j, out, -1), -EINVAL);
-    ck_assert_int_eq(junit_update(j), -EINVAL); /* sticky */
+    ck_assert_int_eq(results_update(j), -EINVAL);
+    ck_assert_int_eq(results_update(j), -EINVAL); /* sticky */
+    ck_assert_int_eq(junit_write(j, out, -1, NULL), -EINVAL);
     ck_assert_int_eq(lseek(out, 0, SEEK_END), 0);
     close(out);
-    junit_free(j);
+    results_free(j);
     close(fd);
 }
 END_TEST
