@@ -186,12 +186,21 @@ struct wctx {
     int rc;
 };
 
+/* Printable ASCII (and tab, newline, return) needs no repair: most names and every figure. */
+static bool plain(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s >= 0x7f || ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n' && *s != '\r'))
+            return false;
+    return true;
+}
+
 static void attr(struct wctx *c, const char *name, const char *value)
 {
     if (c->rc < 0 || !value)
         return;
-    char *v = xml_text(value);
-    if (!v || xmlTextWriterWriteAttribute(c->w, BAD_CAST name, BAD_CAST v) < 0)
+    char *v = plain(value) ? NULL : xml_text(value);
+    if ((!v && !plain(value)) || xmlTextWriterWriteAttribute(c->w, BAD_CAST name, BAD_CAST(v ? v : value)) < 0)
         c->rc = -EIO;
     free(v);
 }
@@ -223,8 +232,8 @@ static void text(struct wctx *c, const char *s)
 {
     if (c->rc < 0 || !s || !*s)
         return;
-    char *v = xml_text(s);
-    if (!v || xmlTextWriterWriteString(c->w, BAD_CAST v) < 0)
+    char *v = plain(s) ? NULL : xml_text(s);
+    if ((!v && !plain(s)) || xmlTextWriterWriteString(c->w, BAD_CAST(v ? v : s)) < 0)
         c->rc = -EIO;
     free(v);
 }
