@@ -464,11 +464,9 @@ static int out_close(void *ctx)
 
 int junit_write(const struct results *j, int out_fd, double end_ms, struct junit_stats *ret_stats)
 {
-    int r;
-    if (!j->have_meta)
-        return -EINVAL;
-    if (end_ms < 0)
-        end_ms = j->last_ms;
+    int r = results_ready(j, &end_ms);
+    if (r < 0)
+        return r;
     struct entry *es = calloc(j->ntests ? j->ntests : 1, sizeof *es);
     if (!es)
         return -ENOMEM;
@@ -576,8 +574,6 @@ static int fill_junit(void *ctx, int fd)
 
 int junit_finalize(const struct results *j, int dirfd, const char *path, double end_ms, struct junit_stats *ret_stats)
 {
-    if (j->err)
-        return j->err;
     struct fill f = {j, end_ms, ret_stats};
     return write_file_atomically(dirfd, path, fill_junit, &f, NULL);
 }

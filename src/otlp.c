@@ -352,16 +352,13 @@ static void metrics(struct jsonw *w, const struct results *r)
 
 int otlp_write(const struct results *r, int out_fd, double end_ms)
 {
-    if (r->err)
-        return r->err;
-    if (!r->have_meta)
-        return -EINVAL;
-    if (end_ms < 0)
-        end_ms = r->last_ms;
+    int rc = results_ready(r, &end_ms);
+    if (rc < 0)
+        return rc;
     struct jsonw w;
     jsonw_init(&w);
     traces(&w, r, end_ms);
-    int rc = flush_line(&w, out_fd);
+    rc = flush_line(&w, out_fd);
     if (rc == 0) {
         metrics(&w, r);
         rc = flush_line(&w, out_fd);

@@ -81,6 +81,9 @@ void results_free(struct results *j)
         free(j->meta[i]);
     for (size_t i = 0; i < RS_NSERIES; i++)
         free(j->series[i].p);
+    for (size_t i = 0; i < j->nphases; i++)
+        free(j->phases[i].name);
+    free(j->phases);
     free(j);
 }
 
@@ -341,6 +344,7 @@ static int sample_kind(const char *p, size_t n)
         {"{\"type\":\"marker\",\"name\":\"Tree Memory\",", RS_TREE_RSS},
         {"{\"type\":\"marker\",\"name\":\"CPU Use\",", RS_CPU_BUSY},
         {"{\"type\":\"marker\",\"name\":\"Memory\",", RS_MEM_USED},
+        {"{\"type\":\"marker\",\"name\":\"IO\",", RS_IO_READ},
     };
     for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
         if (starts(p, n, kinds[i].prefix))
@@ -348,18 +352,20 @@ static int sample_kind(const char *p, size_t n)
     return -1;
 }
 
-/* Two neighbouring points as one: CPU time adds up, a busy fraction averages, memory keeps its
+/* Two neighbouring points as one: CPU time and I/O add up, a busy fraction averages, memory keeps its
  * peak. */
 static struct rs_point merge(enum rs_series k, struct rs_point a, struct rs_point b)
 {
     struct rs_point m = {a.start_ms, b.end_ms, 0};
-    m.v = k == RS_TREE_CPU ? a.v + b.v : k == RS_CPU_BUSY ? (a.v + b.v) / 2 : MAX(a.v, b.v);
+    m.v = k == RS_TREE_CPU || k == RS_IO_READ || k == RS_IO_WRITE ? a.v + b.v : k == RS_CPU_BUSY ? (a.v + b.v) / 2 : MAX(a.v, b.v);
     return m;
 }
 
 static void on_sample(struct results *j, enum rs_series k, const cJSON *o, const cJSON *data)
 {
-    static const char *const field[RS_NSERIES] = {"cpuTime", "rss", "busy", "used"};
+    static const char *const field[RS_NSERIES] = {"cpuTime", "rss", "busy", "used", "read_bytes", "write_bytes"};
+    if (k == RS_IO_READ) /* one marker, two series */
+        on_sample(j, RS_IO_WRITE, o, data);
     double v = get_num(data, field[k], NAN);
     if (isnan(v))
         return;
@@ -374,6 +380,54 @@ static void on_sample(struct results *j, enum rs_series k, const cJSON *o, const
         return;
     sb->p[sb->n++] = pt;
     sb->seen++;
+}
+
+static void on_phase(struct results *j, const cJSON *o, const cJSON *data)
+{
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, "phase"));
+    if (!name || j->nphases == RESULTS_MAX_PHASES ||
+        array_grow(&j->phases, &j->phases_cap, j->nphases, sizeof *j->phases) < 0)
+        return;
+    struct rs_phase *ph = &j->phases[j->nphases];
+    ph->start_ms = get_num(o, "startTime", j->last_ms);
+    ph->end_ms = get_num(o, "endTime", ph->start_ms);
+    if ((ph->name = strdup(name)))
+        j->nphases++;
+}
+
+double results_series_mean(const struct results *r, enum rs_series k, double from_ms, double to_ms)
+{
+    const struct rs_seriesbuf *sb = &r->series[k];
+    double sum = 0, weight = 0;
+    for (size_t i = 0; i < sb->n; i++) {
+        const struct rs_point *p = &sb->p[i];
+        double w = MIN(p->end_ms, to_ms) - MAX(p->start_ms, from_ms);
+        if (w > 0 || (p->end_ms == p->start_ms && p->end_ms >= from_ms && p->end_ms < to_ms)) {
+            w = MAX(w, 1e-9);
+            sum += p->v * w;
+            weight += w;
+        }
+    }
+    return weight > 0 ? sum / weight : NAN;
+}
+
+int results_ready(const struct results *r, double *end_ms)
+{
+    if (r->err)
+        return r->err;
+    if (!r->have_meta)
+        return -EINVAL;
+    if (*end_ms < 0)
+        *end_ms = r->last_ms;
+    return 0;
+}
+
+double results_series_sum(const struct results *r, enum rs_series k)
+{
+    double sum = 0;
+    for (size_t i = 0; i < r->series[k].n; i++)
+        sum += r->series[k].p[i].v;
+    return sum;
 }
 
 static void on_line(struct results *j, const char *p, size_t n)
@@ -400,6 +454,8 @@ static void on_line(struct results *j, const char *p, size_t n)
         what = 8;
     else if (marker && (j->what & RESULTS_SAMPLES) && (what = sample_kind(p, n)) >= 0)
         what += 100;
+    else if (marker && (j->what & RESULTS_SAMPLES) && starts(p, n, "{\"type\":\"marker\",\"name\":\"Phase\","))
+        what = 11;
     else if (marker && memmem(p, MIN(n, 512), "\"data\":{\"type\":\"TestStatus\",", 28))
         what = 9;
     else if (marker && memmem(p, MIN(n, 512), "\"data\":{\"type\":\"Crash\",", 23))
@@ -450,6 +506,7 @@ static void on_line(struct results *j, const char *p, size_t n)
     case 7: on_close_test(j, o); break;
     case 9:
     case 10: on_status_marker(j, o, what == 10); break;
+    case 11: on_phase(j, o, data); break;
     default:
         if (what >= 100)
             on_sample(j, (enum rs_series)(what - 100), o, data);

@@ -8,7 +8,8 @@
  * open and close state lines (a test still open is one that never ended), unexpected TestStatus
  * markers and Crash markers naming a test (its details), the "timeout" marker (why the run was
  * stopped: reason, limit, after), the command's marker or open line (cmd, exit, reason), and with
- * RESULTS_SAMPLES the tree's and the machine's samples (Tree CPU, Tree Memory, CPU Use, Memory).
+ * RESULTS_SAMPLES the tree's and the machine's samples (Tree CPU, Tree Memory, CPU Use, Memory,
+ * IO) and the phases the command marked (Phase markers: name, span; at most RESULTS_MAX_PHASES).
  * Every other line is skipped on its first bytes, without parsing. The reader follows the stream
  * as it grows (complete lines only), like the profile's follower, so a write at a stop only has
  * the lines since the last update left to read. Memory grows with the tests (a record each, at
@@ -34,6 +35,7 @@
 #define RESULTS_MAX_TESTS 1000000u
 #define RESULTS_MAX_POINTS 100000u
 #define RESULTS_MAX_PENDING 64
+#define RESULTS_MAX_PHASES 1000
 #define RESULTS_MAX_DETAILS 8192
 
 enum results_what {
@@ -56,6 +58,8 @@ enum rs_series {
     RS_TREE_RSS,   /* the tree's RSS, bytes (Tree Memory rss) */
     RS_CPU_BUSY,   /* the machine's busy fraction, 0..1 (CPU Use busy) */
     RS_MEM_USED,   /* the machine's used memory, bytes (Memory used) */
+    RS_IO_READ,    /* the machine's disk reads in the interval, bytes (IO read_bytes) */
+    RS_IO_WRITE,   /* the machine's disk writes in the interval, bytes (IO write_bytes) */
     RS_NSERIES
 };
 struct rs_point {
@@ -70,6 +74,11 @@ struct rs_seriesbuf {
 /* The CI's meta keys (cimeta.h) the reports carry, as the stream's meta line has them. */
 enum rs_meta { RS_CI, RS_CI_JOB_URL, RS_DEVICE, RS_SOURCE_URL, RS_APP_BUILD_ID, RS_CI_REPOSITORY, RS_CI_REVISION,
                RS_NMETA };
+
+struct rs_phase {
+    char *name;
+    double start_ms, end_ms;
+};
 
 struct rs_pending {
     char *id, *text;
@@ -104,7 +113,14 @@ struct results {
     char *stop_reason, *stop_limit; /* the timeout marker */
     double stop_after_ms;           /* its "after" (0: none) */
     struct rs_seriesbuf series[RS_NSERIES];
+    struct rs_phase *phases; /* RESULTS_SAMPLES: the phases that ended, in order */
+    size_t nphases, phases_cap;
 };
+
+/* The mean of series k over [from_ms, to_ms), each sample weighted by its overlap with it; NAN
+ * when no sample overlaps. Its sum over the span: results_series_sum. */
+double results_series_mean(const struct results *r, enum rs_series k, double from_ms, double to_ms);
+double results_series_sum(const struct results *r, enum rs_series k);
 
 /* A reader of the stream at stream_fd (read with pread from offset 0; the fd stays the
  * caller's); what: RESULTS_SAMPLES or 0. 0 or -ENOMEM. */
@@ -113,6 +129,10 @@ void results_free(struct results *r);
 /* Read the complete lines the stream gained. 0 or -errno (sticky); -EINVAL when the first line
  * is not a meta line. */
 int results_update(struct results *r);
+
+/* Whether a report can be written from r: 0, its sticky error, or -EINVAL without a meta line;
+ * a negative *end_ms (the run's end, in profile ms) becomes the last time the stream holds. */
+int results_ready(const struct results *r, double *end_ms);
 
 /* Why the tests still open at the end did not end, in words ("the run timed out after 2 s
  * (--timeout)"), and whether that was a timeout (a timeout, an output timeout, the CPU limit).

@@ -40,6 +40,7 @@
 #include "ghactions.h"
 #include "junit.h"
 #include "otlp.h"
+#include "perfherder.h"
 #include "results.h"
 #include "limits.h"
 #include "linebuf.h"
@@ -122,7 +123,9 @@ struct sv {
     const struct marker_sink *sink; /* where markers go (the stream), NULL without a profile */
     struct stream *stream;
     struct profile_conv *conv; /* reads the stream as it grows (NULL: finalize reads it all) */
-    struct results *results;   /* --junit, --otlp: their reader of the stream, likewise */
+    struct results *results;   /* --junit, --otlp, Perfherder: their reader of the stream, likewise */
+    char *perfherder_path;     /* under MOZ_AUTOMATION: $MOZ_UPLOAD_DIR/perfherder-data-resource-usage.json */
+    bool perfherder_failed;
     bool junit_failed, otlp_failed; /* said once */
     uint64_t conv_lines;       /* stream lines when conv last caught up */
     int profile_lock;          /* the last profile renamed over the path, kept locked */
@@ -433,6 +436,27 @@ static void write_reports(struct sv *sv, double end_ms)
             log_errno(orr, "cannot write the OpenTelemetry file '%s'", sv->o->otlp);
         sv->otlp_failed |= orr < 0;
     }
+    if (sv->perfherder_path) {
+        int pr = r < 0 ? r : perfherder_finalize(sv->results, sv->o->product, AT_FDCWD, sv->perfherder_path, end_ms);
+        if (pr < 0 && !sv->perfherder_failed)
+            log_errno(pr, "cannot write the Perfherder data '%s'", sv->perfherder_path);
+        sv->perfherder_failed |= pr < 0;
+    }
+}
+
+/* The PERFHERDER_DATA line Treeherder's log parser reads, once, at the end. */
+static void log_perfherder(struct sv *sv)
+{
+    char *text;
+    size_t len;
+    if (!sv->perfherder_path || results_update(sv->results) < 0 ||
+        perfherder_format(sv->results, sv->o->product, -1, &text, &len) < 0)
+        return;
+    static const char prefix[] = "PERFHERDER_DATA: ";
+    write_all(STDERR_FILENO, prefix, sizeof prefix - 1);
+    write_all(STDERR_FILENO, text, len);
+    write_all(STDERR_FILENO, "\n", 1);
+    free(text);
 }
 
 /* Write the stream and rename a complete profile over it. Called BEFORE any child is signalled
@@ -1140,8 +1164,13 @@ static int open_stream(struct sv *sv)
     /* Without a follower finalizing still works, it just reads the whole stream then. */
     if (profile_conv_new(stream_fd(sv->stream), &sv->conv) < 0)
         sv->conv = NULL;
-    if ((o->junit || o->otlp) &&
-        (r = results_new(stream_fd(sv->stream), o->otlp ? RESULTS_SAMPLES : 0, &sv->results)) < 0)
+    const char *upload = getenv("MOZ_UPLOAD_DIR");
+    if (perfherder_active(getenv("MOZ_AUTOMATION")) && upload && *upload &&
+        asprintf(&sv->perfherder_path, "%s/%s", upload, PERFHERDER_FILE) < 0)
+        sv->perfherder_path = NULL;
+    bool samples = o->otlp || sv->perfherder_path;
+    if ((o->junit || samples) &&
+        (r = results_new(stream_fd(sv->stream), samples ? RESULTS_SAMPLES : 0, &sv->results)) < 0)
         return r;
     return 0;
 }
@@ -1621,6 +1650,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
 
     end_of_run(&sv);
     profile_checkpoint(&sv, "end");
+    log_perfherder(&sv);
     compute_result(&sv, ret);
     if (sv.sum)
         write_summary(&sv, ret);
@@ -1654,6 +1684,7 @@ out:
     contain_free(sv.contain);
     profile_conv_free(sv.conv);
     results_free(sv.results);
+    free(sv.perfherder_path);
     stream_close(sv.stream);
     closep(&sv.profile_lock);
     free(sv.profile_path);
