@@ -181,6 +181,9 @@ enum {
     OPT_JUNIT,
     OPT_CI,
     OPT_OTLP,
+    OPT_COMPARE,
+    OPT_THRESHOLD,
+    OPT_MARKDOWN,
     OPT_GZIP,
     OPT_MEMORY_LIMIT,
     OPT_CPU_LIMIT,
@@ -225,6 +228,9 @@ static const struct option long_options[] = {
     {"junit", required_argument, NULL, OPT_JUNIT},
     {"ci", required_argument, NULL, OPT_CI},
     {"otlp", required_argument, NULL, OPT_OTLP},
+    {"compare", no_argument, NULL, OPT_COMPARE},
+    {"threshold", required_argument, NULL, OPT_THRESHOLD},
+    {"markdown", no_argument, NULL, OPT_MARKDOWN},
     {"mark", no_argument, NULL, OPT_MARK},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -364,6 +370,11 @@ void cli_print_help(bool timeout_mode)
           "      --ci=auto|none|github  GitHub Actions: the summary to $GITHUB_STEP_SUMMARY and\n"
           "                             ::error annotations (auto: when GITHUB_ACTIONS=true)\n"
           "      --mark KIND NAME [TEXT]  from inside COMMAND: record a marker (see the manual)\n"
+          "      --compare OLD NEW      compare two runs (profiles or streams): new failures, fixed,\n"
+          "                             slower, fatter, new and gone tests, totals (exit 1 on\n"
+          "                             regressions)\n"
+          "      --threshold=PERCENT    with --compare: slower or fatter past this (default 20)\n"
+          "      --markdown             with --compare: the comparison as Markdown\n"
           "\nOther:\n"
           "  -v, --verbose              diagnose signals sent and the containment used\n"
           "  -q, --quiet                no summary at the end\n"
@@ -517,6 +528,18 @@ int cli_parse(int argc, char **argv, struct options *o)
             else
                 r = usage_error("--ci=%s: expected auto, none or github", optarg);
             break;
+        case OPT_COMPARE: o->action = CLI_COMPARE; break;
+        case OPT_THRESHOLD: {
+            char *end;
+            errno = 0;
+            double v = strtod(optarg, &end);
+            if (end == optarg || (*end && strcmp(end, "%") != 0) || errno || !(v > 0) || v > 1e6)
+                r = usage_error("invalid --threshold '%s' (a percentage above 0)", optarg);
+            else
+                o->threshold_pct = v;
+            break;
+        }
+        case OPT_MARKDOWN: o->markdown = true; break;
         case OPT_OTLP:
             if (!*optarg)
                 r = usage_error("empty OpenTelemetry file path");
@@ -579,6 +602,19 @@ int cli_parse(int argc, char **argv, struct options *o)
     /* A profile named *.gz is written compressed; the stream is plain whatever its name. */
     if (profile_path_wants_gzip(o->action == CLI_RECOVER && !o->output ? o->recover : o->output))
         o->gzip = true;
+    if (o->action == CLI_COMPARE) {
+        if (argc - optind != 2) {
+            cli_release(o);
+            return usage_error("--compare takes two runs, OLD and NEW (profiles or streams); %d given", argc - optind);
+        }
+        o->argv = argv + optind;
+        o->argc = 2;
+        return 0;
+    }
+    if (o->threshold_pct || o->markdown) {
+        cli_release(o);
+        return usage_error("%s is an option of --compare", o->markdown ? "--markdown" : "--threshold");
+    }
     if (o->action == CLI_RECOVER) {
         if (optind < argc) {
             cli_release(o);

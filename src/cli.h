@@ -30,6 +30,7 @@ enum cli_action {
     CLI_RUN,      /* supervise argv */
     CLI_RECOVER,  /* --recover STREAM */
     CLI_MARK,     /* --mark ...: write a record to $RESMON_FD */
+    CLI_COMPARE,  /* --compare OLD NEW */
     CLI_EXIT,     /* --help/--version printed: exit 0 */
 };
 
@@ -69,7 +70,10 @@ struct options {
     const char *junit;          /* --junit: the JUnit report's path; NULL = none */
     const char *otlp;           /* --otlp: the OTLP/JSON file's path; NULL = none */
     enum ci_mode ci;            /* --ci (CI_AUTO by default) */
-    char **argv;                /* the command (CLI_RUN) or --mark's arguments (CLI_MARK) */
+    double threshold_pct;       /* --compare: --threshold (percent) */
+    bool markdown;              /* --compare: --markdown */
+    char **argv;                /* the command (CLI_RUN), --mark's arguments (CLI_MARK), OLD NEW
+                                   (CLI_COMPARE) */
     int argc;
 };
 

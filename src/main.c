@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "compare.h"
 #include "junit.h"
 #include "otlp.h"
 #include "results.h"
@@ -115,6 +116,36 @@ int main(int argc, char **argv)
         }
         if (jr < 0)
             status = EXIT_CANCELED;
+        break;
+    }
+    case CLI_COMPARE: {
+        struct results *a = NULL, *b = NULL;
+        const char *bad = o.argv[0];
+        r = compare_load(o.argv[0], &a);
+        if (r == 0) {
+            bad = o.argv[1];
+            r = compare_load(o.argv[1], &b);
+        }
+        if (r == -EINVAL)
+            log_msg("'%s' is neither a profile stream nor a profile", bad);
+        else if (r < 0)
+            log_errno(r, "cannot read '%s'", bad);
+        else {
+            struct compare_options co = {o.threshold_pct, o.markdown};
+            char *text;
+            size_t len, regressions;
+            r = compare_format(a, b, o.argv[0], o.argv[1], &co, &text, &len, &regressions);
+            if (r == 0) {
+                r = write_all(STDOUT_FILENO, text, len);
+                free(text);
+            }
+            if (r < 0)
+                log_errno(r, "cannot write the comparison");
+            else
+                status = regressions ? 1 : 0;
+        }
+        results_free(a);
+        results_free(b);
         break;
     }
     case CLI_MARK:
