@@ -180,6 +180,12 @@ enum {
     OPT_DENY_NETWORK,
     OPT_DENY,
     OPT_RECOVER,
+    OPT_JUNIT,
+    OPT_CI,
+    OPT_OTLP,
+    OPT_COMPARE,
+    OPT_THRESHOLD,
+    OPT_MARKDOWN,
     OPT_GZIP,
     OPT_MEMORY_LIMIT,
     OPT_CPU_LIMIT,
@@ -226,6 +232,12 @@ static const struct option long_options[] = {
     {"deny-network", no_argument, NULL, OPT_DENY_NETWORK},
     {"deny", required_argument, NULL, OPT_DENY},
     {"recover", required_argument, NULL, OPT_RECOVER},
+    {"junit", required_argument, NULL, OPT_JUNIT},
+    {"ci", required_argument, NULL, OPT_CI},
+    {"otlp", required_argument, NULL, OPT_OTLP},
+    {"compare", no_argument, NULL, OPT_COMPARE},
+    {"threshold", required_argument, NULL, OPT_THRESHOLD},
+    {"markdown", no_argument, NULL, OPT_MARKDOWN},
     {"mark", no_argument, NULL, OPT_MARK},
     {"no-dump", no_argument, NULL, OPT_NO_DUMP},
     {"dump-budget", required_argument, NULL, OPT_DUMP_BUDGET},
@@ -364,6 +376,12 @@ void cli_print_help(bool timeout_mode)
           "      --max-markers=N        past N markers the profile leaves out expected passes, past\n"
           "                             2N all but the run's end (default 2000000; 0 no limit)\n"
           "      --recover=STREAM       turn a stream left by a killed run into a profile (-o: where)\n"
+          "      --junit=FILE           also write the tests as a JUnit XML report (with --recover:\n"
+          "                             rebuilt from the stream)\n"
+          "      --otlp=FILE            also write the run as OpenTelemetry data (OTLP/JSON lines: a\n"
+          "                             span per test, samples as metrics); --recover rebuilds it\n"
+          "      --ci=auto|none|github  GitHub Actions: the summary to $GITHUB_STEP_SUMMARY and\n"
+          "                             ::error annotations (auto: when GITHUB_ACTIONS=true)\n"
           "      --mark KIND NAME [TEXT]  from inside COMMAND: record a marker (see the manual)\n"
           "\nAt a stop (timeout, limit, stop request), before any signal:\n"
           "      --dump-budget=DURATION  time for recording what every process of the tree was\n"
@@ -376,6 +394,11 @@ void cli_print_help(bool timeout_mode)
           "                             of: go (SIGQUIT), java (SIGQUIT), python (SIGABRT, with\n"
           "                             PYTHONFAULTHANDLER set for COMMAND); none by default\n"
           "      --no-dump              record nothing\n"
+          "      --compare OLD NEW      compare two runs (profiles or streams): new failures, fixed,\n"
+          "                             slower, fatter, new and gone tests, totals (exit 1 on\n"
+          "                             regressions)\n"
+          "      --threshold=PERCENT    with --compare: slower or fatter past this (default 20)\n"
+          "      --markdown             with --compare: the comparison as Markdown\n"
           "\nOther:\n"
           "  -v, --verbose              diagnose signals sent and the containment used\n"
           "  -q, --quiet                no summary at the end\n"
@@ -540,6 +563,38 @@ int cli_parse(int argc, char **argv, struct options *o)
                 o->deny_network = true;
             break;
         case OPT_RECOVER: o->action = CLI_RECOVER, o->recover = optarg; break;
+        case OPT_CI:
+            if (!strcmp(optarg, "auto"))
+                o->ci = CI_AUTO;
+            else if (!strcmp(optarg, "none"))
+                o->ci = CI_NONE;
+            else if (!strcmp(optarg, "github"))
+                o->ci = CI_GITHUB;
+            else
+                r = usage_error("--ci=%s: expected auto, none or github", optarg);
+            break;
+        case OPT_COMPARE: o->action = CLI_COMPARE; break;
+        case OPT_THRESHOLD: {
+            char *end;
+            errno = 0;
+            double v = strtod(optarg, &end);
+            if (end == optarg || (*end && strcmp(end, "%") != 0) || errno || !(v > 0) || v > 1e6)
+                r = usage_error("invalid --threshold '%s' (a percentage above 0)", optarg);
+            else
+                o->threshold_pct = v;
+            break;
+        }
+        case OPT_MARKDOWN: o->markdown = true; break;
+        case OPT_OTLP:
+            if (!*optarg)
+                r = usage_error("empty OpenTelemetry file path");
+            o->otlp = optarg;
+            break;
+        case OPT_JUNIT:
+            if (!*optarg)
+                r = usage_error("empty JUnit report path");
+            o->junit = optarg;
+            break;
         case OPT_GZIP: o->gzip = true; break;
         case OPT_MEMORY_LIMIT:
             if (parse_size(optarg, &o->memory_limit) < 0)
@@ -594,6 +649,19 @@ int cli_parse(int argc, char **argv, struct options *o)
     /* A profile named *.gz is written compressed; the stream is plain whatever its name. */
     if (profile_path_wants_gzip(o->action == CLI_RECOVER && !o->output ? o->recover : o->output))
         o->gzip = true;
+    if (o->action == CLI_COMPARE) {
+        if (argc - optind != 2) {
+            cli_release(o);
+            return usage_error("--compare takes two runs, OLD and NEW (profiles or streams); %d given", argc - optind);
+        }
+        o->argv = argv + optind;
+        o->argc = 2;
+        return 0;
+    }
+    if (o->threshold_pct || o->markdown) {
+        cli_release(o);
+        return usage_error("%s is an option of --compare", o->markdown ? "--markdown" : "--threshold");
+    }
     if (o->action == CLI_RECOVER) {
         if (optind < argc) {
             cli_release(o);
@@ -611,6 +679,11 @@ int cli_parse(int argc, char **argv, struct options *o)
             return EXIT_CANCELED;
         }
         optind++;
+    }
+    if ((o->junit || o->otlp) && o->no_profile) {
+        cli_release(o);
+        return usage_error("%s is built from the profile's stream: give -o FILE, not --no-profile",
+                           o->junit ? "--junit" : "--otlp");
     }
     if (optind >= argc) {
         cli_release(o);

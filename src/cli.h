@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "contain.h"
+#include "ghactions.h"
 
 /* Exit statuses of resmon-run itself (GNU timeout's). */
 enum {
@@ -29,6 +30,7 @@ enum cli_action {
     CLI_RUN,      /* supervise argv */
     CLI_RECOVER,  /* --recover STREAM */
     CLI_MARK,     /* --mark ...: write a record to $RESMON_FD */
+    CLI_COMPARE,  /* --compare OLD NEW */
     CLI_EXIT,     /* --help/--version printed: exit 0 */
 };
 
@@ -72,7 +74,13 @@ struct options {
     const char *dump_file;      /* --dump-file; NULL: <profile>.stacks.txt beside the profile */
     unsigned dump_runtimes;     /* --dump=LIST: FORENSICS_RT_* mask (forensics.h); 0: none */
     const char *recover;        /* CLI_RECOVER: the stream */
-    char **argv;                /* the command (CLI_RUN) or --mark's arguments (CLI_MARK) */
+    const char *junit;          /* --junit: the JUnit report's path; NULL = none */
+    const char *otlp;           /* --otlp: the OTLP/JSON file's path; NULL = none */
+    enum ci_mode ci;            /* --ci (CI_AUTO by default) */
+    double threshold_pct;       /* --compare: --threshold (percent) */
+    bool markdown;              /* --compare: --markdown */
+    char **argv;                /* the command (CLI_RUN), --mark's arguments (CLI_MARK), OLD NEW
+                                   (CLI_COMPARE) */
     int argc;
 };
 

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "compare.h"
+#include "junit.h"
+#include "otlp.h"
+#include "results.h"
+#include "util.h"
 #include "log.h"
 #include "profile.h"
 #include "supervise.h"
@@ -29,6 +35,43 @@ static void raise_signal(int sig)
     raise(sig);
 }
 
+/* --recover with --junit or --otlp: the reports, rebuilt from the stream. */
+static int recover_reports(const struct options *o)
+{
+    _cleanup_close_ int fd = open(o->recover, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        log_errno(-errno, "cannot open '%s'", o->recover);
+        return -errno;
+    }
+    struct results *res;
+    int r = results_new(fd, o->otlp ? RESULTS_SAMPLES : 0, &res);
+    if (r == 0)
+        r = results_update(res);
+    if (r == 0 && !res->have_meta) /* not even a first line */
+        r = -EINVAL;
+    if (r == -EINVAL) {
+        log_msg("'%s' is not a profile stream: the reports are built from a stream", o->recover);
+    } else if (r < 0) {
+        log_errno(r, "cannot read '%s'", o->recover);
+    } else {
+        struct junit_stats js;
+        int jr = o->junit ? junit_finalize(res, AT_FDCWD, o->junit, -1, &js) : 0;
+        if (jr < 0)
+            log_errno(jr, "cannot write the JUnit report '%s'", o->junit);
+        else if (o->junit)
+            log_msg("wrote the JUnit report '%s': %zu test%s, %zu never ended", o->junit, js.tests,
+                    js.tests == 1 ? "" : "s", js.open);
+        int orr = o->otlp ? otlp_finalize(res, AT_FDCWD, o->otlp, -1) : 0;
+        if (orr < 0)
+            log_errno(orr, "cannot write the OpenTelemetry file '%s'", o->otlp);
+        else if (o->otlp)
+            log_msg("wrote the OpenTelemetry file '%s'", o->otlp);
+        r = jr < 0 ? jr : orr;
+    }
+    results_free(res);
+    return r;
+}
+
 int main(int argc, char **argv)
 {
     log_set_program(argv[0]);
@@ -42,6 +85,8 @@ int main(int argc, char **argv)
         status = fflush(stdout) == 0 ? 0 : EXIT_CANCELED;
         break;
     case CLI_RECOVER: {
+        /* The report first: converting in place replaces the stream it is read from. */
+        int jr = o.junit || o.otlp ? recover_reports(&o) : 0;
         struct profile_stats st;
         const char *out = o.output ? o.output : o.recover;
         r = profile_recover(o.recover, o.output, o.gzip, &st);
@@ -69,6 +114,38 @@ int main(int argc, char **argv)
                         (unsigned long long)st.left_out);
             status = 0;
         }
+        if (jr < 0)
+            status = EXIT_CANCELED;
+        break;
+    }
+    case CLI_COMPARE: {
+        struct results *a = NULL, *b = NULL;
+        const char *bad = o.argv[0];
+        r = compare_load(o.argv[0], &a);
+        if (r == 0) {
+            bad = o.argv[1];
+            r = compare_load(o.argv[1], &b);
+        }
+        if (r == -EINVAL)
+            log_msg("'%s' is neither a profile stream nor a profile", bad);
+        else if (r < 0)
+            log_errno(r, "cannot read '%s'", bad);
+        else {
+            struct compare_options co = {o.threshold_pct, o.markdown};
+            char *text;
+            size_t len, regressions;
+            r = compare_format(a, b, o.argv[0], o.argv[1], &co, &text, &len, &regressions);
+            if (r == 0) {
+                r = write_all(STDOUT_FILENO, text, len);
+                free(text);
+            }
+            if (r < 0)
+                log_errno(r, "cannot write the comparison");
+            else
+                status = regressions ? 1 : 0;
+        }
+        results_free(a);
+        results_free(b);
         break;
     }
     case CLI_MARK:

@@ -30,10 +30,13 @@ const struct marker_type runmarks_command_type = {
     .nfields = ARRAY_SIZE(command_fields),
 };
 
-enum { STOP_REASON, STOP_LIMIT, STOP_SIGNAL, STOP_RECEIVED, STOP_OPEN, STOP_PROCS, STOP_COLOR };
+enum { STOP_REASON, STOP_LIMIT, STOP_AFTER, STOP_SIGNAL, STOP_RECEIVED, STOP_OPEN, STOP_PROCS, STOP_COLOR };
 static const struct marker_field timeout_fields[] = {
     [STOP_REASON] = MARKER_FIELD("reason", "Reason", "string", 0),
     [STOP_LIMIT] = MARKER_FIELD("limit", "Limit reached", "string", MF_OPTIONAL),
+    /* the duration that ran out (--timeout, --output-timeout), ms: the JUnit and OTLP outputs
+     * name it, from the stream alone when a killed run is recovered */
+    [STOP_AFTER] = MARKER_FIELD("after", "Ran out after", "duration", MF_OPTIONAL),
     [STOP_SIGNAL] = MARKER_FIELD("signal", "Signal sent", "string", 0),
     [STOP_RECEIVED] = MARKER_FIELD("received", "Signal received", "string", MF_OPTIONAL),
     [STOP_OPEN] = MARKER_FIELD("openTests", "Open tests", "list", 0),
@@ -192,6 +195,8 @@ void runmarks_stop_payload(struct jsonw *w, const struct runmarks_stop *s)
     mpay_str(&p, STOP_REASON, reason);
     if (s->limit)
         mpay_str(&p, STOP_LIMIT, s->limit);
+    if (s->after_ns)
+        mpay_double(&p, STOP_AFTER, (double)s->after_ns / 1e6, 3);
     mpay_str(&p, STOP_SIGNAL, signal_name(s->signal, name, sizeof name));
     if (s->reason == RUN_STOPPED && s->received)
         mpay_str(&p, STOP_RECEIVED, signal_name(s->received, name, sizeof name));

@@ -6,7 +6,7 @@
  *   name       type       when                               data
  *   command    Command    the command's start → its exit     cmd, pid, exit, reason, tier, cpuTime,
  *                                                            maxRSS, leftovers; signal when stopped
- *   timeout    Timeout    the stop, before any signal        reason, limit, signal, received,
+ *   timeout    Timeout    the stop, before any signal        reason, limit, after, signal, received,
  *                                                            openTests, liveProcesses
  *   kill       KillStep   each signal sent to the tree       signal, reason, targets
  *   finalize   Finalize   each conversion of the stream      reason, streamLines, writeErrors
@@ -75,6 +75,7 @@ struct runmarks_stop {
     enum runmarks_reason reason; /* RUN_TIMEOUT, RUN_OUTPUT_TIMEOUT, RUN_STOPPED, RUN_PARENT_DIED,
                                     RUN_MEMORY, RUN_CPU, RUN_TASKS */
     const char *limit;           /* the limit and the figure that reached it, NULL: none */
+    uint64_t after_ns;           /* RUN_TIMEOUT, RUN_OUTPUT_TIMEOUT: the duration that ran out */
     int signal;                  /* the signal the tree is sent */
     int received;                /* RUN_STOPPED: the signal resmon-run received */
     const char *const *open_tests;

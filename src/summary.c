@@ -339,47 +339,54 @@ static enum colour status_colour(const char *status, bool unexpected)
     return C_NONE;
 }
 
-static void headline(struct buf *b, const struct summary_facts *f, const struct summary_style *st)
+/* How the run ended, in words ("timed out after 1.00 s (sent TERM)"), and its colour. */
+static enum colour end_text(const struct summary_facts *f, char *text, size_t size)
 {
-    char sig[32], dur[32], text[256];
+    char sig[32], dur[32];
     signal_name(f->signal, sig, sizeof sig);
     fmt_duration(dur, sizeof dur, f->limit_ns);
     const char *kill = f->kill_sent ? ", then KILL" : "";
     enum colour c = C_YELLOW;
     switch (f->end) {
     case SUMMARY_EXITED:
-        snprintf(text, sizeof text, "exited with status %d", f->exit_code);
+        snprintf(text, size, "exited with status %d", f->exit_code);
         c = f->exit_code == 0 ? C_GREEN : C_RED;
         break;
     case SUMMARY_SIGNALED:
-        snprintf(text, sizeof text, "died of signal %s", sig);
+        snprintf(text, size, "died of signal %s", sig);
         c = C_RED;
         break;
     case SUMMARY_TIMEOUT:
-        snprintf(text, sizeof text, "timed out after %s (sent %s%s)", dur, sig, kill);
+        snprintf(text, size, "timed out after %s (sent %s%s)", dur, sig, kill);
         break;
     case SUMMARY_OUTPUT_TIMEOUT:
-        snprintf(text, sizeof text, "printed nothing for %s: output timeout (sent %s%s)", dur, sig, kill);
+        snprintf(text, size, "printed nothing for %s: output timeout (sent %s%s)", dur, sig, kill);
         break;
     case SUMMARY_STOP_REQUEST:
-        snprintf(text, sizeof text, "stopped: resmon-run received %s%s", sig,
-                 f->kill_sent ? " (KILL sent)" : "");
+        snprintf(text, size, "stopped: resmon-run received %s%s", sig, f->kill_sent ? " (KILL sent)" : "");
         break;
     case SUMMARY_PARENT_DIED:
-        snprintf(text, sizeof text, "stopped: resmon-run's parent died (sent %s%s)", sig, kill);
+        snprintf(text, size, "stopped: resmon-run's parent died (sent %s%s)", sig, kill);
         break;
     case SUMMARY_LIMIT:
-        snprintf(text, sizeof text, "stopped at its %s limit: %s (sent %s%s)", f->limit_name ? f->limit_name : "?",
+        snprintf(text, size, "stopped at its %s limit: %s (sent %s%s)", f->limit_name ? f->limit_name : "?",
                  f->limit_text ? f->limit_text : "reached", sig, kill);
         c = C_RED;
         break;
     case SUMMARY_OOM_KILLED:
-        snprintf(text, sizeof text, "was killed by the kernel's OOM killer");
+        snprintf(text, size, "was killed by the kernel's OOM killer");
         c = C_RED;
         break;
     default:
-        snprintf(text, sizeof text, "ended");
+        snprintf(text, size, "ended");
     }
+    return c;
+}
+
+static void headline(struct buf *b, const struct summary_facts *f, const struct summary_style *st)
+{
+    char text[256];
+    enum colour c = end_text(f, text, sizeof text);
     buf_printf(b, "%s: '", f->program ? f->program : "resmon-run");
     char cmd[SUMMARY_TEXT_MAX];
     copy_text(cmd, sizeof cmd, f->command, f->command ? strlen(f->command) : 0);
@@ -389,6 +396,17 @@ static void headline(struct buf *b, const struct summary_facts *f, const struct 
     if (f->exit_status >= 0)
         buf_printf(b, "; exit status %d", f->exit_status);
     buf_puts(b, "\n");
+}
+
+size_t summary_end_text(const struct summary_facts *f, char *buf, size_t size)
+{
+    char text[256];
+    end_text(f, text, sizeof text);
+    char cmd[SUMMARY_TEXT_MAX];
+    copy_text(cmd, sizeof cmd, f->command, f->command ? strlen(f->command) : 0);
+    int n = f->exit_status >= 0 ? snprintf(buf, size, "'%s' %s; exit status %d", cmd, text, f->exit_status)
+                                : snprintf(buf, size, "'%s' %s", cmd, text);
+    return n < 0 ? 0 : MIN((size_t)n, size - 1);
 }
 
 static void sparkline(struct buf *b, const struct summary_series *s, const struct summary_style *st,
@@ -611,6 +629,164 @@ int summary_format(const struct summary_facts *f, const struct summary_style *st
             buf_puts(&b, "open https://profiler.firefox.com/ and \"Load a profile from file\"\n");
     }
 
+    if (b.failed) {
+        free(b.p);
+        return -ENOMEM;
+    }
+    *ret_len = b.len;
+    *ret_text = b.p;
+    return 0;
+}
+
+/* ---- Markdown (a CI's job summary) ------------------------------------------------------- */
+
+/* Text in Markdown: the punctuation GitHub-flavoured Markdown gives a meaning inside a line is
+ * escaped (a backslash escape is valid before any ASCII punctuation; what only means something
+ * at a line's start cannot, after "| "), a line break becomes a space, so a test id can neither
+ * format nor break a table. */
+static void md_text(struct buf *b, const char *s)
+{
+    for (; s && *s; s++) {
+        if (strchr("\\`*_[]<>|~&", *s))
+            buf_add(b, "\\", 1);
+        if (*s == '\n' || *s == '\r')
+            buf_add(b, " ", 1);
+        else
+            buf_add(b, s, 1);
+    }
+}
+
+static void md_row(struct buf *b, const char *name, const char *value)
+{
+    buf_puts(b, "| ");
+    buf_puts(b, name);
+    buf_puts(b, " | ");
+    md_text(b, value);
+    buf_puts(b, " |\n");
+}
+
+static void md_more(struct buf *b, uint64_t total, size_t n)
+{
+    if (total > n)
+        buf_printf(b, "\n... and %llu more\n", (unsigned long long)(total - n));
+}
+
+static void md_tests(struct buf *b, const char *title, const struct summary_test *t, size_t n, uint64_t total,
+                     bool with_status)
+{
+    if (!n)
+        return;
+    buf_printf(b, "\n**%s**\n\n", title);
+    buf_puts(b, with_status ? "| Status | Test | Duration |\n|---|---|---:|\n" : "| Test |\n|---|\n");
+    for (size_t i = 0; i < n; i++) {
+        buf_puts(b, "| ");
+        if (with_status) {
+            md_text(b, t[i].status);
+            buf_puts(b, " | ");
+        }
+        md_text(b, t[i].id);
+        if (with_status) {
+            char dur[32];
+            fmt_duration(dur, sizeof dur, t[i].duration_ns);
+            buf_printf(b, " | %s", dur);
+        }
+        buf_puts(b, " |\n");
+    }
+    md_more(b, total, n);
+}
+
+static void md_procs(struct buf *b, const char *title, size_t n, uint64_t total, const int *pids,
+                     const char *const *cmds, const char *const *extra)
+{
+    if (!n)
+        return;
+    buf_printf(b, "\n**%s**\n\n| PID | Command line |%s\n|---:|---|%s\n", title, extra ? " |" : "",
+               extra ? "---|" : "");
+    for (size_t i = 0; i < n; i++) {
+        buf_printf(b, "| %d | ", pids[i]);
+        md_text(b, cmds[i]);
+        if (extra) {
+            buf_puts(b, " | ");
+            md_text(b, extra[i]);
+        }
+        buf_puts(b, " |\n");
+    }
+    md_more(b, total, n);
+}
+
+int summary_format_markdown(const struct summary_facts *f, char **ret_text, size_t *ret_len)
+{
+    struct buf b = {0};
+    char tmp[256], tmp2[64];
+    const struct summary_style plain = {false, true};
+
+    summary_end_text(f, tmp, sizeof tmp);
+    buf_printf(&b, "### %s: ", f->program ? f->program : "resmon-run");
+    md_text(&b, tmp);
+    buf_puts(&b, "\n\n| | |\n|---|---|\n");
+    fmt_duration(tmp, sizeof tmp, f->wall_ns);
+    md_row(&b, "wall time", tmp);
+    if (f->have_cpu) {
+        fmt_duration(tmp2, sizeof tmp2, f->tree_cpu_ns);
+        snprintf(tmp, sizeof tmp, "%s (%.2f cores on average)", tmp2,
+                 f->wall_ns ? (double)f->tree_cpu_ns / (double)f->wall_ns : 0);
+        md_row(&b, "tree CPU", tmp);
+    }
+    if (f->peak_rss) {
+        fmt_bytes(tmp2, sizeof tmp2, (double)f->peak_rss);
+        snprintf(tmp, sizeof tmp, "%s (the tree's summed RSS)", tmp2);
+        md_row(&b, "peak memory", tmp);
+    }
+    if (f->tests_known) {
+        struct buf t = {0};
+        buf_printf(&t, "%llu", (unsigned long long)f->tests);
+        for (size_t i = 0; i < f->n_status; i++)
+            buf_printf(&t, "%s%llu %s", i ? ", " : ": ", (unsigned long long)f->by_status[i].n, f->by_status[i].status);
+        if (f->unexpected_total)
+            buf_printf(&t, " (%llu unexpected)", (unsigned long long)f->unexpected_total);
+        md_row(&b, "tests", t.p ? t.p : "");
+        b.failed |= t.failed;
+        free(t.p);
+    }
+    if (f->pressure_high) {
+        fmt_duration(tmp2, sizeof tmp2, f->pressure_at_ns);
+        snprintf(tmp, sizeof tmp, "memory: %.0f%% of the last minute stalled (%s, %s into the run)",
+                 f->pressure_avg60, f->pressure_tree ? "the tree" : "the machine", tmp2);
+        md_row(&b, "pressure", tmp);
+    }
+    const struct summary_series *series[] = {&f->cpu, &f->mem};
+    for (size_t k = 0; k < 2; k++) {
+        if (!series[k]->n)
+            continue;
+        double peak = series_peak(series[k]);
+        buf_puts(&b, k ? "| memory | `" : "| CPU | `");
+        sparkline(&b, series[k], &plain, peak);
+        if (k)
+            fmt_bytes(tmp2, sizeof tmp2, peak);
+        else
+            snprintf(tmp2, sizeof tmp2, "%.2f cores", peak);
+        buf_printf(&b, "` peak %s |\n", tmp2);
+    }
+    if (f->profile_path)
+        md_row(&b, "profile", f->profile_path);
+
+    md_tests(&b, "Unexpected results", f->unexpected, f->n_unexpected, f->unexpected_total, true);
+    md_tests(&b, "Tests still running at the stop", f->open, f->n_open, f->open_total, false);
+    int pids[SUMMARY_MAX_LIST];
+    const char *cmds[SUMMARY_MAX_LIST], *extra[SUMMARY_MAX_LIST];
+    char during[SUMMARY_MAX_LIST][SUMMARY_TEXT_MAX + 64];
+    for (size_t i = 0; i < f->n_alive; i++)
+        pids[i] = f->alive[i].pid, cmds[i] = f->alive[i].cmd;
+    md_procs(&b, "Processes alive at the stop", f->n_alive, f->alive_total, pids, cmds, NULL);
+    for (size_t i = 0; i < f->n_oom; i++) {
+        pids[i] = f->oom[i].pid, cmds[i] = f->oom[i].cmd;
+        fmt_bytes(tmp2, sizeof tmp2, (double)f->oom[i].rss);
+        snprintf(during[i], sizeof during[i], "%s%s%s", f->oom[i].rss ? tmp2 : "", f->oom[i].test[0] ? " during " : "",
+                 f->oom[i].test);
+        extra[i] = during[i];
+    }
+    md_procs(&b, "Killed by the OOM killer", f->n_oom, f->oom_total, pids, cmds, extra);
+    buf_puts(&b, "\n");
     if (b.failed) {
         free(b.p);
         return -ENOMEM;

@@ -193,6 +193,14 @@ void summary_add_oom(struct summary_facts *f, int pid, const char *cmd, uint64_t
  * Returns 0 or -ENOMEM. */
 int summary_format(const struct summary_facts *f, const struct summary_style *st, char **ret_text,
                    size_t *ret_len);
+/* The same facts as Markdown, for a CI's job summary (GitHub's $GITHUB_STEP_SUMMARY): a heading
+ * with how the run ended, a table of the figures (sparklines in code spans), then tables of the
+ * unexpected results, the tests and processes still there at a stop and the OOM kills. Text from
+ * the command is escaped, so it can neither format nor break a table. 0 or -ENOMEM. */
+int summary_format_markdown(const struct summary_facts *f, char **ret_text, size_t *ret_len);
+/* The headline without the program's name: "'make' timed out after 2.00 s (sent TERM); exit
+ * status 124", into buf (cut to size). Returns its length. */
+size_t summary_end_text(const struct summary_facts *f, char *buf, size_t size);
 /* Format and write to fd (retrying EINTR, waiting briefly on a non-blocking fd). 0 or -errno. */
 int summary_write(int fd, const struct summary_facts *f, const struct summary_style *st);
 

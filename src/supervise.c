@@ -38,6 +38,11 @@
 #include "contain.h"
 #include "forensics.h"
 #include "jsonw.h"
+#include "ghactions.h"
+#include "junit.h"
+#include "otlp.h"
+#include "perfherder.h"
+#include "results.h"
 #include "limits.h"
 #include "linebuf.h"
 #include "log.h"
@@ -130,6 +135,10 @@ struct sv {
     const struct marker_sink *sink; /* where markers go (the stream), NULL without a profile */
     struct stream *stream;
     struct profile_conv *conv; /* reads the stream as it grows (NULL: finalize reads it all) */
+    struct results *results;   /* --junit, --otlp, Perfherder: their reader of the stream, likewise */
+    char *perfherder_path;     /* under MOZ_AUTOMATION: $MOZ_UPLOAD_DIR/perfherder-data-resource-usage.json */
+    bool perfherder_failed;
+    bool junit_failed, otlp_failed; /* said once */
     uint64_t conv_lines;       /* stream lines when conv last caught up */
     int profile_lock;          /* the last profile renamed over the path, kept locked */
     struct stream_health health_said; /* stream trouble already said on stderr */
@@ -145,7 +154,9 @@ struct sv {
     struct testlog *testlog;
     struct linebuf *lb[2];
     struct usermark *um;
-    struct summary_facts *sum;  /* the end-of-run summary's facts, NULL with --quiet */
+    struct summary_facts *sum;  /* the end-of-run summary's facts, NULL with --quiet (and no CI) */
+    bool gha;                   /* GitHub Actions output (ghactions.h) */
+    const char *gha_summary;    /* $GITHUB_STEP_SUMMARY, NULL: none */
     struct summary_style sum_style;
     uint64_t last_sample_ns, last_sample_cpu;
     int sigfd, parentfd;
@@ -348,6 +359,8 @@ static void emit_timeout_marker(struct sv *sv, uint64_t now)
         .signal = sv->stop_signal,
         .received = sv->cause == CAUSE_SIGNAL ? sv->received_signal : 0,
         .limit = sv->limit_text[0] ? sv->limit_text : NULL,
+        .after_ns = sv->cause == CAUSE_TIMEOUT ? sv->o->timeout_ns
+                    : sv->cause == CAUSE_OUTPUT_TIMEOUT ? sv->o->output_timeout_ns : 0,
         .open_tests = (const char *const *)open.ids,
         .n_open = open.n,
         .procs = procs,
@@ -415,6 +428,8 @@ static void follow_stream(struct sv *sv, bool any)
     if (lines == sv->conv_lines || (!any && lines - sv->conv_lines < FOLLOW_LINES))
         return;
     sv->conv_lines = lines;
+    if (sv->results)
+        results_update(sv->results); /* an error is sticky: the reports' writes say it */
     int r = profile_conv_update(sv->conv);
     if (r < 0) {
         if (sv->o->verbose)
@@ -429,6 +444,45 @@ static void follow_stream(struct sv *sv, bool any)
 static bool open_status_timeout(const struct sv *sv)
 {
     return sv->cause == CAUSE_TIMEOUT || sv->cause == CAUSE_OUTPUT_TIMEOUT || sv->cause == CAUSE_CPU;
+}
+
+/* The reports built from the stream (--junit, --otlp), each said once when it cannot be written. */
+static void write_reports(struct sv *sv, double end_ms)
+{
+    int r = results_update(sv->results);
+    if (sv->o->junit) {
+        int jr = r < 0 ? r : junit_finalize(sv->results, AT_FDCWD, sv->o->junit, end_ms, NULL);
+        if (jr < 0 && !sv->junit_failed)
+            log_errno(jr, "cannot write the JUnit report '%s'", sv->o->junit);
+        sv->junit_failed |= jr < 0;
+    }
+    if (sv->o->otlp) {
+        int orr = r < 0 ? r : otlp_finalize(sv->results, AT_FDCWD, sv->o->otlp, end_ms);
+        if (orr < 0 && !sv->otlp_failed)
+            log_errno(orr, "cannot write the OpenTelemetry file '%s'", sv->o->otlp);
+        sv->otlp_failed |= orr < 0;
+    }
+    if (sv->perfherder_path) {
+        int pr = r < 0 ? r : perfherder_finalize(sv->results, sv->o->product, AT_FDCWD, sv->perfherder_path, end_ms);
+        if (pr < 0 && !sv->perfherder_failed)
+            log_errno(pr, "cannot write the Perfherder data '%s'", sv->perfherder_path);
+        sv->perfherder_failed |= pr < 0;
+    }
+}
+
+/* The PERFHERDER_DATA line Treeherder's log parser reads, once, at the end. */
+static void log_perfherder(struct sv *sv)
+{
+    char *text;
+    size_t len;
+    if (!sv->perfherder_path || results_update(sv->results) < 0 ||
+        perfherder_format(sv->results, sv->o->product, -1, &text, &len) < 0)
+        return;
+    static const char prefix[] = "PERFHERDER_DATA: ";
+    write_all(STDERR_FILENO, prefix, sizeof prefix - 1);
+    write_all(STDERR_FILENO, text, len);
+    write_all(STDERR_FILENO, "\n", 1);
+    free(text);
 }
 
 /* Write the stream and rename a complete profile over it. Called BEFORE any child is signalled
@@ -450,6 +504,8 @@ static void profile_checkpoint(struct sv *sv, const char *why)
                               &sv->profile_lock};
     struct profile_stats st;
     follow_stream(sv, true);
+    if (sv->results) /* what CI systems read, and small: before the profile, which may take a while */
+        write_reports(sv, end.end_ms);
     int r = sv->conv ? profile_conv_finalize(sv->conv, AT_FDCWD, sv->profile_path, &end, &st)
                      : profile_finalize(stream_fd(sv->stream), AT_FDCWD, sv->profile_path, &end, &st);
     if (r < 0) {
@@ -1429,6 +1485,14 @@ static int open_stream(struct sv *sv)
         sv->conv = NULL;
     else if (profile_conv_fed(sv->conv) == 0)
         stream_set_tap(sv->stream, feed_follower, sv->conv);
+    const char *upload = getenv("MOZ_UPLOAD_DIR");
+    if (perfherder_active(getenv("MOZ_AUTOMATION")) && upload && *upload &&
+        asprintf(&sv->perfherder_path, "%s/%s", upload, PERFHERDER_FILE) < 0)
+        sv->perfherder_path = NULL;
+    bool samples = o->otlp || sv->perfherder_path;
+    if ((o->junit || samples) &&
+        (r = results_new(stream_fd(sv->stream), samples ? RESULTS_SAMPLES : 0, &sv->results)) < 0)
+        return r;
     return 0;
 }
 
@@ -1450,6 +1514,33 @@ static void say_open_error(struct sv *sv, int r)
         log_msg("cannot write the profile '%s': it is a symbolic link (refused)", path);
     else
         log_errno(r, "cannot create the profile '%s'", path);
+}
+
+/* GitHub Actions: annotations on stderr, the job summary appended to $GITHUB_STEP_SUMMARY. */
+static void github_outputs(struct sv *sv, const struct summary_facts *f)
+{
+    struct gha_result res[GHA_MAX_ANNOTATIONS];
+    size_t n = 0;
+    uint64_t total = 0;
+    if (sv->testlog) {
+        const struct testlog_result *list;
+        size_t k = testlog_unexpected(sv->testlog, &list);
+        for (; n < k && n < GHA_MAX_ANNOTATIONS; n++)
+            res[n] = (struct gha_result){list[n].test, list[n].status, list[n].expected, list[n].duration_ns};
+        total = f->unexpected_total;
+    }
+    char *text;
+    size_t len;
+    if (gha_format_commands(f, res, n, total, &text, &len) == 0) {
+        write_all(STDERR_FILENO, text, len);
+        free(text);
+    }
+    if (sv->gha_summary && summary_format_markdown(f, &text, &len) == 0) {
+        int r = gha_append(sv->gha_summary, text, len);
+        if (r < 0)
+            log_errno(r, "cannot append the job summary to '%s'", sv->gha_summary);
+        free(text);
+    }
 }
 
 static void write_summary(struct sv *sv, const struct supervise_result *res)
@@ -1530,7 +1621,10 @@ static void write_summary(struct sv *sv, const struct supervise_result *res)
         f->stream_lines_lost = h.lines_lost + h.lines_waiting;
         f->stream_error = h.error ? h.error : (f->stream_lines_lost ? sv->health_said.error : 0);
     }
-    summary_write(STDERR_FILENO, f, &sv->sum_style);
+    if (!sv->o->quiet)
+        summary_write(STDERR_FILENO, f, &sv->sum_style);
+    if (sv->gha)
+        github_outputs(sv, f);
 }
 
 static int start_timer(struct sv *sv)
@@ -1659,7 +1753,12 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     int child_out[2] = {-1, -1}, child_err[2] = {-1, -1};
     char *mark = NULL;
 
-    if (!o->quiet) {
+    sv.gha = gha_active(o->ci, o->timeout_mode, getenv("GITHUB_ACTIONS"));
+    if (sv.gha) {
+        const char *p = getenv("GITHUB_STEP_SUMMARY");
+        sv.gha_summary = p && *p ? p : NULL;
+    }
+    if (!o->quiet || sv.gha) {
         sv.sum = calloc(1, sizeof *sv.sum);
         if (sv.sum) {
             summary_series_init(&sv.sum->cpu, SUMMARY_AGG_MEAN);
@@ -1878,6 +1977,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
 
     end_of_run(&sv);
     profile_checkpoint(&sv, "end");
+    log_perfherder(&sv);
     compute_result(&sv, ret);
     if (sv.sum)
         write_summary(&sv, ret);
@@ -1911,6 +2011,8 @@ out:
     contain_free(sv.contain);
     stream_set_tap(sv.stream, NULL, NULL);
     profile_conv_free(sv.conv);
+    results_free(sv.results);
+    free(sv.perfherder_path);
     stream_close(sv.stream);
     closep(&sv.profile_lock);
     free(sv.profile_path);

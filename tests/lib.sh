@@ -50,7 +50,9 @@ profile_ok() {
 }
 
 # At the end of a passing test: every profile it left in $T is checked, and every stream (what a
-# run that was killed, or is still writing, leaves) must convert, with --recover, into one.
+# run that was killed, or is still writing, leaves) must convert, with --recover, into one; every
+# JUnit report must be valid against tests/fixtures/junit/junit.xsd, every OTLP/JSON file pass
+# tests/otlp-check.cjs.
 # Files under $T/raw/ are inputs a test made broken on purpose.
 check_every_profile() {
     find "$T" -type f ! -name '.*' ! -path "$T/raw/*" 2>/dev/null | sort >"$T/.profiles"
@@ -62,6 +64,20 @@ check_every_profile() {
             "$RESMON_RUN" --recover "$_f" -o "$T/.recovered.json" 2>"$T/.recover.err" ||
                 { echo "FAIL: $_f: the stream does not convert: $(cat "$T/.recover.err")" >&2; return 1; }
             profile_ok "$T/.recovered.json" || { echo "FAIL: $_f: its conversion is not a valid profile" >&2; return 1; }
+        elif [ "$(printf %.5s "$_head")" = '<?xml' ] && grep -q '<testsuites' "$_f"; then
+            # a JUnit report (--junit): valid against the Jenkins/Ant schema
+            if command -v xmllint >/dev/null 2>&1; then
+                xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$_f" 2>"$T/.xmllint.err" ||
+                    { echo "FAIL: $_f: not a valid JUnit report: $(cat "$T/.xmllint.err")" >&2; return 1; }
+            fi
+            continue
+        elif [ "$_head" = '{"resourceSpa' ]; then
+            # an OTLP/JSON file (--otlp): held to the OTLP definitions
+            if command -v node >/dev/null 2>&1; then
+                node "$TOP_SRCDIR/tests/otlp-check.cjs" "$_f" >/dev/null 2>"$T/.otlp.err" ||
+                    { echo "FAIL: $_f: not valid OTLP/JSON: $(cat "$T/.otlp.err")" >&2; return 1; }
+            fi
+            continue
         elif [ "$(printf %.8s "$_head")" = '{"meta":' ] || [ "$_magic" = 1f8b ]; then
             profile_ok "$_f" || { echo "FAIL: $_f: not a valid profile" >&2; return 1; }
         else
@@ -104,6 +120,13 @@ wait_event() {
             fail "no event matching '$1'"
         fi
     done
+}
+
+# stream_shows FILE TEXT: wait until FILE (a run's stream) holds TEXT, e.g. a test's open line.
+stream_shows() {
+    new_events
+    "$HELPER" wait-file "$1" "$2" &
+    wait_event "found *" >/dev/null
 }
 
 # expect_status N CMD...: run CMD, fail unless it exits N.

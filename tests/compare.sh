@@ -1,0 +1,89 @@
+#!/bin/sh
+# resmon-run --compare OLD NEW: new failures, fixed, slower, fatter, new and gone tests and the
+# totals, as text and as Markdown, from full profiles (plain and gzip) and from a killed run's
+# stream; exit 1 when there are regressions, 0 when there are none.
+. "$TOP_SRCDIR/tests/lib.sh"
+
+cat >"$T/old.sh" <<EOS
+echo '{"action":"test_start","test":"d/a.js"}'
+echo '{"action":"test_end","test":"d/a.js","status":"PASS"}'
+echo '{"action":"test_start","test":"d/b.js"}'
+echo '{"action":"test_end","test":"d/b.js","status":"FAIL","expected":"PASS"}'
+echo '{"action":"test_start","test":"d/slow.js"}'
+"$HELPER" burn 0.01
+echo '{"action":"test_end","test":"d/slow.js","status":"PASS"}'
+echo '{"action":"test_start","test":"d/fat.js"}'
+"$HELPER" alloc 1 0.3
+echo '{"action":"test_end","test":"d/fat.js","status":"PASS"}'
+echo '{"action":"test_start","test":"d/gone.js"}'
+echo '{"action":"test_end","test":"d/gone.js","status":"PASS"}'
+EOS
+cat >"$T/new.sh" <<EOS
+echo '{"action":"test_start","test":"d/a.js"}'
+echo '{"action":"test_end","test":"d/a.js","status":"FAIL","expected":"PASS"}'
+echo '{"action":"test_start","test":"d/b.js"}'
+echo '{"action":"test_end","test":"d/b.js","status":"PASS"}'
+echo '{"action":"test_start","test":"d/slow.js"}'
+"$HELPER" burn 0.3
+echo '{"action":"test_end","test":"d/slow.js","status":"PASS"}'
+echo '{"action":"test_start","test":"d/fat.js"}'
+"$HELPER" alloc 64 0.3
+echo '{"action":"test_end","test":"d/fat.js","status":"PASS"}'
+echo '{"action":"test_start","test":"d/new|one.js"}'
+echo '{"action":"test_end","test":"d/new|one.js","status":"PASS"}'
+EOS
+expect_status 0 "$RESMON_RUN" -q -i 0.05 -o "$T/old.json" -- sh "$T/old.sh"
+expect_status 0 "$RESMON_RUN" -q -i 0.05 -o "$T/new.json.gz" -- sh "$T/new.sh"
+
+expect_status 1 "$RESMON_RUN" --compare "$T/old.json" "$T/new.json.gz" >"$T/cmp.txt"
+cat "$T/cmp.txt"
+want() { grep -qx -- "$1" "$T/cmp.txt" || fail "no line '$1'"; }
+want "resmon-run: comparing '$T/old.json' (old) with '$T/new.json.gz' (new)"
+# (How much slower the fat test is, and how much memory the slow test's helper takes — a
+# sanitizer's build takes megabytes more — depend on the machine: what is slower and fatter is
+# checked by name below.)
+grep -qx "1 new failure, 1 fixed, [12] slower and [12] fatter (past 20%), 1 new, 1 gone" "$T/cmp.txt" || fail "counts"
+grep -A1 -x 'New failures (1):' "$T/cmp.txt" | grep -qx '  d/a.js  PASS -> FAIL' || fail "new failures"
+grep -A1 -x 'Fixed (1):' "$T/cmp.txt" | grep -qx '  d/b.js  FAIL -> PASS' || fail "fixed"
+grep -A2 '^Slower ([12]):$' "$T/cmp.txt" | grep -q '^  d/slow.js  [0-9.]* s -> [0-9.]* s' || fail "slower"
+grep -A2 '^Fatter ([12]):$' "$T/cmp.txt" | grep -q '^  d/fat.js  .* -> .*MiB (+[0-9]*%)$' || fail "fatter"
+grep -A1 -x 'New tests (1):' "$T/cmp.txt" | grep -qx '  d/new|one.js  - -> PASS' || fail "new"
+grep -A1 -x 'Gone (1):' "$T/cmp.txt" | grep -qx '  d/gone.js  PASS -> -' || fail "gone"
+grep -q '^tests  *5  *5$' "$T/cmp.txt" || fail "totals: tests"
+grep -q '^unexpected  *1  *1$' "$T/cmp.txt" || fail "totals: unexpected"
+
+# Markdown, for a job summary: the same facts in tables, ids escaped.
+expect_status 1 "$RESMON_RUN" --compare --markdown "$T/old.json" "$T/new.json.gz" >"$T/cmp.md"
+grep -qxF '| d/a.js | PASS | FAIL |' "$T/cmp.md" || fail "markdown new failure"
+grep -qxF '| d/new\|one.js | - | PASS |' "$T/cmp.md" || fail "markdown escaping"
+grep -q '^| tree CPU | [0-9.]* s | [0-9.]* s |$' "$T/cmp.md" || fail "markdown totals"
+
+# A higher threshold: the slower test (10 ms of CPU before, 300 ms after) stays slower, the
+# fatter one (1 MiB before, 64 MiB after) stays fatter; a run compared with itself has nothing.
+expect_status 1 "$RESMON_RUN" --compare --threshold=500 "$T/old.json" "$T/new.json.gz" >/dev/null
+expect_status 0 "$RESMON_RUN" --compare "$T/new.json.gz" "$T/new.json.gz" >"$T/same.txt"
+grep -qx "0 new failures, 0 fixed, 0 slower and 0 fatter (past 20%), 0 new, 0 gone" "$T/same.txt" ||
+    fail "self-comparison: $(cat "$T/same.txt")"
+
+# A stream a killed run left reads as its profile does. (The command writes its pid before the
+# tests, so it is there once the stream shows the last one.)
+"$RESMON_RUN" -q -i 0.05 -o "$T/killed.json" -- sh -c "echo \$\$ >'$T/sleeper.pid'; sh '$T/old.sh'; exec '$HELPER' sleep 300" \
+    >/dev/null 2>&1 &
+sup=$!
+stream_shows "$T/killed.json" '"test":"d/gone.js","name":"gone.js","status":"PASS"'
+kill -KILL $sup
+wait $sup 2>/dev/null
+kill -KILL "$(cat "$T/sleeper.pid")"
+expect_status 1 "$RESMON_RUN" --compare "$T/killed.json" "$T/new.json.gz" >"$T/stream.txt"
+grep -qx "1 new failure, 1 fixed, [12] slower and [12] fatter (past 20%), 1 new, 1 gone" "$T/stream.txt" ||
+    fail "from a stream: $(cat "$T/stream.txt")"
+
+# Usage.
+expect_status 125 "$RESMON_RUN" --compare "$T/old.json" 2>"$T/u1"
+grep -q "two runs" "$T/u1" || fail "usage: $(cat "$T/u1")"
+expect_status 125 "$RESMON_RUN" --markdown -- true 2>/dev/null
+expect_status 125 "$RESMON_RUN" --compare --threshold=abc "$T/old.json" "$T/old.json" 2>/dev/null
+printf 'not a run\n' >"$T/raw.txt"
+expect_status 125 "$RESMON_RUN" --compare "$T/raw.txt" "$T/old.json" 2>"$T/u2"
+grep -q "is neither a profile stream nor a profile" "$T/u2" || fail "not a run: $(cat "$T/u2")"
+exit 0

@@ -1,0 +1,134 @@
+#!/bin/sh
+# GitHub Actions, in a fake environment: under GITHUB_ACTIONS=true the summary is appended to
+# $GITHUB_STEP_SUMMARY as Markdown and the timeout and each unexpected result (the first 20, then
+# a count) are ::error workflow commands in the runner's syntax; --ci=none turns it off, the
+# resmon-timeout form does it only with --ci=github; the profile's metadata names the job.
+. "$TOP_SRCDIR/tests/lib.sh"
+. "$TOP_SRCDIR/tests/itlib.sh"
+
+# 25 unexpected failures (one with the characters the runner escapes), a pass, then a test that
+# hangs until the run times out.
+cat >"$T/suite.sh" <<EOS
+echo '{"action":"test_start","test":"odd/a:b,c%d|e"}'
+echo '{"action":"test_end","test":"odd/a:b,c%d|e","status":"FAIL","expected":"PASS"}'
+i=0
+while [ \$i -lt 24 ]; do
+    i=\$((i + 1))
+    echo "{\"action\":\"test_start\",\"test\":\"dir/f\$i.js\"}"
+    echo "{\"action\":\"test_end\",\"test\":\"dir/f\$i.js\",\"status\":\"FAIL\",\"expected\":\"PASS\"}"
+done
+echo '{"action":"test_start","test":"dir/ok.js"}'
+echo '{"action":"test_end","test":"dir/ok.js","status":"PASS"}'
+echo '{"action":"test_start","test":"dir/hangs.js"}'
+exec "$HELPER" sleep 300
+EOS
+# run_hung OUT ARGS...: resmon-run with ARGS on the suite, timed out (SIGALRM, as at --timeout)
+# once the stream shows the hung test; stdout in OUT.out, stderr in OUT.err; the status in $st.
+run_hung() {
+    _o=$1; shift
+    env "$@" -i 0 -o "$T/$_o.json" --timeout=1h -- sh "$T/suite.sh" >"$T/$_o.out" 2>"$T/$_o.err" &
+    _sup=$!
+    stream_shows "$T/$_o.json" '"kind":"test","key":"dir/hangs.js"'
+    kill -ALRM $_sup
+    wait $_sup
+    st=$?
+}
+
+printf 'an earlier step wrote this\n' >"$T/summary.md"
+run_hung gh GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/summary.md" GITHUB_SERVER_URL=https://github.com \
+    GITHUB_REPOSITORY=o/r GITHUB_SHA=0123abc GITHUB_RUN_ID=77 GITHUB_RUN_ATTEMPT=2 RUNNER_NAME=runner-3 \
+    "$RESMON_RUN"
+[ "$st" = 124 ] || fail "status $st"
+grep '^::' "$T/gh.err" >"$T/cmds"
+cat "$T/cmds"
+# Every line is a workflow command in the runner's syntax: a title without a raw ':' or ','
+# (escaped as %3A, %2C), a message without a raw CR (no line has one; LF ends the command).
+bad=$(grep -v '^::error title=[^:,]*::.' "$T/cmds") && fail "not workflow commands: $bad"
+[ "$(wc -l <"$T/cmds")" -eq 22 ] || fail "$(wc -l <"$T/cmds") commands, expected 1 + 20 + 1"
+head -n 1 "$T/cmds" | grep -qx "::error title=resmon-run%3A timeout::'sh' timed out after [0-9.]* [a-z]* (sent TERM); exit status 124; still running: dir/hangs.js" ||
+    fail "timeout command: $(head -n 1 "$T/cmds")"
+sed -n 2p "$T/cmds" | grep -qx '::error title=FAIL odd/a%3Ab%2Cc%25d|e::odd/a:b,c%25d|e: FAIL, expected PASS (after [0-9.]* s)' ||
+    fail "escaping: $(sed -n 2p "$T/cmds")"
+grep -qx '::error title=FAIL dir/f1.js::dir/f1.js: FAIL, expected PASS (after [0-9.]* s)' "$T/cmds" || fail "first failure"
+grep -qx '::error title=FAIL dir/f19.js::.*' "$T/cmds" || fail "20th failure"
+! grep -q 'dir/f20.js' "$T/cmds" || fail "more than 20 results"
+# 24 + 1 failures and the timed-out test are unexpected: 26, of which 20 are shown.
+tail -n 1 "$T/cmds" | grep -qx '::error title=resmon-run%3A unexpected results::6 more unexpected results (the job summary lists the first ones)' ||
+    fail "count: $(tail -n 1 "$T/cmds")"
+# The command's own output is untouched: no workflow command on stdout.
+! grep -q '^::' "$T/gh.out" || fail "workflow commands on stdout"
+
+# The job summary: appended, Markdown, the same story.
+head -n 1 "$T/summary.md" | grep -qx 'an earlier step wrote this' || fail "the summary file was not appended to"
+grep -qx "### resmon-run: 'sh' timed out after .*; exit status 124" "$T/summary.md" || fail "no heading"
+grep -qx '| tests | 27: 1 PASS, 25 FAIL, 1 TIMEOUT (26 unexpected) |' "$T/summary.md" || fail "tests row"
+grep -qx '| FAIL | dir/f1.js | [0-9]* ms |' "$T/summary.md" || fail "unexpected table"
+grep -q '^\.\.\. and 18 more$' "$T/summary.md" || fail "no count of the rest"
+grep -qx '| dir/hangs.js |' "$T/summary.md" || fail "open tests table"
+# A test id cannot break a table (nor format) in Markdown.
+grep -qxF '| FAIL | odd/a:b,c%d\|e | 0 ms |' "$T/summary.md" || fail "the odd id in the table"
+# The human summary is still on stderr.
+grep -q "^resmon-run: 'sh' timed out" "$T/gh.err" || fail "no summary on stderr"
+
+# The profile's metadata names the CI job with a link back to it.
+[ "$(meta "$T/gh.json" ciJobURL)" = "https://github.com/o/r/actions/runs/77/attempts/2" ] ||
+    fail "ciJobURL $(meta "$T/gh.json" ciJobURL)"
+[ "$(meta "$T/gh.json" sourceURL)" = "https://github.com/o/r/commit/0123abc" ] || fail "sourceURL"
+[ "$(meta "$T/gh.json" device)" = "runner-3" ] || fail "device"
+[ "$(meta "$T/gh.json" ci)" = "github" ] || fail "ci"
+
+# Sparklines of the tree's CPU and memory, in code spans (a run long enough to be sampled).
+: >"$T/spark.md"
+expect_status 0 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/spark.md" "$RESMON_RUN" -q -i 0.05 -o "$T/spark.json" -- \
+    "$HELPER" burn 0.3
+grep -q '^| CPU | `[▁▂▃▄▅▆▇█]*` peak [0-9.]* cores |$' "$T/spark.md" || fail "no CPU sparkline: $(cat "$T/spark.md")"
+grep -q '^| memory | `[▁▂▃▄▅▆▇█]*` peak [0-9.]* [KMG]iB |$' "$T/spark.md" || fail "no memory sparkline"
+grep -qx "### resmon-run: '.*helper' exited with status 0; exit status 0" "$T/spark.md" || fail "exit heading"
+
+# --quiet: no human summary, but the job's outputs still.
+: >"$T/q.md"
+run_hung quiet GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/q.md" "$RESMON_RUN" -q
+! grep -q "^resmon-run: 'sh'" "$T/quiet.err" || fail "-q printed the summary"
+grep -q '^::error title=resmon-run%3A timeout::' "$T/quiet.err" || fail "-q: no workflow command"
+[ -s "$T/q.md" ] || fail "-q: no job summary"
+
+# --ci=none: nothing of it.
+: >"$T/none.md"
+run_hung none GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/none.md" "$RESMON_RUN" --ci=none
+! grep -q '^::' "$T/none.err" || fail "--ci=none printed workflow commands"
+[ ! -s "$T/none.md" ] || fail "--ci=none wrote the job summary"
+
+# Not in GitHub Actions: nothing either.
+run_hung plain GITHUB_ACTIONS= GITHUB_STEP_SUMMARY="$T/none.md" "$RESMON_RUN"
+! grep -q '^::' "$T/plain.err" || fail "workflow commands outside GitHub Actions"
+
+# The timeout form: only when asked.
+expect_status 124 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/none.md" "$TIMEOUT_LINK" 0.01 "$HELPER" sleep 30 2>"$T/t.err"
+! grep -q '^::' "$T/t.err" || fail "resmon-timeout printed workflow commands unasked"
+[ ! -s "$T/none.md" ] || fail "resmon-timeout wrote the job summary unasked"
+: >"$T/t.md"
+expect_status 124 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/t.md" "$TIMEOUT_LINK" --ci=github 0.01 "$HELPER" sleep 30 2>"$T/t.err"
+grep -qx "::error title=resmon-timeout%3A timeout::'.*helper' timed out after [0-9]* ms (sent TERM); exit status 124" "$T/t.err" ||
+    fail "resmon-timeout --ci=github: $(cat "$T/t.err")"
+grep -q '^### resmon-timeout: ' "$T/t.md" || fail "resmon-timeout --ci=github: no job summary"
+
+# The other CIs' variables.
+expect_status 0 env GITHUB_ACTIONS= CI_JOB_URL=https://gitlab.example/g/p/-/jobs/9 CI_PROJECT_URL=https://gitlab.example/g/p \
+    CI_COMMIT_SHA=feed CI_JOB_ID=9 CI_RUNNER_DESCRIPTION=gl-runner GITLAB_CI=true \
+    "$RESMON_RUN" -q -i 0 -o "$T/gl.json" -- true
+[ "$(meta "$T/gl.json" ciJobURL)" = "https://gitlab.example/g/p/-/jobs/9" ] || fail "gitlab ciJobURL"
+[ "$(meta "$T/gl.json" sourceURL)" = "https://gitlab.example/g/p/-/commit/feed" ] || fail "gitlab sourceURL"
+[ "$(meta "$T/gl.json" device)" = "gl-runner" ] || fail "gitlab device"
+expect_status 0 env GITHUB_ACTIONS= BUILDKITE=true BUILDKITE_BUILD_URL=https://buildkite.com/o/p/builds/5 BUILDKITE_JOB_ID=j-1 \
+    BUILDKITE_AGENT_NAME=bk-agent BUILDKITE_COMMIT=cafe "$RESMON_RUN" -q -i 0 -o "$T/bk.json" -- true
+[ "$(meta "$T/bk.json" ciJobURL)" = "https://buildkite.com/o/p/builds/5#j-1" ] || fail "buildkite ciJobURL"
+[ "$(meta "$T/bk.json" device)" = "bk-agent" ] || fail "buildkite device"
+expect_status 0 env GITHUB_ACTIONS= JENKINS_URL=https://ci.example/ BUILD_URL=https://ci.example/job/x/12/ NODE_NAME=agent-7 \
+    GIT_COMMIT=beef BUILD_TAG=jenkins-x-12 "$RESMON_RUN" -q -i 0 -o "$T/jk.json" -- true
+[ "$(meta "$T/jk.json" ciJobURL)" = "https://ci.example/job/x/12/" ] || fail "jenkins ciJobURL"
+[ "$(meta "$T/jk.json" ci)" = "jenkins" ] || fail "jenkins ci"
+
+# Usage.
+expect_status 125 "$RESMON_RUN" --ci=travis -- true 2>"$T/usage.err"
+grep -q -- "--ci=travis" "$T/usage.err" || fail "usage: $(cat "$T/usage.err")"
+exit 0

@@ -1,0 +1,180 @@
+#!/bin/sh
+# --junit: the tests of a run as JUnit XML, valid against the Jenkins/Ant JUnit schema
+# (tests/fixtures/junit/junit.xsd), on a normal run, a timeout, a stop request (the report is
+# there BEFORE the first stop signal), a command killed mid-run, and a killed-then-recovered run.
+. "$TOP_SRCDIR/tests/lib.sh"
+command -v xmllint >/dev/null 2>&1 || skip "xmllint (libxml2-utils) is not installed"
+
+# q FILE XPATH: the string value of XPATH in FILE.
+q() { xmllint --xpath "string($2)" "$1" 2>/dev/null; }
+# qn FILE XPATH: how many nodes XPATH selects.
+qn() { xmllint --xpath "count($2)" "$1" 2>/dev/null; }
+expect() { # expect WHAT GOT WANT
+    [ "$2" = "$3" ] || fail "$1: '$2', expected '$3'"
+}
+
+# ---- a normal run: every outcome, names split, per-test figures, run properties --------------
+cat >"$T/suite.sh" <<EOS
+echo '{"action":"suite_start","source":"s"}'
+echo '{"action":"test_start","test":"dir/passes.js"}'
+"$HELPER" burn 0.3
+echo '{"action":"test_end","test":"dir/passes.js","status":"PASS"}'
+echo '{"action":"test_start","test":"dir/fails.js"}'
+echo '{"action":"test_status","test":"dir/fails.js","subtest":"sum","status":"FAIL","expected":"PASS","message":"1 + 1 != 3 <&>"}'
+echo '{"action":"test_end","test":"dir/fails.js","status":"FAIL","expected":"PASS"}'
+echo '{"action":"test_start","test":"dir/skipped.js"}'
+echo '{"action":"test_end","test":"dir/skipped.js","status":"SKIP","message":"not on linux"}'
+echo '{"action":"test_start","test":"dir/known.js"}'
+echo '{"action":"test_end","test":"dir/known.js","status":"FAIL","expected":"FAIL"}'
+echo '{"action":"test_start","test":"dir/crashes.js"}'
+echo '{"action":"test_end","test":"dir/crashes.js","status":"CRASH","expected":"PASS"}'
+echo '{"action":"test_start","test":"other/errs.js"}'
+echo '{"action":"test_end","test":"other/errs.js","status":"ERROR","expected":"OK"}'
+echo '{"action":"test_start","test":"other/xpass.js"}'
+echo '{"action":"test_end","test":"other/xpass.js","status":"PASS","expected":"FAIL"}'
+echo '{"action":"suite_end"}'
+exit 3
+EOS
+expect_status 3 "$RESMON_RUN" -q -i 0.05 -o "$T/p.json" --junit="$T/normal.xml" -- sh "$T/suite.sh" >/dev/null
+J=$T/normal.xml
+xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$J" || fail "normal run: not valid JUnit"
+expect "tests" "$(q "$J" /testsuites/@tests)" 7
+expect "failures" "$(q "$J" /testsuites/@failures)" 2
+expect "errors" "$(q "$J" /testsuites/@errors)" 2
+expect "suites" "$(qn "$J" //testsuite)" 2
+expect "suite dir" "$(q "$J" '//testsuite[@name="dir"]/@tests')" 5
+expect "suite dir skipped" "$(q "$J" '//testsuite[@name="dir"]/@skipped')" 2
+expect "classname" "$(q "$J" '//testcase[@name="passes.js"]/@classname')" dir
+expect "a pass has no outcome" "$(qn "$J" '//testcase[@name="passes.js"]/*[not(self::properties)]')" 0
+expect "failure type" "$(q "$J" '//testcase[@name="fails.js"]/failure/@type')" failure
+case "$(q "$J" '//testcase[@name="fails.js"]/failure')" in
+*"FAIL sum: 1 + 1 != 3 <&>"*) ;;
+*) fail "the failing subtest is not in the failure: $(q "$J" '//testcase[@name="fails.js"]/failure')" ;;
+esac
+expect "skip" "$(q "$J" '//testcase[@name="skipped.js"]/skipped/@message')" "not on linux"
+expect "expected failure" "$(q "$J" '//testcase[@name="known.js"]/skipped/@message')" "expected FAIL"
+expect "crash" "$(q "$J" '//testcase[@name="crashes.js"]/error/@type')" crash
+expect "error" "$(q "$J" '//testcase[@name="errs.js"]/error/@type')" error
+expect "unexpected pass" "$(q "$J" '//testcase[@name="xpass.js"]/failure/@type')" unexpected-pass
+expect "reason" "$(q "$J" '//testsuite[1]/properties/property[@name="resmon.reason"]/@value')" exit
+expect "exit" "$(q "$J" '//testsuite[1]/properties/property[@name="resmon.exit"]/@value')" "status 3"
+# Per-test figures: CPU time in seconds, peak memory in bytes (the tree's, sampled).
+cpu=$(q "$J" '//testcase[@name="passes.js"]/properties/property[@name="cpuTime"]/@value')
+rss=$(q "$J" '//testcase[@name="passes.js"]/properties/property[@name="maxRSS"]/@value')
+case "$cpu" in [0-9]*.[0-9][0-9][0-9]) ;; *) fail "cpuTime '$cpu'" ;; esac
+case "$rss" in [1-9]*) ;; *) fail "maxRSS '$rss'" ;; esac
+echo "normal run: valid, 7 tests in 2 suites"
+
+# ---- names of the other formats --------------------------------------------------------------
+cat >"$T/names.sh" <<'EOS'
+echo "tests/test_a.py::TestK::test_x[1-2] PASSED"
+echo "tests/test_a.py::test_y FAILED"
+echo "[ RUN      ] Suite.Works"
+echo "[       OK ] Suite.Works (0 ms)"
+EOS
+expect_status 0 "$RESMON_RUN" -q -i 0 -o "$T/names.json" --junit="$T/names.xml" -- sh "$T/names.sh" >/dev/null
+J=$T/names.xml
+xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$J" || fail "names: not valid JUnit"
+expect "gtest classname" "$(q "$J" '//testcase[@name="Works"]/@classname')" Suite
+expect "pytest classname" "$(q "$J" '//testcase[@name="test_y"]/@classname')" tests.test_a
+expect "pytest suite" "$(q "$J" '//testcase[@name="test_y"]/../@name')" tests/test_a.py
+expect "pytest class" "$(q "$J" '//testcase[@name="test_x[1-2]"]/@classname')" tests.test_a.TestK
+expect "one suite per file" "$(q "$J" '//testsuite[@name="tests/test_a.py"]/@tests')" 2
+
+# ---- a timeout: the open test is an error of type timeout that names the timeout -------------
+# The run times out (SIGALRM, as at --timeout) once the stream shows the test open.
+hang_script() { # hang_script FILE: one test passes, the next hangs
+    cat >"$1" <<EOS
+echo \$\$ >"\$0.pid"
+echo '{"action":"test_start","test":"dir/quick.js"}'
+echo '{"action":"test_end","test":"dir/quick.js","status":"PASS"}'
+echo '{"action":"test_start","test":"dir/hangs.js"}'
+exec "$HELPER" sleep 300
+EOS
+}
+hang_script "$T/hang.sh"
+# start_hung NAME ARGS...: resmon-run in the background ($sup), its stream $T/NAME.json showing
+# the hung test open.
+start_hung() {
+    _n=$1; shift
+    "$RESMON_RUN" -q -i 0 -o "$T/$_n.json" "$@" -- sh "$T/hang.sh" >/dev/null 2>"$T/$_n.err" &
+    sup=$!
+    stream_shows "$T/$_n.json" '"kind":"test","key":"dir/hangs.js"'
+}
+start_hung timeout --timeout=1h --junit="$T/timeout.xml"
+kill -ALRM $sup
+wait $sup
+expect "timeout status" $? 124
+J=$T/timeout.xml
+xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$J" || fail "timeout: not valid JUnit"
+expect "timeout type" "$(q "$J" '//testcase[@name="hangs.js"]/error/@type')" timeout
+expect "timeout message" "$(q "$J" '//testcase[@name="hangs.js"]/error/@message')" \
+    "still running when the run timed out after 3600 s (--timeout)"
+expect "the quick test passed" "$(qn "$J" '//testcase[@name="quick.js"]/error')" 0
+expect "timeout reason" "$(q "$J" '//testsuite[1]/properties/property[@name="resmon.reason"]/@value')" timeout
+expect "timeout property" "$(q "$J" '//testsuite[1]/properties/property[@name="resmon.timeout"]/@value')" 3600.000
+echo "timeout: the hung test is an error of type timeout"
+
+# ---- a stop request: the report is complete before the first stop signal reaches the tree -----
+# The command, at TERM, copies the report it finds: that copy must already name the hung test.
+cat >"$T/term.sh" <<EOS
+trap 'cp "$T/term.xml" "$T/raw/at-term.xml"; exit 1' TERM
+echo '{"action":"test_start","test":"dir/hangs.js"}'
+"$HELPER" sleep 300 &
+wait \$!
+EOS
+mkdir -p "$T/raw"
+"$RESMON_RUN" -q -i 0 -o "$T/term.json" --junit="$T/term.xml" -- sh "$T/term.sh" >/dev/null 2>&1 &
+sup=$!
+stream_shows "$T/term.json" '"kind":"test","key":"dir/hangs.js"'
+kill -TERM $sup
+wait $sup
+[ -f "$T/raw/at-term.xml" ] || fail "stop request: no report when the command got TERM"
+J=$T/raw/at-term.xml
+xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$J" || fail "at TERM: not valid JUnit"
+expect "at TERM" "$(q "$J" '//testcase[@name="hangs.js"]/error/@type')" incomplete
+expect "at TERM reason" "$(q "$J" '//testsuite[1]/properties/property[@name="resmon.reason"]/@value')" signal
+echo "stop request: the report named the hung test before the command got TERM"
+
+# ---- the command killed mid-run: the report still names the test it was in -----------------
+start_hung cmdkill --junit="$T/cmdkill.xml"
+kill -KILL "$(cat "$T/hang.sh.pid")"
+wait $sup
+expect "killed command status" $? 137
+J=$T/cmdkill.xml
+xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$J" || fail "killed command: not valid JUnit"
+expect "killed command" "$(q "$J" '//testcase[@name="hangs.js"]/error/@type')" incomplete
+expect "killed command exit" "$(q "$J" '//testsuite[1]/properties/property[@name="resmon.exit"]/@value')" "signal KILL"
+echo "killed command: the hung test is incomplete"
+
+# ---- resmon-run killed, then recovered: --recover rebuilds the report from the stream ---------
+start_hung killed
+kill -KILL $sup
+wait $sup 2>/dev/null
+kill -KILL "$(cat "$T/hang.sh.pid")"
+"$RESMON_RUN" --recover="$T/killed.json" -o "$T/recovered.json" --junit="$T/recovered.xml" 2>"$T/recover.err" ||
+    fail "recover: $(cat "$T/recover.err")"
+grep -q "wrote the JUnit report '$T/recovered.xml': 2 tests, 1 never ended" "$T/recover.err" ||
+    fail "recover said: $(cat "$T/recover.err")"
+J=$T/recovered.xml
+xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$J" || fail "recovered: not valid JUnit"
+expect "recovered" "$(q "$J" '//testcase[@name="hangs.js"]/error/@type')" incomplete
+expect "recovered pass" "$(qn "$J" '//testcase[@name="quick.js"]')" 1
+# A full profile is no stream: said, and nothing written.
+expect_status 125 "$RESMON_RUN" --recover="$T/recovered.json" -o "$T/again.json" --junit="$T/none.xml" 2>"$T/full.err"
+grep -q "is not a profile stream" "$T/full.err" || fail "full profile: $(cat "$T/full.err")"
+[ ! -e "$T/none.xml" ] || fail "a report from a full profile"
+echo "killed run: recovered report names the hung test"
+
+# ---- a log without tests: the command is the testcase --------------------------------------
+expect_status 2 "$RESMON_RUN" -q -i 0 -o "$T/plain.json" --junit="$T/plain.xml" -- sh -c 'exit 2'
+J=$T/plain.xml
+xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$J" || fail "no tests: not valid JUnit"
+expect "command case" "$(q "$J" '//testcase/@name')" "sh -c exit 2"
+expect "command failure" "$(q "$J" '//testcase/failure/@message')" "status 2 (exit)"
+
+# ---- usage ---------------------------------------------------------------------------------
+expect_status 125 "$RESMON_RUN" --no-profile --junit="$T/x.xml" -- true 2>"$T/usage.err"
+grep -q "junit" "$T/usage.err" || fail "usage: $(cat "$T/usage.err")"
+expect_status 125 "$RESMON_RUN" --junit= -- true 2>/dev/null
+exit 0

@@ -1,0 +1,82 @@
+#!/bin/sh
+# Perfherder data under MOZ_AUTOMATION: $MOZ_UPLOAD_DIR/perfherder-data-resource-usage.json and
+# the PERFHERDER_DATA line, in mozharness's shape (framework job_resource_usage, a NAME.overall
+# suite, one suite per phase the command marked), with figures that match the run.
+. "$TOP_SRCDIR/tests/lib.sh"
+command -v node >/dev/null 2>&1 || skip "node is not installed (the checks read the JSON with it)"
+
+cat >"$T/phases.sh" <<EOS
+"$RESMON_RUN" --mark phase-begin build
+"$HELPER" burn 0.4
+"$RESMON_RUN" --mark phase-end build
+"$RESMON_RUN" --mark phase-begin tests
+"$HELPER" burn 0.2
+"$RESMON_RUN" --mark phase-end tests
+EOS
+mkdir "$T/up"
+expect_status 0 env MOZ_AUTOMATION=1 MOZ_UPLOAD_DIR="$T/up" "$RESMON_RUN" -q -i 0.05 --product=mochitest -- sh "$T/phases.sh" \
+    >/dev/null 2>"$T/err"
+P=$T/up/perfherder-data-resource-usage.json
+[ -f "$P" ] || fail "no $P"
+# The logged line is the file.
+grep -c '^PERFHERDER_DATA: ' "$T/err" | grep -qx 1 || fail "not one PERFHERDER_DATA line: $(cat "$T/err")"
+[ "$(sed -n 's/^PERFHERDER_DATA: //p' "$T/err")" = "$(cat "$P")" ] || fail "the line and the file differ"
+# The shape Perfherder's performance-artifact schema takes, and the figures.
+node -e '
+const d = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+const fail = (m) => { console.error("FAIL: " + m); process.exit(1); };
+const keys = (o, allowed, what) => Object.keys(o).forEach((k) => allowed.includes(k) || fail(what + ": unknown key " + k));
+keys(d, ["framework", "suites"], "data");
+if (d.framework.name !== "job_resource_usage") fail("framework " + JSON.stringify(d.framework));
+if (!Array.isArray(d.suites) || !d.suites.length) fail("no suites");
+const names = new Set();
+for (const s of d.suites) {
+    keys(s, ["name", "extraOptions", "subtests"], "suite");
+    if (typeof s.name !== "string" || names.has(s.name)) fail("suite name " + s.name);
+    names.add(s.name);
+    if (s.extraOptions && !s.extraOptions.every((o) => typeof o === "string")) fail("extraOptions");
+    for (const t of s.subtests) {
+        keys(t, ["name", "value"], "subtest");
+        if (typeof t.name !== "string" || typeof t.value !== "number" || !isFinite(t.value)) fail("subtest " + JSON.stringify(t));
+    }
+}
+const suite = (n) => d.suites.find((s) => s.name === n) || fail("no suite " + n);
+const val = (s, n) => { const t = suite(s).subtests.find((x) => x.name === n); if (!t) fail(s + " has no " + n); return t.value; };
+if (d.suites.map((s) => s.name).join() !== "mochitest.overall,mochitest.build,mochitest.tests") fail("suites " + [...names]);
+const cpu = val("mochitest.overall", "tree_cpu_time");
+if (cpu < 0.6 || cpu > 5) fail("tree_cpu_time " + cpu);
+if (val("mochitest.overall", "tree_max_rss") <= 0) fail("tree_max_rss");
+for (const n of ["cpu_percent", "io_write_bytes", "io.read_bytes"]) val("mochitest.overall", n);
+const p = val("mochitest.overall", "cpu_percent");
+if (p <= 0 || p > 100) fail("cpu_percent " + p);
+if (val("mochitest.build", "time") < 0.4) fail("build time " + val("mochitest.build", "time"));
+if (val("mochitest.tests", "time") < 0.2) fail("tests time");
+val("mochitest.build", "cpu_percent");
+' "$P" || fail "the Perfherder data"
+echo "perfherder: shape and figures"
+
+# A stop: the file is there before the command gets its TERM.
+mkdir -p "$T/raw" "$T/up2"
+cat >"$T/hang.sh" <<EOS
+trap 'cp "$T/up2/perfherder-data-resource-usage.json" "$T/raw/at-term.json"; exit 1' TERM
+echo ready >"$T/ready"
+"$HELPER" sleep 300 &
+wait \$!
+EOS
+env MOZ_AUTOMATION=1 MOZ_UPLOAD_DIR="$T/up2" "$RESMON_RUN" -q -i 0 -- sh "$T/hang.sh" >/dev/null 2>&1 &
+sup=$!
+stream_shows "$T/up2/profile_resource-usage.json" '"kind":"process"'
+new_events
+"$HELPER" wait-file "$T/ready" ready &
+wait_event "found *" >/dev/null
+kill -TERM $sup
+wait $sup
+[ -s "$T/raw/at-term.json" ] || fail "no Perfherder data when the command got TERM"
+grep -q '"framework":{"name":"job_resource_usage"}' "$T/raw/at-term.json" || fail "at TERM: $(cat "$T/raw/at-term.json")"
+
+# Without MOZ_AUTOMATION: none.
+mkdir "$T/up3"
+expect_status 0 env MOZ_AUTOMATION= MOZ_UPLOAD_DIR="$T/up3" "$RESMON_RUN" -q -i 0 -- true 2>"$T/err3"
+[ ! -e "$T/up3/perfherder-data-resource-usage.json" ] || fail "Perfherder data without MOZ_AUTOMATION"
+! grep -q PERFHERDER_DATA "$T/err3" || fail "PERFHERDER_DATA without MOZ_AUTOMATION"
+exit 0

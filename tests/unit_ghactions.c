@@ -1,0 +1,101 @@
+/* Unit tests of the GitHub Actions outputs: when they are on, the workflow commands' escaping and
+ * bound, and the Markdown summary's escaping of text from the command. */
+#include "ghactions.h"
+
+#include <check.h>
+#include "check_run.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "summary.h"
+
+START_TEST(test_active)
+{
+    ck_assert(gha_active(CI_AUTO, false, "true"));
+    ck_assert(!gha_active(CI_AUTO, false, "false"));
+    ck_assert(!gha_active(CI_AUTO, false, NULL));
+    ck_assert(!gha_active(CI_AUTO, true, "true")); /* resmon-timeout: only when asked */
+    ck_assert(gha_active(CI_GITHUB, true, NULL));
+    ck_assert(!gha_active(CI_NONE, false, "true"));
+}
+END_TEST
+
+static struct summary_facts *facts(void)
+{
+    struct summary_facts *f = calloc(1, sizeof *f);
+    f->program = "resmon-run";
+    f->command = "make";
+    f->exit_status = 124;
+    f->end = SUMMARY_TIMEOUT;
+    f->signal = 15;
+    f->limit_ns = 2000000000;
+    summary_add_open(f, "a,b", 3);
+    return f;
+}
+
+START_TEST(test_commands)
+{
+    struct summary_facts *f = facts();
+    struct gha_result res[25];
+    char ids[25][32];
+    for (int i = 0; i < 25; i++) {
+        snprintf(ids[i], sizeof ids[i], i ? "t%d" : "50%%: a,b\r\nc", i);
+        res[i] = (struct gha_result){ids[i], "FAIL", i ? "PASS" : NULL, 1500000000};
+    }
+    char *text;
+    size_t len;
+    ck_assert_int_eq(gha_format_commands(f, res, 25, 30, &text, &len), 0);
+    ck_assert_uint_eq(strlen(text), len);
+    const char *want_first = "::error title=resmon-run%3A timeout::'make' timed out after 2.00 s (sent TERM); "
+                             "exit status 124; still running: a,b\n"
+                             "::error title=FAIL 50%25%3A a%2Cb%0D%0Ac::50%25: a,b%0D%0Ac: FAIL (after 1.500 s)\n"
+                             "::error title=FAIL t1::t1: FAIL, expected PASS (after 1.500 s)\n";
+    ck_assert_msg(strncmp(text, want_first, strlen(want_first)) == 0, "%s", text);
+    size_t lines = 0;
+    for (const char *p = text; *p; p++)
+        lines += *p == '\n';
+    ck_assert_uint_eq(lines, 1 + GHA_MAX_ANNOTATIONS + 1);
+    ck_assert_ptr_nonnull(strstr(text, "::error title=FAIL t19::"));
+    ck_assert_ptr_null(strstr(text, "t20"));
+    ck_assert_ptr_nonnull(strstr(text, "::error title=resmon-run%3A unexpected results::10 more unexpected results"));
+    free(text);
+
+    /* A run that exited by itself, all as expected: nothing to say. */
+    f->end = SUMMARY_EXITED;
+    ck_assert_int_eq(gha_format_commands(f, NULL, 0, 0, &text, &len), 0);
+    ck_assert_uint_eq(len, 0);
+    free(text);
+    free(f);
+}
+END_TEST
+
+START_TEST(test_markdown)
+{
+    struct summary_facts *f = facts();
+    summary_add_status(f, "FAIL", 1);
+    summary_add_unexpected(f, "x|y`*z*", 7, "FAIL", 3000000);
+    f->unexpected_total = 1;
+    char *text;
+    size_t len;
+    ck_assert_int_eq(summary_format_markdown(f, &text, &len), 0);
+    const char *head = "### resmon-run: 'make' timed out after 2.00 s (sent TERM); exit status 124\n";
+    ck_assert_msg(strncmp(text, head, strlen(head)) == 0, "%s", text);
+    ck_assert_msg(strstr(text, "| FAIL | x\\|y\\`\\*z\\* | 3 ms |\n") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, "**Tests still running at the stop**\n\n| Test |\n|---|\n| a,b |\n") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, "| tests | 1: 1 FAIL (1 unexpected) |\n") != NULL, "%s", text);
+    free(text);
+    free(f);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("ghactions");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_active);
+    tcase_add_test(tc, test_commands);
+    tcase_add_test(tc, test_markdown);
+    suite_add_tcase(s, tc);
+    return check_run(s);
+}

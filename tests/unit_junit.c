@@ -1,0 +1,223 @@
+/* Unit tests of the JUnit report: how ids split into classname and name (the shapes of the real
+ * logs in tests/fixtures/real), and reports built from hand-made streams — text made valid XML,
+ * details of a test arriving before its marker, a kill between a marker and its close line,
+ * a stream that grows between writes, what is not a stream. */
+#include "junit.h"
+#include "results.h"
+
+#include <check.h>
+#include "check_run.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <libxml/parser.h>
+#include <libxml/xpath.h>
+
+#include "util.h"
+
+static void split_is(const char *id, const char *cls, const char *name, const char *suite)
+{
+    struct junit_split sp;
+    junit_split_id(id, strlen(id), &sp);
+    char *c = sp.cls_len ? junit_classname(id, &sp) : strdup("");
+    ck_assert_ptr_nonnull(c);
+    ck_assert_msg(strcmp(c, cls) == 0, "%s: classname '%s', expected '%s'", id, c, cls);
+    ck_assert_msg(strcmp(id + sp.name_off, name) == 0, "%s: name '%s', expected '%s'", id, id + sp.name_off, name);
+    char *s = sp.suite_len ? strndup(id, sp.suite_len) : strdup(c);
+    ck_assert_msg(strcmp(s, suite) == 0, "%s: suite '%s', expected '%s'", id, s, suite);
+    free(s);
+    free(c);
+}
+
+START_TEST(test_split)
+{
+    /* pytest: the file's dotted path and the class, pytest's own spelling */
+    split_is("dateutil/test/test_tz.py::TzLocalNixTest::testImaginaryPositiveUTCOffset",
+             "dateutil.test.test_tz.TzLocalNixTest", "testImaginaryPositiveUTCOffset", "dateutil/test/test_tz.py");
+    split_is("mozlog/tests/test_errorsummary.py::test_errorsummary[a::b c]", "mozlog.tests.test_errorsummary",
+             "test_errorsummary[a::b c]", "mozlog/tests/test_errorsummary.py");
+    /* libtest */
+    split_is("de::tests::parse", "de::tests", "parse", "de");
+    /* unittest, both spellings */
+    split_is("testAMPMNoHour (dateutil.test.test_parser.ParserTest.testAMPMNoHour)",
+             "dateutil.test.test_parser.ParserTest", "testAMPMNoHour (dateutil.test.test_parser.ParserTest.testAMPMNoHour)",
+             "dateutil.test.test_parser.ParserTest");
+    split_is("test_x (mod.Case)", "mod.Case", "test_x (mod.Case)", "mod.Case");
+    /* go: the package path */
+    split_is("mime/multipart/TestReadForm", "mime/multipart", "TestReadForm", "mime/multipart");
+    /* GoogleTest, typed and parameterised */
+    split_is("ADeathTest.ShouldRunFirst", "ADeathTest", "ShouldRunFirst", "ADeathTest");
+    split_is("My/ATypeParamDeathTest/0.ShouldRunFirst", "My/ATypeParamDeathTest/0", "ShouldRunFirst",
+             "My/ATypeParamDeathTest/0");
+    /* Check: a suite name may hold spaces */
+    split_is("Simple Tests:test_lno", "Simple Tests", "test_lno", "Simple Tests");
+    /* mozlog paths: a file extension is no gtest name */
+    split_is("dom/tests/test_x.html", "dom/tests", "test_x.html", "dom/tests");
+    split_is("/css/a.html?x=1", "/css", "a.html?x=1", "/css");
+    /* TAP from prove: the file, then the description */
+    split_is("t/basename.t 1 foo.txt -> foo", "t/basename.t", "1 foo.txt -> foo", "t/basename.t");
+    /* nothing to split */
+    split_is("alpha", "", "alpha", "");
+    split_is("beta: a description", "", "beta: a description", "");
+    split_is("", "", "", "");
+}
+END_TEST
+
+static int stream_file(const char *text)
+{
+    int fd = memfd_create("stream", MFD_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write_all(fd, text, strlen(text)), 0);
+    return fd;
+}
+
+#define META "{\"type\":\"meta\",\"product\":\"prog\",\"startTime\":1796300000000.0}\n"
+
+/* The report of j, parsed (the caller frees). */
+static xmlDocPtr report(struct results *j, double end_ms)
+{
+    int out = memfd_create("out", MFD_CLOEXEC);
+    ck_assert_int_eq(results_update(j), 0);
+    ck_assert_int_eq(junit_write(j, out, end_ms, NULL), 0);
+    off_t n = lseek(out, 0, SEEK_END);
+    char *buf = malloc((size_t)n + 1);
+    ck_assert_int_eq(pread(out, buf, (size_t)n, 0), n);
+    buf[n] = 0;
+    close(out);
+    xmlDocPtr d = xmlReadMemory(buf, (int)n, "report.xml", NULL, XML_PARSE_NONET);
+    ck_assert_msg(d != NULL, "not well-formed: %s", buf);
+    free(buf);
+    return d;
+}
+
+static char *xq(xmlDocPtr d, const char *expr)
+{
+    xmlXPathContextPtr c = xmlXPathNewContext(d);
+    xmlXPathObjectPtr o = xmlXPathEvalExpression(BAD_CAST expr, c);
+    xmlChar *s = xmlXPathCastToString(o);
+    char *r = strdup((const char *)s);
+    xmlFree(s);
+    xmlXPathFreeObject(o);
+    xmlXPathFreeContext(c);
+    return r;
+}
+
+#define XQ_EQ(d, expr, want)                                                                       \
+    do {                                                                                           \
+        char *_v = xq(d, expr);                                                                    \
+        ck_assert_msg(strcmp(_v, want) == 0, "%s: '%s', expected '%s'", expr, _v, want);           \
+        free(_v);                                                                                  \
+    } while (0)
+
+START_TEST(test_text_made_valid)
+{
+    /* a control character, an invalid UTF-8 byte the JSON could not hold but a \u escape can */
+    int fd = stream_file(META "{\"type\":\"marker\",\"name\":\"test\",\"startTime\":1.0,\"endTime\":3.0,\"data\":"
+                              "{\"type\":\"Test\",\"test\":\"a\\u001b[31mb\",\"status\":\"SKIP\",\"message\":"
+                              "\"x\\u0001y\\ufffe<\",\"color\":\"yellow\",\"cpuTime\":2.0,\"maxRSS\":4096}}\n");
+    struct results *j;
+    ck_assert_int_eq(results_new(fd, 0, &j), 0);
+    xmlDocPtr d = report(j, -1);
+    XQ_EQ(d, "//testcase/@name", "a\xef\xbf\xbd[31mb");
+    XQ_EQ(d, "//testcase/skipped/@message", "x\xef\xbf\xbdy\xef\xbf\xbd<");
+    XQ_EQ(d, "//testcase/@time", "0.002");
+    XQ_EQ(d, "//testcase/properties/property[@name='cpuTime']/@value", "0.002");
+    XQ_EQ(d, "//testcase/properties/property[@name='maxRSS']/@value", "4096");
+    XQ_EQ(d, "//testcase/@classname", "prog");
+    XQ_EQ(d, "//testsuite/@timestamp", "2026-12-03T12:13:20");
+    xmlFreeDoc(d);
+    results_free(j);
+    close(fd);
+}
+END_TEST
+
+START_TEST(test_details_and_duplicates)
+{
+    /* A status before its test's marker (no open line), a crash of an open test, and a kill
+     * between a marker and its close line (the test is both a result and open: one testcase). */
+    int fd = stream_file(
+        META "{\"type\":\"marker\",\"name\":\"FAIL\",\"startTime\":1.0,\"endTime\":null,\"data\":{\"type\":"
+             "\"TestStatus\",\"message\":\"boom\",\"test\":\"d/a.js\",\"subtest\":\"s1\",\"color\":\"orange\"}}\n"
+             "{\"type\":\"marker\",\"name\":\"PASS\",\"startTime\":1.0,\"endTime\":null,\"data\":{\"type\":"
+             "\"TestStatus\",\"test\":\"d/a.js\",\"subtest\":\"fine\",\"color\":\"green\"}}\n"
+             "{\"type\":\"marker\",\"name\":\"test\",\"startTime\":0.5,\"endTime\":2.0,\"data\":{\"type\":\"Test\","
+             "\"test\":\"d/a.js\",\"status\":\"FAIL\",\"expected\":\"PASS\",\"color\":\"orange\"}}\n"
+             "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"d/b.js\",\"name\":\"test\",\"startTime\":2.0,"
+             "\"data\":{\"type\":\"Test\",\"test\":\"d/b.js\"}}\n"
+             "{\"type\":\"marker\",\"name\":\"CRASH\",\"startTime\":3.0,\"endTime\":null,\"data\":{\"type\":"
+             "\"Crash\",\"signature\":\"mozalloc_abort\",\"test\":\"d/b.js\",\"color\":\"red\"}}\n"
+             "{\"type\":\"marker\",\"name\":\"test\",\"startTime\":2.0,\"endTime\":4.0,\"data\":{\"type\":\"Test\","
+             "\"test\":\"d/b.js\",\"status\":\"CRASH\",\"expected\":\"PASS\",\"color\":\"red\"}}\n"
+             "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"d/c.js\",\"name\":\"test\",\"startTime\":4.0,"
+             "\"data\":{\"type\":\"Test\",\"test\":\"d/c.js\"}}\n"
+             "{\"type\":\"marker\",\"name\":\"Tree CPU\",\"startTime\":0.0,\"endTime\":10.0,\"data\":{\"type\":\"TreeCPU\"}}\n"
+             "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"d/c");
+    struct results *j;
+    ck_assert_int_eq(results_new(fd, 0, &j), 0);
+    xmlDocPtr d = report(j, -1);
+    XQ_EQ(d, "count(//testcase)", "3");
+    XQ_EQ(d, "//testcase[@name='a.js']/failure/@message", "FAIL: FAIL s1: boom");
+    XQ_EQ(d, "//testcase[@name='a.js']/failure", "FAIL: FAIL s1: boom\nFAIL s1: boom");
+    XQ_EQ(d, "//testcase[@name='b.js']/error/@type", "crash");
+    XQ_EQ(d, "//testcase[@name='b.js']/error/@message", "CRASH mozalloc_abort");
+    /* c is open: incomplete, timed to the last time the stream holds (10 ms) */
+    XQ_EQ(d, "//testcase[@name='c.js']/error/@type", "incomplete");
+    XQ_EQ(d, "//testcase[@name='c.js']/@time", "0.006");
+    xmlFreeDoc(d);
+    struct junit_stats st;
+    int out = memfd_create("out", MFD_CLOEXEC);
+    ck_assert_int_eq(junit_write(j, out, -1, &st), 0);
+    close(out);
+    ck_assert_uint_eq(st.tests, 3);
+    ck_assert_uint_eq(st.open, 1);
+
+    /* The stream grows: c ends (its torn line was never read), then a timeout is said. */
+    const char more[] = ".js\"}\n"
+                        "{\"type\":\"marker\",\"name\":\"timeout\",\"startTime\":11.0,\"endTime\":null,\"data\":{"
+                        "\"type\":\"Timeout\",\"reason\":\"output-timeout\",\"after\":5000.0,\"signal\":\"TERM\"}}\n"
+                        "{\"type\":\"marker\",\"name\":\"test\",\"startTime\":4.0,\"endTime\":12.0,\"data\":{\"type\":"
+                        "\"Test\",\"test\":\"d/c.js\",\"status\":\"TIMEOUT\",\"color\":\"yellow\"}}\n";
+    ck_assert_int_eq(write_all(fd, more, sizeof more - 1), 0);
+    d = report(j, 20.0);
+    XQ_EQ(d, "count(//testcase)", "3");
+    XQ_EQ(d, "//testcase[@name='c.js']/error/@type", "timeout");
+    XQ_EQ(d, "//testcase[@name='c.js']/error/@message",
+          "still running when the command printed nothing for 5 s (--output-timeout)");
+    XQ_EQ(d, "//testcase[@name='c.js']/@time", "0.008");
+    XQ_EQ(d, "//testsuite/properties/property[@name='resmon.reason']/@value", "output-timeout");
+    xmlFreeDoc(d);
+    results_free(j);
+    close(fd);
+}
+END_TEST
+
+START_TEST(test_not_a_stream)
+{
+    int fd = stream_file("{\"meta\":{}}\n");
+    struct results *j;
+    ck_assert_int_eq(results_new(fd, 0, &j), 0);
+    int out = memfd_create("out", MFD_CLOEXEC);
+    ck_assert_int_eq(results_update(j), -EINVAL);
+    ck_assert_int_eq(results_update(j), -EINVAL); /* sticky */
+    ck_assert_int_eq(junit_write(j, out, -1, NULL), -EINVAL);
+    ck_assert_int_eq(lseek(out, 0, SEEK_END), 0);
+    close(out);
+    results_free(j);
+    close(fd);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("junit");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_split);
+    tcase_add_test(tc, test_text_made_valid);
+    tcase_add_test(tc, test_details_and_duplicates);
+    tcase_add_test(tc, test_not_a_stream);
+    suite_add_tcase(s, tc);
+    return check_run(s);
+}
