@@ -65,11 +65,15 @@ static const char *const status_names[TL_STATUS_COUNT] = {
 
 /* ---- marker types (markers.h): tests, their statuses and crashes, mozlog's processes -------- */
 
-enum { TEST_TEST, TEST_NAME, TEST_STATUS, TEST_EXPECTED, TEST_MESSAGE, TEST_TIMEOUTFACTOR, TEST_CPU,
-       TEST_RSS, TEST_COLOR };
+/* test is the full name: the id, after its scope and a '/' when the format scopes it (go's
+ * package, a TAP file or parent subtest, a mozlog subsuite), so that tests of different scopes
+ * never share a name; scope is that scope alone, for tools. */
+enum { TEST_TEST, TEST_NAME, TEST_SCOPE, TEST_STATUS, TEST_EXPECTED, TEST_MESSAGE, TEST_TIMEOUTFACTOR,
+       TEST_CPU, TEST_RSS, TEST_COLOR };
 static const struct marker_field test_fields[] = {
     [TEST_TEST] = MARKER_FIELD("test", "Test Name", "string", 0),
     [TEST_NAME] = MARKER_FIELD("name", "Short Name", "string", MF_HIDDEN),
+    [TEST_SCOPE] = MARKER_FIELD("scope", "Scope", "string", MF_OPTIONAL | MF_HIDDEN),
     [TEST_STATUS] = MARKER_FIELD("status", "Status", "string", 0),
     [TEST_EXPECTED] = MARKER_FIELD("expected", "Expected", "string", MF_OPTIONAL),
     [TEST_MESSAGE] = MARKER_FIELD("message", "Message", "string", MF_OPTIONAL),
@@ -391,6 +395,7 @@ static void result_release(struct testlog_result *r)
     free((char *)r->test);
     free((char *)r->status);
     free((char *)r->expected);
+    free((char *)r->message);
 }
 
 void testlog_free(struct testlog *tl)
@@ -727,17 +732,45 @@ static const char *color_for(struct tl_str status, bool unexpected)
     return unexpected ? "orange" : "green";
 }
 
+/* The short name of a test (the chart's label): the id without a path-like prefix. The prefix is
+ * cut only where the id starts as a file path ("dom/base/test/test_a.html",
+ * "tests/test_x.py::test_y[a/b]"): the part before the first byte that ends a path ('[', '(',
+ * ':', '?', '#') must end in a file name with an extension. Slashes elsewhere are part
+ * of the name: a parametrised id "test_x[Fake.Region/Abc]", a typed gtest "ATypedDeathTest/0.
+ * ShouldRunFirst", a go subtest "TestX/sub". */
 static struct tl_str short_name(struct tl_str id)
 {
-    const char *slash = NULL;
-    for (size_t i = id.n; i > 0; i--)
-        if (id.p[i - 1] == '/') {
-            slash = id.p + i;
-            break;
-        }
-    if (!slash || slash == id.p + id.n)
+    size_t end = 0;
+    while (end < id.n && !strchr("[(:?#", id.p[end]))
+        end++;
+    size_t slash = end, dot = end;
+    for (size_t i = end; i > 0 && slash == end; i--) {
+        if (id.p[i - 1] == '/')
+            slash = i - 1;
+        else if (id.p[i - 1] == '.' && dot == end)
+            dot = i - 1;
+    }
+    if (slash == end || slash + 1 == id.n || dot == end || dot < slash)
         return id;
-    return tl_str_make(slash, (size_t)(id.p + id.n - slash));
+    /* an extension: 1 to 6 lower-case letters and digits, starting with a letter */
+    size_t ext = end - dot - 1;
+    bool ok = ext >= 1 && ext <= 6 && id.p[dot + 1] >= 'a' && id.p[dot + 1] <= 'z';
+    for (size_t i = dot + 1; ok && i < end; i++)
+        ok = (id.p[i] >= 'a' && id.p[i] <= 'z') || is_digit(id.p[i]);
+    if (!ok)
+        return id;
+    return tl_str_make(id.p + slash + 1, id.n - slash - 1);
+}
+
+/* A result's message as the markers and the summary keep it: at most TESTLOG_MESSAGE_MAX bytes
+ * (a UTF-8 character is never cut), so that a harness that prints a whole log as the message
+ * costs the profile no more than this per test. */
+static struct tl_str bounded_message(struct tl_str m)
+{
+    m = tl_trim(m);
+    if (m.n > TESTLOG_MESSAGE_MAX)
+        m.n = utf8_valid_prefix(m.p, TESTLOG_MESSAGE_MAX);
+    return m;
 }
 
 /* ---- payload text ----
@@ -851,17 +884,39 @@ static void put_rel_ms(struct testlog *tl, uint64_t t)
 
 /* ---- state lines ---- */
 
-/* ,"key":"id" or ,"key":"scope\u001fid" */
-static void put_key(struct testlog *tl, struct tl_str scope, struct tl_str id)
+/* "id" or "scope<sep>id", sep already escaped */
+static void put_scoped(struct testlog *tl, struct tl_str scope, const char *sep, struct tl_str id)
 {
     struct obuf *b = &tl->ob;
-    PUT(b, ",\"key\":\"");
+    PUT(b, "\"");
     if (scope.n) {
         put_escaped(tl, scope.p, scope.n);
-        PUT(b, "\\u001f");
+        ob_put(b, sep, strlen(sep));
     }
     put_escaped(tl, id.p, id.n);
     PUT(b, "\"");
+}
+
+/* ,"test":full name,"name":short name[,"scope":scope] of a Test payload */
+static void put_names(struct testlog *tl, struct tl_str scope, struct tl_str id)
+{
+    struct obuf *b = &tl->ob;
+    put_field(b, &test_fields[TEST_TEST]);
+    put_scoped(tl, scope, "/", id);
+    struct tl_str sn = short_name(id);
+    put_field(b, &test_fields[TEST_NAME]);
+    put_str(tl, sn.p, sn.n);
+    if (scope.n) {
+        put_field(b, &test_fields[TEST_SCOPE]);
+        put_str(tl, scope.p, scope.n);
+    }
+}
+
+/* ,"key":"id" or ,"key":"scope\u001fid" */
+static void put_key(struct testlog *tl, struct tl_str scope, struct tl_str id)
+{
+    PUT(&tl->ob, ",\"key\":");
+    put_scoped(tl, scope, "\\u001f", id);
 }
 
 static void state_close(struct testlog *tl, const char *kind, struct tl_str scope, struct tl_str id)
@@ -893,11 +948,7 @@ static void state_open(struct testlog *tl, struct open_test *ot, uint64_t t)
     PUT(b, ",\"category\":");
     put_int(b, CAT_TASKS);
     PUT(b, ",\"cost\":true,\"data\":{\"type\":\"Test\"");
-    put_field(b, &test_fields[TEST_TEST]);
-    put_str(tl, ot->id.p, ot->id.n);
-    struct tl_str sn = short_name(sbuf_str(&ot->id));
-    put_field(b, &test_fields[TEST_NAME]);
-    put_str(tl, sn.p, sn.n);
+    put_names(tl, sbuf_str(&ot->scope), sbuf_str(&ot->id));
     PUT(b, "}}");
     if (ob_end(b))
         ot->open_line = marker_state_open(&tl->sink, b->p, b->n);
@@ -936,9 +987,33 @@ static void state_open_text(struct testlog *tl, const char *kind, struct tl_str 
 
 /* ---- tests ---- */
 
-static void record_result(struct testlog *tl, struct tl_str id, struct tl_str status,
-                          struct tl_str expected, bool unexpected, uint64_t dur, uint64_t cpu,
-                          uint64_t rss)
+/* A result kept for the summary: its strings are copies. */
+static struct testlog_result result_copy(const struct testlog_result *r, struct tl_str scope,
+                                         struct tl_str id, struct tl_str status,
+                                         struct tl_str expected, struct tl_str message)
+{
+    struct testlog_result c = *r;
+    char *t = malloc(scope.n + 1 + id.n + 1);
+    if (t) {
+        size_t o = 0;
+        if (scope.n) {
+            memcpy(t, scope.p, scope.n);
+            t[scope.n] = '/';
+            o = scope.n + 1;
+        }
+        memcpy(t + o, id.p, id.n);
+        t[o + id.n] = '\0';
+    }
+    c.test = t;
+    c.status = strndup_or_null(status.p, status.n);
+    c.expected = expected.n ? strndup_or_null(expected.p, expected.n) : NULL;
+    c.message = message.n ? strndup_or_null(message.p, message.n) : NULL;
+    return c;
+}
+
+static void record_result(struct testlog *tl, struct tl_str scope, struct tl_str id,
+                          struct tl_str status, struct tl_str expected, struct tl_str message,
+                          bool unexpected, uint64_t dur, uint64_t cpu, uint64_t rss)
 {
     tl->stats.tests++;
     tl->stats.by_status[testlog_status_index(status.p, status.n)]++;
@@ -954,10 +1029,7 @@ static void record_result(struct testlog *tl, struct tl_str id, struct tl_str st
     r.cpu_ns = cpu;
     r.max_rss = rss;
     if (slow) {
-        struct testlog_result s = r;
-        s.test = strndup_or_null(id.p, id.n);
-        s.status = strndup_or_null(status.p, status.n);
-        s.expected = expected.n ? strndup_or_null(expected.p, expected.n) : NULL;
+        struct testlog_result s = result_copy(&r, scope, id, status, expected, tl_str_make("", 0));
         size_t pos;
         if (tl->nslowest == TESTLOG_SLOWEST_MAX) {
             pos = TESTLOG_SLOWEST_MAX - 1;
@@ -976,11 +1048,7 @@ static void record_result(struct testlog *tl, struct tl_str id, struct tl_str st
             if (!tl->unexp)
                 return;
         }
-        struct testlog_result u = r;
-        u.test = strndup_or_null(id.p, id.n);
-        u.status = strndup_or_null(status.p, status.n);
-        u.expected = expected.n ? strndup_or_null(expected.p, expected.n) : NULL;
-        tl->unexp[tl->nunexp++] = u;
+        tl->unexp[tl->nunexp++] = result_copy(&r, scope, id, status, expected, message);
     }
 }
 
@@ -1058,8 +1126,8 @@ static uint64_t late_start_ns(uint64_t d) { return slack_ns(d) + d / 4; }
  * without an opener: it starts duration_ms before its end, and its cost is known only from an
  * anchor at that start (a later one misses part of the test, an earlier one adds what ran before
  * it). */
-static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_str id,
-                      const struct tl_event *ev, uint64_t end)
+static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_str scope,
+                      struct tl_str id, const struct tl_event *ev, uint64_t end)
 {
     uint64_t start = end;
     bool cost = false;
@@ -1118,20 +1186,17 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
     struct obuf *b = &tl->ob;
     ob_reset(b);
     PUT(b, "{\"type\":\"Test\"");
-    put_field(b, &test_fields[TEST_TEST]);
-    put_str(tl, id.p, id.n);
-    struct tl_str sn = short_name(id);
-    put_field(b, &test_fields[TEST_NAME]);
-    put_str(tl, sn.p, sn.n);
+    put_names(tl, scope, id);
     put_field(b, &test_fields[TEST_STATUS]);
     put_str(tl, ev->status.p, ev->status.n);
     if (ev->expected.n && !str_same(ev->expected, ev->status)) {
         put_field(b, &test_fields[TEST_EXPECTED]);
         put_str(tl, ev->expected.p, ev->expected.n);
     }
-    if (ev->message.n && status_is(ev->status, "SKIP", "TIMEOUT")) {
+    struct tl_str msg = bounded_message(ev->message);
+    if (msg.n) {
         put_field(b, &test_fields[TEST_MESSAGE]);
-        put_str(tl, ev->message.p, ev->message.n);
+        put_str(tl, msg.p, msg.n);
     }
     int64_t tf = ev->timeoutfactor ? ev->timeoutfactor : (ot ? ot->timeoutfactor : 0);
     if (tf) {
@@ -1152,15 +1217,14 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
     PUT(b, "}");
     if (ob_end(b))
         marker_emit(&tl->sink, "test", start, end, CAT_TASKS, b->p, b->n);
-    record_result(tl, id, ev->status, ev->expected, unexpected, end - start, cpu, rss);
+    record_result(tl, scope, id, ev->status, ev->expected, msg, unexpected, end - start, cpu, rss);
 }
 
 /* Close open test i with ev's result at end, and remove it from the table. */
 static void close_open(struct testlog *tl, size_t i, const struct tl_event *ev, uint64_t end)
 {
     struct open_test *ot = &tl->open[i];
-    struct tl_str id = sbuf_str(&ot->id);
-    emit_test(tl, ot, id, ev, end);
+    emit_test(tl, ot, sbuf_str(&ot->scope), sbuf_str(&ot->id), ev, end);
     close_line(tl, ot);
     /* keep order; keep the slot's buffers for reuse by moving it to the end */
     struct open_test keep = *ot;
@@ -1271,7 +1335,7 @@ static void test_end(struct testlog *tl, const struct tl_event *ev, uint64_t t)
         if (i < 0) {
             /* ended without a start we saw (or ended twice): still a result worth showing */
             tl->stats.ends_unmatched++;
-            emit_test(tl, NULL, id, ev, t);
+            emit_test(tl, NULL, ev->scope, id, ev, t);
             return;
         }
     }

@@ -112,12 +112,15 @@ struct testlog_result {
     const char *test;
     const char *status;
     const char *expected;  /* NULL when the producer did not say */
+    const char *message;   /* the result's message (unexpected results only), NULL when none */
     uint64_t duration_ns;
     uint64_t cpu_ns;       /* tree CPU while it ran; 0 when unknown */
     uint64_t max_rss;      /* peak tree RSS while it ran; 0 when unknown */
 };
 
 #define TESTLOG_SLOWEST_MAX 10
+/* Longest message a test marker (and the summary) keeps, in bytes; longer ones are cut. */
+#define TESTLOG_MESSAGE_MAX 1024
 #define TESTLOG_UNEXPECTED_MAX 100
 
 struct testlog;

@@ -153,7 +153,7 @@ START_TEST(test_tap_cost_from_anchor)
     }
     feed(tl, "ok 3 - parent", 200);
     assert_costless(&c, "M test 30.000 200.000 2 {\"type\":\"Test\",\"test\":\"parent\"");
-    assert_has(&c, "M test 108.000 109.000 2 {\"type\":\"Test\",\"test\":\"sub69\"", "\"cpuTime\":30.0");
+    assert_has(&c, "M test 108.000 109.000 2 {\"type\":\"Test\",\"test\":\"3/sub69\"", "\"cpuTime\":30.0");
     testlog_free(tl);
     cap_free(&c);
 }
@@ -303,10 +303,10 @@ START_TEST(test_go_resume_and_late_end)
     ck_assert_int_ge(cap_find(&c, "M test 200.000 400.000 2 {\"type\":\"Test\",\"test\":\"TestS\",\"name\":\"TestS\","
                                   "\"status\":\"PASS\",\"color\":\"green\",\"cpuTime\":20.0,\"maxRSS\":777}"),
                      0);
-    ck_assert_int_ge(cap_find(&c, "M test 200.000 300.000 2 {\"type\":\"Test\",\"test\":\"TestS/a\",\"name\":\"a\","
+    ck_assert_int_ge(cap_find(&c, "M test 200.000 300.000 2 {\"type\":\"Test\",\"test\":\"TestS/a\",\"name\":\"TestS/a\","
                                   "\"status\":\"PASS\",\"color\":\"green\",\"cpuTime\":10.0}"),
                      0);
-    ck_assert_int_ge(cap_find(&c, "M test 300.000 400.000 2 {\"type\":\"Test\",\"test\":\"TestS/b\",\"name\":\"b\","
+    ck_assert_int_ge(cap_find(&c, "M test 300.000 400.000 2 {\"type\":\"Test\",\"test\":\"TestS/b\",\"name\":\"TestS/b\","
                                   "\"status\":\"PASS\",\"color\":\"green\",\"cpuTime\":20.0,\"maxRSS\":777}"),
                      0);
     /* A 1 ms subtest, and no anchor near its end but its own start: its cost is unknown. */
