@@ -13,8 +13,13 @@
  *   [gw0] [ 50%] PASSED tests/test_a.py::test_x
  *     xdist reports a result when the worker is done; its start is unknown: TLE_TEST_END only
  *     (the core places it at the line's arrival, with no duration).
+ *     xdist -v also prints "tests/a.py::test_x " (with the space) when a worker starts the test:
+ *     that opens it, as pytest -s output does.
  * Lines that start with a status ("FAILED tests/x.py::t - assert 0", the short summary) are not
- * results. A node id must contain ".py::" in its first word.
+ * results, nor is a node id alone on its line without a trailing space (the warnings summary
+ * lists the tests that warned so). A node id must contain ".py::" in its first word; it ends at
+ * its first space, unless a parameter list "[" is open there: then at the "]" that closes it
+ * before a space or the end (parametrised ids may hold spaces: "test_sep[ -2014-01-01]").
  */
 #include "testlog_formats.h"
 
@@ -107,6 +112,18 @@ static bool is_nodeid(const char *p, size_t n)
     return false;
 }
 
+/* The length of the node id that starts s (its first word is one): see the top. */
+static size_t nodeid_len(const char *s, size_t n, size_t first)
+{
+    const char *open = memchr(s, '[', first);
+    if (!open || memchr(open, ']', (size_t)(s + first - open)))
+        return first;
+    for (size_t i = first; i < n; i++)
+        if (s[i] == ']' && (i + 1 == n || s[i + 1] == ' '))
+            return i + 1;
+    return first;
+}
+
 static int pytest_parse(void *state, const char *line, size_t len, uint64_t arrival_ns,
                         struct tl_event *ev)
 {
@@ -137,6 +154,7 @@ static int pytest_parse(void *state, const char *line, size_t len, uint64_t arri
             sp++;
         if (!is_nodeid(rest.p, sp))
             return 0;
+        sp = nodeid_len(rest.p, rest.n, sp);
         tl_set_result(ev, tl_str_make(rest.p, sp), tl_str_make(NULL, 0), oc);
         if (sp < rest.n) {
             struct tl_str r = tl_trim(tl_str_make(rest.p + sp, rest.n - sp));
@@ -166,6 +184,9 @@ static int pytest_parse(void *state, const char *line, size_t len, uint64_t arri
         st->pending = false;
         return 2;
     }
+    if (first == len)
+        goto not_nodeid; /* a node id alone: not a start (see the top) */
+    first = nodeid_len(line, len, first);
     st->id_len = tl_copy(st->id, sizeof st->id, tl_str_make(line, first)).n;
     st->pending = true;
     tl_event_init(&ev[0], TLE_TEST_START);

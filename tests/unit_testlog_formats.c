@@ -461,6 +461,83 @@ START_TEST(payload_helpers)
 }
 END_TEST
 
+/* The exact line shapes real harnesses write (tests/fixtures/real): lines fed to fmt, one per
+ * '\n', must describe as want (describe()'s lines). */
+static void shapes(const struct tl_format *fmt, const char *lines, const char *want)
+{
+    void *state = calloc(1, fmt->state_size ? fmt->state_size : 1);
+    struct buf out = {0};
+    buf_add(&out, "", 0);
+    run_lines(fmt, state, lines, strlen(lines), &out);
+    struct tl_event ev[TL_MAX_EVENTS];
+    int k = fmt->flush ? fmt->flush(state, ev) : 0;
+    for (int j = 0; j < k; j++)
+        describe(&out, 0, &ev[j]);
+    ck_assert_msg(strcmp(out.p, want) == 0, "%s:\n%s\ngot:\n%s\nwant:\n%s", fmt->name, lines, out.p,
+                  want);
+    free(out.p);
+    free(state);
+}
+
+/* mozlog's TBPL formatter closes an unexpected result whose expected status is PASS or OK with
+ * "TEST-INFO took <N>ms", other expected statuses with "TEST-INFO expected <X> | took <N>ms";
+ * stack lines come in between. On stdout beside pytest, its progress character or announced file
+ * name comes first. */
+START_TEST(shape_tbpl)
+{
+    shapes(&tl_format_tbpl,
+           "TEST-START | a\n"
+           "TEST-UNEXPECTED-FAIL | a | boom\n"
+           "TEST-INFO took 5ms\n"
+           "TEST-START | b\n"
+           "TEST-UNEXPECTED-PASS | b | expected TIMEOUT\n"
+           "TEST-INFO expected TIMEOUT | took 7ms\n"
+           "tests/test_a.py TEST-START | tests/test_a.py::t\n"
+           "FTEST-UNEXPECTED-ERROR | tests/test_a.py::t | OSError (line 3)\n"
+           "def t():\n"
+           "TEST-INFO\n"
+           ".TEST-PASS | tests/test_a.py::u | took 1ms\n"
+           "xTEST-FAIL | tests/test_a.py::v | took 17ms\n"
+           "TEST-INFO took a while\n",
+           "1 TEST_START id=a\n"
+           "2 LOG id=\n" /* held: resolved by the next TBPL line */
+           "3 TEST_END id=a status=FAIL expected=PASS unexpected=1 dur=5.000 msg=boom\n"
+           "4 TEST_START id=b\n"
+           "5 LOG id=\n"
+           "6 TEST_END id=b status=PASS expected=TIMEOUT unexpected=1 dur=7.000 msg=expected TIMEOUT\n"
+           "7 TEST_START id=tests/test_a.py::t\n"
+           "8 LOG id=\n"
+           "10 TEST_END id=tests/test_a.py::t status=ERROR expected=PASS unexpected=1 "
+           "msg=OSError (line 3)\n"
+           "11 TEST_END id=tests/test_a.py::u status=PASS unexpected=0 dur=1.000\n"
+           "12 TEST_END id=tests/test_a.py::v status=FAIL unexpected=0 dur=17.000\n");
+}
+END_TEST
+
+/* pytest-xdist: ids with spaces inside the parameters, the "id " line a worker prints when it
+ * starts a test; the warnings summary's bare node ids are not tests. */
+START_TEST(shape_pytest)
+{
+    shapes(&tl_format_pytest,
+           "dateutil/test/test_isoparser.py::test_isoparse_sep_none[ -2014-01-01] \n"
+           "[gw1] [ 95%] PASSED dateutil/test/test_isoparser.py::test_isoparse_sep_none[ -2014-01-01] \n"
+           "[gw1] [ 31%] XFAIL dateutil/test/test_tz.py::test_gettz_zone_wrong_type[no startswith()] \n"
+           "[gw0] [  5%] FAILED dateutil/test/test_internals.py::test_p \n"
+           "dateutil/test/test_isoparser.py::test_isoparser_invalid_sep[  ] PASSED [ 97%]\n"
+           "mozlog/tests/test_logtypes.py::TestDataTypes::test_test_list\n",
+           "1 TEST_START id=dateutil/test/test_isoparser.py::test_isoparse_sep_none[ -2014-01-01]\n"
+           "2 TEST_END id=dateutil/test/test_isoparser.py::test_isoparse_sep_none[ -2014-01-01] "
+           "status=PASS unexpected=0\n"
+           "3 TEST_END id=dateutil/test/test_tz.py::test_gettz_zone_wrong_type[no startswith()] "
+           "status=FAIL expected=FAIL unexpected=0\n"
+           "4 TEST_END id=dateutil/test/test_internals.py::test_p status=FAIL expected=PASS "
+           "unexpected=1\n"
+           "5 TEST_START id=dateutil/test/test_isoparser.py::test_isoparser_invalid_sep[  ]\n"
+           "5 TEST_END id=dateutil/test/test_isoparser.py::test_isoparser_invalid_sep[  ] status=PASS "
+           "unexpected=0 at_line_end\n");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("testlog_formats");
@@ -477,6 +554,7 @@ static Suite *suite(void)
         {"check", fixture_check},      {"plain", plain_text_rejected},
         {"huge", huge_names},          {"rfc3339", rfc3339},
         {"numbers", numbers},          {"payload_helpers", payload_helpers},
+        {"shape_tbpl", shape_tbpl},    {"shape_pytest", shape_pytest},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);
