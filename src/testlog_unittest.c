@@ -2,6 +2,10 @@
  *
  *   test_x (mod.Class.test_x) ... ok        Python >= 3.11: id = mod.Class.test_x
  *   test_x (mod.Class) ... ok               older: id = mod.Class.test_x
+ *   json ()                                 a module's doctest (doctest.DocTestSuite), then
+ *   Doctest: json ... ok                    its description line: id = json
+ *   encode (json.encoder.JSONEncoder)       a function's or method's doctest, then
+ *   Doctest: json.encoder.JSONEncoder.encode ... ok     id = json.encoder.JSONEncoder.encode
  * Results: "ok" → PASS, "FAIL" → FAIL, "ERROR" → ERROR, "skipped 'why'" → SKIP (message why),
  * "expected failure" → known FAIL, "unexpected success" → unexpected PASS; a " (0.012s)" suffix
  * (--durations) gives duration_ms.
@@ -81,13 +85,13 @@ static bool parse_desc(const char *line, size_t len, struct desc *ret)
         return false;
     while (i < len && ident_char(line[i]))
         i++;
-    if (i == 0 || i + 3 >= len || line[i] != ' ' || line[i + 1] != '(')
+    if (i == 0 || i + 3 > len || line[i] != ' ' || line[i + 1] != '(')
         return false;
     size_t d = i + 2, j = d;
     while (j < len && (ident_char(line[j]) || line[j] == '.'))
         j++;
-    if (j == d || j >= len || line[j] != ')')
-        return false;
+    if (j >= len || line[j] != ')')
+        return false; /* "()": a module's doctest */
     ret->name = tl_str_make(line, i);
     ret->dotted = tl_str_make(line + d, j - d);
     ret->end = j + 1;
@@ -102,7 +106,8 @@ static void keep_id(struct unittest_state *st, const struct desc *d)
                     memcmp(d->dotted.p + d->dotted.n - nl, d->name.p, nl) == 0;
     size_t n = tl_copy(st->id, sizeof st->id, d->dotted).n;
     if (!new_form && n + 1 + nl <= sizeof st->id) {
-        st->id[n++] = '.';
+        if (n)
+            st->id[n++] = '.';
         memcpy(st->id + n, d->name.p, nl);
         n += nl;
     }

@@ -538,6 +538,25 @@ START_TEST(shape_pytest)
 }
 END_TEST
 
+/* unittest's doctests (doctest.DocTestSuite): the description, then "Doctest: <name> ... ok". */
+START_TEST(shape_unittest)
+{
+    shapes(&tl_format_unittest,
+           "json ()\n"
+           "Doctest: json ... ok\n"
+           "encode (json.encoder.JSONEncoder)\n"
+           "Doctest: json.encoder.JSONEncoder.encode ... ok\n"
+           "test_pyjson (test.test_json.TestPyTest.test_pyjson) ... ok\n",
+           "2 TEST_START id=json\n"
+           "2 TEST_END id=json status=PASS unexpected=0 at_line_end\n"
+           "4 TEST_START id=json.encoder.JSONEncoder.encode\n"
+           "4 TEST_END id=json.encoder.JSONEncoder.encode status=PASS unexpected=0 at_line_end\n"
+           "5 TEST_START id=test.test_json.TestPyTest.test_pyjson\n"
+           "5 TEST_END id=test.test_json.TestPyTest.test_pyjson status=PASS unexpected=0 "
+           "at_line_end\n");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("testlog_formats");
@@ -555,6 +574,7 @@ static Suite *suite(void)
         {"huge", huge_names},          {"rfc3339", rfc3339},
         {"numbers", numbers},          {"payload_helpers", payload_helpers},
         {"shape_tbpl", shape_tbpl},    {"shape_pytest", shape_pytest},
+        {"shape_unittest", shape_unittest},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);

@@ -7,7 +7,8 @@
  * INCOMPLETE or OTHER never matches). Ids: the marker's test field, which joins a scoped id as
  * "scope/id" (scope its own field), against the report's id as each format names it:
  *   same       pytest node id, mozlog test, gtest Suite.Name, libtest path, Check tcase:test
- *   go -v      the report's "<package>/<Test>" without the package (-v output names none)
+ *   go -v      the report's "<package>/<Test>" without the package (-v output names none), which
+ *              ends before the first Test, Example, Benchmark or Fuzz
  *   unittest   "name (qualified)" is the test "qualified" when that ends with ".name", else
  *              "qualified.name" (doctests: "json ()" is "json", "encode (json.encoder.X)" is
  *              "json.encoder.X.encode")
@@ -121,12 +122,12 @@ static char *map_id(enum idmap map, const char *status, const char *id)
     switch (map) {
     case ID_SAME:
         break;
-    case ID_GO_TEXT: {
-        const char *t = strstr(id, "/Test");
-        if (t)
-            return entry(status, t + 1, strlen(t + 1));
+    case ID_GO_TEXT: /* the package ends before the first Test/Example/Benchmark/Fuzz */
+        for (const char *t = strchr(id, '/'); t; t = strchr(t + 1, '/'))
+            if (!strncmp(t + 1, "Test", 4) || !strncmp(t + 1, "Example", 7) ||
+                !strncmp(t + 1, "Benchmark", 9) || !strncmp(t + 1, "Fuzz", 4))
+                return entry(status, t + 1, strlen(t + 1));
         break;
-    }
     case ID_UNITTEST: {
         const char *open = strstr(id, " (");
         if (!open || id[n - 1] != ')')
