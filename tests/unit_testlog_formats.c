@@ -557,6 +557,31 @@ START_TEST(shape_unittest)
 }
 END_TEST
 
+/* libtest's text with --report-time and --ensure-time; #[should_panic] tests. */
+START_TEST(shape_libtest)
+{
+    shapes(&tl_format_libtest,
+           "test a ... ok <0.001s>\n"
+           "test b ... FAILED (time limit exceeded) <0.160s>\n"
+           "test tests::panics - should panic ... ok <0.000s>\n"
+           "test src/lib.rs - add (line 3) ... FAILED <0.132s>\n"
+           "{ \"type\": \"test\", \"name\": \"c\", \"event\": \"failed\", \"exec_time\": 0.3, "
+           "\"reason\": \"time limit exceeded\" }\n",
+           "1 TEST_START id=a\n"
+           "1 TEST_END id=a status=PASS unexpected=0 dur=1.000 at_line_end\n"
+           "2 TEST_START id=b\n"
+           "2 TEST_END id=b status=TIMEOUT expected=PASS unexpected=1 dur=160.000 at_line_end "
+           "msg=time limit exceeded\n"
+           "3 TEST_START id=tests::panics\n"
+           "3 TEST_END id=tests::panics status=PASS unexpected=0 dur=0.000 at_line_end\n"
+           "4 TEST_START id=src/lib.rs - add (line 3)\n"
+           "4 TEST_END id=src/lib.rs - add (line 3) status=FAIL expected=PASS unexpected=1 "
+           "dur=132.000 at_line_end\n"
+           "5 TEST_END id=c status=TIMEOUT expected=PASS unexpected=1 dur=300.000 "
+           "msg=time limit exceeded\n");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("testlog_formats");
@@ -574,7 +599,7 @@ static Suite *suite(void)
         {"huge", huge_names},          {"rfc3339", rfc3339},
         {"numbers", numbers},          {"payload_helpers", payload_helpers},
         {"shape_tbpl", shape_tbpl},    {"shape_pytest", shape_pytest},
-        {"shape_unittest", shape_unittest},
+        {"shape_unittest", shape_unittest}, {"shape_libtest", shape_libtest},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);

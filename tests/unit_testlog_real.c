@@ -28,6 +28,11 @@ enum idmap { ID_SAME, ID_GO_TEXT, ID_UNITTEST, ID_PROVE, ID_NODE };
 static const struct corpus {
     const char *name; /* tests/fixtures/real/<name>.log and .tests */
     enum idmap map;
+    /* "<STATUS>\t<id>" of a result only one side can have (README): the report's synthetic
+     * entry for failures outside any test (gtest's XML), a result the report leaves out (Check's
+     * XML of the unchecked fixture), a result that differs between the log's run and the run
+     * that made the report (libtest's time limits) */
+    const char *report_only, *log_only;
 } corpus[] = {
     {"mozlog/mozbase.raw", ID_SAME},
     {"mozlog/mozbase.tbpl", ID_SAME},
@@ -42,17 +47,18 @@ static const struct corpus {
     {"go/stdlib.json", ID_SAME},
     {"go/stdlib.v", ID_GO_TEXT},
     {"go/build-failed.json", ID_SAME},
-    {"gtest/output-test", ID_SAME},
-    {"gtest/output-test-color", ID_SAME},
+    {"gtest/output-test", ID_SAME, "FAIL\tNonTestSuiteFailure."},
+    {"gtest/output-test-color", ID_SAME, "FAIL\tNonTestSuiteFailure."},
     {"gtest/skip-typed", ID_SAME},
     {"tap-perl/path-tiny", ID_PROVE},
     {"tap-perl/test-exception", ID_PROVE},
     {"tap-node/runner-output", ID_NODE},
-    {"libtest/semver", ID_SAME},
+    /* the report is a second run's, whose doc test went over its time limit (README) */
+    {"libtest/semver", ID_SAME, "TIMEOUT\tsrc/lib.rs - (line 19)", "PASS\tsrc/lib.rs - (line 19)"},
     {"libtest/semver.json", ID_SAME},
     {"libtest/libtest-quirks", ID_SAME},
     {"libtest/libtest-quirks.json", ID_SAME},
-    {"check/check_check", ID_SAME},
+    {"check/check_check", ID_SAME, NULL, "FAIL\tFix Sub:unchecked_setup"},
     {"check/ex_output", ID_SAME},
 };
 
@@ -199,6 +205,20 @@ static void read_truth(const char *path, enum idmap map, struct cap *l)
     free(t);
 }
 
+/* Take the entry e out of l, which must hold it (NULL: nothing). */
+static void drop_one(struct cap *l, const char *e)
+{
+    if (!e)
+        return;
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->lines[i], e)) {
+            free(l->lines[i]);
+            l->lines[i] = l->lines[--l->n];
+            return;
+        }
+    ck_abort_msg("no %s", e);
+}
+
 /* Printable form of an entry for the failure report. */
 static const char *show(const char *s)
 {
@@ -245,6 +265,8 @@ START_TEST(test_corpus)
     struct cap want = {0};
     snprintf(path, sizeof path, "%s/tests/fixtures/real/%s.tests", fixture_dir(), c->name);
     read_truth(path, c->map, &want);
+    drop_one(&want, c->report_only);
+    drop_one(&g.l, c->log_only);
     qsort(want.lines, want.n, sizeof *want.lines, cmp_str);
     qsort(g.l.lines, g.l.n, sizeof *g.l.lines, cmp_str);
     if (c->map == ID_PROVE)
