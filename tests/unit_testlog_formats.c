@@ -582,6 +582,26 @@ START_TEST(shape_libtest)
 }
 END_TEST
 
+/* Check: tcase names with spaces, fixture (S) results. */
+START_TEST(shape_check)
+{
+    shapes(&tl_format_check,
+           "/x/a.c:12:P:Simple Tests:test_pass:0: Passed\n"
+           "check_check_fixture.c:36:S:Fix Sub:unchecked_setup:0: Test failure in fixture\n"
+           "check_check_fixture.c:160:S:Setup Sig:test_sub_fail:0: (after this point) Received signal 8 "
+           "(Floating point exception)\n"
+           "check_check_fixture.c:150:S:Setup Fail Nofork 2:checked_setup:0: Failed setup\n"
+           "a.c:1:F:x:y:z: no iteration\n",
+           "1 TEST_END id=Simple Tests:test_pass status=PASS unexpected=0 msg=Passed\n"
+           "2 TEST_END id=Fix Sub:unchecked_setup status=FAIL expected=PASS unexpected=1 "
+           "msg=Test failure in fixture\n"
+           "3 TEST_END id=Setup Sig:test_sub_fail status=CRASH expected=PASS unexpected=1 "
+           "msg=(after this point) Received signal 8 (Floating point exception)\n"
+           "4 TEST_END id=Setup Fail Nofork 2:checked_setup status=FAIL expected=PASS unexpected=1 "
+           "msg=Failed setup\n");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("testlog_formats");
@@ -600,6 +620,7 @@ static Suite *suite(void)
         {"numbers", numbers},          {"payload_helpers", payload_helpers},
         {"shape_tbpl", shape_tbpl},    {"shape_pytest", shape_pytest},
         {"shape_unittest", shape_unittest}, {"shape_libtest", shape_libtest},
+        {"shape_check", shape_check},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);
