@@ -21,6 +21,19 @@
  * "# Subtest" only when the test is done, and the core then goes by the YAML duration_ms. Node's
  * YAML "failureType: 'testTimeoutFailure'" makes a FAIL a TIMEOUT.
  *
+ * prove (Perl's TAP::Harness) -v: "t/basename.t .... " announces a file; its TAP follows, and the
+ * file is the scope of its level 0 (ids "foo.txt -> foo", scope "t/basename.t"; a subtest's points
+ * "t/parent.t/iterator"). prove's own lines are not test points: the bare "ok" verdict after a
+ * file's TAP; "t/x.t .. skipped: reason" (a skip_all plan) is a file-level SKIP (id = the file);
+ * "Dubious, test returned N", "Failed N/M subtests" or "No subtests run" make the file a
+ * file-level ERROR when its plan was missing or not met (a file that failed some tests but ran
+ * its plan has only those failures), as TAP::Harness's own report has it.
+ *
+ * Descriptions are unescaped: "\\" and "\#" (TAP 14), and, from a producer that writes YAML
+ * blocks (Node), its escapes of control characters "\n", "\t", "\r", "\f", "\v", "\b".
+ * "not ok ... # SKIP" is a failure (TAP::Harness and Node count it as one), with the reason as
+ * message.
+ *
  * Without a version line or plan, bare "ok"/"not ok" and "ok desc" are not taken as TAP (other
  * formats print such lines: go's "ok  \tpkg", unittest's late "ok"): a test point then needs a
  * number or " - ". Check's TAP log ("ok 3 - check_x.c:tcase:test: message") has no version line
@@ -29,6 +42,7 @@
 #include "testlog_formats.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "testlog.h"
 
@@ -74,6 +88,12 @@ struct tap_state {
     struct held_text held_text[2];
     unsigned held_set;
     char num[24]; /* the id of a test point without a description */
+    char desc[1024]; /* an unescaped description */
+    /* prove: the file announced (its name is path[0..off[0]]), its plan (-1: none yet), the test
+     * points it ran at level 0, whether its file-level result is decided */
+    bool file_active, file_judged;
+    long file_plan;
+    unsigned long file_ran;
 };
 
 static struct tl_str scope_of(const struct tap_state *st, unsigned level)
@@ -126,6 +146,14 @@ static void anchor(struct tl_event *ev) { tl_event_init(ev, TLE_ANCHOR); }
 
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+/* A description keeps its leading spaces (after "- "), as TAP::Parser reads it. */
+static struct tl_str rtrim(struct tl_str s)
+{
+    while (s.n && (s.p[s.n - 1] == ' ' || s.p[s.n - 1] == '\t'))
+        s.n--;
+    return s;
+}
+
 /* The directive of a description: '#' (not escaped) then SKIP or TODO. */
 static int find_directive(struct tl_str d, struct tl_str *ret_desc, struct tl_str *ret_reason)
 {
@@ -141,11 +169,11 @@ static int find_directive(struct tl_str d, struct tl_str *ret_desc, struct tl_st
             j++;
         if (j < r.n && r.p[j] == ':')
             j++;
-        *ret_desc = tl_trim(tl_str_make(d.p, i));
+        *ret_desc = rtrim(tl_str_make(d.p, i));
         *ret_reason = tl_trim(tl_str_make(r.p + j, r.n - j));
         return kind;
     }
-    *ret_desc = tl_trim(d);
+    *ret_desc = rtrim(d);
     return 0;
 }
 
@@ -171,6 +199,125 @@ static bool check_form(struct tl_str d, struct tl_str *ret_id, struct tl_str *re
     *ret_id = tl_str_make(d.p + colons[0] + 1, colons[2] - colons[0] - 1);
     *ret_msg = tl_trim(tl_str_make(d.p + colons[2] + 1, d.n - colons[2] - 1));
     return true;
+}
+
+/* d without TAP's escapes (see the top), in st->desc when it had any. Node escapes a control
+ * character before it escapes backslashes (a newline is written "\\\\n"): its escapes are undone
+ * after TAP's. */
+static struct tl_str unescape(struct tap_state *st, struct tl_str d)
+{
+    if (!memchr(d.p, '\\', d.n))
+        return d;
+    size_t o = 0;
+    for (size_t i = 0; i < d.n && o < sizeof st->desc; i++) {
+        char c = d.p[i];
+        if (c == '\\' && i + 1 < d.n && (d.p[i + 1] == '\\' || d.p[i + 1] == '#'))
+            c = d.p[++i];
+        st->desc[o++] = c;
+    }
+    if (st->yaml_seen) {
+        size_t k = 0;
+        for (size_t i = 0; i < o; i++) {
+            char c = st->desc[i], e = i + 1 < o ? st->desc[i + 1] : 0;
+            char r = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'f' ? '\f'
+                   : e == 'v' ? '\v' : e == 'b' ? '\b' : 0;
+            if (c == '\\' && r) {
+                c = r;
+                i++;
+            }
+            st->desc[k++] = c;
+        }
+        o = k;
+    }
+    return tl_str_make(st->desc, o);
+}
+
+/* A new TAP document ("TAP version", a file prove announces): the state starts afresh, but the
+ * held texts stay (a result this line flushed points there), and so does prove's file scope
+ * unless the line announces another file. */
+static void new_document(struct tap_state *st, bool keep_file)
+{
+    struct tap_state fresh = {0};
+    memcpy(fresh.held_text, st->held_text, sizeof fresh.held_text);
+    fresh.held_set = st->held_set;
+    if (keep_file && st->file_active) {
+        memcpy(fresh.path, st->path, st->off[0]);
+        fresh.off[0] = st->off[0];
+        fresh.file_active = true;
+        fresh.file_judged = st->file_judged;
+        fresh.file_plan = st->file_plan;
+        fresh.file_ran = st->file_ran;
+    }
+    *st = fresh;
+}
+
+/* prove's announcement of a file: "<file> <two or more dots>[ <rest>]", the file name holding a
+ * '.' before a letter or digit (an extension); the file's length. */
+static size_t prove_file(const char *p, size_t m, struct tl_str *ret_rest)
+{
+    const char *sp = memchr(p, ' ', m < 1024 ? m : 1024);
+    if (!sp || sp == p)
+        return 0;
+    bool ext = false;
+    for (const char *q = p; q + 1 < sp && !ext; q++)
+        ext = q[0] == '.' && ((q[1] >= 'a' && q[1] <= 'z') || (q[1] >= 'A' && q[1] <= 'Z') ||
+                              (q[1] >= '0' && q[1] <= '9'));
+    if (!ext)
+        return 0;
+    size_t i = (size_t)(sp - p) + 1, d = i;
+    while (i < m && p[i] == '.')
+        i++;
+    if (i - d < 2 || (i < m && p[i] != ' '))
+        return 0;
+    *ret_rest = tl_trim(tl_str_make(p + i, m - i));
+    return (size_t)(sp - p);
+}
+
+/* A file-level result of prove's current file. */
+static int file_result(struct tap_state *st, enum tl_outcome oc, struct tl_str msg,
+                       struct tl_event *ev)
+{
+    st->file_judged = true;
+    tl_set_result(ev, tl_str_make(st->path, st->off[0]), tl_str_make(NULL, 0), oc);
+    ev->message = msg;
+    return 1;
+}
+
+/* prove's lines about the file it ran: announcement, verdicts (see the top). -1: none of them. */
+static int prove_line(struct tap_state *st, const char *p, size_t m, uint64_t arrival_ns,
+                      struct tl_event *ev)
+{
+    if (st->file_active && !st->file_judged &&
+        (TL_PREFIX(p, m, "Dubious, test returned ") || TL_PREFIX(p, m, "No subtests run") ||
+         (TL_PREFIX(p, m, "Failed ") && memmem(p, m, " subtests", 9)))) {
+        if (st->file_plan >= 0 && (unsigned long)st->file_plan == st->file_ran) {
+            st->file_judged = true;
+            return 0;
+        }
+        return file_result(st, TL_ERRORED, tl_trim(tl_str_make(p, m)), ev);
+    }
+    if (st->file_active && m == 2 && p[0] == 'o' && p[1] == 'k') {
+        st->file_judged = true; /* the verdict: the file passed */
+        return 0;
+    }
+    struct tl_str rest;
+    size_t fn = prove_file(p, m, &rest);
+    if (!fn || fn >= TAP_PATH)
+        return -1;
+    new_document(st, false);
+    memcpy(st->path, p, fn);
+    st->off[0] = fn;
+    st->file_active = true;
+    st->file_plan = -1;
+    touch(st, 0, arrival_ns); /* the first test ran from here */
+    anchor(&ev[0]);
+    if (TL_PREFIX(rest.p, rest.n, "skipped:") || tl_str_eq(rest, "skipped")) {
+        struct tl_str why = rest.n > 8 ? tl_trim(tl_str_make(rest.p + 8, rest.n - 8)) : rest;
+        return 1 + file_result(st, TL_SKIPPED, why, &ev[1]);
+    }
+    if (tl_str_eq(rest, "ok"))
+        st->file_judged = true;
+    return 1;
 }
 
 static int test_point(struct tap_state *st, const char *p, size_t m, unsigned ind,
@@ -199,13 +346,14 @@ static int test_point(struct tap_state *st, const char *p, size_t m, unsigned in
             i++;
         if (i < m && p[i] == '-' && (i + 1 == m || p[i + 1] == ' ')) {
             need_seen = false;
-            i++;
+            i += i + 1 < m ? 2 : 1;
         }
     }
     if (need_seen && !st->seen)
         return -1;
     struct tl_str desc, reason = {0}, id, msg = {0};
     int directive = find_directive(tl_str_make(p + i, m - i), &desc, &reason);
+    desc = unescape(st, desc);
     id = desc;
     if (!directive)
         check_form(desc, &id, &msg);
@@ -229,8 +377,10 @@ static int test_point(struct tap_state *st, const char *p, size_t m, unsigned in
         id = tl_str_make(st->num, (size_t)l);
     }
 
+    if (level == 0 && st->file_active)
+        st->file_ran++;
     enum tl_outcome oc = ok ? TL_PASSED : TL_FAILED;
-    if (directive == 1)
+    if (directive == 1 && ok)
         oc = TL_SKIPPED;
     else if (directive == 2)
         oc = ok ? TL_UNEXPECTED_PASS : TL_KNOWN_FAIL;
@@ -285,6 +435,7 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
         st->hold = HOLD_NONE;
     } else if (st->hold == HOLD_WAIT) {
         if (m == 3 && ind > st->point_indent && memcmp(p, "---", 3) == 0) {
+            st->yaml_seen = true;
             st->hold = HOLD_YAML;
             st->yaml_indent = ind;
             return 0;
@@ -302,6 +453,11 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
     unsigned level = ind / 4;
     if (level > TAP_DEPTH)
         return n;
+    if (ind == 0 && n <= TL_MAX_EVENTS - 2) {
+        int k = prove_line(st, p, m, arrival_ns, ev + n);
+        if (k >= 0)
+            return n + k;
+    }
 
     switch (p[0]) {
     case 'o':
@@ -330,12 +486,8 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
     }
     case 'T':
         if (ind == 0 && TL_PREFIX(p, m, "TAP version ")) {
-            /* A new document; the held texts stay (a result this line flushed points there). */
-            struct tap_state fresh = {0};
-            fresh.seen = true;
-            memcpy(fresh.held_text, st->held_text, sizeof fresh.held_text);
-            fresh.held_set = st->held_set;
-            *st = fresh;
+            new_document(st, true);
+            st->seen = true;
             touch(st, 0, arrival_ns); /* the first test ran from here */
             anchor(&ev[n++]);
         }
@@ -356,6 +508,8 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
                 i++;
             if (i < m && p[i] != ' ')
                 return n;
+            if (level == 0 && st->file_active)
+                st->file_plan = strtol(p + 3, NULL, 10);
             st->seen = true;
             enter_level(st, level);
             touch(st, level, arrival_ns);
@@ -371,7 +525,7 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
             } else if (name.n) {
                 return n;
             }
-            name = tl_trim(name);
+            name = unescape(st, tl_trim(name));
             enter_level(st, level);
             char num[24];
             if (!name.n) {
@@ -430,6 +584,8 @@ const struct tl_format tl_format_tap = {
     .release = NULL,
     .flush = tap_flush,
     .first_bytes = " ",
-    .pairs = (const char *const[]){"ok", "no", "TA", "Ba", "1.", "# ", NULL},
+    /* and prove's lines: a file name (dotted), "Dubious", "Failed", "No subtests run" */
+    .pairs = (const char *const[]){"ok", "no", "TA", "Ba", "1.", "# ", "Du", "Fa", "No", NULL},
+    .dotted_word = true,
     .busy = tap_busy,
 };

@@ -602,6 +602,92 @@ START_TEST(shape_check)
 }
 END_TEST
 
+/* prove -v: each file's TAP after its announcement, scoped by the file (and a subtest's points by
+ * their parent); the bare "ok" verdict is no test; a skip_all file is a file-level SKIP, a file
+ * whose plan was not met a file-level ERROR. */
+START_TEST(shape_prove)
+{
+    shapes(&tl_format_tap,
+           "t/basename.t .... \n"
+           "ok 1 - foo.txt -> foo\n"
+           "ok 2 -    .. -> ..   \n"
+           "# Subtest: iterator\n"
+           "    ok 1\n"
+           "    1..1\n"
+           "ok 3 - iterator\n"
+           "1..3\n"
+           "ok\n"
+           "t/zz-atomic.t ... skipped: Test::MockRandom required\n"
+           "t/lives_and.t ... \n"
+           "1..3\n"
+           "not ok 1 - use Test::Exception;\n"
+           "ok 2\n"
+           "Dubious, test returned 255 (wstat 65280, 0xff00)\n"
+           "Failed 2/3 subtests \n"
+           "t/throws_ok.t ... \n"
+           "1..1\n"
+           "not ok 1 - cannot pass undef # SKIP but failed\n"
+           "Dubious, test returned 1 (wstat 256, 0x100)\n"
+           "Failed 1/1 subtests \n",
+           "1 ANCHOR id=\n"
+           "2 ANCHOR id=\n"
+           "2 TEST_END id=foo.txt -> foo scope=t/basename.t status=PASS unexpected=0 dur=1.000 since=1000000\n"
+           "3 ANCHOR id=\n"
+           "3 TEST_END id=   .. -> .. scope=t/basename.t status=PASS unexpected=0 dur=1.000 since=2000000\n"
+           "4 TEST_START id=iterator scope=t/basename.t\n"
+           "4 ANCHOR id=\n"
+           "5 ANCHOR id=\n"
+           "6 TEST_END id=1 scope=t/basename.t/iterator status=PASS unexpected=0 dur=1.000 at=5000000 since=4000000\n"
+           "6 ANCHOR id=\n"
+           "7 ANCHOR id=\n"
+           "8 TEST_END id=iterator scope=t/basename.t status=PASS unexpected=0 at=7000000 since=3000000\n"
+           "8 ANCHOR id=\n"
+           "10 ANCHOR id=\n"
+           "10 TEST_END id=t/zz-atomic.t status=SKIP unexpected=0 msg=Test::MockRandom required\n"
+           "11 ANCHOR id=\n"
+           "12 ANCHOR id=\n"
+           "13 ANCHOR id=\n"
+           "13 TEST_END id=use Test::Exception; scope=t/lives_and.t status=FAIL expected=PASS unexpected=1 dur=1.000 since=12000000\n"
+           "14 ANCHOR id=\n"
+           "14 TEST_END id=2 scope=t/lives_and.t status=PASS unexpected=0 dur=1.000 since=13000000\n"
+           "15 TEST_END id=t/lives_and.t status=ERROR expected=PASS unexpected=1 msg=Dubious, test returned 255 (wstat 65280, 0xff00)\n"
+           "17 ANCHOR id=\n"
+           "18 ANCHOR id=\n"
+           "19 ANCHOR id=\n"
+           "19 TEST_END id=cannot pass undef scope=t/throws_ok.t status=FAIL expected=PASS unexpected=1 dur=1.000 since=18000000 msg=but failed\n");
+}
+END_TEST
+
+/* Node's TAP: a name's escapes (control characters escaped before backslashes), and "not ok"
+ * with "# SKIP", which Node counts as a failure. */
+START_TEST(shape_tap_node)
+{
+    shapes(&tl_format_tap,
+           "TAP version 13\n"
+           "ok 1 - a\n"
+           "  ---\n"
+           "  duration_ms: 1.5\n"
+           "  ...\n"
+           "# Subtest: esc \\\\ \\# \\\\n\n"
+           "ok 2 - esc \\\\ \\# \\\\n\n"
+           "# Subtest: async skip fail\n"
+           "not ok 3 - async skip fail # SKIP\n"
+           "1..3\n",
+           "1 ANCHOR id=\n"
+           "2 ANCHOR id=\n"
+           "2 TEST_END id=a status=PASS unexpected=0 dur=1.000 since=1000000\n"
+           "6 TEST_START id=esc \\x5c # \\x0a\n"
+           "6 ANCHOR id=\n"
+           "7 ANCHOR id=\n"
+           "8 TEST_END id=esc \\x5c # \\x0a status=PASS unexpected=0 at=7000000 since=2000000\n"
+           "8 TEST_START id=async skip fail\n"
+           "8 ANCHOR id=\n"
+           "9 ANCHOR id=\n"
+           "10 TEST_END id=async skip fail status=FAIL expected=PASS unexpected=1 at=9000000 since=7000000\n"
+           "10 ANCHOR id=\n");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("testlog_formats");
@@ -620,7 +706,8 @@ static Suite *suite(void)
         {"numbers", numbers},          {"payload_helpers", payload_helpers},
         {"shape_tbpl", shape_tbpl},    {"shape_pytest", shape_pytest},
         {"shape_unittest", shape_unittest}, {"shape_libtest", shape_libtest},
-        {"shape_check", shape_check},
+        {"shape_check", shape_check},  {"shape_prove", shape_prove},
+        {"shape_tap_node", shape_tap_node},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);

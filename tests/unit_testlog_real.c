@@ -17,7 +17,8 @@
  *   prove      "<file> <n> <description>" is "<file>/<description>" ("<file>/<n>" without one);
  *              "<file>" alone is a file-level result; points of a nested subtest (scope below
  *              the file) are not in the report and are left out here
- *   node       "a > b > c" is "a/b/c"
+ *   node       "a > b > c" is "a/b/c"; the report has only tests without subtests, and the
+ *              names as its XML reads them (junit_name)
  * The two lists are compared sorted, so order (xdist's completion order) does not matter.
  */
 #include "testlog_capture.h"
@@ -81,9 +82,10 @@ static char *entry(const char *status, const char *id, size_t idlen)
 
 /* What the parsed markers say: one entry per test marker. */
 struct got {
-    struct cap l;
+    struct cap l, scopes; /* node: the scopes seen, to leave parents out */
     enum idmap map;
     size_t nested; /* prove: points of nested subtests, left out */
+    size_t parents; /* node: tests with subtests, left out */
 };
 
 static const char *json_s(const cJSON *o, const char *key)
@@ -96,6 +98,45 @@ static bool ends_with(const char *s, const char *suf)
 {
     size_t n = strlen(s), m = strlen(suf);
     return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+/* node: a name as its junit report reads once parsed: node's junit reporter leaves newlines out
+ * and writes other control characters raw; XML turns tabs and carriage returns in an attribute
+ * into spaces, and the report's derivation reads the rest as the text \xNN. */
+static char *junit_name(const char *name)
+{
+    char *s = malloc(strlen(name) * 4 + 1), *o = s;
+    for (const char *p = name; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '\n')
+            continue;
+        if (c == '\t' || c == '\r')
+            *o++ = ' ';
+        else if (c < 0x20)
+            o += sprintf(o, "\\x%02x", c);
+        else
+            *o++ = (char)c;
+    }
+    *o = '\0';
+    return s;
+}
+
+/* node's junit report lists only the tests without subtests. A parent ends after its subtests:
+ * a test whose name is the scope of a test that ended since it last ended is one; true when
+ * name (its junit_name) is such a scope, which is then forgotten. */
+static bool parent_ends(struct got *g, const char *name)
+{
+    bool parent = false;
+    size_t k = 0;
+    for (size_t j = 0; j < g->scopes.n; j++) {
+        if (!strcmp(name, g->scopes.lines[j])) {
+            parent = true;
+            free(g->scopes.lines[j]);
+        } else
+            g->scopes.lines[k++] = g->scopes.lines[j];
+    }
+    g->scopes.n = k;
+    return parent;
 }
 
 static void got_marker(void *ctx, const char *name, uint64_t s, uint64_t e, int cat,
@@ -122,7 +163,16 @@ static void got_marker(void *ctx, const char *name, uint64_t s, uint64_t e, int 
         st = "ERROR";
     if (g->map == ID_PROVE && scope && !ends_with(scope, ".t"))
         g->nested++;
-    else
+    else if (g->map == ID_NODE) {
+        char *n = junit_name(test);
+        if (parent_ends(g, n))
+            g->parents++;
+        else
+            cap_add(&g->l, entry(st, n, strlen(n)));
+        free(n);
+        if (scope)
+            cap_add(&g->scopes, junit_name(scope));
+    } else
         cap_add(&g->l, entry(st, test, strlen(test)));
     cJSON_Delete(o);
 }
@@ -276,11 +326,14 @@ START_TEST(test_corpus)
     drop_one(&g.l, c->log_only);
     qsort(want.lines, want.n, sizeof *want.lines, cmp_str);
     qsort(g.l.lines, g.l.n, sizeof *g.l.lines, cmp_str);
+    if (c->map == ID_NODE)
+        ck_assert_msg(g.parents > 0, "%s: tests with subtests are tests too", c->name);
+    cap_free(&g.scopes);
     if (c->map == ID_PROVE)
         ck_assert_msg(!strstr(c->name, "path-tiny") || g.nested > 0,
                       "%s: the nested subtests' points are tests too", c->name);
 
-    /* report every difference (up to 20), then fail */
+    /* report every difference (up to 40), then fail */
     size_t i = 0, j = 0, bad = 0;
     char report[8192] = "";
     size_t ro = 0;
@@ -290,7 +343,7 @@ START_TEST(test_corpus)
             i++, j++;
             continue;
         }
-        if (bad++ < 20 && ro < sizeof report - 400)
+        if (bad++ < 40 && ro < sizeof report - 400)
             ro += (size_t)snprintf(report + ro, sizeof report - ro, "\n  %s %s",
                                    d < 0 ? "missing:" : "extra:  ",
                                    d < 0 ? show(want.lines[i]) : show(g.l.lines[j]));
