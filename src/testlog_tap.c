@@ -19,7 +19,8 @@
  * is a TLE_ANCHOR, so the core knows what the tree had spent then). An opened test's result
  * names, as since_ns, the last line at the opener's level before the opener: Node prints
  * "# Subtest" only when the test is done, and the core then goes by the YAML duration_ms. Node's
- * YAML "failureType: 'testTimeoutFailure'" makes a FAIL a TIMEOUT.
+ * YAML "failureType: 'testTimeoutFailure'" makes a FAIL a TIMEOUT; its "error:" is the message of
+ * a result that has none.
  *
  * prove (Perl's TAP::Harness) -v: "t/basename.t .... " announces a file; its TAP follows, and the
  * file is the scope of its level 0 (ids "foo.txt -> foo", scope "t/basename.t"; a subtest's points
@@ -82,6 +83,7 @@ struct tap_state {
 
     enum tap_hold hold;
     unsigned yaml_indent;
+    bool error_block; /* the held result's "error:" is a block scalar: its text is below */
     struct tl_event held;
     /* Two sets, used in turn: a point that flushes the held result (an event pointing into one
      * set) and is held in its place copies into the other. */
@@ -230,6 +232,15 @@ static struct tl_str unescape(struct tap_state *st, struct tl_str d)
         o = k;
     }
     return tl_str_make(st->desc, o);
+}
+
+/* A YAML scalar of a held result's block ("error: 'text'"), unquoted, into the held texts. */
+static struct tl_str yaml_text(struct tap_state *st, struct tl_str v)
+{
+    if (v.n >= 2 && (v.p[0] == '\'' || v.p[0] == '"') && v.p[v.n - 1] == v.p[0])
+        v = tl_str_make(v.p + 1, v.n - 2);
+    struct held_text *h = &st->held_text[st->held_set];
+    return tl_copy(h->msg, sizeof h->msg, v);
 }
 
 /* A new TAP document ("TAP version", a file prove announces): the state starts afresh, but the
@@ -417,7 +428,12 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
             return n;
         }
         if (ind >= st->yaml_indent || m == 0) {
+            if (st->hold == HOLD_YAML && ind > st->yaml_indent && st->error_block) {
+                st->error_block = false; /* a block scalar's first line */
+                st->held.message = yaml_text(st, tl_trim(tl_str_make(p, m)));
+            }
             if (st->hold == HOLD_YAML && ind == st->yaml_indent) {
+                st->error_block = false;
                 struct tl_str s = tl_str_make(p, m);
                 double v;
                 if (TL_PREFIX(p, m, "duration_ms:") &&
@@ -426,6 +442,13 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
                 else if (tl_iprefix(s, "failuretype:") &&
                          memmem(p, m, "testTimeoutFailure", 18))
                     st->held.status = TL_LIT("TIMEOUT");
+                else if (TL_PREFIX(p, m, "error:") && !st->held.message.n) {
+                    struct tl_str e = tl_trim(tl_str_make(p + 6, m - 6));
+                    if (e.n && (e.p[0] == '|' || e.p[0] == '>'))
+                        st->error_block = true;
+                    else
+                        st->held.message = yaml_text(st, e);
+                }
             }
             return 0;
         }

@@ -435,6 +435,39 @@ START_TEST(test_slowest_and_unexpected)
 }
 END_TEST
 
+/* Every test marker keeps its result's message, bounded; the unexpected list has it too. */
+START_TEST(test_messages_kept)
+{
+    struct cap c = {0};
+    struct testlog *tl = tl_make(&c, TL_FMT_ALL, false);
+    feed(tl, "{\"action\":\"test_start\",\"time\":1767225600100,\"test\":\"dom/a.html\"}", 100);
+    feed(tl, "{\"action\":\"test_end\",\"time\":1767225600200,\"test\":\"dom/a.html\","
+             "\"status\":\"FAIL\",\"expected\":\"PASS\",\"message\":\"boom (line 26)\"}", 200);
+    assert_has(&c, "M test 100.000 200.000 2 {\"type\":\"Test\",\"test\":\"dom/a.html\"",
+               "\"status\":\"FAIL\",\"expected\":\"PASS\",\"message\":\"boom (line 26)\"");
+    static char big[3 * TESTLOG_MESSAGE_MAX + 64];
+    int o = snprintf(big, sizeof big, "TEST-UNEXPECTED-FAIL | dom/b.html | ");
+    for (size_t i = 0; i < 3 * TESTLOG_MESSAGE_MAX / 2; i++)
+        o += snprintf(big + o, sizeof big - (size_t)o, "\xc3\xa9"); /* é: never cut inside */
+    feed(tl, "TEST-START | dom/b.html", 300);
+    feed(tl, big, 310);
+    feed(tl, "TEST-INFO took 10ms", 320);
+    ssize_t k = cap_find(&c, "M test 300.000 310.000 2 ");
+    ck_assert_int_ge(k, 0);
+    const char *m = strstr(c.lines[k], "\"message\":\"");
+    ck_assert_ptr_nonnull(m);
+    const char *e = strchr(m + 11, '"');
+    ck_assert_uint_eq((size_t)(e - m - 11), TESTLOG_MESSAGE_MAX);
+    const struct testlog_result *r;
+    size_t n = testlog_unexpected(tl, &r);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(r[0].message, "boom (line 26)");
+    ck_assert_uint_eq(strlen(r[1].message), TESTLOG_MESSAGE_MAX);
+    testlog_free(tl);
+    cap_free(&c);
+}
+END_TEST
+
 START_TEST(test_no_formats_no_sink)
 {
     struct testlog *tl;
@@ -707,6 +740,7 @@ int main(void)
     tcase_add_test(tc, test_many_open_bounded);
     tcase_add_test(tc, test_slowest_and_unexpected);
     tcase_add_test(tc, test_no_formats_no_sink);
+    tcase_add_test(tc, test_messages_kept);
     tcase_add_test(tc, test_prefilter_changes_nothing);
     tcase_add_test(tc, test_prefilter_random_lines);
     suite_add_tcase(s, tc);
