@@ -669,16 +669,15 @@ static bool surely_untaken(const struct testlog *tl, const char *s, size_t n)
 
 static uint64_t event_time(const struct testlog *tl, const struct tl_event *ev, uint64_t line_arrival)
 {
-    /* at_ns: a parser that could only complete the event on a later line says when it was;
-     * at_line_end: it happened when the line was complete (a name printed at the start, the
-     * result and newline at the end) — that is now, when the complete line is handled. */
-    uint64_t arr = ev->at_ns ? ev->at_ns : ev->arrival_ns ? ev->arrival_ns : line_arrival;
-    if (ev->at_line_end && !ev->at_ns) {
+    /* An earlier line's arrival, or this line's; a line's end is now, when the complete line
+     * is handled (tl_timing). */
+    uint64_t arr = ev->t.when == TL_AT_EARLIER_LINE && ev->t.ns ? ev->t.ns : line_arrival;
+    if (ev->t.when == TL_AT_LINE_END) {
         uint64_t end = now_ns();
         if (end > arr)
             arr = end;
     }
-    double t = ev->time_ms;
+    double t = ev->t.wall_ms;
     if (!isfinite(t) || t <= 0 || tl->cfg.wall_at_t0_ms <= 0)
         return arr;
     if (t < 1e11) /* float seconds from some producers */
@@ -1132,8 +1131,9 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
     uint64_t start = end;
     bool cost = false;
     uint64_t cpu = 0, rss = 0;
-    bool have_dur = isfinite(ev->duration_ms) && ev->duration_ms > 0 && ev->duration_ms < 1e12;
-    uint64_t dur = have_dur ? (uint64_t)(ev->duration_ms * 1e6) : 0;
+    double dms = ev->t.duration_ms;
+    bool have_dur = isfinite(dms) && dms > 0 && dms < 1e12;
+    uint64_t dur = have_dur ? (uint64_t)(dms * 1e6) : 0;
     const struct open_test *by = ot; /* the open test that times it */
     bool late_end = false, read_late = false;
     if (by) {
@@ -1144,7 +1144,7 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
             by = NULL; /* a late start line */
         else if (have_dur && dur > end - start + slack_ns(dur))
             read_late = true; /* its start line was read a little late: the duration times it */
-        else if (have_dur && ev->end_may_be_late && dur + slack_ns(dur) < end - start)
+        else if (have_dur && ev->t.late && dur + slack_ns(dur) < end - start)
             late_end = true;
     }
     if (late_end) {
@@ -1171,10 +1171,11 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
         start = dur < end ? end - dur : 0;
         if (start < tl->cfg.t0_ns && end >= tl->cfg.t0_ns)
             start = tl->cfg.t0_ns; /* nothing starts before the run */
-        const struct anchor *from = find_anchor(tl, ev->since_ns);
+        const struct anchor *from = find_anchor(tl, ev->t.since_ns);
         if (from && from->ns <= start + slack_ns(dur) && from->ns + slack_ns(dur) >= start) {
-            /* A result decided on a later line (at_ns) ends at its own anchor when it has one. */
-            const struct anchor *to = find_anchor(tl, ev->at_ns);
+            /* A result decided on a later line ends at its own anchor when it has one. */
+            const struct anchor *to =
+                ev->t.when == TL_AT_EARLIER_LINE ? find_anchor(tl, ev->t.ns) : NULL;
             bool ok = true;
             uint64_t now = to ? to->cpu : probe_cpu(tl, &ok);
             cpu = now > from->cpu ? now - from->cpu : 0;

@@ -11,7 +11,7 @@
  *   build-fail                → TLE_LOG level ERROR "build failed: <ImportPath>"
  *   cont with Test            → TLE_TEST_RESUME (a parallel test runs from here)
  *   pause, attr               → nothing (returns 0)
- * time_ms = Time (RFC 3339) on every event. Parallel packages interleave in one stream: tests are
+ * t.wall_ms = Time (RFC 3339) on every event. Parallel packages interleave in one stream: tests are
  * keyed by Test + Package.
  *
  * Text (-v): "=== RUN   TestX" opens TestX; "=== CONT  TestX" resumes it after a pause
@@ -20,7 +20,7 @@
  * end package pkg (TLE_SUITE_END with duration; no start was printed for it, and `go test` prints a
  * package's -v output in one piece, so tests carry no scope here).
  *
- * Every result may come late (end_may_be_late): go prints a test's subtests' results with its own,
+ * Every result may come late (t.late): go prints a test's subtests' results with its own,
  * after the last subtest ended, and test2json's events for them carry that late time too.
  */
 #include "testlog_formats.h"
@@ -79,14 +79,14 @@ static int parse_json(struct go_state *st, const char *line, size_t len, struct 
         enum tl_outcome oc = act[0] == 'p' ? TL_PASSED : act[0] == 'f' ? TL_FAILED : TL_SKIPPED;
         if (test.n) {
             tl_set_result(ev, test, pkg, oc);
-            ev->end_may_be_late = true;
+            ev->t.late = true;
         } else {
             tl_event_init(ev, TLE_SUITE_END);
             ev->id = pkg;
             ev->status = oc == TL_PASSED ? TL_LIT("PASS") : oc == TL_FAILED ? TL_LIT("FAIL")
                                                                              : TL_LIT("SKIP");
         }
-        ev->duration_ms = dur;
+        ev->t.duration_ms = dur;
         n = 1;
     } else if (!strcmp(act, "output") || !strcmp(act, "bench") || !strcmp(act, "build-output")) {
         tl_event_init(ev, TLE_OUTPUT);
@@ -110,7 +110,7 @@ static int parse_json(struct go_state *st, const char *line, size_t len, struct 
         n = 1;
     }
     if (n)
-        ev->time_ms = time_ms;
+        ev->t.wall_ms = time_ms;
 out:
     cJSON_Delete(o);
     return n;
@@ -144,8 +144,8 @@ static int parse_result(const char *p, size_t m, struct tl_event *ev)
     if (!name.n)
         return 0;
     tl_set_result(ev, name, tl_str_make(NULL, 0), oc);
-    ev->duration_ms = secs * 1000.0;
-    ev->end_may_be_late = true;
+    ev->t.duration_ms = secs * 1000.0;
+    ev->t.late = true;
     return 1;
 }
 
@@ -167,7 +167,7 @@ static int parse_package(const char *p, size_t m, size_t skip, bool ok, struct t
         double v;
         if (j - i >= 2 && p[j - 1] == 's' && tl_parse_number(tl_str_make(p + i, j - i - 1), &v) &&
             v >= 0)
-            ev->duration_ms = v * 1000.0;
+            ev->t.duration_ms = v * 1000.0;
     } else if (i < m) {
         ev->message = tl_trim(tl_str_make(p + i, m - i));
     }

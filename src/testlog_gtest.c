@@ -89,7 +89,7 @@ static int gtest_parse(void *state, const char *line, size_t len, uint64_t arriv
             return 0;
         tl_event_init(ev, !isnan(ms) ? TLE_SUITE_END : TLE_SUITE_START);
         ev->id = suite;
-        ev->duration_ms = ms;
+        ev->t.duration_ms = ms;
         return 1;
     } else if (!memcmp(tag, "==========", 10)) {
         if (TL_PREFIX(rest.p, rest.n, "Running "))
@@ -106,7 +106,7 @@ static int gtest_parse(void *state, const char *line, size_t len, uint64_t arriv
     if (id.p[0] >= '0' && id.p[0] <= '9' && memmem(id.p, id.n, " test", 5) && !memchr(id.p, '.', id.n))
         return 0;
     tl_set_result(ev, id, tl_str_make(NULL, 0), oc);
-    ev->duration_ms = ms;
+    ev->t.duration_ms = ms;
     return 1;
 }
 

@@ -2,7 +2,7 @@
  *
  * Text:
  *   test a::b ... ok | FAILED | ignored[, reason]   → TLE_TEST_START (first byte: serial libtest
- *       prints the name when the test starts) + TLE_TEST_END with at_line_end. Parallel libtest
+ *       prints the name when the test starts) + TLE_TEST_END at TL_AT_LINE_END. Parallel libtest
  *       prints the whole line at the end; the test then shows ~0 long.
  *   test a::b ... ok <0.001s>  (-Z unstable-options --report-time) the test's own time:
  *       duration_ms; "FAILED (time limit exceeded) <0.160s>" (--ensure-time) → TIMEOUT.
@@ -112,7 +112,7 @@ static int parse_json(struct libtest_state *st, const char *line, size_t len, st
         ev->id = suite_id(st);
         if (!started) {
             ev->status = oc == TL_PASSED ? TL_LIT("PASS") : TL_LIT("FAIL");
-            ev->duration_ms = dur;
+            ev->t.duration_ms = dur;
         }
         n = 1;
     } else if (!strcmp(type, "test")) {
@@ -126,7 +126,7 @@ static int parse_json(struct libtest_state *st, const char *line, size_t len, st
             const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "reason");
             bool limit = oc == TL_FAILED && cJSON_IsString(r) && !strcmp(r->valuestring, time_limit);
             tl_set_result(ev, id, tl_str_make(NULL, 0), limit ? TL_TIMED_OUT : oc);
-            ev->duration_ms = dur;
+            ev->t.duration_ms = dur;
             ev->message = json_copy(o, "message", st->msg, sizeof st->msg);
             if (limit && !ev->message.n)
                 ev->message = TL_LIT(time_limit);
@@ -155,7 +155,7 @@ static int libtest_parse(void *state, const char *line, size_t len, uint64_t arr
                 double v;
                 if (d.n > 1 && d.p[d.n - 1] == 's' &&
                     tl_parse_number(tl_str_make(d.p, d.n - 1), &v) && v >= 0)
-                    ev->duration_ms = v * 1000.0;
+                    ev->t.duration_ms = v * 1000.0;
             }
             st->pending = false;
             return 1;
@@ -182,8 +182,8 @@ static int libtest_parse(void *state, const char *line, size_t len, uint64_t arr
         if (text_result(tl_str_make(after, an), &oc, &msg, &ms)) {
             tl_set_result(&ev[1], id, tl_str_make(NULL, 0), oc);
             ev[1].message = msg;
-            ev[1].duration_ms = ms;
-            ev[1].at_line_end = true;
+            ev[1].t.duration_ms = ms;
+            ev[1].t.when = TL_AT_LINE_END;
             st->pending = false;
             return 2;
         }
@@ -221,8 +221,8 @@ static int libtest_parse(void *state, const char *line, size_t len, uint64_t arr
         st->pending = false;
         tl_set_result(ev, tl_str_make(st->id, st->id_len), tl_str_make(NULL, 0), oc);
         ev->message = msg;
-        ev->duration_ms = ms;
-        ev->at_line_end = true;
+        ev->t.duration_ms = ms;
+        ev->t.when = TL_AT_LINE_END;
         return 1;
     }
     return 0;

@@ -6,7 +6,7 @@
  *
  *   tests/test_a.py::TestC::test_x[p] PASSED   [ 50%]
  *     pytest printed the node id when the test started and the status when it ended, so this is
- *     TLE_TEST_START (timed by the line's first byte) + TLE_TEST_END with at_line_end.
+ *     TLE_TEST_START (timed by the line's first byte) + TLE_TEST_END at TL_AT_LINE_END.
  *   tests/test_a.py::test_y <test output without a newline>
  *     the test printed something (pytest -s): TLE_TEST_START for the node id (the first word),
  *     remembered; a later line ending in a status ("PASSED [ 50%]", "...outputFAILED") ends it.
@@ -92,7 +92,7 @@ static bool late_status(struct pytest_state *st, const char *line, size_t len, s
         if (status_at(q, k, &oc) == k && (progress || k == s.n)) {
             st->pending = false;
             tl_set_result(ev, tl_str_make(st->id, st->id_len), tl_str_make(NULL, 0), oc);
-            ev->at_line_end = true;
+            ev->t.when = TL_AT_LINE_END;
             return true;
         }
     }
@@ -179,7 +179,7 @@ static int pytest_parse(void *state, const char *line, size_t len, uint64_t arri
         tl_event_init(&ev[0], TLE_TEST_START);
         ev[0].id = id;
         tl_set_result(&ev[1], id, tl_str_make(NULL, 0), oc);
-        ev[1].at_line_end = true;
+        ev[1].t.when = TL_AT_LINE_END;
         ev[1].message = reason_of(tl_str_make(line + i + 1 + w, len - i - 1 - w));
         st->pending = false;
         return 2;

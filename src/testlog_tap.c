@@ -11,13 +11,13 @@
  *
  * Holding: once a producer has shown that it writes YAML blocks or "# Subtest" openers (Node
  * does both), each result is held back until the line after it, so that a "duration_ms" in its
- * block can be used; the held event carries at_ns = the test point's arrival, so holding costs no
+ * block can be used; the held event happened at an earlier line (TL_AT_EARLIER_LINE), the test point's arrival, so holding costs no
  * accuracy. At the end of the output the core takes what is still held (tap_flush).
  *
  * Timing: a test point whose test was not opened ran from the previous TAP line at its level (the
- * version line counts) to its arrival (duration_ms, and since_ns: every line that touches a level
+ * version line counts) to its arrival (t.duration_ms, and t.since_ns: every line that touches a level
  * is a TLE_ANCHOR, so the core knows what the tree had spent then). An opened test's result
- * names, as since_ns, the last line at the opener's level before the opener: Node prints
+ * names, as t.since_ns, the last line at the opener's level before the opener: Node prints
  * "# Subtest" only when the test is done, and the core then goes by the YAML duration_ms. Node's
  * YAML "failureType: 'testTimeoutFailure'" makes a FAIL a TIMEOUT; its "error:" is the message of
  * a result that has none.
@@ -398,10 +398,10 @@ static int test_point(struct tap_state *st, const char *p, size_t m, unsigned in
     tl_set_result(out, id, scope_of(st, level), oc);
     out->message = directive ? reason : msg;
     if (!closes_opened && st->have_last[level] && arrival_ns >= st->last_ns[level]) {
-        out->duration_ms = (double)(arrival_ns - st->last_ns[level]) / 1e6;
-        out->since_ns = st->last_ns[level];
+        out->t.duration_ms = (double)(arrival_ns - st->last_ns[level]) / 1e6;
+        out->t.since_ns = st->last_ns[level];
     } else if (closes_opened && st->have_opener_since[level + 1]) {
-        out->since_ns = st->opener_since[level + 1]; /* for an opener that came late */
+        out->t.since_ns = st->opener_since[level + 1]; /* for an opener that came late */
     }
     touch(st, level, arrival_ns);
     return 1;
@@ -438,7 +438,7 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
                 double v;
                 if (TL_PREFIX(p, m, "duration_ms:") &&
                     tl_parse_number(tl_trim(tl_str_make(p + 12, m - 12)), &v) && v >= 0)
-                    st->held.duration_ms = v;
+                    st->held.t.duration_ms = v;
                 else if (tl_iprefix(s, "failuretype:") &&
                          memmem(p, m, "testTimeoutFailure", 18))
                     st->held.status = TL_LIT("TIMEOUT");
@@ -499,7 +499,7 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
             st->held.id = tl_copy(h->id, sizeof h->id, r.id);
             st->held.scope = tl_copy(h->scope, sizeof h->scope, r.scope);
             st->held.message = tl_copy(h->msg, sizeof h->msg, r.message);
-            st->held.at_ns = arrival_ns;
+            tl_at_earlier_line(&st->held, arrival_ns);
             st->hold = HOLD_WAIT;
             return n;
         }

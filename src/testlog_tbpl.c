@@ -18,7 +18,7 @@
  * An unexpected line is a test end only when a TEST-INFO line follows (mozlog's formatter writes
  * one after every unexpected test result, the message and stack lines in between); otherwise it
  * was an unexpected subtest. So it is held in the state and resolved by the next TBPL line (with
- * its own arrival time, through tl_event.arrival_ns).
+ * its own arrival time: TL_AT_EARLIER_LINE).
  *
  * TBPL on stdout beside pytest's own output (mozlog's pytest plugin with --log-tbpl=-): pytest's
  * progress character (".", "F", "E", "s", "x", "X") and the file name it announces ("tests/a.py ")
@@ -140,7 +140,7 @@ static int flush_pending(struct tbpl_state *st, struct tl_event *ev)
     }
     ev->expected_known = true;
     ev->unexpected = true;
-    ev->arrival_ns = st->pending_arrival;
+    tl_at_earlier_line(ev, st->pending_arrival);
     return 1;
 }
 
@@ -202,9 +202,9 @@ static int tbpl_parse(void *state, const char *line, size_t len, uint64_t arriva
         ev->expected = expected;
         ev->expected_known = true;
         ev->unexpected = true;
-        ev->arrival_ns = st->pending_arrival;
+        tl_at_earlier_line(ev, st->pending_arrival);
         if (have_took)
-            ev->duration_ms = took;
+            ev->t.duration_ms = took;
         return 1;
     }
 
@@ -306,7 +306,7 @@ static int tbpl_parse(void *state, const char *line, size_t len, uint64_t arriva
     struct tl_event *e = &ev[k];
     if (parse_took(rest.p, rest.n, &took)) {
         tl_event_init(e, TLE_TEST_END);
-        e->duration_ms = took;
+        e->t.duration_ms = took;
     } else {
         tl_event_init(e, TLE_SUBTEST);
         e->subtest = rest;

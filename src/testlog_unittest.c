@@ -11,7 +11,7 @@
  * (--durations) gives duration_ms.
  *
  * unittest prints the description when the test starts and the result when it ends, so a complete
- * line is TLE_TEST_START (first byte) + TLE_TEST_END with at_line_end. When the test wrote to the
+ * line is TLE_TEST_START (first byte) + TLE_TEST_END at TL_AT_LINE_END. When the test wrote to the
  * same stream, the line ends with "... " or with that output: TLE_TEST_START, and the test stays
  * pending until a line that is only a result. A test with a docstring prints "test_x (mod.C.test_x)"
  * alone, then "First docstring line ... ok": the first line is remembered (no event) and the next
@@ -126,8 +126,8 @@ static int after_desc(struct unittest_state *st, const char *p, size_t n, struct
     if (parse_result(tl_str_make(p, n), &oc, &msg, &ms)) {
         tl_set_result(&ev[1], id, tl_str_make(NULL, 0), oc);
         ev[1].message = msg;
-        ev[1].duration_ms = ms;
-        ev[1].at_line_end = true;
+        ev[1].t.duration_ms = ms;
+        ev[1].t.when = TL_AT_LINE_END;
         st->pending = false;
         return 2;
     }
@@ -173,8 +173,8 @@ static int unittest_parse(void *state, const char *line, size_t len, uint64_t ar
             st->pending = false;
             tl_set_result(ev, tl_str_make(st->id, st->id_len), tl_str_make(NULL, 0), oc);
             ev->message = msg;
-            ev->duration_ms = ms;
-            ev->at_line_end = true;
+            ev->t.duration_ms = ms;
+            ev->t.when = TL_AT_LINE_END;
             return 1;
         }
     }

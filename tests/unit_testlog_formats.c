@@ -86,17 +86,17 @@ static void describe(struct buf *b, size_t lineno, const struct tl_event *e)
         buf_str(b, "expected", e->expected);
     if (e->expected_known)
         buf_printf(b, " unexpected=%d", e->unexpected);
-    if (!isnan(e->duration_ms))
-        buf_printf(b, " dur=%.3f", e->duration_ms);
-    if (!isnan(e->time_ms))
-        buf_printf(b, " time=%.3f", e->time_ms);
-    if (e->at_ns)
-        buf_printf(b, " at=%llu", (unsigned long long)e->at_ns);
-    if (e->since_ns)
-        buf_printf(b, " since=%llu", (unsigned long long)e->since_ns);
-    if (e->end_may_be_late)
+    if (!isnan(e->t.duration_ms))
+        buf_printf(b, " dur=%.3f", e->t.duration_ms);
+    if (!isnan(e->t.wall_ms))
+        buf_printf(b, " time=%.3f", e->t.wall_ms);
+    if (e->t.when == TL_AT_EARLIER_LINE)
+        buf_printf(b, " at=%llu", (unsigned long long)e->t.ns);
+    if (e->t.since_ns)
+        buf_printf(b, " since=%llu", (unsigned long long)e->t.since_ns);
+    if (e->t.late)
         buf_printf(b, " late_end");
-    if (e->at_line_end)
+    if (e->t.when == TL_AT_LINE_END)
         buf_printf(b, " at_line_end");
     if (e->level.n)
         buf_str(b, "level", e->level);
@@ -356,9 +356,10 @@ START_TEST(tap_hold_timing)
         if (i == 6) {
             ck_assert_int_eq(k[i], 1);
             ck_assert(tl_str_eq(ev[0].id, "b"));
-            ck_assert_uint_eq(ev[0].at_ns, 6000);
-            ck_assert_uint_eq(ev[0].since_ns, 2000); /* "ok 1", the previous point */
-            ck_assert_double_eq_tol(ev[0].duration_ms, 0.004, 1e-9);
+            ck_assert_int_eq(ev[0].t.when, TL_AT_EARLIER_LINE);
+            ck_assert_uint_eq(ev[0].t.ns, 6000);
+            ck_assert_uint_eq(ev[0].t.since_ns, 2000); /* "ok 1", the previous point */
+            ck_assert_double_eq_tol(ev[0].t.duration_ms, 0.004, 1e-9);
         }
     }
     ck_assert_int_eq(k[1], 2); /* before any YAML: the anchor and the result right away */
@@ -479,7 +480,7 @@ static void shapes(const struct tl_format *fmt, const char *lines, const char *w
     free(state);
 }
 
-/* mozlog's TBPL formatter closes an unexpected result whose expected status is PASS or OK with
+/* mozlog's TBPL formatter closes an unexpected result (which happened at its own line: at=) whose expected status is PASS or OK with
  * "TEST-INFO took <N>ms", other expected statuses with "TEST-INFO expected <X> | took <N>ms";
  * stack lines come in between. On stdout beside pytest, its progress character or announced file
  * name comes first. */
@@ -501,13 +502,14 @@ START_TEST(shape_tbpl)
            "TEST-INFO took a while\n",
            "1 TEST_START id=a\n"
            "2 LOG id=\n" /* held: resolved by the next TBPL line */
-           "3 TEST_END id=a status=FAIL expected=PASS unexpected=1 dur=5.000 msg=boom\n"
+           "3 TEST_END id=a status=FAIL expected=PASS unexpected=1 dur=5.000 at=2000000 msg=boom\n"
            "4 TEST_START id=b\n"
            "5 LOG id=\n"
-           "6 TEST_END id=b status=PASS expected=TIMEOUT unexpected=1 dur=7.000 msg=expected TIMEOUT\n"
+           "6 TEST_END id=b status=PASS expected=TIMEOUT unexpected=1 dur=7.000 at=5000000 "
+           "msg=expected TIMEOUT\n"
            "7 TEST_START id=tests/test_a.py::t\n"
            "8 LOG id=\n"
-           "10 TEST_END id=tests/test_a.py::t status=ERROR expected=PASS unexpected=1 "
+           "10 TEST_END id=tests/test_a.py::t status=ERROR expected=PASS unexpected=1 at=8000000 "
            "msg=OSError (line 3)\n"
            "11 TEST_END id=tests/test_a.py::u status=PASS unexpected=0 dur=1.000\n"
            "12 TEST_END id=tests/test_a.py::v status=FAIL unexpected=0 dur=17.000\n");
