@@ -32,20 +32,22 @@
 /* The formats in priority order (test-logs.md). A format whose parser is not part of this build
  * is simply not listed: --parse still accepts its name, and its bit selects nothing. */
 static const struct tl_format *const format_table[] = {
-    &tl_format_mozlog, &tl_format_tbpl,   &tl_format_mach,     &tl_format_tap,   &tl_format_go,
-    &tl_format_gtest,  &tl_format_pytest, &tl_format_unittest, &tl_format_libtest, &tl_format_check,
+#define TL_FORMAT(var, NAME, alias) &tl_format_##var,
+#include "testlog_registry.h"
+#undef TL_FORMAT
 };
 
 _Static_assert(ARRAY_SIZE(format_table) <= 16, "prefilter masks are 16 bits");
+_Static_assert(ARRAY_SIZE(format_table) == TL_FMT_COUNT, "one parser a format");
 
+/* The names --parse accepts: each format's own (tl_format.name) and its alias. */
 static const struct {
-    const char *name;
+    const char *name, *alias;
     unsigned bit;
 } format_names[] = {
-    {"mozlog", TL_FMT_MOZLOG},   {"tbpl", TL_FMT_TBPL},         {"mach", TL_FMT_MACH},
-    {"tap", TL_FMT_TAP},         {"go", TL_FMT_GO},             {"gotest", TL_FMT_GO},
-    {"gtest", TL_FMT_GTEST},     {"googletest", TL_FMT_GTEST},  {"pytest", TL_FMT_PYTEST},
-    {"unittest", TL_FMT_UNITTEST}, {"libtest", TL_FMT_LIBTEST}, {"check", TL_FMT_CHECK},
+#define TL_FORMAT(var, NAME, alias) {#var, alias, TL_FMT_##NAME},
+#include "testlog_registry.h"
+#undef TL_FORMAT
 };
 
 static const char *const status_names[TL_STATUS_COUNT] = {
@@ -311,9 +313,12 @@ int testlog_parse_formats(const char *arg, unsigned *ret_mask)
         size_t n = e ? (size_t)(e - p) : strlen(p);
         bool found = false;
         for (size_t i = 0; i < ARRAY_SIZE(format_names); i++)
-            if (strlen(format_names[i].name) == n && memcmp(format_names[i].name, p, n) == 0) {
-                mask |= format_names[i].bit;
-                found = true;
+            for (int a = 0; a < 2; a++) {
+                const char *name = a ? format_names[i].alias : format_names[i].name;
+                if (name && strlen(name) == n && memcmp(name, p, n) == 0) {
+                    mask |= format_names[i].bit;
+                    found = true;
+                }
             }
         if (!found)
             return -EINVAL;

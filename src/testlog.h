@@ -34,19 +34,18 @@
 extern const struct marker_type testlog_test_type, testlog_status_type, testlog_crash_type,
     testlog_logprocess_type;
 
-/* Formats, as bits for --parse=LIST. */
+/* Formats (testlog_registry.h), as bits for --parse=LIST: TL_FMT_MOZLOG, TL_FMT_TAP, ... */
+enum testlog_format_index {
+#define TL_FORMAT(var, NAME, alias) TL_FMT_INDEX_##NAME,
+#include "testlog_registry.h"
+#undef TL_FORMAT
+    TL_FMT_COUNT
+};
 enum testlog_format {
-    TL_FMT_MOZLOG = 1 << 0,
-    TL_FMT_TBPL = 1 << 1,
-    TL_FMT_MACH = 1 << 2,
-    TL_FMT_TAP = 1 << 3,
-    TL_FMT_GO = 1 << 4,
-    TL_FMT_GTEST = 1 << 5,
-    TL_FMT_PYTEST = 1 << 6,
-    TL_FMT_UNITTEST = 1 << 7,
-    TL_FMT_LIBTEST = 1 << 8,
-    TL_FMT_CHECK = 1 << 9,
-    TL_FMT_ALL = (1 << 10) - 1,
+#define TL_FORMAT(var, NAME, alias) TL_FMT_##NAME = 1 << TL_FMT_INDEX_##NAME,
+#include "testlog_registry.h"
+#undef TL_FORMAT
+    TL_FMT_ALL = (1 << TL_FMT_COUNT) - 1,
 };
 
 /* Parse a --parse argument: "auto", "none" or a comma list of format names ("mozlog,tap,...").

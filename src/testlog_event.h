@@ -117,10 +117,10 @@ struct tl_format {
     bool (*busy)(const void *state);
 };
 
-/* The formats, in the priority order of test-logs.md. */
-extern const struct tl_format tl_format_mozlog, tl_format_tbpl, tl_format_mach, tl_format_tap,
-    tl_format_go, tl_format_gtest, tl_format_pytest, tl_format_unittest, tl_format_libtest,
-    tl_format_check;
+/* The formats (testlog_registry.h). */
+#define TL_FORMAT(var, NAME, alias) extern const struct tl_format tl_format_##var;
+#include "testlog_registry.h"
+#undef TL_FORMAT
 
 /* Helpers for parsers. */
 static inline struct tl_str tl_str_make(const char *p, size_t n)
