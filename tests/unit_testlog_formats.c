@@ -690,6 +690,29 @@ START_TEST(shape_tap_node)
 }
 END_TEST
 
+/* GoogleTest: a failure's text is its test's message. */
+START_TEST(shape_gtest)
+{
+    shapes(&tl_format_gtest,
+           "[ RUN      ] FatalFailureTest.FatalFailureInSubroutine\n"
+           "(expecting a failure that x should be 1)\n"
+           "test/googletest-output-test_.cc:59: Failure\n"
+           "Expected equality of these values:\n"
+           "  1\n"
+           "  x\n"
+           "    Which is: 2\n"
+           "[  FAILED  ] FatalFailureTest.FatalFailureInSubroutine (0 ms)\n"
+           "[ RUN      ] A.B\n"
+           "[       OK ] A.B (0 ms)\n",
+           "1 TEST_START id=FatalFailureTest.FatalFailureInSubroutine\n"
+           "8 TEST_END id=FatalFailureTest.FatalFailureInSubroutine status=FAIL expected=PASS "
+           "unexpected=1 dur=0.000 msg=Expected equality of these values:\\x0a  1\\x0a  x\\x0a    "
+           "Which is: 2\n"
+           "9 TEST_START id=A.B\n"
+           "10 TEST_END id=A.B status=PASS unexpected=0 dur=0.000\n");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("testlog_formats");
@@ -709,7 +732,7 @@ static Suite *suite(void)
         {"shape_tbpl", shape_tbpl},    {"shape_pytest", shape_pytest},
         {"shape_unittest", shape_unittest}, {"shape_libtest", shape_libtest},
         {"shape_check", shape_check},  {"shape_prove", shape_prove},
-        {"shape_tap_node", shape_tap_node},
+        {"shape_tap_node", shape_tap_node}, {"shape_gtest", shape_gtest},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);
