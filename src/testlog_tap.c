@@ -43,7 +43,6 @@
 #include "testlog_formats.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "testlog.h"
 
@@ -525,14 +524,15 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
     case '1':
         if (TL_PREFIX(p, m, "1..")) {
             size_t i = 3;
+            long plan = 0;
             if (i >= m || !is_digit(p[i]))
                 return n;
-            while (i < m && is_digit(p[i]))
-                i++;
+            for (; i < m && is_digit(p[i]); i++)
+                plan = plan < 100000000 ? plan * 10 + (p[i] - '0') : plan;
             if (i < m && p[i] != ' ')
                 return n;
             if (level == 0 && st->file_active)
-                st->file_plan = strtol(p + 3, NULL, 10);
+                st->file_plan = plan;
             st->seen = true;
             enter_level(st, level);
             touch(st, level, arrival_ns);
