@@ -713,6 +713,22 @@ START_TEST(shape_gtest)
 }
 END_TEST
 
+/* go test -json: a failed test's message is the first located line of its output. */
+START_TEST(shape_go)
+{
+    shapes(&tl_format_go,
+           "{\"Action\":\"run\",\"Package\":\"os/exec\",\"Test\":\"TestExplicitPWD\"}\n"
+           "{\"Action\":\"output\",\"Package\":\"os/exec\",\"Test\":\"TestExplicitPWD\","
+           "\"Output\":\"    exec_posix_test.go:197: TempDir: stat /tmp/x: no such file or directory\\n\"}\n"
+           "{\"Action\":\"fail\",\"Package\":\"os/exec\",\"Test\":\"TestExplicitPWD\",\"Elapsed\":0}\n",
+           "1 TEST_START id=TestExplicitPWD scope=os/exec\n"
+           "2 OUTPUT id=TestExplicitPWD scope=os/exec process=os/exec msg=    exec_posix_test.go:197: "
+           "TempDir: stat /tmp/x: no such file or directory\n"
+           "3 TEST_END id=TestExplicitPWD scope=os/exec status=FAIL expected=PASS unexpected=1 "
+           "dur=0.000 late_end msg=TempDir: stat /tmp/x: no such file or directory\n");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("testlog_formats");
@@ -733,6 +749,7 @@ static Suite *suite(void)
         {"shape_unittest", shape_unittest}, {"shape_libtest", shape_libtest},
         {"shape_check", shape_check},  {"shape_prove", shape_prove},
         {"shape_tap_node", shape_tap_node}, {"shape_gtest", shape_gtest},
+        {"shape_go", shape_go},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);
