@@ -468,6 +468,30 @@ START_TEST(test_messages_kept)
 }
 END_TEST
 
+/* The short name drops only a path-like prefix: a file's directories, never a slash inside a
+ * parameter or a typed test's name. */
+START_TEST(test_short_names)
+{
+    struct cap c = {0};
+    struct testlog *tl = tl_make(&c, TL_FMT_ALL, false);
+    feed(tl, "dateutil/test/test_tz.py::test_gettz_badzone[Fake.Region/Abcdefghijklmnop] PASSED [ 5%]", 1);
+    feed(tl, "[ RUN      ] ATypedDeathTest/0.ShouldRunFirst", 2);
+    feed(tl, "[       OK ] ATypedDeathTest/0.ShouldRunFirst (0 ms)", 3);
+    feed(tl, "TEST-START | dom/base/test/test_a.html", 4);
+    feed(tl, "TEST-PASS | dom/base/test/test_a.html | took 1ms", 5);
+    feed(tl, "--- PASS: TestReadFormLimits/values=0/files=1 (0.00s)", 6);
+    ck_assert_int_ge(cap_find(&c, "\"test\":\"dateutil/test/test_tz.py::test_gettz_badzone[Fake.Region/"
+                                  "Abcdefghijklmnop]\",\"name\":\"test_tz.py::test_gettz_badzone[Fake."
+                                  "Region/Abcdefghijklmnop]\""),
+                     0);
+    ck_assert_int_ge(cap_find(&c, "\"name\":\"ATypedDeathTest/0.ShouldRunFirst\""), 0);
+    ck_assert_int_ge(cap_find(&c, "\"test\":\"dom/base/test/test_a.html\",\"name\":\"test_a.html\""), 0);
+    ck_assert_int_ge(cap_find(&c, "\"name\":\"TestReadFormLimits/values=0/files=1\""), 0);
+    testlog_free(tl);
+    cap_free(&c);
+}
+END_TEST
+
 START_TEST(test_no_formats_no_sink)
 {
     struct testlog *tl;
@@ -741,6 +765,7 @@ int main(void)
     tcase_add_test(tc, test_slowest_and_unexpected);
     tcase_add_test(tc, test_no_formats_no_sink);
     tcase_add_test(tc, test_messages_kept);
+    tcase_add_test(tc, test_short_names);
     tcase_add_test(tc, test_prefilter_changes_nothing);
     tcase_add_test(tc, test_prefilter_random_lines);
     suite_add_tcase(s, tc);
