@@ -744,18 +744,25 @@ static const char *color_for(struct tl_str status, bool unexpected)
  * ShouldRunFirst", a go subtest "TestX/sub". */
 static struct tl_str short_name(struct tl_str id)
 {
-    size_t end = 0;
-    while (end < id.n && !strchr("[(:?#", id.p[end]))
-        end++;
-    size_t slash = end, dot = end;
-    for (size_t i = end; i > 0 && slash == end; i--) {
-        if (id.p[i - 1] == '/')
-            slash = i - 1;
-        else if (id.p[i - 1] == '.' && dot == end)
-            dot = i - 1;
-    }
-    if (slash == end || slash + 1 == id.n || dot == end || dot < slash)
+    /* the first byte that ends a path, its last '/' and the last '.' after that (memchr and
+     * memrchr: a few vector steps where a loop would take one branch a byte) */
+    if (!id.n)
         return id;
+    size_t end = id.n;
+    static const char stops[] = "[(:?#";
+    for (const char *c = stops; *c; c++) {
+        const char *q = memchr(id.p, *c, end);
+        if (q)
+            end = (size_t)(q - id.p);
+    }
+    const char *sl = memrchr(id.p, '/', end);
+    if (!sl || sl + 1 == id.p + id.n)
+        return id;
+    size_t slash = (size_t)(sl - id.p);
+    const char *dt = memrchr(sl, '.', end - slash);
+    if (!dt)
+        return id;
+    size_t dot = (size_t)(dt - id.p);
     /* an extension: 1 to 6 lower-case letters and digits, starting with a letter */
     size_t ext = end - dot - 1;
     bool ok = ext >= 1 && ext <= 6 && id.p[dot + 1] >= 'a' && id.p[dot + 1] <= 'z';
