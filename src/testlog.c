@@ -1758,8 +1758,20 @@ void testlog_tree_sample(struct testlog *tl, uint64_t rss)
 
 void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const char *id), void *ctx)
 {
-    for (size_t i = 0; i < tl->nopen; i++)
-        fn(ctx, tl->open[i].id.p ? tl->open[i].id.p : "");
+    char name[2 * TL_ID_MAX + 2]; /* scope/id, as the test's marker names it */
+    for (size_t i = 0; i < tl->nopen; i++) {
+        const struct open_test *ot = &tl->open[i];
+        size_t o = 0;
+        if (ot->scope.n) {
+            memcpy(name, ot->scope.p, ot->scope.n);
+            name[ot->scope.n] = '/';
+            o = ot->scope.n + 1;
+        }
+        if (ot->id.n)
+            memcpy(name + o, ot->id.p, ot->id.n);
+        name[o + ot->id.n] = '\0';
+        fn(ctx, name);
+    }
 }
 
 void testlog_finish(struct testlog *tl, uint64_t now_ns, bool timed_out)

@@ -138,7 +138,8 @@ void testlog_tree_sample(struct testlog *tl, uint64_t rss);
  * line: the tree's cost is noted now, so that the test is costed from its start rather than from
  * the line's completion. Nothing is done for a line no parser can take. */
 void testlog_line_begins(struct testlog *tl, const char *head, size_t len, uint64_t arrival_ns);
-/* Call fn for each open test id (for the timeout marker and the summary). */
+/* Call fn for each open test, named as its marker will be ("scope/id"; for the timeout marker and
+ * the summary). */
 void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const char *id), void *ctx);
 /* End of run: results the parsers still hold go out (a TAP result waiting for its YAML block),
  * then tests still open become test markers ending at now_ns with status TIMEOUT (timed_out) or

@@ -492,6 +492,27 @@ START_TEST(test_short_names)
 }
 END_TEST
 
+/* Open tests are listed (timeout marker, summary) by the names their markers get. */
+START_TEST(test_open_names_scoped)
+{
+    struct cap c = {0}, open = {0};
+    struct testlog *tl = tl_make(&c, TL_FMT_ALL, false);
+    feed(tl, "{\"Action\":\"run\",\"Package\":\"os/exec\",\"Test\":\"TestHang\"}", 1);
+    feed(tl, "TEST-START | dom/a.html", 2);
+    testlog_each_open(tl, collect, &open);
+    ck_assert_uint_eq(open.n, 2);
+    ck_assert_str_eq(open.lines[0], "os/exec/TestHang");
+    ck_assert_str_eq(open.lines[1], "dom/a.html");
+    testlog_finish(tl, MS(3), true);
+    ck_assert_int_ge(cap_find(&c, "\"test\":\"os/exec/TestHang\",\"name\":\"TestHang\",\"scope\":\"os/exec\","
+                                  "\"status\":\"TIMEOUT\""),
+                     0);
+    testlog_free(tl);
+    cap_free(&c);
+    cap_free(&open);
+}
+END_TEST
+
 START_TEST(test_no_formats_no_sink)
 {
     struct testlog *tl;
@@ -766,6 +787,7 @@ int main(void)
     tcase_add_test(tc, test_no_formats_no_sink);
     tcase_add_test(tc, test_messages_kept);
     tcase_add_test(tc, test_short_names);
+    tcase_add_test(tc, test_open_names_scoped);
     tcase_add_test(tc, test_prefilter_changes_nothing);
     tcase_add_test(tc, test_prefilter_random_lines);
     suite_add_tcase(s, tc);
