@@ -24,16 +24,24 @@
  *
  *   outcome                                       status   expected  unexpected
  *   passed (TAP ok, go PASS, gtest OK, ...)       PASS     -         false
- *   failed (TAP not ok, go FAIL, gtest FAILED...) FAIL     PASS      true
- *   skipped / ignored (any format, TAP # SKIP)    SKIP     -         false
+ *   failed (TAP not ok, also with # SKIP, go
+ *     FAIL, gtest FAILED, Check :F: and :S:...)   FAIL     PASS      true
+ *   skipped / ignored (any format, TAP ok # SKIP,
+ *     a prove file skipped as a whole)            SKIP     -         false
  *   known failure (TAP # TODO not ok, pytest
  *     XFAIL, unittest "expected failure")         FAIL     FAIL      false
  *   unexpected pass (TAP # TODO ok, pytest XPASS,
  *     unittest "unexpected success")              PASS     FAIL      true
  *   error outside the test body (pytest ERROR,
- *     unittest ERROR, Check :E:)                  ERROR    PASS      true
- *   Check "Test timeout expired"                  TIMEOUT  PASS      true
+ *     unittest ERROR, Check :E:, a prove file
+ *     whose plan was missing or not met)          ERROR    PASS      true
+ *   Check "Test timeout expired", libtest "time
+ *     limit exceeded", Node testTimeoutFailure    TIMEOUT  PASS      true
  *   Check "Received signal"                       CRASH    PASS      true
+ *
+ * Messages — a result carries the failure text the format gives: a skip or TODO reason, Check's
+ * message, pytest's "(reason)", a Node YAML "error:", gtest's failure text, go's first located
+ * output line, libtest's JSON message; the core keeps at most TESTLOG_MESSAGE_MAX bytes of it.
  *
  * ("-": expected is empty, i.e. the result is the expected one, as in mozlog.) Suites
  * (TLE_SUITE_END) carry status PASS or FAIL when the format says, and duration_ms when known.
