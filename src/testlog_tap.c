@@ -312,7 +312,10 @@ static int prove_line(struct tap_state *st, const char *p, size_t m, uint64_t ar
     }
     struct tl_str rest;
     size_t fn = prove_file(p, m, &rest);
-    if (!fn || fn >= TAP_PATH)
+    /* What follows the dots: nothing (-v: the TAP comes next), the verdict "ok", or "skipped";
+     * anything else is not prove's (pytest's "tests/a.py ....  [100%]"). */
+    bool skipped = TL_PREFIX(rest.p, rest.n, "skipped:") || tl_str_eq(rest, "skipped");
+    if (!fn || fn >= TAP_PATH || (rest.n && !skipped && !tl_str_eq(rest, "ok")))
         return -1;
     new_document(st, false);
     memcpy(st->path, p, fn);
@@ -321,7 +324,7 @@ static int prove_line(struct tap_state *st, const char *p, size_t m, uint64_t ar
     st->file_plan = -1;
     touch(st, 0, arrival_ns); /* the first test ran from here */
     anchor(&ev[0]);
-    if (TL_PREFIX(rest.p, rest.n, "skipped:") || tl_str_eq(rest, "skipped")) {
+    if (skipped) {
         struct tl_str why = rest.n > 8 ? tl_trim(tl_str_make(rest.p + 8, rest.n - 8)) : rest;
         return 1 + file_result(st, TL_SKIPPED, why, &ev[1]);
     }

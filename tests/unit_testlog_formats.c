@@ -241,6 +241,8 @@ START_TEST(plain_text_rejected)
         "100% done",
         "--- a/file.c",
         "=== Summary ===",
+        "tests/test_a.py ....   [100%]",
+        "Loading... .. done",
     };
     for (size_t f = 0; f < NFORMATS; f++) {
         void *state = calloc(1, formats[f]->state_size ? formats[f]->state_size : 1);
