@@ -310,12 +310,14 @@ static int prove_line(struct tap_state *st, const char *p, size_t m, uint64_t ar
         st->file_judged = true; /* the verdict: the file passed */
         return 0;
     }
-    struct tl_str rest;
+    struct tl_str rest = {0};
     size_t fn = prove_file(p, m, &rest);
+    if (!fn || fn >= TAP_PATH)
+        return -1;
     /* What follows the dots: nothing (-v: the TAP comes next), the verdict "ok", or "skipped";
      * anything else is not prove's (pytest's "tests/a.py ....  [100%]"). */
     bool skipped = TL_PREFIX(rest.p, rest.n, "skipped:") || tl_str_eq(rest, "skipped");
-    if (!fn || fn >= TAP_PATH || (rest.n && !skipped && !tl_str_eq(rest, "ok")))
+    if (rest.n && !skipped && !tl_str_eq(rest, "ok"))
         return -1;
     new_document(st, false);
     memcpy(st->path, p, fn);
