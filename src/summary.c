@@ -97,12 +97,14 @@ void summary_add_status(struct summary_facts *f, const char *status, uint64_t n)
 }
 
 void summary_add_unexpected(struct summary_facts *f, const char *id, size_t id_len, const char *status,
-                            uint64_t duration_ns)
+                            const char *message, uint64_t duration_ns)
 {
     f->unexpected_total++;
     if (f->n_unexpected < SUMMARY_MAX_LIST) {
         struct summary_test *t = &f->unexpected[f->n_unexpected++];
         copy_text(t->id, sizeof t->id, id, id_len);
+        size_t mn = message ? strcspn(message, "\n") : 0;
+        copy_text(t->message, sizeof t->message, message, mn);
         copy_status(t->status, sizeof t->status, status);
         t->duration_ns = duration_ns;
     }
@@ -133,7 +135,7 @@ void summary_add_test(struct summary_facts *f, const char *id, size_t id_len, co
 {
     summary_add_status(f, status, 1);
     if (unexpected)
-        summary_add_unexpected(f, id, id_len, status, duration_ns);
+        summary_add_unexpected(f, id, id_len, status, NULL, duration_ns);
     summary_add_slowest(f, id, id_len, status, duration_ns);
 }
 
@@ -468,6 +470,10 @@ static void test_list(struct buf *b, const struct summary_style *st, const char 
             buf_printf(b, "%8s  ", dur);
         }
         buf_puts(b, t[i].id);
+        if (t[i].message[0]) {
+            buf_puts(b, st->utf8 ? " \xe2\x80\x94 " : " -- "); /* ids may hold " - " */
+            buf_puts(b, t[i].message);
+        }
         buf_puts(b, "\n");
     }
     if (total > n) {

@@ -54,6 +54,7 @@ struct summary_series {
 
 struct summary_test {
     char id[SUMMARY_TEXT_MAX];
+    char message[SUMMARY_TEXT_MAX]; /* unexpected results: the first line of its message, or "" */
     char status[16];
     uint64_t duration_ns;
 };
@@ -166,10 +167,11 @@ void summary_add_test(struct summary_facts *f, const char *id, size_t id_len, co
 /* The pieces, for a caller that already has totals (testlog_get_stats, testlog_unexpected,
  * testlog_slowest): n results with this status (also sets tests_known, adds n to tests); one
  * unexpected result (first SUMMARY_MAX_LIST kept, all counted); one candidate for the slowest
- * list (kept when among the max_slowest longest). */
+ * list (kept when among the max_slowest longest). An unexpected result's message (NULL: none)
+ * is shown after its id, its first line only. */
 void summary_add_status(struct summary_facts *f, const char *status, uint64_t n);
 void summary_add_unexpected(struct summary_facts *f, const char *id, size_t id_len, const char *status,
-                            uint64_t duration_ns);
+                            const char *message, uint64_t duration_ns);
 void summary_add_slowest(struct summary_facts *f, const char *id, size_t id_len, const char *status,
                          uint64_t duration_ns);
 /* Note a test open when the run was stopped / a process alive then (bounded; totals counted). */

@@ -1605,7 +1605,8 @@ static void write_summary(struct sv *sv, const struct supervise_result *res)
         const struct testlog_result *list;
         size_t n = testlog_unexpected(sv->testlog, &list);
         for (size_t i = 0; i < n; i++)
-            summary_add_unexpected(f, list[i].test, strlen(list[i].test), list[i].status, list[i].duration_ns);
+            summary_add_unexpected(f, list[i].test, strlen(list[i].test), list[i].status,
+                                   list[i].message, list[i].duration_ns);
         f->unexpected_total = ts.unexpected;
         f->leaked = ts.leaked;
         f->leaking_tests = ts.leaking_tests;

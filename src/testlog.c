@@ -32,17 +32,20 @@
 /* The formats in priority order (test-logs.md). A format whose parser is not part of this build
  * is simply not listed: --parse still accepts its name, and its bit selects nothing. */
 static const struct tl_format *const format_table[] = {
-    &tl_format_mozlog, &tl_format_tbpl,   &tl_format_mach,     &tl_format_tap,   &tl_format_go,
-    &tl_format_gtest,  &tl_format_pytest, &tl_format_unittest, &tl_format_libtest, &tl_format_check,
+#define TL_FORMAT(var, NAME, alias) &tl_format_##var,
+#include "testlog_registry.h"
+#undef TL_FORMAT
 };
 
 _Static_assert(ARRAY_SIZE(format_table) <= 16, "prefilter masks are 16 bits");
+_Static_assert(ARRAY_SIZE(format_table) == TL_FMT_COUNT, "one parser a format");
 
+/* The names --parse accepts: each format's own (tl_format.name) and its alias (an alias of NULL
+ * leaves a second entry that never matches). */
 static const struct name_bit format_names[] = {
-    {"mozlog", TL_FMT_MOZLOG},   {"tbpl", TL_FMT_TBPL},         {"mach", TL_FMT_MACH},
-    {"tap", TL_FMT_TAP},         {"go", TL_FMT_GO},             {"gotest", TL_FMT_GO},
-    {"gtest", TL_FMT_GTEST},     {"googletest", TL_FMT_GTEST},  {"pytest", TL_FMT_PYTEST},
-    {"unittest", TL_FMT_UNITTEST}, {"libtest", TL_FMT_LIBTEST}, {"check", TL_FMT_CHECK},
+#define TL_FORMAT(var, NAME, alias) {#var, TL_FMT_##NAME}, {alias ? alias : "", TL_FMT_##NAME},
+#include "testlog_registry.h"
+#undef TL_FORMAT
 };
 
 static const char *const status_names[TL_STATUS_COUNT] = {
@@ -62,11 +65,15 @@ static const char *const status_names[TL_STATUS_COUNT] = {
 
 /* ---- marker types (markers.h): tests, their statuses and crashes, mozlog's processes -------- */
 
-enum { TEST_TEST, TEST_NAME, TEST_STATUS, TEST_EXPECTED, TEST_MESSAGE, TEST_TIMEOUTFACTOR, TEST_CPU,
-       TEST_RSS, TEST_LEAKED, TEST_LEAKED_CMDS, TEST_COLOR };
+/* test is the full name: the id, after its scope and a '/' when the format scopes it (go's
+ * package, a TAP file or parent subtest, a mozlog subsuite), so that tests of different scopes
+ * never share a name; scope is that scope alone, for tools. */
+enum { TEST_TEST, TEST_NAME, TEST_SCOPE, TEST_STATUS, TEST_EXPECTED, TEST_MESSAGE, TEST_TIMEOUTFACTOR,
+       TEST_CPU, TEST_RSS, TEST_LEAKED, TEST_LEAKED_CMDS, TEST_COLOR };
 static const struct marker_field test_fields[] = {
     [TEST_TEST] = MARKER_FIELD("test", "Test Name", "string", 0),
     [TEST_NAME] = MARKER_FIELD("name", "Short Name", "string", MF_HIDDEN),
+    [TEST_SCOPE] = MARKER_FIELD("scope", "Scope", "string", MF_OPTIONAL | MF_HIDDEN),
     [TEST_STATUS] = MARKER_FIELD("status", "Status", "string", 0),
     [TEST_EXPECTED] = MARKER_FIELD("expected", "Expected", "string", MF_OPTIONAL),
     [TEST_MESSAGE] = MARKER_FIELD("message", "Message", "string", MF_OPTIONAL),
@@ -373,6 +380,7 @@ static void result_release(struct testlog_result *r)
     free((char *)r->test);
     free((char *)r->status);
     free((char *)r->expected);
+    free((char *)r->message);
 }
 
 void testlog_free(struct testlog *tl)
@@ -646,16 +654,15 @@ static bool surely_untaken(const struct testlog *tl, const char *s, size_t n)
 
 static uint64_t event_time(const struct testlog *tl, const struct tl_event *ev, uint64_t line_arrival)
 {
-    /* at_ns: a parser that could only complete the event on a later line says when it was;
-     * at_line_end: it happened when the line was complete (a name printed at the start, the
-     * result and newline at the end) — that is now, when the complete line is handled. */
-    uint64_t arr = ev->at_ns ? ev->at_ns : ev->arrival_ns ? ev->arrival_ns : line_arrival;
-    if (ev->at_line_end && !ev->at_ns) {
+    /* An earlier line's arrival, or this line's; a line's end is now, when the complete line
+     * is handled (tl_timing). */
+    uint64_t arr = ev->t.when == TL_AT_EARLIER_LINE && ev->t.ns ? ev->t.ns : line_arrival;
+    if (ev->t.when == TL_AT_LINE_END) {
         uint64_t end = now_ns();
         if (end > arr)
             arr = end;
     }
-    double t = ev->time_ms;
+    double t = ev->t.wall_ms;
     if (!isfinite(t) || t <= 0 || tl->cfg.wall_at_t0_ms <= 0)
         return arr;
     if (t < 1e11) /* float seconds from some producers */
@@ -709,17 +716,52 @@ static const char *color_for(struct tl_str status, bool unexpected)
     return unexpected ? "orange" : "green";
 }
 
+/* The short name of a test (the chart's label): the id without a path-like prefix. The prefix is
+ * cut only where the id starts as a file path ("dom/base/test/test_a.html",
+ * "tests/test_x.py::test_y[a/b]"): the part before the first byte that ends a path ('[', '(',
+ * ':', '?', '#') must end in a file name with an extension. Slashes elsewhere are part
+ * of the name: a parametrised id "test_x[Fake.Region/Abc]", a typed gtest "ATypedDeathTest/0.
+ * ShouldRunFirst", a go subtest "TestX/sub". */
 static struct tl_str short_name(struct tl_str id)
 {
-    const char *slash = NULL;
-    for (size_t i = id.n; i > 0; i--)
-        if (id.p[i - 1] == '/') {
-            slash = id.p + i;
-            break;
-        }
-    if (!slash || slash == id.p + id.n)
+    /* the first byte that ends a path, its last '/' and the last '.' after that (memchr and
+     * memrchr: a few vector steps where a loop would take one branch a byte) */
+    if (!id.n)
         return id;
-    return tl_str_make(slash, (size_t)(id.p + id.n - slash));
+    size_t end = id.n;
+    static const char stops[] = "[(:?#";
+    for (const char *c = stops; *c; c++) {
+        const char *q = memchr(id.p, *c, end);
+        if (q)
+            end = (size_t)(q - id.p);
+    }
+    const char *sl = memrchr(id.p, '/', end);
+    if (!sl || sl + 1 == id.p + id.n)
+        return id;
+    size_t slash = (size_t)(sl - id.p);
+    const char *dt = memrchr(sl, '.', end - slash);
+    if (!dt)
+        return id;
+    size_t dot = (size_t)(dt - id.p);
+    /* an extension: 1 to 6 lower-case letters and digits, starting with a letter */
+    size_t ext = end - dot - 1;
+    bool ok = ext >= 1 && ext <= 6 && id.p[dot + 1] >= 'a' && id.p[dot + 1] <= 'z';
+    for (size_t i = dot + 1; ok && i < end; i++)
+        ok = (id.p[i] >= 'a' && id.p[i] <= 'z') || is_digit(id.p[i]);
+    if (!ok)
+        return id;
+    return tl_str_make(id.p + slash + 1, id.n - slash - 1);
+}
+
+/* A result's message as the markers and the summary keep it: at most TESTLOG_MESSAGE_MAX bytes
+ * (a UTF-8 character is never cut), so that a harness that prints a whole log as the message
+ * costs the profile no more than this per test. */
+static struct tl_str bounded_message(struct tl_str m)
+{
+    m = tl_trim(m);
+    if (m.n > TESTLOG_MESSAGE_MAX)
+        m.n = utf8_valid_prefix(m.p, TESTLOG_MESSAGE_MAX);
+    return m;
 }
 
 /* ---- payload text ----
@@ -835,17 +877,39 @@ static void put_rel_ms(struct testlog *tl, uint64_t t)
 
 /* ---- state lines ---- */
 
-/* ,"key":"id" or ,"key":"scope\u001fid" */
-static void put_key(struct testlog *tl, struct tl_str scope, struct tl_str id)
+/* "id" or "scope<sep>id", sep already escaped */
+static void put_scoped(struct testlog *tl, struct tl_str scope, const char *sep, struct tl_str id)
 {
     struct obuf *b = &tl->ob;
-    PUT(b, ",\"key\":\"");
+    PUT(b, "\"");
     if (scope.n) {
         put_escaped(tl, scope.p, scope.n);
-        PUT(b, "\\u001f");
+        ob_put(b, sep, strlen(sep));
     }
     put_escaped(tl, id.p, id.n);
     PUT(b, "\"");
+}
+
+/* ,"test":full name,"name":short name[,"scope":scope] of a Test payload */
+static void put_names(struct testlog *tl, struct tl_str scope, struct tl_str id)
+{
+    struct obuf *b = &tl->ob;
+    put_field(b, &test_fields[TEST_TEST]);
+    put_scoped(tl, scope, "/", id);
+    struct tl_str sn = short_name(id);
+    put_field(b, &test_fields[TEST_NAME]);
+    put_str(tl, sn.p, sn.n);
+    if (scope.n) {
+        put_field(b, &test_fields[TEST_SCOPE]);
+        put_str(tl, scope.p, scope.n);
+    }
+}
+
+/* ,"key":"id" or ,"key":"scope\u001fid" */
+static void put_key(struct testlog *tl, struct tl_str scope, struct tl_str id)
+{
+    PUT(&tl->ob, ",\"key\":");
+    put_scoped(tl, scope, "\\u001f", id);
 }
 
 static void state_close(struct testlog *tl, const char *kind, struct tl_str scope, struct tl_str id)
@@ -877,11 +941,7 @@ static void state_open(struct testlog *tl, struct open_test *ot, uint64_t t)
     PUT(b, ",\"category\":");
     put_int(b, CAT_TASKS);
     PUT(b, ",\"cost\":true,\"data\":{\"type\":\"Test\"");
-    put_field(b, &test_fields[TEST_TEST]);
-    put_str(tl, ot->id.p, ot->id.n);
-    struct tl_str sn = short_name(sbuf_str(&ot->id));
-    put_field(b, &test_fields[TEST_NAME]);
-    put_str(tl, sn.p, sn.n);
+    put_names(tl, sbuf_str(&ot->scope), sbuf_str(&ot->id));
     PUT(b, "}}");
     if (ob_end(b))
         ot->open_line = marker_state_open(&tl->sink, b->p, b->n);
@@ -920,9 +980,33 @@ static void state_open_text(struct testlog *tl, const char *kind, struct tl_str 
 
 /* ---- tests ---- */
 
-static void record_result(struct testlog *tl, struct tl_str id, struct tl_str status,
-                          struct tl_str expected, bool unexpected, uint64_t dur, uint64_t cpu,
-                          uint64_t rss)
+/* A result kept for the summary: its strings are copies. */
+static struct testlog_result result_copy(const struct testlog_result *r, struct tl_str scope,
+                                         struct tl_str id, struct tl_str status,
+                                         struct tl_str expected, struct tl_str message)
+{
+    struct testlog_result c = *r;
+    char *t = malloc(scope.n + 1 + id.n + 1);
+    if (t) {
+        size_t o = 0;
+        if (scope.n) {
+            memcpy(t, scope.p, scope.n);
+            t[scope.n] = '/';
+            o = scope.n + 1;
+        }
+        memcpy(t + o, id.p, id.n);
+        t[o + id.n] = '\0';
+    }
+    c.test = t;
+    c.status = strndup_or_null(status.p, status.n);
+    c.expected = expected.n ? strndup_or_null(expected.p, expected.n) : NULL;
+    c.message = message.n ? strndup_or_null(message.p, message.n) : NULL;
+    return c;
+}
+
+static void record_result(struct testlog *tl, struct tl_str scope, struct tl_str id,
+                          struct tl_str status, struct tl_str expected, struct tl_str message,
+                          bool unexpected, uint64_t dur, uint64_t cpu, uint64_t rss)
 {
     tl->stats.tests++;
     tl->stats.by_status[testlog_status_index(status.p, status.n)]++;
@@ -938,10 +1022,7 @@ static void record_result(struct testlog *tl, struct tl_str id, struct tl_str st
     r.cpu_ns = cpu;
     r.max_rss = rss;
     if (slow) {
-        struct testlog_result s = r;
-        s.test = strndup_or_null(id.p, id.n);
-        s.status = strndup_or_null(status.p, status.n);
-        s.expected = expected.n ? strndup_or_null(expected.p, expected.n) : NULL;
+        struct testlog_result s = result_copy(&r, scope, id, status, expected, tl_str_make("", 0));
         size_t pos;
         if (tl->nslowest == TESTLOG_SLOWEST_MAX) {
             pos = TESTLOG_SLOWEST_MAX - 1;
@@ -960,11 +1041,7 @@ static void record_result(struct testlog *tl, struct tl_str id, struct tl_str st
             if (!tl->unexp)
                 return;
         }
-        struct testlog_result u = r;
-        u.test = strndup_or_null(id.p, id.n);
-        u.status = strndup_or_null(status.p, status.n);
-        u.expected = expected.n ? strndup_or_null(expected.p, expected.n) : NULL;
-        tl->unexp[tl->nunexp++] = u;
+        tl->unexp[tl->nunexp++] = result_copy(&r, scope, id, status, expected, message);
     }
 }
 
@@ -1042,14 +1119,15 @@ static uint64_t late_start_ns(uint64_t d) { return slack_ns(d) + d / 4; }
  * without an opener: it starts duration_ms before its end, and its cost is known only from an
  * anchor at that start (a later one misses part of the test, an earlier one adds what ran before
  * it). */
-static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_str id,
-                      const struct tl_event *ev, uint64_t end)
+static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_str scope,
+                      struct tl_str id, const struct tl_event *ev, uint64_t end)
 {
     uint64_t start = end;
     bool cost = false;
     uint64_t cpu = 0, rss = 0;
-    bool have_dur = isfinite(ev->duration_ms) && ev->duration_ms > 0 && ev->duration_ms < 1e12;
-    uint64_t dur = have_dur ? (uint64_t)(ev->duration_ms * 1e6) : 0;
+    double dms = ev->t.duration_ms;
+    bool have_dur = isfinite(dms) && dms > 0 && dms < 1e12;
+    uint64_t dur = have_dur ? (uint64_t)(dms * 1e6) : 0;
     const struct open_test *by = ot; /* the open test that times it */
     bool late_end = false, read_late = false;
     if (by) {
@@ -1060,7 +1138,7 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
             by = NULL; /* a late start line */
         else if (have_dur && dur > end - start + slack_ns(dur))
             read_late = true; /* its start line was read a little late: the duration times it */
-        else if (have_dur && ev->end_may_be_late && dur + slack_ns(dur) < end - start)
+        else if (have_dur && ev->t.late && dur + slack_ns(dur) < end - start)
             late_end = true;
     }
     if (late_end) {
@@ -1087,10 +1165,11 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
         start = dur < end ? end - dur : 0;
         if (start < tl->cfg.t0_ns && end >= tl->cfg.t0_ns)
             start = tl->cfg.t0_ns; /* nothing starts before the run */
-        const struct anchor *from = find_anchor(tl, ev->since_ns);
+        const struct anchor *from = find_anchor(tl, ev->t.since_ns);
         if (from && from->ns <= start + slack_ns(dur) && from->ns + slack_ns(dur) >= start) {
-            /* A result decided on a later line (at_ns) ends at its own anchor when it has one. */
-            const struct anchor *to = find_anchor(tl, ev->at_ns);
+            /* A result decided on a later line ends at its own anchor when it has one. */
+            const struct anchor *to =
+                ev->t.when == TL_AT_EARLIER_LINE ? find_anchor(tl, ev->t.ns) : NULL;
             bool ok = true;
             uint64_t now = to ? to->cpu : probe_cpu(tl, &ok);
             cpu = now > from->cpu ? now - from->cpu : 0;
@@ -1102,20 +1181,17 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
     struct obuf *b = &tl->ob;
     ob_reset(b);
     PUT(b, "{\"type\":\"Test\"");
-    put_field(b, &test_fields[TEST_TEST]);
-    put_str(tl, id.p, id.n);
-    struct tl_str sn = short_name(id);
-    put_field(b, &test_fields[TEST_NAME]);
-    put_str(tl, sn.p, sn.n);
+    put_names(tl, scope, id);
     put_field(b, &test_fields[TEST_STATUS]);
     put_str(tl, ev->status.p, ev->status.n);
     if (ev->expected.n && !str_same(ev->expected, ev->status)) {
         put_field(b, &test_fields[TEST_EXPECTED]);
         put_str(tl, ev->expected.p, ev->expected.n);
     }
-    if (ev->message.n && status_is(ev->status, "SKIP", "TIMEOUT")) {
+    struct tl_str msg = bounded_message(ev->message);
+    if (msg.n) {
         put_field(b, &test_fields[TEST_MESSAGE]);
-        put_str(tl, ev->message.p, ev->message.n);
+        put_str(tl, msg.p, msg.n);
     }
     int64_t tf = ev->timeoutfactor ? ev->timeoutfactor : (ot ? ot->timeoutfactor : 0);
     if (tf) {
@@ -1149,15 +1225,14 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
     PUT(b, "}");
     if (ob_end(b))
         marker_emit(&tl->sink, "test", start, end, CAT_TASKS, b->p, b->n);
-    record_result(tl, id, ev->status, ev->expected, unexpected, end - start, cpu, rss);
+    record_result(tl, scope, id, ev->status, ev->expected, msg, unexpected, end - start, cpu, rss);
 }
 
 /* Close open test i with ev's result at end, and remove it from the table. */
 static void close_open(struct testlog *tl, size_t i, const struct tl_event *ev, uint64_t end)
 {
     struct open_test *ot = &tl->open[i];
-    struct tl_str id = sbuf_str(&ot->id);
-    emit_test(tl, ot, id, ev, end);
+    emit_test(tl, ot, sbuf_str(&ot->scope), sbuf_str(&ot->id), ev, end);
     close_line(tl, ot);
     /* keep order; keep the slot's buffers for reuse by moving it to the end */
     struct open_test keep = *ot;
@@ -1268,7 +1343,7 @@ static void test_end(struct testlog *tl, const struct tl_event *ev, uint64_t t)
         if (i < 0) {
             /* ended without a start we saw (or ended twice): still a result worth showing */
             tl->stats.ends_unmatched++;
-            emit_test(tl, NULL, id, ev, t);
+            emit_test(tl, NULL, ev->scope, id, ev, t);
             return;
         }
     }
@@ -1678,8 +1753,20 @@ void testlog_tree_sample(struct testlog *tl, uint64_t rss)
 
 void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const char *id), void *ctx)
 {
-    for (size_t i = 0; i < tl->nopen; i++)
-        fn(ctx, tl->open[i].id.p ? tl->open[i].id.p : "");
+    char name[2 * TL_ID_MAX + 2]; /* scope/id, as the test's marker names it */
+    for (size_t i = 0; i < tl->nopen; i++) {
+        const struct open_test *ot = &tl->open[i];
+        size_t o = 0;
+        if (ot->scope.n) {
+            memcpy(name, ot->scope.p, ot->scope.n);
+            name[ot->scope.n] = '/';
+            o = ot->scope.n + 1;
+        }
+        if (ot->id.n)
+            memcpy(name + o, ot->id.p, ot->id.n);
+        name[o + ot->id.n] = '\0';
+        fn(ctx, name);
+    }
 }
 
 const char *testlog_open_at(const struct testlog *tl, uint64_t t_ns)

@@ -34,19 +34,18 @@
 extern const struct marker_type testlog_test_type, testlog_status_type, testlog_crash_type,
     testlog_logprocess_type;
 
-/* Formats, as bits for --parse=LIST. */
+/* Formats (testlog_registry.h), as bits for --parse=LIST: TL_FMT_MOZLOG, TL_FMT_TAP, ... */
+enum testlog_format_index {
+#define TL_FORMAT(var, NAME, alias) TL_FMT_INDEX_##NAME,
+#include "testlog_registry.h"
+#undef TL_FORMAT
+    TL_FMT_COUNT
+};
 enum testlog_format {
-    TL_FMT_MOZLOG = 1 << 0,
-    TL_FMT_TBPL = 1 << 1,
-    TL_FMT_MACH = 1 << 2,
-    TL_FMT_TAP = 1 << 3,
-    TL_FMT_GO = 1 << 4,
-    TL_FMT_GTEST = 1 << 5,
-    TL_FMT_PYTEST = 1 << 6,
-    TL_FMT_UNITTEST = 1 << 7,
-    TL_FMT_LIBTEST = 1 << 8,
-    TL_FMT_CHECK = 1 << 9,
-    TL_FMT_ALL = (1 << 10) - 1,
+#define TL_FORMAT(var, NAME, alias) TL_FMT_##NAME = 1 << TL_FMT_INDEX_##NAME,
+#include "testlog_registry.h"
+#undef TL_FORMAT
+    TL_FMT_ALL = (1 << TL_FMT_COUNT) - 1,
 };
 
 /* Parse a --parse argument: "auto", "none" or a comma list of format names ("mozlog,tap,...").
@@ -119,12 +118,15 @@ struct testlog_result {
     const char *test;
     const char *status;
     const char *expected;  /* NULL when the producer did not say */
+    const char *message;   /* the result's message (unexpected results only), NULL when none */
     uint64_t duration_ns;
     uint64_t cpu_ns;       /* tree CPU while it ran; 0 when unknown */
     uint64_t max_rss;      /* peak tree RSS while it ran; 0 when unknown */
 };
 
 #define TESTLOG_SLOWEST_MAX 10
+/* Longest message a test marker (and the summary) keeps, in bytes; longer ones are cut. */
+#define TESTLOG_MESSAGE_MAX 1024
 #define TESTLOG_UNEXPECTED_MAX 100
 
 struct testlog;
@@ -143,7 +145,8 @@ void testlog_tree_sample(struct testlog *tl, uint64_t rss);
  * line: the tree's cost is noted now, so that the test is costed from its start rather than from
  * the line's completion. Nothing is done for a line no parser can take. */
 void testlog_line_begins(struct testlog *tl, const char *head, size_t len, uint64_t arrival_ns);
-/* Call fn for each open test id (for the timeout marker and the summary). */
+/* Call fn for each open test, named as its marker will be ("scope/id"; for the timeout marker and
+ * the summary). */
 void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const char *id), void *ctx);
 /* The innermost test open now that had started by t_ns (NULL: none): the test a process started
  * at t_ns ran under. Valid until the next call into the module. */

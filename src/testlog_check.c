@@ -6,7 +6,10 @@
  *                                                   errors, else FAIL; message = the counts)
  *   check_money.c:19:F:Core:test_create:0: msg    → TLE_TEST_END id = "Core:test_create" (tcase:test)
  *       P → PASS (CK_VERBOSE), F → FAIL, E → ERROR, except E "Test timeout expired" → TIMEOUT and
- *       E "Received signal N (...)" → CRASH.
+ *       E "Received signal N (...)" → CRASH; S (a fixture failed: "Failed setup", "Test failure in
+ *       fixture") → FAIL, as Check's own XML report has it, or TIMEOUT / CRASH as E is.
+ *   The tcase is any text (spaces, colons: "Simple Tests", "Setup Fail Nofork 2"); the test is
+ *   a C function name followed by ":<iteration>", then ": message" or the end of the line.
  * Check prints results when a suite is done, without times: a result has no start and no
  * duration (the core places it at the line's arrival).
  */
@@ -20,6 +23,10 @@ struct check_state {
 };
 
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+static bool ident_char(char c)
+{
+    return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
 
 static int result_line(const char *line, size_t len, struct tl_event *ev)
 {
@@ -36,27 +43,31 @@ static int result_line(const char *line, size_t len, struct tl_event *ev)
     if (i == d || i + 3 >= len || line[i] != ':' || line[i + 2] != ':')
         return 0;
     char kind = line[i + 1];
-    if (kind != 'P' && kind != 'F' && kind != 'E')
+    if (kind != 'P' && kind != 'F' && kind != 'E' && kind != 'S')
         return 0;
-    size_t id_start = i + 3, j = id_start;
-    /* tcase:test: neither holds spaces or colons. */
-    while (j < len && line[j] != ':' && line[j] != ' ')
-        j++;
-    if (j == id_start || j >= len || line[j] != ':')
-        return 0;
-    size_t k = ++j;
-    while (k < len && line[k] != ':' && line[k] != ' ')
-        k++;
-    if (k == j || k >= len || line[k] != ':')
-        return 0;
-    size_t id_end = k++, it = k;
-    while (k < len && is_digit(line[k]))
-        k++;
-    if (k == it || (k < len && line[k] != ':'))
+    /* ":<function>:<digits>" then ':' or the end, after a tcase of at least one byte */
+    size_t id_start = i + 3, id_end = 0, k = 0;
+    for (size_t c = id_start + 1; c < len && !id_end; c++) {
+        if (line[c] != ':')
+            continue;
+        size_t f = c + 1;
+        while (f < len && (ident_char(line[f])))
+            f++;
+        if (f == c + 1 || is_digit(line[c + 1]) || f >= len || line[f] != ':')
+            continue;
+        size_t g = f + 1;
+        while (g < len && is_digit(line[g]))
+            g++;
+        if (g == f + 1 || (g < len && line[g] != ':'))
+            continue;
+        id_end = f;
+        k = g;
+    }
+    if (!id_end)
         return 0;
     struct tl_str msg = k < len ? tl_trim(tl_str_make(line + k + 1, len - k - 1)) : tl_str_make(NULL, 0);
-    enum tl_outcome oc = kind == 'P' ? TL_PASSED : kind == 'F' ? TL_FAILED : TL_ERRORED;
-    if (kind == 'E') {
+    enum tl_outcome oc = kind == 'P' ? TL_PASSED : kind == 'E' ? TL_ERRORED : TL_FAILED;
+    if (kind == 'E' || kind == 'S') {
         if (msg.n && memmem(msg.p, msg.n, "Test timeout expired", 20))
             oc = TL_TIMED_OUT;
         else if (msg.n && memmem(msg.p, msg.n, "Received signal", 15))

@@ -25,9 +25,9 @@ enum tl_kind {
     TLE_GROUP_END,
     TLE_TEST_START,    /* id, scope */
     TLE_TEST_END,      /* id (empty: the most recent open test), scope, status, expected, message,
-                          duration_ms when the producer says how long it took (a test with no
-                          start then starts duration_ms before), timeoutfactor */
-    TLE_SUBTEST,       /* id, subtest, status, expected, message */
+                          stack, t.duration_ms when the producer says how long it took (a test
+                          with no start then starts that long before), timeoutfactor */
+    TLE_SUBTEST,       /* id, subtest, status, expected, message, stack */
     TLE_LOG,           /* level, message */
     TLE_CRASH,         /* id, signature, reason, minidump */
     TLE_PROCESS_START, /* process (an id), command */
@@ -39,7 +39,7 @@ enum tl_kind {
     TLE_BAIL_OUT,      /* message: the run gave up; open tests end INCOMPLETE */
     TLE_TEST_RESUME,   /* id, scope: an open test that was paused runs from now (go's CONT) */
     TLE_ANCHOR,        /* no marker: a later result may name this line's arrival as its start
-                          (since_ns); the core keeps what the tree had spent at this instant */
+                          (t.since_ns); the core keeps what the tree had spent at this instant */
 };
 
 struct tl_str {
@@ -47,43 +47,47 @@ struct tl_str {
     size_t n;
 };
 
+/* When an event happened. */
+enum tl_when {
+    TL_AT_LINE_START = 0, /* when its line's first byte arrived (the default) */
+    TL_AT_LINE_END,       /* when its line was complete: a runner that prints a test's name when
+                             it starts and the result and newline when it ends (pytest, unittest,
+                             serial libtest); the core takes the line's completion when it knows
+                             it, else its arrival */
+    TL_AT_EARLIER_LINE,   /* at ns, the arrival of an earlier line of this parser: a result it
+                             could only complete on a later line (TBPL's TEST-INFO, TAP's YAML) */
+};
+
+/* When an event happened and how it was timed: one notion for every format. The core places the
+ * event by wall_ms when the producer's clock gives it (and it is within TESTLOG_MAX_SKEW_NS of
+ * the arrival clock), else by when/ns; a TLE_TEST_END without an opener starts duration_ms before
+ * that, and costs what the tree spent since since_ns. */
+struct tl_timing {
+    enum tl_when when;
+    uint64_t ns;        /* TL_AT_EARLIER_LINE: that line's arrival */
+    double wall_ms;     /* the producer's timestamp, epoch ms (go -json, mozlog); NAN none */
+    /* TLE_TEST_END: how long the test took */
+    double duration_ms; /* the producer's own duration, or the parser's from arrivals; NAN none */
+    uint64_t since_ns;  /* it ran from the arrival of this TLE_ANCHOR of the same parser (TAP: the
+                           previous TAP line at its level), 0 none: the core gives it the tree's
+                           CPU time and peak RSS since then while it holds the anchor (the last
+                           TL_ANCHORS distinct instants, testlog.c) */
+    bool late;          /* the result line may come well after the test ended (go prints
+                           subtests' results with their parent's): when duration_ms is shorter
+                           than the time since the test's start, it ended duration_ms after it */
+};
+
 struct tl_event {
     enum tl_kind kind;
-    double time_ms;     /* producer timestamp, epoch ms; NAN when none */
-    double duration_ms; /* producer-reported duration; NAN when none */
+    struct tl_timing t;
     struct tl_str id, scope, name, status, expected, message, subtest, level, signature, reason,
-        minidump, process, command;
+        minidump, process, command, stack;
     int64_t exitcode;
     bool has_exitcode;
     int64_t timeoutfactor; /* 0 when not given */
     bool unexpected;       /* the producer says the result is unexpected (already decided,
                               e.g. TBPL TEST-UNEXPECTED-*, mozlog with known_intermittent) */
     bool expected_known;   /* unexpected is meaningful */
-    /* Added after the first version of this contract (zero-initialised by tl_event_init, so
-     * parsers that do not know them keep working): */
-    struct tl_str stack;   /* TLE_SUBTEST/TLE_TEST_END: the producer's stack text, if any */
-    uint64_t arrival_ns;   /* 0: the event happened when this line arrived; else the arrival time
-                              of the line it really belongs to (a result a parser could only
-                              complete on a later line, the start of a test whose name was
-                              written before its result) */
-    /* Added for formats that time tests by arrival (testlog_formats.h):
-     * at_ns: when nonzero, the monotonic time of the event, overriding the line's arrival (an
-     *   event decided on a later line, e.g. a TAP result held back until its YAML block ends).
-     * at_line_end: the event happened when the line was complete, not when its first byte
-     *   arrived (pytest, unittest and serial libtest print a test's name when it starts and the
-     *   result and newline when it ends): the core times it by the line's completion when it
-     *   knows it, else by the arrival. */
-    uint64_t at_ns;
-    bool at_line_end;
-    /* since_ns: TLE_TEST_END of a test without an opener that ran from an earlier line of the
-     *   same parser, the arrival of a TLE_ANCHOR (TAP: the previous TAP line at its level). The
-     *   core then gives the test the tree's CPU time and peak RSS since that instant, when it still
-     *   holds the anchor (the last TL_ANCHORS distinct instants, testlog.c). */
-    uint64_t since_ns;
-    /* end_may_be_late: TLE_TEST_END whose result line may come well after the test ended (go
-     *   prints subtests' results with their parent's). When duration_ms is shorter than the time
-     *   since the test's start, the test ended duration_ms after its start. */
-    bool end_may_be_late;
 };
 
 struct tl_format {
@@ -113,10 +117,10 @@ struct tl_format {
     bool (*busy)(const void *state);
 };
 
-/* The formats, in the priority order of test-logs.md. */
-extern const struct tl_format tl_format_mozlog, tl_format_tbpl, tl_format_mach, tl_format_tap,
-    tl_format_go, tl_format_gtest, tl_format_pytest, tl_format_unittest, tl_format_libtest,
-    tl_format_check;
+/* The formats (testlog_registry.h). */
+#define TL_FORMAT(var, NAME, alias) extern const struct tl_format tl_format_##var;
+#include "testlog_registry.h"
+#undef TL_FORMAT
 
 /* Helpers for parsers. */
 static inline struct tl_str tl_str_make(const char *p, size_t n)
@@ -128,8 +132,14 @@ static inline void tl_event_init(struct tl_event *ev, enum tl_kind kind)
 {
     memset(ev, 0, sizeof *ev); /* in place: no zeroed copy to move */
     ev->kind = kind;
-    ev->time_ms = __builtin_nan("");
-    ev->duration_ms = __builtin_nan("");
+    ev->t.wall_ms = __builtin_nan("");
+    ev->t.duration_ms = __builtin_nan("");
+}
+/* The event happened when an earlier line of the parser arrived (TL_AT_EARLIER_LINE). */
+static inline void tl_at_earlier_line(struct tl_event *ev, uint64_t arrival_ns)
+{
+    ev->t.when = TL_AT_EARLIER_LINE;
+    ev->t.ns = arrival_ns;
 }
 
 #endif

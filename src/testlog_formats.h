@@ -24,33 +24,44 @@
  *
  *   outcome                                       status   expected  unexpected
  *   passed (TAP ok, go PASS, gtest OK, ...)       PASS     -         false
- *   failed (TAP not ok, go FAIL, gtest FAILED...) FAIL     PASS      true
- *   skipped / ignored (any format, TAP # SKIP)    SKIP     -         false
+ *   failed (TAP not ok, also with # SKIP, go
+ *     FAIL, gtest FAILED, Check :F: and :S:...)   FAIL     PASS      true
+ *   skipped / ignored (any format, TAP ok # SKIP,
+ *     a prove file skipped as a whole)            SKIP     -         false
  *   known failure (TAP # TODO not ok, pytest
  *     XFAIL, unittest "expected failure")         FAIL     FAIL      false
  *   unexpected pass (TAP # TODO ok, pytest XPASS,
  *     unittest "unexpected success")              PASS     FAIL      true
  *   error outside the test body (pytest ERROR,
- *     unittest ERROR, Check :E:)                  ERROR    PASS      true
- *   Check "Test timeout expired"                  TIMEOUT  PASS      true
+ *     unittest ERROR, Check :E:, a prove file
+ *     whose plan was missing or not met)          ERROR    PASS      true
+ *   Check "Test timeout expired", libtest "time
+ *     limit exceeded", Node testTimeoutFailure    TIMEOUT  PASS      true
  *   Check "Received signal"                       CRASH    PASS      true
+ *
+ * Messages — a result carries the failure text the format gives: a skip or TODO reason, Check's
+ * message, pytest's "(reason)", a Node YAML "error:", gtest's failure text, go's first located
+ * output line, libtest's JSON message; the core keeps at most TESTLOG_MESSAGE_MAX bytes of it.
  *
  * ("-": expected is empty, i.e. the result is the expected one, as in mozlog.) Suites
  * (TLE_SUITE_END) carry status PASS or FAIL when the format says, and duration_ms when known.
  *
- * Timing — the core times an event by time_ms (producer's epoch timestamp: go -json only), else
- * by at_ns, else by the line's arrival (first byte), or its completion when at_line_end is set.
+ * Timing — one struct tl_timing per event (testlog_event.h): the core times an event by t.wall_ms
+ * (the producer's epoch timestamp: go -json, mozlog), else by t.when: the line's arrival (first
+ * byte), its completion (TL_AT_LINE_END) or an earlier line's arrival (TL_AT_EARLIER_LINE).
  * A result without an opening line carries duration_ms: the producer's (go, gtest, libtest JSON,
  * TAP YAML duration_ms), or else the time since the format's previous event (TAP: "a test point
  * ran from the previous TAP event to its arrival"). pytest/unittest/libtest text lines that hold
  * name and result emit TEST_START (at the first byte: that is when the runner printed the name)
- * and TEST_END with at_line_end (the runner printed the result and newline when it finished).
+ * and TEST_END at TL_AT_LINE_END (the runner printed the result and newline when it finished).
  * With a runner that block-buffers its output, both collapse to the flush time: the test's
  * duration then shows as ~0 and tests appear in bursts.
  *
- * Ids and scopes — id is the test's own name; scope keys it among parallel or nested runs:
- *   TAP: id = description (without directive), scope = parent test names joined with '/'
- *        (a parent with no "# Subtest:" opener is named by its expected test number);
+ * Ids and scopes — id is the test's own name; scope keys it among parallel or nested runs, and
+ * the test marker's name is "scope/id" (testlog.c):
+ *   TAP: id = description (without directive), scope = the file prove announced, then parent
+ *        test names, joined with '/' (a parent with no "# Subtest:" opener is named by its
+ *        expected test number); a prove file's own result has id = the file;
  *        Check's TAP descriptions "file.c:tcase:test: message" give id "tcase:test".
  *   go:  id = Test ("TestX/sub"), scope = Package (empty for plain -v output).
  *   gtest: id = "Suite.Name", scope empty; suites are TLE_SUITE_START/END with id = suite.

@@ -8,6 +8,11 @@
  *   [----------] N tests from Suite               → TLE_SUITE_START id = Suite
  *   [----------] N tests from Suite (X ms total)  → TLE_SUITE_END, duration X ms
  *
+ * A failure or skip inside a test ("test/a.cc:12: Failure", "test/a.cc:12: Skipped", the lines
+ * after it being its text) gives the test's result its message: the text after the first such
+ * line, its lines joined by newlines, up to the next "[" line (bounded). "unknown file: Failure"
+ * (an exception) is not seen: the parser is offered lines by their first word, dotted here.
+ *
  * The closing summary ("[==========] N tests from M test suites ran.") repeats failed and skipped
  * tests as "[  FAILED  ] Suite.Name" without a time: after that line nothing is a result until the
  * next "[==========] Running ...". Result lines without a time outside the summary are results
@@ -21,7 +26,22 @@
 
 struct gtest_state {
     bool in_summary;
+    bool in_test;    /* a RUN line opened a test */
+    bool collecting; /* after its first "file:line: Failure": the lines are its message */
+    size_t msg_n;
+    char msg[1024];
 };
+
+/* "path.cc:12: Failure" or "...: Skipped": its first word holds a '.' (the prefilter's promise) */
+static bool failure_line(const char *line, size_t len)
+{
+    if (len <= 9 || (memcmp(line + len - 9, ": Failure", 9) && memcmp(line + len - 9, ": Skipped", 9)))
+        return false;
+    for (size_t i = 0; i < len && line[i] != ' '; i++)
+        if (line[i] == '.')
+            return true;
+    return false;
+}
 
 /* Split "name[, where ...] (N ms[ total])" into the name and N. */
 static struct tl_str split_time(struct tl_str s, const char *unit, double *ret_ms)
@@ -49,13 +69,29 @@ static int gtest_parse(void *state, const char *line, size_t len, uint64_t arriv
                        struct tl_event *ev)
 {
     struct gtest_state *st = state;
-    if (len < 14 || line[0] != '[' || line[11] != ']' || line[12] != ' ')
+    if (len == 0 || line[0] != '[') {
+        if (st->collecting) {
+            /* a line of the failure's text */
+            if (st->msg_n && st->msg_n < sizeof st->msg)
+                st->msg[st->msg_n++] = '\n';
+            st->msg_n += tl_copy(st->msg + st->msg_n, sizeof st->msg - st->msg_n,
+                                 tl_str_make(line, len)).n;
+            if (st->msg_n >= sizeof st->msg)
+                st->collecting = false;
+        } else if (st->in_test && !st->msg_n && failure_line(line, len))
+            st->collecting = true;
+        return 0;
+    }
+    st->collecting = false;
+    if (len < 14 || line[11] != ']' || line[12] != ' ')
         return 0;
     struct tl_str rest = tl_trim(tl_str_make(line + 13, len - 13));
     const char *tag = line + 1;
     double ms;
     if (!memcmp(tag, " RUN      ", 10)) {
         st->in_summary = false;
+        st->in_test = true;
+        st->msg_n = 0;
         struct tl_str id = split_time(rest, " ms", &ms);
         if (!id.n)
             return 0;
@@ -89,7 +125,7 @@ static int gtest_parse(void *state, const char *line, size_t len, uint64_t arriv
             return 0;
         tl_event_init(ev, !isnan(ms) ? TLE_SUITE_END : TLE_SUITE_START);
         ev->id = suite;
-        ev->duration_ms = ms;
+        ev->t.duration_ms = ms;
         return 1;
     } else if (!memcmp(tag, "==========", 10)) {
         if (TL_PREFIX(rest.p, rest.n, "Running "))
@@ -106,9 +142,14 @@ static int gtest_parse(void *state, const char *line, size_t len, uint64_t arriv
     if (id.p[0] >= '0' && id.p[0] <= '9' && memmem(id.p, id.n, " test", 5) && !memchr(id.p, '.', id.n))
         return 0;
     tl_set_result(ev, id, tl_str_make(NULL, 0), oc);
-    ev->duration_ms = ms;
+    ev->t.duration_ms = ms;
+    if (st->in_test && oc != TL_PASSED)
+        ev->message = tl_trim(tl_str_make(st->msg, st->msg_n));
+    st->in_test = false;
     return 1;
 }
+
+static bool gtest_busy(const void *state) { return ((const struct gtest_state *)state)->collecting; }
 
 const struct tl_format tl_format_gtest = {
     .name = "gtest",
@@ -117,4 +158,6 @@ const struct tl_format tl_format_gtest = {
     .parse = gtest_parse,
     .release = NULL,
     .pairs = (const char *const[]){"[ ", "[-", "[=", NULL},
+    .dotted_word = true, /* "path.cc:12: Failure" */
+    .busy = gtest_busy,
 };

@@ -2,8 +2,11 @@
  *
  * Text:
  *   test a::b ... ok | FAILED | ignored[, reason]   → TLE_TEST_START (first byte: serial libtest
- *       prints the name when the test starts) + TLE_TEST_END with at_line_end. Parallel libtest
+ *       prints the name when the test starts) + TLE_TEST_END at TL_AT_LINE_END. Parallel libtest
  *       prints the whole line at the end; the test then shows ~0 long.
+ *   test a::b ... ok <0.001s>  (-Z unstable-options --report-time) the test's own time:
+ *       duration_ms; "FAILED (time limit exceeded) <0.160s>" (--ensure-time) → TIMEOUT.
+ *   test a::b - should panic ... ok   (#[should_panic]) id a::b.
  *   test a::b ... <output>    (--nocapture) → TLE_TEST_START; a later line "ok"/"FAILED"/"ignored"
  *       ends it.
  *   running N tests           → TLE_SUITE_START; "test result: ok. ... finished in 0.01s" →
@@ -13,8 +16,9 @@
  * JSON (-Z unstable-options --format=json [--report-time]):
  *   {"type":"suite","event":"started"|"ok"|"failed",...,"exec_time":s}
  *   {"type":"test","event":"started"|"ok"|"failed"|"ignored","name":..,"exec_time":s,
- *    "message":..}                 ("timeout" is a warning, not a result: ignored)
- * ok → PASS, failed/FAILED → FAIL, ignored → SKIP (reason = message).
+ *    "message":..,"reason":..}     ("timeout" is a warning, not a result: ignored)
+ * ok → PASS, failed/FAILED → FAIL, ignored → SKIP (reason = message); a failure for the reason
+ * "time limit exceeded" (--ensure-time) → TIMEOUT, with that message.
  */
 #include "testlog_formats.h"
 
@@ -36,15 +40,33 @@ static struct tl_str suite_id(const struct libtest_state *st)
     return st->suite_len ? tl_str_make(st->suite, st->suite_len) : TL_LIT("libtest");
 }
 
-static bool text_result(struct tl_str s, enum tl_outcome *ret, struct tl_str *ret_msg)
+static const char time_limit[] = "time limit exceeded";
+
+/* "ok", "FAILED", "FAILED (time limit exceeded)", "ignored[, reason]", each with an optional
+ * " <0.001s>" (--report-time), which gives *ret_ms (NAN without). */
+static bool text_result(struct tl_str s, enum tl_outcome *ret, struct tl_str *ret_msg,
+                        double *ret_ms)
 {
     s = tl_trim(s);
     *ret_msg = tl_str_make(NULL, 0);
+    *ret_ms = __builtin_nan("");
+    if (s.n > 4 && s.p[s.n - 1] == '>' && s.p[s.n - 2] == 's') {
+        const char *lt = memrchr(s.p, '<', s.n);
+        double v;
+        if (lt && lt > s.p && lt[-1] == ' ' &&
+            tl_parse_number(tl_str_make(lt + 1, (size_t)(s.p + s.n - 2 - lt - 1)), &v) && v >= 0) {
+            *ret_ms = v * 1000.0;
+            s = tl_trim(tl_str_make(s.p, (size_t)(lt - s.p)));
+        }
+    }
     if (tl_str_eq(s, "ok"))
         *ret = TL_PASSED;
     else if (tl_str_eq(s, "FAILED"))
         *ret = TL_FAILED;
-    else if (TL_PREFIX(s.p, s.n, "ignored") && (s.n == 7 || s.p[7] == ',')) {
+    else if (tl_str_eq(s, "FAILED (time limit exceeded)")) {
+        *ret = TL_TIMED_OUT;
+        *ret_msg = TL_LIT(time_limit);
+    } else if (TL_PREFIX(s.p, s.n, "ignored") && (s.n == 7 || s.p[7] == ',')) {
         *ret = TL_SKIPPED;
         if (s.n > 8)
             *ret_msg = tl_trim(tl_str_make(s.p + 8, s.n - 8));
@@ -90,7 +112,7 @@ static int parse_json(struct libtest_state *st, const char *line, size_t len, st
         ev->id = suite_id(st);
         if (!started) {
             ev->status = oc == TL_PASSED ? TL_LIT("PASS") : TL_LIT("FAIL");
-            ev->duration_ms = dur;
+            ev->t.duration_ms = dur;
         }
         n = 1;
     } else if (!strcmp(type, "test")) {
@@ -101,9 +123,13 @@ static int parse_json(struct libtest_state *st, const char *line, size_t len, st
             tl_event_init(ev, TLE_TEST_START);
             ev->id = id;
         } else {
-            tl_set_result(ev, id, tl_str_make(NULL, 0), oc);
-            ev->duration_ms = dur;
+            const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "reason");
+            bool limit = oc == TL_FAILED && cJSON_IsString(r) && !strcmp(r->valuestring, time_limit);
+            tl_set_result(ev, id, tl_str_make(NULL, 0), limit ? TL_TIMED_OUT : oc);
+            ev->t.duration_ms = dur;
             ev->message = json_copy(o, "message", st->msg, sizeof st->msg);
+            if (limit && !ev->message.n)
+                ev->message = TL_LIT(time_limit);
         }
         n = 1;
     }
@@ -129,7 +155,7 @@ static int libtest_parse(void *state, const char *line, size_t len, uint64_t arr
                 double v;
                 if (d.n > 1 && d.p[d.n - 1] == 's' &&
                     tl_parse_number(tl_str_make(d.p, d.n - 1), &v) && v >= 0)
-                    ev->duration_ms = v * 1000.0;
+                    ev->t.duration_ms = v * 1000.0;
             }
             st->pending = false;
             return 1;
@@ -143,14 +169,21 @@ static int libtest_parse(void *state, const char *line, size_t len, uint64_t arr
             return 0;
         if (an >= 7 && TL_PREFIX(after, an, " bench:"))
             return 0;
-        struct tl_str id = tl_copy(st->id, sizeof st->id, tl_str_make(line + 5, (size_t)(dots - line - 5)));
+        struct tl_str name = tl_str_make(line + 5, (size_t)(dots - line - 5));
+        static const char panic[] = " - should panic";
+        if (name.n > sizeof panic - 1 &&
+            !memcmp(name.p + name.n - (sizeof panic - 1), panic, sizeof panic - 1))
+            name.n -= sizeof panic - 1;
+        struct tl_str id = tl_copy(st->id, sizeof st->id, name);
         st->id_len = id.n;
         tl_event_init(&ev[0], TLE_TEST_START);
         ev[0].id = id;
-        if (text_result(tl_str_make(after, an), &oc, &msg)) {
+        double ms;
+        if (text_result(tl_str_make(after, an), &oc, &msg, &ms)) {
             tl_set_result(&ev[1], id, tl_str_make(NULL, 0), oc);
             ev[1].message = msg;
-            ev[1].at_line_end = true;
+            ev[1].t.duration_ms = ms;
+            ev[1].t.when = TL_AT_LINE_END;
             st->pending = false;
             return 2;
         }
@@ -183,11 +216,13 @@ static int libtest_parse(void *state, const char *line, size_t len, uint64_t arr
         st->suite_len = tl_copy(st->suite, sizeof st->suite, s).n;
         return 0;
     }
-    if (st->pending && len <= 64 && text_result(tl_str_make(line, len), &oc, &msg)) {
+    double ms;
+    if (st->pending && len <= 64 && text_result(tl_str_make(line, len), &oc, &msg, &ms)) {
         st->pending = false;
         tl_set_result(ev, tl_str_make(st->id, st->id_len), tl_str_make(NULL, 0), oc);
         ev->message = msg;
-        ev->at_line_end = true;
+        ev->t.duration_ms = ms;
+        ev->t.when = TL_AT_LINE_END;
         return 1;
     }
     return 0;

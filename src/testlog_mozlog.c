@@ -647,7 +647,7 @@ static int mozlog_parse(void *state, const char *line, size_t len, uint64_t arri
     tl_event_init(ev, TLE_LOG);
     double t;
     if (jnum(&f[F_TIME], &t))
-        ev->time_ms = t;
+        ev->t.wall_ms = t;
     /* the members every action may use */
 #define TEST() (ev->id = jjoin(st, &f[F_TEST], " "))
 

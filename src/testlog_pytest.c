@@ -6,15 +6,20 @@
  *
  *   tests/test_a.py::TestC::test_x[p] PASSED   [ 50%]
  *     pytest printed the node id when the test started and the status when it ended, so this is
- *     TLE_TEST_START (timed by the line's first byte) + TLE_TEST_END with at_line_end.
+ *     TLE_TEST_START (timed by the line's first byte) + TLE_TEST_END at TL_AT_LINE_END.
  *   tests/test_a.py::test_y <test output without a newline>
  *     the test printed something (pytest -s): TLE_TEST_START for the node id (the first word),
  *     remembered; a later line ending in a status ("PASSED [ 50%]", "...outputFAILED") ends it.
  *   [gw0] [ 50%] PASSED tests/test_a.py::test_x
  *     xdist reports a result when the worker is done; its start is unknown: TLE_TEST_END only
  *     (the core places it at the line's arrival, with no duration).
+ *     xdist -v also prints "tests/a.py::test_x " (with the space) when a worker starts the test:
+ *     that opens it, as pytest -s output does.
  * Lines that start with a status ("FAILED tests/x.py::t - assert 0", the short summary) are not
- * results. A node id must contain ".py::" in its first word.
+ * results, nor is a node id alone on its line without a trailing space (the warnings summary
+ * lists the tests that warned so). A node id must contain ".py::" in its first word; it ends at
+ * its first space, unless a parameter list "[" is open there: then at the "]" that closes it
+ * before a space or the end (parametrised ids may hold spaces: "test_sep[ -2014-01-01]").
  */
 #include "testlog_formats.h"
 
@@ -87,7 +92,7 @@ static bool late_status(struct pytest_state *st, const char *line, size_t len, s
         if (status_at(q, k, &oc) == k && (progress || k == s.n)) {
             st->pending = false;
             tl_set_result(ev, tl_str_make(st->id, st->id_len), tl_str_make(NULL, 0), oc);
-            ev->at_line_end = true;
+            ev->t.when = TL_AT_LINE_END;
             return true;
         }
     }
@@ -105,6 +110,18 @@ static bool is_nodeid(const char *p, size_t n)
             return true;
     }
     return false;
+}
+
+/* The length of the node id that starts s (its first word is one): see the top. */
+static size_t nodeid_len(const char *s, size_t n, size_t first)
+{
+    const char *open = memchr(s, '[', first);
+    if (!open || memchr(open, ']', (size_t)(s + first - open)))
+        return first;
+    for (size_t i = first; i < n; i++)
+        if (s[i] == ']' && (i + 1 == n || s[i + 1] == ' '))
+            return i + 1;
+    return first;
 }
 
 static int pytest_parse(void *state, const char *line, size_t len, uint64_t arrival_ns,
@@ -137,6 +154,7 @@ static int pytest_parse(void *state, const char *line, size_t len, uint64_t arri
             sp++;
         if (!is_nodeid(rest.p, sp))
             return 0;
+        sp = nodeid_len(rest.p, rest.n, sp);
         tl_set_result(ev, tl_str_make(rest.p, sp), tl_str_make(NULL, 0), oc);
         if (sp < rest.n) {
             struct tl_str r = tl_trim(tl_str_make(rest.p + sp, rest.n - sp));
@@ -161,11 +179,14 @@ static int pytest_parse(void *state, const char *line, size_t len, uint64_t arri
         tl_event_init(&ev[0], TLE_TEST_START);
         ev[0].id = id;
         tl_set_result(&ev[1], id, tl_str_make(NULL, 0), oc);
-        ev[1].at_line_end = true;
+        ev[1].t.when = TL_AT_LINE_END;
         ev[1].message = reason_of(tl_str_make(line + i + 1 + w, len - i - 1 - w));
         st->pending = false;
         return 2;
     }
+    if (first == len)
+        goto not_nodeid; /* a node id alone: not a start (see the top) */
+    first = nodeid_len(line, len, first);
     st->id_len = tl_copy(st->id, sizeof st->id, tl_str_make(line, first)).n;
     st->pending = true;
     tl_event_init(&ev[0], TLE_TEST_START);

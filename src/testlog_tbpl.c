@@ -4,14 +4,25 @@
  *   TEST-PASS | id | took 12ms                           expected result, closes
  *   TEST-KNOWN-INTERMITTENT-FAIL | id | took 12ms        closes, counts as expected
  *   TEST-UNEXPECTED-FAIL | id | message                  unexpected result ...
- *   TEST-INFO expected PASS | took 12ms                  ... which this line completes
+ *   TEST-INFO took 12ms                                  ... which this line completes: the
+ *                                                        expected status was PASS or OK (taken
+ *                                                        as PASS)
+ *   TEST-INFO expected TIMEOUT | took 12ms               ... or this one, naming any other
+ *                                                        expected status ("TEST-INFO" alone or
+ *                                                        "TEST-INFO expected X" when the
+ *                                                        formatter did not see the start)
  *   TEST-PASS | id | subtest text                        a subtest (no "took")
  *   PROCESS-CRASH | reason [signature] | id              crash
  *   SUITE-START | Running 5 tests / SUITE-END | took 3s  suite
  *
- * An unexpected line is a test end only when "TEST-INFO expected" follows; otherwise it was an
- * unexpected subtest. So it is held in the state and resolved by the next TBPL line (with its own
- * arrival time, through tl_event.arrival_ns).
+ * An unexpected line is a test end only when a TEST-INFO line follows (mozlog's formatter writes
+ * one after every unexpected test result, the message and stack lines in between); otherwise it
+ * was an unexpected subtest. So it is held in the state and resolved by the next TBPL line (with
+ * its own arrival time: TL_AT_EARLIER_LINE).
+ *
+ * TBPL on stdout beside pytest's own output (mozlog's pytest plugin with --log-tbpl=-): pytest's
+ * progress character (".", "F", "E", "s", "x", "X") and the file name it announces ("tests/a.py ")
+ * come first on the line; they are skipped.
  */
 #include "testlog_event.h"
 
@@ -129,36 +140,71 @@ static int flush_pending(struct tbpl_state *st, struct tl_event *ev)
     }
     ev->expected_known = true;
     ev->unexpected = true;
-    ev->arrival_ns = st->pending_arrival;
+    tl_at_earlier_line(ev, st->pending_arrival);
     return 1;
+}
+
+static bool is_progress(char c) { return c && strchr(".FEsxX", c); }
+
+/* Where the TBPL text of a line starts: after pytest's file name and progress character when
+ * those come first (see the top). len when the line holds none. */
+static size_t tbpl_offset(const char *line, size_t len)
+{
+    size_t i = 0;
+    const char *sp = memchr(line, ' ', len < 4096 ? len : 4096);
+    if (sp && sp - line > 3 && !memcmp(sp - 3, ".py", 3))
+        i = (size_t)(sp - line) + 1;
+    if (i < len && is_progress(line[i]))
+        i++;
+    if (starts(line + i, len - i, "TEST-") || starts(line + i, len - i, "SUITE-") ||
+        starts(line + i, len - i, "PROCESS-CRASH"))
+        return i;
+    return len;
 }
 
 static int tbpl_parse(void *state, const char *line, size_t len, uint64_t arrival_ns,
                       struct tl_event *ev)
 {
     struct tbpl_state *st = state;
-    if (len < 8 || !(line[0] == 'T' || line[0] == 'P' || line[0] == 'S'))
+    if (len < 8)
         return 0;
-
-    if (starts(line, len, "TEST-INFO expected ")) {
-        if (!st->pending)
+    if (!(line[0] == 'T' || line[0] == 'P' || line[0] == 'S')) {
+        size_t off = tbpl_offset(line, len);
+        line += off;
+        len -= off;
+        if (len < 8)
             return 0;
-        const char *p = line + 19;
-        size_t n = len - 19;
-        const char *sep = find(p, n, " | ");
-        size_t en = sep ? (size_t)(sep - p) : n;
-        double took;
+    }
+
+    if (starts(line, len, "TEST-INFO") && (len == 9 || line[9] == ' ')) {
+        /* "TEST-INFO [expected X][ | ][took Nms]" (see the top) */
+        const char *p = line + 9;
+        size_t n = len - 9;
+        while (n && *p == ' ')
+            p++, n--;
+        struct tl_str expected = tl_str_make("PASS", 4);
+        if (starts(p, n, "expected ")) {
+            const char *sep = find(p, n, " | ");
+            size_t en = sep ? (size_t)(sep - p) : n;
+            expected = tl_str_make(p + 9, en - 9);
+            n -= sep ? en + 3 : n;
+            p = sep ? sep + 3 : p + n;
+        }
+        double took = 0;
+        bool have_took = parse_took(p, n, &took);
+        if (!st->pending || (n && !have_took))
+            return 0;
         st->pending = false;
         tl_event_init(ev, TLE_TEST_END);
         ev->id = tl_str_make(st->id, st->id_n);
         ev->status = tl_str_make(st->status, st->status_n);
         ev->message = tl_str_make(st->msg, st->msg_n);
-        ev->expected = tl_str_make(p, en);
+        ev->expected = expected;
         ev->expected_known = true;
         ev->unexpected = true;
-        ev->arrival_ns = st->pending_arrival;
-        if (sep && parse_took(sep + 3, n - en - 3, &took))
-            ev->duration_ms = took;
+        tl_at_earlier_line(ev, st->pending_arrival);
+        if (have_took)
+            ev->t.duration_ms = took;
         return 1;
     }
 
@@ -260,7 +306,7 @@ static int tbpl_parse(void *state, const char *line, size_t len, uint64_t arriva
     struct tl_event *e = &ev[k];
     if (parse_took(rest.p, rest.n, &took)) {
         tl_event_init(e, TLE_TEST_END);
-        e->duration_ms = took;
+        e->t.duration_ms = took;
     } else {
         tl_event_init(e, TLE_SUBTEST);
         e->subtest = rest;
@@ -278,6 +324,9 @@ const struct tl_format tl_format_tbpl = {
     .state_size = sizeof(struct tbpl_state),
     .parse = tbpl_parse,
     .release = NULL,
-    /* a held result is resolved only by the next TBPL line, which starts with one of these */
-    .pairs = (const char *const[]){"TE", "PR", "SU", NULL},
+    /* a held result is resolved only by the next TBPL line, which starts with one of these, or
+     * with pytest's progress character before it, or with the file name pytest announces */
+    .pairs = (const char *const[]){"TE", "PR", "SU", ".T", "FT", "ET", "sT", "xT", "XT", ".P",
+                                   "FP", "EP", ".S", NULL},
+    .dotted_word = true,
 };

@@ -2,12 +2,16 @@
  *
  *   test_x (mod.Class.test_x) ... ok        Python >= 3.11: id = mod.Class.test_x
  *   test_x (mod.Class) ... ok               older: id = mod.Class.test_x
+ *   json ()                                 a module's doctest (doctest.DocTestSuite), then
+ *   Doctest: json ... ok                    its description line: id = json
+ *   encode (json.encoder.JSONEncoder)       a function's or method's doctest, then
+ *   Doctest: json.encoder.JSONEncoder.encode ... ok     id = json.encoder.JSONEncoder.encode
  * Results: "ok" → PASS, "FAIL" → FAIL, "ERROR" → ERROR, "skipped 'why'" → SKIP (message why),
  * "expected failure" → known FAIL, "unexpected success" → unexpected PASS; a " (0.012s)" suffix
  * (--durations) gives duration_ms.
  *
  * unittest prints the description when the test starts and the result when it ends, so a complete
- * line is TLE_TEST_START (first byte) + TLE_TEST_END with at_line_end. When the test wrote to the
+ * line is TLE_TEST_START (first byte) + TLE_TEST_END at TL_AT_LINE_END. When the test wrote to the
  * same stream, the line ends with "... " or with that output: TLE_TEST_START, and the test stays
  * pending until a line that is only a result. A test with a docstring prints "test_x (mod.C.test_x)"
  * alone, then "First docstring line ... ok": the first line is remembered (no event) and the next
@@ -81,13 +85,13 @@ static bool parse_desc(const char *line, size_t len, struct desc *ret)
         return false;
     while (i < len && ident_char(line[i]))
         i++;
-    if (i == 0 || i + 3 >= len || line[i] != ' ' || line[i + 1] != '(')
+    if (i == 0 || i + 3 > len || line[i] != ' ' || line[i + 1] != '(')
         return false;
     size_t d = i + 2, j = d;
     while (j < len && (ident_char(line[j]) || line[j] == '.'))
         j++;
-    if (j == d || j >= len || line[j] != ')')
-        return false;
+    if (j >= len || line[j] != ')')
+        return false; /* "()": a module's doctest */
     ret->name = tl_str_make(line, i);
     ret->dotted = tl_str_make(line + d, j - d);
     ret->end = j + 1;
@@ -102,7 +106,8 @@ static void keep_id(struct unittest_state *st, const struct desc *d)
                     memcmp(d->dotted.p + d->dotted.n - nl, d->name.p, nl) == 0;
     size_t n = tl_copy(st->id, sizeof st->id, d->dotted).n;
     if (!new_form && n + 1 + nl <= sizeof st->id) {
-        st->id[n++] = '.';
+        if (n)
+            st->id[n++] = '.';
         memcpy(st->id + n, d->name.p, nl);
         n += nl;
     }
@@ -121,8 +126,8 @@ static int after_desc(struct unittest_state *st, const char *p, size_t n, struct
     if (parse_result(tl_str_make(p, n), &oc, &msg, &ms)) {
         tl_set_result(&ev[1], id, tl_str_make(NULL, 0), oc);
         ev[1].message = msg;
-        ev[1].duration_ms = ms;
-        ev[1].at_line_end = true;
+        ev[1].t.duration_ms = ms;
+        ev[1].t.when = TL_AT_LINE_END;
         st->pending = false;
         return 2;
     }
@@ -168,8 +173,8 @@ static int unittest_parse(void *state, const char *line, size_t len, uint64_t ar
             st->pending = false;
             tl_set_result(ev, tl_str_make(st->id, st->id_len), tl_str_make(NULL, 0), oc);
             ev->message = msg;
-            ev->duration_ms = ms;
-            ev->at_line_end = true;
+            ev->t.duration_ms = ms;
+            ev->t.when = TL_AT_LINE_END;
             return 1;
         }
     }

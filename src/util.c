@@ -73,6 +73,8 @@ int parse_name_list(const char *list, const struct name_bit *names, size_t n, un
     for (const char *p = list;;) {
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (!len)
+            return -EINVAL; /* an empty name (and the "" of a table's missing alias) never matches */
         size_t i = 0;
         while (i < n && !(strlen(names[i].name) == len && memcmp(names[i].name, p, len) == 0))
             i++;

@@ -43,7 +43,7 @@ expect "run status" "$(attr "$F" "resmon-run sh" status.code)" 2
 expect "pass" "$(attr "$F" dir/passes.js test.case.result.status)" pass
 expect "pass status" "$(attr "$F" dir/passes.js status.code)" 1
 expect "fail" "$(attr "$F" dir/fails.js test.case.result.status)" fail
-expect "fail message" "$(attr "$F" dir/fails.js status.message)" "FAIL, expected PASS"
+expect "fail message" "$(attr "$F" dir/fails.js status.message)" "FAIL, expected PASS: boom"
 expect "skip: no result status" "$(attr "$F" dir/skipped.js test.case.result.status)" ""
 expect "suite" "$(attr "$F" dir/passes.js test.suite.name)" dir
 run_id=$(attr "$F" "resmon-run sh" parent)

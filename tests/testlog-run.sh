@@ -7,14 +7,15 @@
 . "$TOP_SRCDIR/tests/itlib.sh"
 BURN=0.3
 
-# cost_check FILE ID [no-rss]: the test marker of ID lasted about as long as the helper measured
-# (±20% + 50 ms) and carries the tree CPU the helper burnt meanwhile (±20% + 5 ms) and maxRSS
-# (no-rss: and no maxRSS, the peak of a window longer than the test not being its own).
+# cost_check FILE ID [rss|no-rss [NAME]]: the test marker of ID lasted about as long as the helper
+# measured for its test NAME (default ID) (±20% + 50 ms) and carries the tree CPU the helper burnt
+# meanwhile (±20% + 5 ms) and maxRSS (no-rss: and no maxRSS, the peak of a window longer than the
+# test not being its own).
 cost_check() {
     _rss=${3:-rss}
     _l=$(test_line "$1" "$2")
     _d=$(printf '%s\n' "$_l" | cut -f5)
-    set -- "$1" "$2" $(grep -F "$2 " "$HELPER_COSTS" | tail -n 1 | sed 's/.* \([0-9.]*\) \([0-9.]*\)$/\1 \2/')
+    set -- "$1" "$2" $(grep -F "${4:-$2} " "$HELPER_COSTS" | tail -n 1 | sed 's/.* \([0-9.]*\) \([0-9.]*\)$/\1 \2/')
     [ $# = 4 ] || fail "no cost reported for $2"
     _dur=$(duration "$_l")
     near "$_dur" "$3" 0.2 50 || fail "$1: test '$2' lasted $_dur ms, the helper measured $3 ms"
@@ -123,14 +124,15 @@ cost_check "$P" GTest.Fail
 
 suite_run go
 P="$T/go.json"
-expect_test "$P" TestPass PASS green
-expect_test "$P" TestFail FAIL orange PASS
-expect_test "$P" TestSkip SKIP yellow
-expect_test "$P" TestCrash FAIL orange PASS
+# -json names each test's package: the test's full name is package/Test
+expect_test "$P" example.com/itest/TestPass PASS green
+expect_test "$P" example.com/itest/TestFail FAIL orange PASS
+expect_test "$P" example.com/itest/TestSkip SKIP yellow
+expect_test "$P" example.com/itest/TestCrash FAIL orange PASS
 [ "$(count "$P" test)" = 4 ] || fail "go: $(count "$P" test) test markers"
 [ "$(val "$(markers "$P" suite | cut -f5)" text)" = example.com/itest ] || fail "go: package suite marker"
-cost_check "$P" TestPass
-cost_check "$P" TestFail
+cost_check "$P" example.com/itest/TestPass rss TestPass
+cost_check "$P" example.com/itest/TestFail rss TestFail
 
 # Pass-through is untouched by all this: the suite's bytes arrive as printed.
 HELPER_COSTS="$T/costs.direct" "$HELPER" suite tbpl 0 | sed 's/took [0-9]*ms/took Nms/' >"$T/tbpl.want"
@@ -153,7 +155,7 @@ HELPER_COSTS="$T/costs.mixed" "$RESMON_RUN" -i 0.05 -o "$P" -- sh -c \
 [ "$(count "$P" test)" = 16 ] || fail "mixed: $(count "$P" test) test markers, expected 16"
 expect_test "$P" tbpl/test_fail.js FAIL orange PASS
 expect_test "$P" mozlog/test_crash.js CRASH red PASS
-expect_test "$P" TestSkip SKIP yellow
+expect_test "$P" example.com/itest/TestSkip SKIP yellow
 expect_test "$P" GTest.Pass PASS green
 
 P="$T/interleave.json"

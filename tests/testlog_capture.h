@@ -170,8 +170,35 @@ static void golden_line(void *ctx, const char *line, size_t len, bool truncated,
     testlog_line(g->tl, 1, line, len, truncated, arrival);
 }
 
-/* Feed tests/fixtures/testlog/<name>.log (line i arrives at 2000 + i*10 ms, each line split in two
- * chunks to exercise the splitter), finish at the end, compare with <expected>.expected. */
+/* Feed log[0..len) to tl through a line splitter: line i arrives at start + (i+1)*10 ms, each line
+ * split in two chunks to exercise the splitter, the tree's RSS growing with time. Returns the
+ * time after the last line (ms). */
+static double feed_log(struct testlog *tl, const char *log, size_t len, double start_ms)
+{
+    struct golden_ctx g = {tl, 0};
+    struct linebuf *lb;
+    ck_assert_int_eq(linebuf_new(1 << 20, &lb), 0);
+    double ms = start_ms;
+    size_t i = 0;
+    while (i < len) {
+        const char *nl = memchr(log + i, '\n', len - i);
+        size_t end = nl ? (size_t)(nl - log) + 1 : len;
+        size_t half = i + (end - i) / 2;
+        ms += 10;
+        linebuf_feed(lb, log + i, half - i, MS(ms), golden_line, &g);
+        linebuf_feed(lb, log + half, end - half, MS(ms + 1), golden_line, &g);
+        if (!nl)
+            linebuf_flush(lb, golden_line, &g);
+        testlog_tree_sample(tl, (uint64_t)ms * 1000); /* RSS grows with time */
+        i = end;
+    }
+    linebuf_flush(lb, golden_line, &g);
+    linebuf_free(lb);
+    return ms;
+}
+
+/* Feed tests/fixtures/testlog/<name>.log (feed_log from 2000 ms), finish at the end, compare
+ * with <expected>.expected. */
 static void golden(const char *name, const char *expected, unsigned formats, bool log_info,
                    bool process_output, bool timed_out)
 {
@@ -190,26 +217,10 @@ static void golden(const char *name, const char *expected, unsigned formats, boo
     cfg.process_output = process_output;
     struct testlog_probe pr = {fake_cpu, NULL, NULL};
     fake_cpu_ns = 0;
-    struct golden_ctx g = {0};
-    ck_assert_int_eq(testlog_new(&cfg, cap_sink(&c), &pr, &g.tl), 0);
-    struct linebuf *lb;
-    ck_assert_int_eq(linebuf_new(1 << 20, &lb), 0);
-    double ms = 2000; /* after every producer time in the fixtures */
-    size_t i = 0;
-    while (i < len) {
-        const char *nl = memchr(log + i, '\n', len - i);
-        size_t end = nl ? (size_t)(nl - log) + 1 : len;
-        size_t half = i + (end - i) / 2;
-        ms += 10;
-        linebuf_feed(lb, log + i, half - i, MS(ms), golden_line, &g);
-        linebuf_feed(lb, log + half, end - half, MS(ms + 1), golden_line, &g);
-        if (!nl)
-            linebuf_flush(lb, golden_line, &g);
-        testlog_tree_sample(g.tl, (uint64_t)ms * 1000); /* RSS grows with time */
-        i = end;
-    }
-    linebuf_flush(lb, golden_line, &g);
-    testlog_finish(g.tl, MS(ms + 10), timed_out);
+    struct testlog *tl;
+    ck_assert_int_eq(testlog_new(&cfg, cap_sink(&c), &pr, &tl), 0);
+    double ms = feed_log(tl, log, len, 2000); /* after every producer time in the fixtures */
+    testlog_finish(tl, MS(ms + 10), timed_out);
 
     snprintf(path, sizeof path, "%s/tests/fixtures/testlog/%s.expected", fixture_dir(), expected);
     if (getenv("TESTLOG_REGEN")) {
@@ -233,8 +244,7 @@ static void golden(const char *name, const char *expected, unsigned formats, boo
                   k < c.n ? c.lines[k] : "");
     free(exp);
     free(log);
-    linebuf_free(lb);
-    testlog_free(g.tl);
+    testlog_free(tl);
     cap_free(&c);
 }
 

@@ -74,7 +74,7 @@ START_TEST(test_markdown)
 {
     struct summary_facts *f = facts();
     summary_add_status(f, "FAIL", 1);
-    summary_add_unexpected(f, "x|y`*z*", 7, "FAIL", 3000000);
+    summary_add_unexpected(f, "x|y`*z*", 7, "FAIL", NULL, 3000000);
     f->unexpected_total = 1;
     char *text;
     size_t len;

@@ -374,6 +374,27 @@ START_TEST(test_hostile_text)
 }
 END_TEST
 
+START_TEST(test_unexpected_message)
+{
+    struct summary_facts f;
+    memset(&f, 0, sizeof f);
+    f.command = "cmd";
+    f.exit_status = 1;
+    summary_add_status(&f, "FAIL", 2);
+    /* the first line of the message, neutralised, after the id; none: the id alone */
+    summary_add_unexpected(&f, "t/a.t/boom", 10, "FAIL", "got 3\033[31m, expected 4\nstack", 0);
+    summary_add_unexpected(&f, "t/b.t", 5, "ERROR", NULL, 0);
+    char *t = fmt(&f, false, true);
+    ck_assert_msg(strstr(t, "unexpected   FAIL     t/a.t/boom \xe2\x80\x94 got 3?[31m, expected 4\n"), "%s", t);
+    ck_assert_msg(strstr(t, "ERROR    t/b.t\n"), "%s", t);
+    ck_assert_ptr_null(strstr(t, "stack"));
+    free(t);
+    t = fmt(&f, false, false);
+    ck_assert_msg(strstr(t, "t/a.t/boom -- got 3?[31m, expected 4\n"), "%s", t);
+    free(t);
+}
+END_TEST
+
 START_TEST(test_locale_and_colour)
 {
     ck_assert(summary_locale_utf8(NULL, NULL, NULL));
@@ -432,6 +453,7 @@ int main(void)
     tcase_add_test(tc, test_downsampling);
     tcase_add_test(tc, test_bounded_lists);
     tcase_add_test(tc, test_hostile_text);
+    tcase_add_test(tc, test_unexpected_message);
     tcase_add_test(tc, test_locale_and_colour);
     tcase_add_test(tc, test_write_fd);
     tcase_add_test(tc, test_dump_and_leaks_text);

@@ -153,7 +153,7 @@ START_TEST(test_tap_cost_from_anchor)
     }
     feed(tl, "ok 3 - parent", 200);
     assert_costless(&c, "M test 30.000 200.000 2 {\"type\":\"Test\",\"test\":\"parent\"");
-    assert_has(&c, "M test 108.000 109.000 2 {\"type\":\"Test\",\"test\":\"sub69\"", "\"cpuTime\":30.0");
+    assert_has(&c, "M test 108.000 109.000 2 {\"type\":\"Test\",\"test\":\"3/sub69\"", "\"cpuTime\":30.0");
     testlog_free(tl);
     cap_free(&c);
 }
@@ -303,10 +303,10 @@ START_TEST(test_go_resume_and_late_end)
     ck_assert_int_ge(cap_find(&c, "M test 200.000 400.000 2 {\"type\":\"Test\",\"test\":\"TestS\",\"name\":\"TestS\","
                                   "\"status\":\"PASS\",\"color\":\"green\",\"cpuTime\":20.0,\"maxRSS\":777}"),
                      0);
-    ck_assert_int_ge(cap_find(&c, "M test 200.000 300.000 2 {\"type\":\"Test\",\"test\":\"TestS/a\",\"name\":\"a\","
+    ck_assert_int_ge(cap_find(&c, "M test 200.000 300.000 2 {\"type\":\"Test\",\"test\":\"TestS/a\",\"name\":\"TestS/a\","
                                   "\"status\":\"PASS\",\"color\":\"green\",\"cpuTime\":10.0}"),
                      0);
-    ck_assert_int_ge(cap_find(&c, "M test 300.000 400.000 2 {\"type\":\"Test\",\"test\":\"TestS/b\",\"name\":\"b\","
+    ck_assert_int_ge(cap_find(&c, "M test 300.000 400.000 2 {\"type\":\"Test\",\"test\":\"TestS/b\",\"name\":\"TestS/b\","
                                   "\"status\":\"PASS\",\"color\":\"green\",\"cpuTime\":20.0,\"maxRSS\":777}"),
                      0);
     /* A 1 ms subtest, and no anchor near its end but its own start: its cost is unknown. */
@@ -432,6 +432,84 @@ START_TEST(test_slowest_and_unexpected)
     ck_assert_uint_eq(st.by_status[TL_STATUS_PASS], 24);
     testlog_free(tl);
     cap_free(&c);
+}
+END_TEST
+
+/* Every test marker keeps its result's message, bounded; the unexpected list has it too. */
+START_TEST(test_messages_kept)
+{
+    struct cap c = {0};
+    struct testlog *tl = tl_make(&c, TL_FMT_ALL, false);
+    feed(tl, "{\"action\":\"test_start\",\"time\":1767225600100,\"test\":\"dom/a.html\"}", 100);
+    feed(tl, "{\"action\":\"test_end\",\"time\":1767225600200,\"test\":\"dom/a.html\","
+             "\"status\":\"FAIL\",\"expected\":\"PASS\",\"message\":\"boom (line 26)\"}", 200);
+    assert_has(&c, "M test 100.000 200.000 2 {\"type\":\"Test\",\"test\":\"dom/a.html\"",
+               "\"status\":\"FAIL\",\"expected\":\"PASS\",\"message\":\"boom (line 26)\"");
+    static char big[3 * TESTLOG_MESSAGE_MAX + 64];
+    int o = snprintf(big, sizeof big, "TEST-UNEXPECTED-FAIL | dom/b.html | ");
+    for (size_t i = 0; i < 3 * TESTLOG_MESSAGE_MAX / 2; i++)
+        o += snprintf(big + o, sizeof big - (size_t)o, "\xc3\xa9"); /* é: never cut inside */
+    feed(tl, "TEST-START | dom/b.html", 300);
+    feed(tl, big, 310);
+    feed(tl, "TEST-INFO took 10ms", 320);
+    ssize_t k = cap_find(&c, "M test 300.000 310.000 2 ");
+    ck_assert_int_ge(k, 0);
+    const char *m = strstr(c.lines[k], "\"message\":\"");
+    ck_assert_ptr_nonnull(m);
+    const char *e = strchr(m + 11, '"');
+    ck_assert_uint_eq((size_t)(e - m - 11), TESTLOG_MESSAGE_MAX);
+    const struct testlog_result *r;
+    size_t n = testlog_unexpected(tl, &r);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(r[0].message, "boom (line 26)");
+    ck_assert_uint_eq(strlen(r[1].message), TESTLOG_MESSAGE_MAX);
+    testlog_free(tl);
+    cap_free(&c);
+}
+END_TEST
+
+/* The short name drops only a path-like prefix: a file's directories, never a slash inside a
+ * parameter or a typed test's name. */
+START_TEST(test_short_names)
+{
+    struct cap c = {0};
+    struct testlog *tl = tl_make(&c, TL_FMT_ALL, false);
+    feed(tl, "dateutil/test/test_tz.py::test_gettz_badzone[Fake.Region/Abcdefghijklmnop] PASSED [ 5%]", 1);
+    feed(tl, "[ RUN      ] ATypedDeathTest/0.ShouldRunFirst", 2);
+    feed(tl, "[       OK ] ATypedDeathTest/0.ShouldRunFirst (0 ms)", 3);
+    feed(tl, "TEST-START | dom/base/test/test_a.html", 4);
+    feed(tl, "TEST-PASS | dom/base/test/test_a.html | took 1ms", 5);
+    feed(tl, "--- PASS: TestReadFormLimits/values=0/files=1 (0.00s)", 6);
+    ck_assert_int_ge(cap_find(&c, "\"test\":\"dateutil/test/test_tz.py::test_gettz_badzone[Fake.Region/"
+                                  "Abcdefghijklmnop]\",\"name\":\"test_tz.py::test_gettz_badzone[Fake."
+                                  "Region/Abcdefghijklmnop]\""),
+                     0);
+    ck_assert_int_ge(cap_find(&c, "\"name\":\"ATypedDeathTest/0.ShouldRunFirst\""), 0);
+    ck_assert_int_ge(cap_find(&c, "\"test\":\"dom/base/test/test_a.html\",\"name\":\"test_a.html\""), 0);
+    ck_assert_int_ge(cap_find(&c, "\"name\":\"TestReadFormLimits/values=0/files=1\""), 0);
+    testlog_free(tl);
+    cap_free(&c);
+}
+END_TEST
+
+/* Open tests are listed (timeout marker, summary) by the names their markers get. */
+START_TEST(test_open_names_scoped)
+{
+    struct cap c = {0}, open = {0};
+    struct testlog *tl = tl_make(&c, TL_FMT_ALL, false);
+    feed(tl, "{\"Action\":\"run\",\"Package\":\"os/exec\",\"Test\":\"TestHang\"}", 1);
+    feed(tl, "TEST-START | dom/a.html", 2);
+    testlog_each_open(tl, collect, &open);
+    ck_assert_uint_eq(open.n, 2);
+    ck_assert_str_eq(open.lines[0], "os/exec/TestHang");
+    ck_assert_str_eq(open.lines[1], "dom/a.html");
+    testlog_finish(tl, MS(3), true);
+    ck_assert_int_ge(cap_find(&c, "\"test\":\"os/exec/TestHang\",\"name\":\"TestHang\",\"scope\":\"os/exec\","
+                                  "\"status\":\"TIMEOUT\""),
+                     0);
+    testlog_free(tl);
+    cap_free(&c);
+    cap_free(&open);
 }
 END_TEST
 
@@ -707,6 +785,9 @@ int main(void)
     tcase_add_test(tc, test_many_open_bounded);
     tcase_add_test(tc, test_slowest_and_unexpected);
     tcase_add_test(tc, test_no_formats_no_sink);
+    tcase_add_test(tc, test_messages_kept);
+    tcase_add_test(tc, test_short_names);
+    tcase_add_test(tc, test_open_names_scoped);
     tcase_add_test(tc, test_prefilter_changes_nothing);
     tcase_add_test(tc, test_prefilter_random_lines);
     suite_add_tcase(s, tc);

@@ -86,17 +86,17 @@ static void describe(struct buf *b, size_t lineno, const struct tl_event *e)
         buf_str(b, "expected", e->expected);
     if (e->expected_known)
         buf_printf(b, " unexpected=%d", e->unexpected);
-    if (!isnan(e->duration_ms))
-        buf_printf(b, " dur=%.3f", e->duration_ms);
-    if (!isnan(e->time_ms))
-        buf_printf(b, " time=%.3f", e->time_ms);
-    if (e->at_ns)
-        buf_printf(b, " at=%llu", (unsigned long long)e->at_ns);
-    if (e->since_ns)
-        buf_printf(b, " since=%llu", (unsigned long long)e->since_ns);
-    if (e->end_may_be_late)
+    if (!isnan(e->t.duration_ms))
+        buf_printf(b, " dur=%.3f", e->t.duration_ms);
+    if (!isnan(e->t.wall_ms))
+        buf_printf(b, " time=%.3f", e->t.wall_ms);
+    if (e->t.when == TL_AT_EARLIER_LINE)
+        buf_printf(b, " at=%llu", (unsigned long long)e->t.ns);
+    if (e->t.since_ns)
+        buf_printf(b, " since=%llu", (unsigned long long)e->t.since_ns);
+    if (e->t.late)
         buf_printf(b, " late_end");
-    if (e->at_line_end)
+    if (e->t.when == TL_AT_LINE_END)
         buf_printf(b, " at_line_end");
     if (e->level.n)
         buf_str(b, "level", e->level);
@@ -241,6 +241,8 @@ START_TEST(plain_text_rejected)
         "100% done",
         "--- a/file.c",
         "=== Summary ===",
+        "tests/test_a.py ....   [100%]",
+        "Loading... .. done",
     };
     for (size_t f = 0; f < NFORMATS; f++) {
         void *state = calloc(1, formats[f]->state_size ? formats[f]->state_size : 1);
@@ -356,9 +358,10 @@ START_TEST(tap_hold_timing)
         if (i == 6) {
             ck_assert_int_eq(k[i], 1);
             ck_assert(tl_str_eq(ev[0].id, "b"));
-            ck_assert_uint_eq(ev[0].at_ns, 6000);
-            ck_assert_uint_eq(ev[0].since_ns, 2000); /* "ok 1", the previous point */
-            ck_assert_double_eq_tol(ev[0].duration_ms, 0.004, 1e-9);
+            ck_assert_int_eq(ev[0].t.when, TL_AT_EARLIER_LINE);
+            ck_assert_uint_eq(ev[0].t.ns, 6000);
+            ck_assert_uint_eq(ev[0].t.since_ns, 2000); /* "ok 1", the previous point */
+            ck_assert_double_eq_tol(ev[0].t.duration_ms, 0.004, 1e-9);
         }
     }
     ck_assert_int_eq(k[1], 2); /* before any YAML: the anchor and the result right away */
@@ -461,6 +464,273 @@ START_TEST(payload_helpers)
 }
 END_TEST
 
+/* The exact line shapes real harnesses write (tests/fixtures/real): lines fed to fmt, one per
+ * '\n', must describe as want (describe()'s lines). */
+static void shapes(const struct tl_format *fmt, const char *lines, const char *want)
+{
+    void *state = calloc(1, fmt->state_size ? fmt->state_size : 1);
+    struct buf out = {0};
+    buf_add(&out, "", 0);
+    run_lines(fmt, state, lines, strlen(lines), &out);
+    struct tl_event ev[TL_MAX_EVENTS];
+    int k = fmt->flush ? fmt->flush(state, ev) : 0;
+    for (int j = 0; j < k; j++)
+        describe(&out, 0, &ev[j]);
+    ck_assert_msg(strcmp(out.p, want) == 0, "%s:\n%s\ngot:\n%s\nwant:\n%s", fmt->name, lines, out.p,
+                  want);
+    free(out.p);
+    free(state);
+}
+
+/* mozlog's TBPL formatter closes an unexpected result (which happened at its own line: at=) whose expected status is PASS or OK with
+ * "TEST-INFO took <N>ms", other expected statuses with "TEST-INFO expected <X> | took <N>ms";
+ * stack lines come in between. On stdout beside pytest, its progress character or announced file
+ * name comes first. */
+START_TEST(shape_tbpl)
+{
+    shapes(&tl_format_tbpl,
+           "TEST-START | a\n"
+           "TEST-UNEXPECTED-FAIL | a | boom\n"
+           "TEST-INFO took 5ms\n"
+           "TEST-START | b\n"
+           "TEST-UNEXPECTED-PASS | b | expected TIMEOUT\n"
+           "TEST-INFO expected TIMEOUT | took 7ms\n"
+           "tests/test_a.py TEST-START | tests/test_a.py::t\n"
+           "FTEST-UNEXPECTED-ERROR | tests/test_a.py::t | OSError (line 3)\n"
+           "def t():\n"
+           "TEST-INFO\n"
+           ".TEST-PASS | tests/test_a.py::u | took 1ms\n"
+           "xTEST-FAIL | tests/test_a.py::v | took 17ms\n"
+           "TEST-INFO took a while\n",
+           "1 TEST_START id=a\n"
+           "2 LOG id=\n" /* held: resolved by the next TBPL line */
+           "3 TEST_END id=a status=FAIL expected=PASS unexpected=1 dur=5.000 at=2000000 msg=boom\n"
+           "4 TEST_START id=b\n"
+           "5 LOG id=\n"
+           "6 TEST_END id=b status=PASS expected=TIMEOUT unexpected=1 dur=7.000 at=5000000 "
+           "msg=expected TIMEOUT\n"
+           "7 TEST_START id=tests/test_a.py::t\n"
+           "8 LOG id=\n"
+           "10 TEST_END id=tests/test_a.py::t status=ERROR expected=PASS unexpected=1 at=8000000 "
+           "msg=OSError (line 3)\n"
+           "11 TEST_END id=tests/test_a.py::u status=PASS unexpected=0 dur=1.000\n"
+           "12 TEST_END id=tests/test_a.py::v status=FAIL unexpected=0 dur=17.000\n");
+}
+END_TEST
+
+/* pytest-xdist: ids with spaces inside the parameters, the "id " line a worker prints when it
+ * starts a test; the warnings summary's bare node ids are not tests. */
+START_TEST(shape_pytest)
+{
+    shapes(&tl_format_pytest,
+           "dateutil/test/test_isoparser.py::test_isoparse_sep_none[ -2014-01-01] \n"
+           "[gw1] [ 95%] PASSED dateutil/test/test_isoparser.py::test_isoparse_sep_none[ -2014-01-01] \n"
+           "[gw1] [ 31%] XFAIL dateutil/test/test_tz.py::test_gettz_zone_wrong_type[no startswith()] \n"
+           "[gw0] [  5%] FAILED dateutil/test/test_internals.py::test_p \n"
+           "dateutil/test/test_isoparser.py::test_isoparser_invalid_sep[  ] PASSED [ 97%]\n"
+           "mozlog/tests/test_logtypes.py::TestDataTypes::test_test_list\n",
+           "1 TEST_START id=dateutil/test/test_isoparser.py::test_isoparse_sep_none[ -2014-01-01]\n"
+           "2 TEST_END id=dateutil/test/test_isoparser.py::test_isoparse_sep_none[ -2014-01-01] "
+           "status=PASS unexpected=0\n"
+           "3 TEST_END id=dateutil/test/test_tz.py::test_gettz_zone_wrong_type[no startswith()] "
+           "status=FAIL expected=FAIL unexpected=0\n"
+           "4 TEST_END id=dateutil/test/test_internals.py::test_p status=FAIL expected=PASS "
+           "unexpected=1\n"
+           "5 TEST_START id=dateutil/test/test_isoparser.py::test_isoparser_invalid_sep[  ]\n"
+           "5 TEST_END id=dateutil/test/test_isoparser.py::test_isoparser_invalid_sep[  ] status=PASS "
+           "unexpected=0 at_line_end\n");
+}
+END_TEST
+
+/* unittest's doctests (doctest.DocTestSuite): the description, then "Doctest: <name> ... ok". */
+START_TEST(shape_unittest)
+{
+    shapes(&tl_format_unittest,
+           "json ()\n"
+           "Doctest: json ... ok\n"
+           "encode (json.encoder.JSONEncoder)\n"
+           "Doctest: json.encoder.JSONEncoder.encode ... ok\n"
+           "test_pyjson (test.test_json.TestPyTest.test_pyjson) ... ok\n",
+           "2 TEST_START id=json\n"
+           "2 TEST_END id=json status=PASS unexpected=0 at_line_end\n"
+           "4 TEST_START id=json.encoder.JSONEncoder.encode\n"
+           "4 TEST_END id=json.encoder.JSONEncoder.encode status=PASS unexpected=0 at_line_end\n"
+           "5 TEST_START id=test.test_json.TestPyTest.test_pyjson\n"
+           "5 TEST_END id=test.test_json.TestPyTest.test_pyjson status=PASS unexpected=0 "
+           "at_line_end\n");
+}
+END_TEST
+
+/* libtest's text with --report-time and --ensure-time; #[should_panic] tests. */
+START_TEST(shape_libtest)
+{
+    shapes(&tl_format_libtest,
+           "test a ... ok <0.001s>\n"
+           "test b ... FAILED (time limit exceeded) <0.160s>\n"
+           "test tests::panics - should panic ... ok <0.000s>\n"
+           "test src/lib.rs - add (line 3) ... FAILED <0.132s>\n"
+           "{ \"type\": \"test\", \"name\": \"c\", \"event\": \"failed\", \"exec_time\": 0.3, "
+           "\"reason\": \"time limit exceeded\" }\n",
+           "1 TEST_START id=a\n"
+           "1 TEST_END id=a status=PASS unexpected=0 dur=1.000 at_line_end\n"
+           "2 TEST_START id=b\n"
+           "2 TEST_END id=b status=TIMEOUT expected=PASS unexpected=1 dur=160.000 at_line_end "
+           "msg=time limit exceeded\n"
+           "3 TEST_START id=tests::panics\n"
+           "3 TEST_END id=tests::panics status=PASS unexpected=0 dur=0.000 at_line_end\n"
+           "4 TEST_START id=src/lib.rs - add (line 3)\n"
+           "4 TEST_END id=src/lib.rs - add (line 3) status=FAIL expected=PASS unexpected=1 "
+           "dur=132.000 at_line_end\n"
+           "5 TEST_END id=c status=TIMEOUT expected=PASS unexpected=1 dur=300.000 "
+           "msg=time limit exceeded\n");
+}
+END_TEST
+
+/* Check: tcase names with spaces, fixture (S) results. */
+START_TEST(shape_check)
+{
+    shapes(&tl_format_check,
+           "/x/a.c:12:P:Simple Tests:test_pass:0: Passed\n"
+           "check_check_fixture.c:36:S:Fix Sub:unchecked_setup:0: Test failure in fixture\n"
+           "check_check_fixture.c:160:S:Setup Sig:test_sub_fail:0: (after this point) Received signal 8 "
+           "(Floating point exception)\n"
+           "check_check_fixture.c:150:S:Setup Fail Nofork 2:checked_setup:0: Failed setup\n"
+           "a.c:1:F:x:y:z: no iteration\n",
+           "1 TEST_END id=Simple Tests:test_pass status=PASS unexpected=0 msg=Passed\n"
+           "2 TEST_END id=Fix Sub:unchecked_setup status=FAIL expected=PASS unexpected=1 "
+           "msg=Test failure in fixture\n"
+           "3 TEST_END id=Setup Sig:test_sub_fail status=CRASH expected=PASS unexpected=1 "
+           "msg=(after this point) Received signal 8 (Floating point exception)\n"
+           "4 TEST_END id=Setup Fail Nofork 2:checked_setup status=FAIL expected=PASS unexpected=1 "
+           "msg=Failed setup\n");
+}
+END_TEST
+
+/* prove -v: each file's TAP after its announcement, scoped by the file (and a subtest's points by
+ * their parent); the bare "ok" verdict is no test; a skip_all file is a file-level SKIP, a file
+ * whose plan was not met a file-level ERROR. */
+START_TEST(shape_prove)
+{
+    shapes(&tl_format_tap,
+           "t/basename.t .... \n"
+           "ok 1 - foo.txt -> foo\n"
+           "ok 2 -    .. -> ..   \n"
+           "# Subtest: iterator\n"
+           "    ok 1\n"
+           "    1..1\n"
+           "ok 3 - iterator\n"
+           "1..3\n"
+           "ok\n"
+           "t/zz-atomic.t ... skipped: Test::MockRandom required\n"
+           "t/lives_and.t ... \n"
+           "1..3\n"
+           "not ok 1 - use Test::Exception;\n"
+           "ok 2\n"
+           "Dubious, test returned 255 (wstat 65280, 0xff00)\n"
+           "Failed 2/3 subtests \n"
+           "t/throws_ok.t ... \n"
+           "1..1\n"
+           "not ok 1 - cannot pass undef # SKIP but failed\n"
+           "Dubious, test returned 1 (wstat 256, 0x100)\n"
+           "Failed 1/1 subtests \n",
+           "1 ANCHOR id=\n"
+           "2 ANCHOR id=\n"
+           "2 TEST_END id=foo.txt -> foo scope=t/basename.t status=PASS unexpected=0 dur=1.000 since=1000000\n"
+           "3 ANCHOR id=\n"
+           "3 TEST_END id=   .. -> .. scope=t/basename.t status=PASS unexpected=0 dur=1.000 since=2000000\n"
+           "4 TEST_START id=iterator scope=t/basename.t\n"
+           "4 ANCHOR id=\n"
+           "5 ANCHOR id=\n"
+           "6 TEST_END id=1 scope=t/basename.t/iterator status=PASS unexpected=0 dur=1.000 at=5000000 since=4000000\n"
+           "6 ANCHOR id=\n"
+           "7 ANCHOR id=\n"
+           "8 TEST_END id=iterator scope=t/basename.t status=PASS unexpected=0 at=7000000 since=3000000\n"
+           "8 ANCHOR id=\n"
+           "10 ANCHOR id=\n"
+           "10 TEST_END id=t/zz-atomic.t status=SKIP unexpected=0 msg=Test::MockRandom required\n"
+           "11 ANCHOR id=\n"
+           "12 ANCHOR id=\n"
+           "13 ANCHOR id=\n"
+           "13 TEST_END id=use Test::Exception; scope=t/lives_and.t status=FAIL expected=PASS unexpected=1 dur=1.000 since=12000000\n"
+           "14 ANCHOR id=\n"
+           "14 TEST_END id=2 scope=t/lives_and.t status=PASS unexpected=0 dur=1.000 since=13000000\n"
+           "15 TEST_END id=t/lives_and.t status=ERROR expected=PASS unexpected=1 msg=Dubious, test returned 255 (wstat 65280, 0xff00)\n"
+           "17 ANCHOR id=\n"
+           "18 ANCHOR id=\n"
+           "19 ANCHOR id=\n"
+           "19 TEST_END id=cannot pass undef scope=t/throws_ok.t status=FAIL expected=PASS unexpected=1 dur=1.000 since=18000000 msg=but failed\n");
+}
+END_TEST
+
+/* Node's TAP: a name's escapes (control characters escaped before backslashes), and "not ok"
+ * with "# SKIP", which Node counts as a failure. */
+START_TEST(shape_tap_node)
+{
+    shapes(&tl_format_tap,
+           "TAP version 13\n"
+           "ok 1 - a\n"
+           "  ---\n"
+           "  duration_ms: 1.5\n"
+           "  ...\n"
+           "# Subtest: esc \\\\ \\# \\\\n\n"
+           "ok 2 - esc \\\\ \\# \\\\n\n"
+           "# Subtest: async skip fail\n"
+           "not ok 3 - async skip fail # SKIP\n"
+           "1..3\n",
+           "1 ANCHOR id=\n"
+           "2 ANCHOR id=\n"
+           "2 TEST_END id=a status=PASS unexpected=0 dur=1.000 since=1000000\n"
+           "6 TEST_START id=esc \\x5c # \\x0a\n"
+           "6 ANCHOR id=\n"
+           "7 ANCHOR id=\n"
+           "8 TEST_END id=esc \\x5c # \\x0a status=PASS unexpected=0 at=7000000 since=2000000\n"
+           "8 TEST_START id=async skip fail\n"
+           "8 ANCHOR id=\n"
+           "9 ANCHOR id=\n"
+           "10 TEST_END id=async skip fail status=FAIL expected=PASS unexpected=1 at=9000000 since=7000000\n"
+           "10 ANCHOR id=\n");
+}
+END_TEST
+
+/* GoogleTest: a failure's text is its test's message. */
+START_TEST(shape_gtest)
+{
+    shapes(&tl_format_gtest,
+           "[ RUN      ] FatalFailureTest.FatalFailureInSubroutine\n"
+           "(expecting a failure that x should be 1)\n"
+           "test/googletest-output-test_.cc:59: Failure\n"
+           "Expected equality of these values:\n"
+           "  1\n"
+           "  x\n"
+           "    Which is: 2\n"
+           "[  FAILED  ] FatalFailureTest.FatalFailureInSubroutine (0 ms)\n"
+           "[ RUN      ] A.B\n"
+           "[       OK ] A.B (0 ms)\n",
+           "1 TEST_START id=FatalFailureTest.FatalFailureInSubroutine\n"
+           "8 TEST_END id=FatalFailureTest.FatalFailureInSubroutine status=FAIL expected=PASS "
+           "unexpected=1 dur=0.000 msg=Expected equality of these values:\\x0a  1\\x0a  x\\x0a    "
+           "Which is: 2\n"
+           "9 TEST_START id=A.B\n"
+           "10 TEST_END id=A.B status=PASS unexpected=0 dur=0.000\n");
+}
+END_TEST
+
+/* go test -json: a failed test's message is the first located line of its output. */
+START_TEST(shape_go)
+{
+    shapes(&tl_format_go,
+           "{\"Action\":\"run\",\"Package\":\"os/exec\",\"Test\":\"TestExplicitPWD\"}\n"
+           "{\"Action\":\"output\",\"Package\":\"os/exec\",\"Test\":\"TestExplicitPWD\","
+           "\"Output\":\"    exec_posix_test.go:197: TempDir: stat /tmp/x: no such file or directory\\n\"}\n"
+           "{\"Action\":\"fail\",\"Package\":\"os/exec\",\"Test\":\"TestExplicitPWD\",\"Elapsed\":0}\n",
+           "1 TEST_START id=TestExplicitPWD scope=os/exec\n"
+           "2 OUTPUT id=TestExplicitPWD scope=os/exec process=os/exec msg=    exec_posix_test.go:197: "
+           "TempDir: stat /tmp/x: no such file or directory\n"
+           "3 TEST_END id=TestExplicitPWD scope=os/exec status=FAIL expected=PASS unexpected=1 "
+           "dur=0.000 late_end msg=TempDir: stat /tmp/x: no such file or directory\n");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("testlog_formats");
@@ -477,6 +747,11 @@ static Suite *suite(void)
         {"check", fixture_check},      {"plain", plain_text_rejected},
         {"huge", huge_names},          {"rfc3339", rfc3339},
         {"numbers", numbers},          {"payload_helpers", payload_helpers},
+        {"shape_tbpl", shape_tbpl},    {"shape_pytest", shape_pytest},
+        {"shape_unittest", shape_unittest}, {"shape_libtest", shape_libtest},
+        {"shape_check", shape_check},  {"shape_prove", shape_prove},
+        {"shape_tap_node", shape_tap_node}, {"shape_gtest", shape_gtest},
+        {"shape_go", shape_go},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);

@@ -120,7 +120,7 @@ START_TEST(test_parser_direct)
                     "\"c.html\"],\"status\":\"PASS\",\"expected\":\"FAIL\",\"known_intermittent\":[\"PASS\"]}";
     ck_assert_int_eq(tl_format_mozlog.parse(st, l, strlen(l), 0, ev), 1);
     ck_assert_int_eq(ev[0].kind, TLE_TEST_END);
-    ck_assert_double_eq_tol(ev[0].time_ms, 1767225600.25, 1e-6);
+    ck_assert_double_eq_tol(ev[0].t.wall_ms, 1767225600.25, 1e-6);
     ck_assert_int_eq((int)ev[0].id.n, 18);
     ck_assert(memcmp(ev[0].id.p, "a/b.html == c.html", 18) == 0);
     ck_assert(ev[0].expected_known && !ev[0].unexpected);
@@ -129,7 +129,7 @@ START_TEST(test_parser_direct)
     ck_assert_int_eq(tl_format_mozlog.parse(st, l, 0, 0, ev), 0);
     ck_assert_int_eq(tl_format_mozlog.parse(st, l, strlen(l), 0, ev), 1);
     ck_assert_int_eq(ev[0].kind, TLE_CRASH);
-    ck_assert(isnan(ev[0].time_ms));
+    ck_assert(isnan(ev[0].t.wall_ms));
     tl_format_mozlog.release(st);
     free(st);
 }

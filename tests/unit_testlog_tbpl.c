@@ -42,7 +42,7 @@ START_TEST(test_pending_resolution)
     feed(tl, "TEST-INFO expected PASS | took 12ms", 30);
     /* the end is the unexpected line's arrival, not the TEST-INFO line's */
     ck_assert_int_ge(cap_find(&c, "M test 10.000 20.000 2 {\"type\":\"Test\",\"test\":\"t.html\","
-                                  "\"name\":\"t.html\",\"status\":\"FAIL\",\"expected\":\"PASS\","
+                                  "\"name\":\"t.html\",\"status\":\"FAIL\",\"expected\":\"PASS\",\"message\":\"boom\","
                                   "\"color\":\"orange\"}"),
                      0);
     struct testlog_stats st;

@@ -36,7 +36,7 @@ static void fuzz_line(void *state, const uint8_t *p, size_t n, uint64_t t)
     if (k < 0 || k > TL_MAX_EVENTS)
         abort();
     for (int i = 0; i < k; i++) {
-        if ((unsigned)ev[i].kind > TLE_ANCHOR || ev[i].since_ns > t)
+        if ((unsigned)ev[i].kind > TLE_ANCHOR || ev[i].t.since_ns > t)
             abort(); /* a kind out of range; a start after the line that ends the test */
         const struct tl_str *f[] = {&ev[i].id, &ev[i].scope, &ev[i].name, &ev[i].status,
                                     &ev[i].expected, &ev[i].message, &ev[i].subtest,
@@ -44,7 +44,7 @@ static void fuzz_line(void *state, const uint8_t *p, size_t n, uint64_t t)
                                     &ev[i].minidump, &ev[i].process, &ev[i].command};
         for (size_t j = 0; j < sizeof f / sizeof f[0]; j++)
             fuzz_touch(*f[j]);
-        if (ev[i].duration_ms < 0)
+        if (ev[i].t.duration_ms < 0)
             abort();
     }
     free(copy);

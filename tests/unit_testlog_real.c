@@ -1,0 +1,376 @@
+/* The corpus of real harness output (tests/fixtures/real/README): every NAME.log parsed as
+ * --parse=auto (the default) would parse it must give exactly the tests of NAME.tests — the
+ * harness's own report — as test markers: the same number, each with its id and status.
+ *
+ * A marker's status is mapped onto the report's vocabulary by the marker's own fields: PASS/OK
+ * green PASS, orange XPASS; FAIL orange FAIL, green (expected) XFAIL; others as they are (an
+ * INCOMPLETE or OTHER never matches). Ids: the marker's test field, which joins a scoped id as
+ * "scope/id" (scope its own field), against the report's id as each format names it:
+ *   same       pytest node id, mozlog test, gtest Suite.Name, libtest path, Check tcase:test
+ *              (Check's report says only success, failure or error: a CRASH or TIMEOUT marker is
+ *              an error there)
+ *   go -v      the report's "<package>/<Test>" without the package (-v output names none), which
+ *              ends before the first Test, Example, Benchmark or Fuzz
+ *   unittest   "name (qualified)" is the test "qualified" when that ends with ".name", else
+ *              "qualified.name" (doctests: "json ()" is "json", "encode (json.encoder.X)" is
+ *              "json.encoder.X.encode")
+ *   prove      "<file> <n> <description>" is "<file>/<description>" ("<file>/<n>" without one);
+ *              "<file>" alone is a file-level result; points of a nested subtest (scope below
+ *              the file) are not in the report and are left out here
+ *   node       "a > b > c" is "a/b/c"; the report has only tests without subtests, and the
+ *              names as its XML reads them (junit_name)
+ * The two lists are compared sorted, so order (xdist's completion order) does not matter.
+ */
+#include "testlog_capture.h"
+#include "check_run.h"
+
+#include <cjson/cJSON.h>
+
+enum idmap { ID_SAME, ID_CHECK, ID_GO_TEXT, ID_UNITTEST, ID_PROVE, ID_NODE };
+
+static const struct corpus {
+    const char *name; /* tests/fixtures/real/<name>.log and .tests */
+    enum idmap map;
+    /* "<STATUS>\t<id>" of a result only one side can have (README): the report's synthetic
+     * entry for failures outside any test (gtest's XML), a result the report leaves out (Check's
+     * XML of the unchecked fixture), a result that differs between the log's run and the run
+     * that made the report (libtest's time limits) */
+    const char *report_only, *log_only;
+} corpus[] = {
+    {"mozlog/mozbase.raw", ID_SAME},
+    {"mozlog/mozbase.tbpl", ID_SAME},
+    {"mozlog/mozbase.mach", ID_SAME},
+    {"mozlog/mozbase-stdout.tbpl", ID_SAME},
+    {"pytest/dateutil-serial", ID_SAME},
+    {"pytest/dateutil-serial-color", ID_SAME},
+    {"pytest/dateutil-xdist", ID_SAME},
+    {"pytest/mozbase-serial", ID_SAME},
+    {"unittest/json-pyflakes", ID_UNITTEST},
+    {"unittest/dateutil", ID_UNITTEST},
+    {"go/stdlib.json", ID_SAME},
+    {"go/stdlib.v", ID_GO_TEXT},
+    {"go/build-failed.json", ID_SAME},
+    {"gtest/output-test", ID_SAME, "FAIL\tNonTestSuiteFailure."},
+    {"gtest/output-test-color", ID_SAME, "FAIL\tNonTestSuiteFailure."},
+    {"gtest/skip-typed", ID_SAME},
+    {"tap-perl/path-tiny", ID_PROVE},
+    {"tap-perl/test-exception", ID_PROVE},
+    {"tap-node/runner-output", ID_NODE},
+    /* the report is a second run's, whose doc test went over its time limit (README) */
+    {"libtest/semver", ID_SAME, "TIMEOUT\tsrc/lib.rs - (line 19)", "PASS\tsrc/lib.rs - (line 19)"},
+    {"libtest/semver.json", ID_SAME},
+    {"libtest/libtest-quirks", ID_SAME},
+    {"libtest/libtest-quirks.json", ID_SAME},
+    {"check/check_check", ID_CHECK, NULL, "FAIL\tFix Sub:unchecked_setup"},
+    /* a tcase name holding a newline and a backspace: its result line is split in the log, and
+     * the XML report has the name without the backspace */
+    {"check/ex_output", ID_CHECK, "FAIL\tdescription \" ' < > & \t \nX end:test_xml_esc_fail_msg"},
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *entry(const char *status, const char *id, size_t idlen)
+{
+    char *s;
+    if (asprintf(&s, "%s\t%.*s", status, (int)idlen, id) < 0)
+        abort();
+    return s;
+}
+
+/* What the parsed markers say: one entry per test marker. */
+struct got {
+    struct cap l, scopes; /* node: the scopes seen, to leave parents out */
+    enum idmap map;
+    size_t nested; /* prove: points of nested subtests, left out */
+    size_t parents; /* node: tests with subtests, left out */
+};
+
+static const char *json_s(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static bool ends_with(const char *s, const char *suf)
+{
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+/* node: a name as its junit report reads once parsed: node's junit reporter leaves newlines out
+ * and writes other control characters raw; XML turns tabs and carriage returns in an attribute
+ * into spaces, and the report's derivation reads the rest as the text \xNN. */
+static char *junit_name(const char *name)
+{
+    char *s = malloc(strlen(name) * 4 + 1), *o = s;
+    for (const char *p = name; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '\n')
+            continue;
+        if (c == '\t' || c == '\r')
+            *o++ = ' ';
+        else if (c < 0x20)
+            o += sprintf(o, "\\x%02x", c);
+        else
+            *o++ = (char)c;
+    }
+    *o = '\0';
+    return s;
+}
+
+/* node's junit report lists only the tests without subtests. A parent ends after its subtests:
+ * a test whose name is the scope of a test that ended since it last ended is one; true when
+ * name (its junit_name) is such a scope, which is then forgotten. */
+static bool parent_ends(struct got *g, const char *name)
+{
+    bool parent = false;
+    size_t k = 0;
+    for (size_t j = 0; j < g->scopes.n; j++) {
+        if (!strcmp(name, g->scopes.lines[j])) {
+            parent = true;
+            free(g->scopes.lines[j]);
+        } else
+            g->scopes.lines[k++] = g->scopes.lines[j];
+    }
+    g->scopes.n = k;
+    return parent;
+}
+
+static void got_marker(void *ctx, const char *name, uint64_t s, uint64_t e, int cat,
+                       const char *data, size_t len)
+{
+    (void)s, (void)e, (void)cat;
+    struct got *g = ctx;
+    if (strcmp(name, "test") != 0)
+        return;
+    cJSON *o = cJSON_ParseWithLength(data, len);
+    ck_assert_msg(o != NULL, "payload is JSON: %.*s", (int)len, data);
+    const char *test = json_s(o, "test"), *status = json_s(o, "status"),
+               *color = json_s(o, "color"), *scope = json_s(o, "scope");
+    ck_assert_ptr_nonnull(test);
+    ck_assert_ptr_nonnull(status);
+    ck_assert_ptr_nonnull(color);
+    bool unexpected = strcmp(color, "orange") == 0;
+    const char *st = status;
+    if (!strcmp(status, "PASS") || !strcmp(status, "OK"))
+        st = unexpected ? "XPASS" : "PASS";
+    else if (!strcmp(status, "FAIL"))
+        st = unexpected ? "FAIL" : "XFAIL";
+    if (g->map == ID_CHECK && (!strcmp(st, "CRASH") || !strcmp(st, "TIMEOUT")))
+        st = "ERROR";
+    if (g->map == ID_PROVE && scope && !ends_with(scope, ".t"))
+        g->nested++;
+    else if (g->map == ID_NODE) {
+        char *n = junit_name(test);
+        if (parent_ends(g, n))
+            g->parents++;
+        else
+            cap_add(&g->l, entry(st, n, strlen(n)));
+        free(n);
+        if (scope)
+            cap_add(&g->scopes, junit_name(scope));
+    } else
+        cap_add(&g->l, entry(st, test, strlen(test)));
+    cJSON_Delete(o);
+}
+
+/* The report's id (escapes undone) as the markers name it. */
+static char *map_id(enum idmap map, const char *status, const char *id)
+{
+    size_t n = strlen(id);
+    switch (map) {
+    case ID_SAME:
+    case ID_CHECK:
+        break;
+    case ID_GO_TEXT: /* the package ends before the first Test/Example/Benchmark/Fuzz */
+        for (const char *t = strchr(id, '/'); t; t = strchr(t + 1, '/'))
+            if (!strncmp(t + 1, "Test", 4) || !strncmp(t + 1, "Example", 7) ||
+                !strncmp(t + 1, "Benchmark", 9) || !strncmp(t + 1, "Fuzz", 4))
+                return entry(status, t + 1, strlen(t + 1));
+        break;
+    case ID_UNITTEST: {
+        const char *open = strstr(id, " (");
+        if (!open || id[n - 1] != ')')
+            break;
+        size_t nl = (size_t)(open - id);
+        const char *q = open + 2;
+        size_t ql = (size_t)(id + n - 1 - q);
+        if (ql == 0)
+            return entry(status, id, nl);
+        if (ql > nl && q[ql - nl - 1] == '.' && memcmp(q + ql - nl, id, nl) == 0)
+            return entry(status, q, ql);
+        char *s;
+        if (asprintf(&s, "%s\t%.*s.%.*s", status, (int)ql, q, (int)nl, id) < 0)
+            abort();
+        return s;
+    }
+    case ID_PROVE: {
+        const char *sp = strchr(id, ' ');
+        if (!sp)
+            break; /* a file-level result */
+        const char *num = sp + 1, *desc = strchr(num, ' ');
+        char *s;
+        if (asprintf(&s, "%s\t%.*s/%s", status, (int)(sp - id), id,
+                     desc ? desc + 1 : num) < 0)
+            abort();
+        return s;
+    }
+    case ID_NODE: {
+        char *s = entry(status, "", 0), *o;
+        size_t k = strlen(s);
+        s = realloc(s, k + n + 1);
+        o = s + k;
+        for (size_t i = 0; i < n; i++) {
+            if (i + 3 <= n && memcmp(id + i, " > ", 3) == 0) {
+                *o++ = '/';
+                i += 2;
+            } else
+                *o++ = id[i];
+        }
+        *o = '\0';
+        return s;
+    }
+    }
+    return entry(status, id, n);
+}
+
+static void read_truth(const char *path, enum idmap map, struct cap *l)
+{
+    size_t len;
+    char *t = slurp(path, &len);
+    ck_assert_msg(t != NULL, "%s", path);
+    char *save = NULL;
+    for (char *line = strtok_r(t, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *tab = strchr(line, '\t');
+        ck_assert_msg(tab != NULL, "%s: %s", path, line);
+        *tab = '\0';
+        /* undo \t \n \\ */
+        char *id = tab + 1, *o = id;
+        for (char *p = id; *p; p++) {
+            if (*p == '\\' && p[1]) {
+                p++;
+                *o++ = *p == 't' ? '\t' : *p == 'n' ? '\n' : *p;
+            } else
+                *o++ = *p;
+        }
+        *o = '\0';
+        cap_add(l, map_id(map, line, id));
+    }
+    free(t);
+}
+
+/* Take the entry e out of l, which must hold it (NULL: nothing). */
+static void drop_one(struct cap *l, const char *e)
+{
+    if (!e)
+        return;
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->lines[i], e)) {
+            free(l->lines[i]);
+            l->lines[i] = l->lines[--l->n];
+            return;
+        }
+    ck_abort_msg("no %s", e);
+}
+
+/* Printable form of an entry for the failure report. */
+static const char *show(const char *s)
+{
+    static char buf[4][300];
+    static int k;
+    char *b = buf[k++ & 3];
+    size_t o = 0;
+    bool status = true;
+    for (; *s && o + 5 < sizeof buf[0]; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '\t' && status) {
+            b[o++] = ' ';
+            status = false;
+        } else if (c < 0x20)
+            o += (size_t)snprintf(b + o, sizeof buf[0] - o, "\\x%02x", c);
+        else
+            b[o++] = (char)c;
+    }
+    b[o] = '\0';
+    return b;
+}
+
+#define NCORPUS (sizeof corpus / sizeof corpus[0])
+
+/* Loop index i: corpus[i % NCORPUS], through the prefilter for i < NCORPUS, else with every line
+ * offered to every parser (the prefilter must change nothing on real output either). */
+START_TEST(test_corpus)
+{
+    const struct corpus *c = &corpus[(size_t)_i % NCORPUS];
+    bool raw = (size_t)_i >= NCORPUS;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/fixtures/real/%s.log", fixture_dir(), c->name);
+    size_t len;
+    char *log = slurp(path, &len);
+    ck_assert_msg(log != NULL, "%s", path);
+
+    struct got g = {.map = c->map};
+    struct marker_sink sink = {.marker = got_marker, .ctx = &g};
+    struct testlog_config cfg = {
+        .formats = TL_FMT_ALL, .wall_at_t0_ms = WALL0, .t0_ns = T0, .no_prefilter = raw};
+    struct testlog *tl;
+    ck_assert_int_eq(testlog_new(&cfg, &sink, NULL, &tl), 0);
+    /* producer timestamps (go -json, mozlog) are from the day the logs were made: far from
+     * these arrival times, so they are ignored and the arrival clock times everything */
+    double ms = feed_log(tl, log, len, 0);
+    testlog_finish(tl, MS(ms + 10), false);
+    testlog_free(tl);
+    free(log);
+
+    struct cap want = {0};
+    snprintf(path, sizeof path, "%s/tests/fixtures/real/%s.tests", fixture_dir(), c->name);
+    read_truth(path, c->map, &want);
+    drop_one(&want, c->report_only);
+    drop_one(&g.l, c->log_only);
+    qsort(want.lines, want.n, sizeof *want.lines, cmp_str);
+    qsort(g.l.lines, g.l.n, sizeof *g.l.lines, cmp_str);
+    if (c->map == ID_NODE)
+        ck_assert_msg(g.parents > 0, "%s: tests with subtests are tests too", c->name);
+    cap_free(&g.scopes);
+    if (c->map == ID_PROVE)
+        ck_assert_msg(!strstr(c->name, "path-tiny") || g.nested > 0,
+                      "%s: the nested subtests' points are tests too", c->name);
+
+    /* report every difference (up to 40), then fail */
+    size_t i = 0, j = 0, bad = 0;
+    char report[8192] = "";
+    size_t ro = 0;
+    while (i < want.n || j < g.l.n) {
+        int d = i == want.n ? 1 : j == g.l.n ? -1 : strcmp(want.lines[i], g.l.lines[j]);
+        if (!d) {
+            i++, j++;
+            continue;
+        }
+        if (bad++ < 40 && ro < sizeof report - 400)
+            ro += (size_t)snprintf(report + ro, sizeof report - ro, "\n  %s %s",
+                                   d < 0 ? "missing:" : "extra:  ",
+                                   d < 0 ? show(want.lines[i]) : show(g.l.lines[j]));
+        if (d < 0)
+            i++;
+        else
+            j++;
+    }
+    ck_assert_msg(bad == 0, "%s%s: %zu tests in the report, %zu parsed, %zu differences:%s",
+                  c->name, raw ? " (no prefilter)" : "", want.n, g.l.n, bad, report);
+    cap_free(&want);
+    cap_free(&g.l);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("testlog_real");
+    TCase *tc = tcase_create("corpus");
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_corpus, 0, (int)(2 * NCORPUS));
+    suite_add_tcase(s, tc);
+    return check_run(s);
+}
