@@ -1892,11 +1892,11 @@ void sampler_track(struct sampler *s, pid_t pid, uint64_t now_ns, const char *cm
         return;
     p->ppid = s->self;
     p->start_ns = now_ns;
-    filter_sync(s); /* its children's forks must pass from now on */
     /* Between the fork and the exec /proc shows resmon-run's own command line, and a command
      * may be gone before a scan reads it: the command line it is exec'd with is the truth. */
     if (cmd && (p->cmd = strdup(cmd)))
         p->flags |= P_CMD_TRIED | P_CMD_GIVEN;
+    filter_sync(s); /* its children's forks must pass from now on */
     /* An open line (profile.h), so that a profile written while the root runs has its marker. */
     struct jsonw data;
     jsonw_init(&data);
