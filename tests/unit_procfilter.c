@@ -81,16 +81,14 @@ static uint32_t run(const struct sock_filter *prog, size_t n, const uint8_t *pkt
     return 0;
 }
 
-/* A message as the connector sends it: nlmsghdr, cn_msg, proc_event. */
-struct msg {
-    struct nlmsghdr h;
-    struct cn_msg cn;
-    struct proc_event ev;
-} __attribute__((packed));
+/* Where the connector puts the event in its message: after nlmsghdr and cn_msg. */
+#define EVENT_AT (NLMSG_HDRLEN + sizeof(struct cn_msg))
 
 static uint32_t verdict(const struct sock_filter *prog, size_t n, unsigned what, pid_t a, pid_t b, pid_t c)
 {
-    struct msg m;
+    struct {
+        struct proc_event ev;
+    } m;
     memset(&m, 0, sizeof m);
     m.ev.what = what;
     switch (what) {
@@ -110,7 +108,10 @@ static uint32_t verdict(const struct sock_filter *prog, size_t n, unsigned what,
     default:
         m.ev.event_data.exec.process_pid = m.ev.event_data.exec.process_tgid = a;
     }
-    return run(prog, n, (const uint8_t *)&m, sizeof m);
+    uint8_t pkt[EVENT_AT + sizeof m.ev];
+    memset(pkt, 0, EVENT_AT);
+    memcpy(pkt + EVENT_AT, &m.ev, sizeof m.ev);
+    return run(prog, n, pkt, sizeof pkt);
 }
 
 static struct sock_filter *build_window(const pid_t *set, size_t n, pid_t lo, pid_t hi, size_t *len)
@@ -210,16 +211,15 @@ static int connector(const pid_t *set, size_t n)
         return -1;
     ck_assert_int_eq(procfilter_attach(fd, set, n, 0, 0), 0);
     struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC};
-    struct {
-        struct nlmsghdr h;
-        struct cn_msg cn;
-        uint32_t op;
-    } __attribute__((packed)) req = {
-        .h = {.nlmsg_len = sizeof req, .nlmsg_type = NLMSG_DONE},
-        .cn = {.id = {.idx = CN_IDX_PROC, .val = CN_VAL_PROC}, .len = sizeof(uint32_t)},
-        .op = PROC_CN_MCAST_LISTEN,
-    };
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || send(fd, &req, sizeof req, 0) < 0) {
+    /* nlmsghdr, cn_msg, the operation */
+    uint8_t req[EVENT_AT + sizeof(uint32_t)];
+    struct nlmsghdr h = {.nlmsg_len = sizeof req, .nlmsg_type = NLMSG_DONE};
+    struct cn_msg cn = {.id = {.idx = CN_IDX_PROC, .val = CN_VAL_PROC}, .len = sizeof(uint32_t)};
+    uint32_t op = PROC_CN_MCAST_LISTEN;
+    memcpy(req, &h, sizeof h);
+    memcpy(req + NLMSG_HDRLEN, &cn, sizeof cn);
+    memcpy(req + EVENT_AT, &op, sizeof op);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || send(fd, req, sizeof req, 0) < 0) {
         close(fd);
         return -1;
     }
