@@ -781,9 +781,35 @@ int summary_format_markdown(const struct summary_facts *f, char **ret_text, size
     int pids[SUMMARY_MAX_LIST];
     const char *cmds[SUMMARY_MAX_LIST], *extra[SUMMARY_MAX_LIST];
     char during[SUMMARY_MAX_LIST][SUMMARY_TEXT_MAX + 64];
+    /* what each was doing, from the dump at the stop: its state, test and top frames */
+    struct buf doing[SUMMARY_MAX_LIST] = {{0}};
+    bool dumped = false;
+    for (size_t i = 0; i < f->n_alive; i++) {
+        const struct summary_proc *p = &f->alive[i];
+        pids[i] = p->pid, cmds[i] = p->cmd;
+        if (p->state) {
+            dumped = true;
+            buf_printf(&doing[i], "state %c, %zu thread%s%s%s", p->state, p->threads, p->threads == 1 ? "" : "s",
+                       p->test[0] ? ", in " : "", p->test);
+        }
+        for (size_t j = 0; j < p->n_stacks; j++)
+            buf_printf(&doing[i], "%s%s", doing[i].len ? "; " : "", p->stacks[j]);
+        extra[i] = doing[i].p ? doing[i].p : "";
+        b.failed |= doing[i].failed;
+    }
+    md_procs(&b, dumped ? "Processes alive at the stop, and what they were doing" : "Processes alive at the stop",
+             f->n_alive, f->alive_total, pids, cmds, dumped ? extra : NULL);
     for (size_t i = 0; i < f->n_alive; i++)
-        pids[i] = f->alive[i].pid, cmds[i] = f->alive[i].cmd;
-    md_procs(&b, "Processes alive at the stop", f->n_alive, f->alive_total, pids, cmds, NULL);
+        free(doing[i].p);
+    if (f->dump_cut_processes || f->dump_cut_threads)
+        buf_printf(&b, "\nThe dump's time budget cut off the stacks of %zu process%s and %zu thread%s.\n",
+                   f->dump_cut_processes, f->dump_cut_processes == 1 ? "" : "es", f->dump_cut_threads,
+                   f->dump_cut_threads == 1 ? "" : "s");
+    if (f->dump_path) {
+        buf_puts(&b, "\nStacks of every thread: ");
+        md_text(&b, f->dump_path);
+        buf_puts(&b, "\n");
+    }
     for (size_t i = 0; i < f->n_oom; i++) {
         pids[i] = f->oom[i].pid, cmds[i] = f->oom[i].cmd;
         fmt_bytes(tmp2, sizeof tmp2, (double)f->oom[i].rss);

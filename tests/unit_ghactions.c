@@ -89,6 +89,32 @@ START_TEST(test_markdown)
 }
 END_TEST
 
+/* After the dump at a stop, the job summary says what each process was doing. */
+START_TEST(test_markdown_dump)
+{
+    struct summary_facts *f = facts();
+    summary_add_alive(f, 42, "./stuck", 7);
+    summary_add_alive(f, 43, "sleep 9", 7);
+    summary_set_state(f, 42, 'S', 3, "t/hang.t");
+    const char *line = "thread 42 stuck: stuck_in_read < main";
+    summary_add_stack(f, 42, line, strlen(line));
+    f->dump_path = "/tmp/p.json.stacks.txt";
+    f->dump_cut_processes = 1;
+    char *text;
+    size_t len;
+    ck_assert_int_eq(summary_format_markdown(f, &text, &len), 0);
+    ck_assert_msg(strstr(text, "**Processes alive at the stop, and what they were doing**\n") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, "| 42 | ./stuck | state S, 3 threads, in t/hang.t; thread 42 stuck: stuck\\_in\\_read \\< main |\n") !=
+                      NULL,
+                  "%s", text);
+    ck_assert_msg(strstr(text, "| 43 | sleep 9 |  |\n") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, "cut off the stacks of 1 process and 0 threads") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, "Stacks of every thread: /tmp/p.json.stacks.txt\n") != NULL, "%s", text);
+    free(text);
+    free(f);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ghactions");
@@ -96,6 +122,7 @@ int main(void)
     tcase_add_test(tc, test_active);
     tcase_add_test(tc, test_commands);
     tcase_add_test(tc, test_markdown);
+    tcase_add_test(tc, test_markdown_dump);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
