@@ -852,7 +852,8 @@ static int subreaper_members(struct contain *c, pid_t **ret, size_t *ret_n)
         return r;
     }
     /* A process re-parented to us between two reads is listed twice: once is enough. */
-    qsort(out, n, sizeof *out, cmp_pid);
+    if (n > 1)
+        qsort(out, n, sizeof *out, cmp_pid);
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (!k || out[k - 1] != out[i])
