@@ -237,6 +237,7 @@ enum pent_flags {
     P_FORK_SEEN = 1u << 9,  /* its fork event was handled (not only found by a scan) */
     P_CMD_GIVEN = 1u << 10, /* the command line it was exec'd with (sampler_track) */
     P_FILTERED = 1u << 11,  /* in the set of the attached event filter (procfilter.h) */
+    P_EXEC_WATCHED = 1u << 12, /* forked into the filter's window: an exec of it would have passed */
 };
 
 struct pent {
@@ -315,6 +316,7 @@ struct sampler {
     size_t fset_cap;
     pid_t filter_newest; /* the newest pid the last filter knew: the window starts above it */
     uint64_t filter_ns;  /* when it was attached */
+    pid_t win_lo, win_hi; /* the window of the attached filter */
     uint64_t lost_at_scan; /* lost_events at the last full member listing */
     uint64_t full_scan_ns;
     uint64_t scan_ns; /* time of the sample in progress */
@@ -830,19 +832,25 @@ static void read_cmdline(struct sampler *s, struct pent *p)
 
 /* Whether it exec'd is not known (the event filter's lag may have dropped the event,
  * procfilter.h): the command line if it can still be read; else a name other than the one it
- * inherited says it did; else what it inherited stands. */
-static void exec_catch_up(struct sampler *s, struct pent *p)
+ * inherited says it did; else what it inherited stands. False when nothing could be read (it is
+ * gone). */
+static bool exec_catch_up(struct sampler *s, struct pent *p)
 {
     char buf[CMD_MAX];
     ssize_t n = read_pid_file(s, p->pid, "cmdline", buf, sizeof buf);
     char comm[PROCFS_COMM_MAX];
-    if (n > 0)
+    if (n > 0) {
         set_cmd(p, buf, (size_t)n);
-    else if (read_comm(s, p->pid, comm) && strcmp(comm, p->comm) != 0) {
+        return true;
+    }
+    if (!read_comm(s, p->pid, comm))
+        return false;
+    if (strcmp(comm, p->comm) != 0) {
         free(p->cmd);
         p->cmd = NULL;
         memcpy(p->comm, comm, sizeof comm);
     }
+    return true;
 }
 
 static void unnamed_add(struct sampler *s, const struct pent *p)
@@ -1097,7 +1105,9 @@ static int nl_open(struct sampler *s)
     if (s->cfg.event_filter) {
         if (major > 4 || (major == 4 && minor >= 18)) {
             s->filter_newest = s->self;
-            s->filter_on = procfilter_attach(fd, &s->self, 1, s->self + 1, s->self + 1 + FILTER_WINDOW) == 0;
+            s->win_lo = s->self + 1;
+            s->win_hi = s->self + 1 + FILTER_WINDOW;
+            s->filter_on = procfilter_attach(fd, &s->self, 1, s->win_lo, s->win_hi) == 0;
         } else
             (void)procfilter_attach(fd, NULL, PROCFILTER_MAX_SET + 1, 0, 0);
     }
@@ -1153,6 +1163,7 @@ static void filter_sync(struct sampler *s)
         for (size_t k = 0; k < s->nents; k++)
             if (!(s->ents[k].flags & P_ENDED))
                 s->fset[n++] = s->ents[k].pid;
+        s->win_lo = s->win_hi = 0;
         if (procfilter_attach(s->nl_fd, s->fset, n, 0, 0) < 0 &&
             procfilter_attach(s->nl_fd, NULL, PROCFILTER_MAX_SET + 1, 0, 0) < 0)
             s->filter_on = false;
@@ -1186,7 +1197,10 @@ static void filter_sync(struct sampler *s)
         pid_t width = MIN(MAX(2 * moved, FILTER_WINDOW), FILTER_WINDOW_MAX);
         s->filter_newest = newest;
         s->filter_ns = now;
-        if (procfilter_attach(s->nl_fd, s->fset, n, newest + 1, newest < INT32_MAX - width ? newest + 1 + width : newest) < 0) {
+        s->win_lo = newest + 1;
+        s->win_hi = newest < INT32_MAX - width ? newest + 1 + width : newest;
+        if (procfilter_attach(s->nl_fd, s->fset, n, s->win_lo, s->win_hi) < 0) {
+            s->win_lo = 1, s->win_hi = INT32_MAX; /* the fallback below passes every exec */
             /* cannot narrow any more: threads and other kinds only, the safe superset */
             if (procfilter_attach(s->nl_fd, NULL, PROCFILTER_MAX_SET + 1, 0, 0) < 0)
                 s->filter_on = false;
@@ -1283,6 +1297,9 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
         if (pcmd)
             p->cmd = strdup(pcmd);
         p->flags |= P_CMD_TRIED | P_FORK_SEEN;
+        /* The filter in effect now is the one its exec met, if it exec'd before it joined the set */
+        if (p->pid >= s->win_lo && p->pid < s->win_hi)
+            p->flags |= P_EXEC_WATCHED;
         return;
     }
     case PROC_EVENT_EXEC: {
@@ -1315,7 +1332,14 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
         p->flags |= P_EXIT_KNOWN;
         p->end_ns = ev->timestamp_ns;
         if (s->filter_on && !(p->flags & (P_FILTERED | P_CMD_GIVEN)))
-            exec_catch_up(s, p); /* gone before the filter knew it: its exec may not have passed */
+            if (!exec_catch_up(s, p) && !(p->flags & P_EXEC_WATCHED)) {
+                /* Gone before the filter knew it, and already reaped: whether it exec'd is not
+                 * known, so the command it inherited may not be its own. Unnamed (counted with
+                 * its exit) rather than perhaps misnamed. */
+                free(p->cmd);
+                p->cmd = NULL;
+                p->comm[0] = '\0';
+            }
         /* resmon-run's own children get exact figures from wait4 (sampler_reaped). */
         if (x->parent_tgid == s->self)
             return;

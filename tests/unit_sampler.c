@@ -597,10 +597,21 @@ START_TEST(test_fork_storm)
         for (size_t i = 0; i < r.cap.n; i++)
             no_exit += strcmp(r.cap.v[i].name, "process") == 0 && !strstr(r.cap.v[i].data, "\"exit\":");
         if (filtered) {
+            /* a child of the root reaped before the late read is unnamed (whether it exec'd is
+             * not known: it is counted with its exit, not named by what it inherited) */
+            size_t unnamed1 = 0;
+            for (size_t i = 0; i < r.cap.n; i++) {
+                const char *w = strcmp(r.cap.v[i].name, "unnamed processes") == 0 ? strstr(r.cap.v[i].data, "status 1: ") : NULL;
+                if (w)
+                    unnamed1 = (size_t)strtoul(w + 10, NULL, 10);
+            }
+            fprintf(stderr, "filtered, read after the storm: %zu markers, %llu unnamed (%zu of them status 1) of %zu processes\n",
+                    nproc, (unsigned long long)t.processes_unnamed, unnamed1, 1 + storm + storm / 3);
+            status1 += unnamed1;
+            nproc += (size_t)t.processes_unnamed;
             ck_assert_uint_ge(nproc, 1 + storm);
             ck_assert_uint_le(nproc, 1 + storm + storm / 3);
-            fprintf(stderr, "filtered, read after the storm: %zu of %zu orphans recorded, %zu ended without an exit\n",
-                    nproc - 1 - storm, storm / 3, no_exit);
+            fprintf(stderr, "%zu ended without an exit\n", no_exit);
             /* read this late, a child of the root is now and then ended by the scan before its
              * exit is matched (one in some thousands): its marker has no exit status */
             ck_assert_uint_le(no_exit, 2);
