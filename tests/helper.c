@@ -60,6 +60,37 @@ static double cpu_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* A leftover: a child that announces itself on the event FIFO ("NAME PID"), then sleeps
+ * secs, as LO_* says (its own session, TERM ignored, stopped first). Returns once it has
+ * announced itself (the pipe closes), with its pid. */
+enum { LO_SETSID = 1, LO_IGNORE_TERM = 2, LO_STOP = 4 };
+static pid_t leftover(const char *name, int how, double secs)
+{
+    int pfd[2];
+    if (pipe(pfd) < 0)
+        return -1;
+    pid_t p = fork();
+    if (p == 0) {
+        close(pfd[0]);
+        if (how & LO_SETSID)
+            setsid();
+        if (how & LO_IGNORE_TERM)
+            signal(SIGTERM, SIG_IGN);
+        event("%s %d", name, getpid());
+        close(pfd[1]);
+        if (how & LO_STOP)
+            raise(SIGSTOP);
+        sleep_s(secs);
+        _exit(0);
+    }
+    close(pfd[1]);
+    char c;
+    while (read(pfd[0], &c, 1) < 0 && errno == EINTR)
+        ;
+    close(pfd[0]);
+    return p;
+}
+
 static void burn(double secs)
 {
     double end = cpu_now() + secs;
@@ -794,100 +825,25 @@ int main(int argc, char **argv)
             return 2;
         }
         close(fd);
-        int pfd[2];
-        if (pipe(pfd) < 0)
-            return 1;
-        if (fork() == 0) {
-            close(pfd[0]);
-            setsid();
-            event("escaped %d", getpid());
-            close(pfd[1]);
-            sleep_s(secs);
-            _exit(0);
-        }
-        close(pfd[1]);
-        char c;
-        while (read(pfd[0], &c, 1) < 0 && errno == EINTR)
-            ;
-        return 0;
+        return leftover("escaped", LO_SETSID, secs) < 0;
     }
     if (!strcmp(cmd, "daemon")) { /* daemon SECS: double fork; the grandchild outlives us */
-        int pfd[2];
-        if (pipe(pfd) < 0)
-            return 1;
         pid_t p = fork();
-        if (p == 0) {
-            if (fork() == 0) {
-                close(pfd[0]);
-                setsid();
-                event("daemon %d", getpid());
-                close(pfd[1]);
-                sleep_s(secs);
-                _exit(0);
-            }
-            _exit(0);
-        }
-        close(pfd[1]);
-        waitpid(p, NULL, 0);
-        char c;
-        while (read(pfd[0], &c, 1) < 0 && errno == EINTR)
-            ;
-        return 0;
+        if (p == 0)
+            _exit(leftover("daemon", LO_SETSID, secs) < 0);
+        int st;
+        return p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st);
     }
     if (!strcmp(cmd, "setsid-escape")) { /* a child in its own session, then exit */
-        int pfd[2];
-        if (pipe(pfd) < 0)
-            return 1;
-        pid_t p = fork();
-        if (p == 0) {
-            close(pfd[0]);
-            setsid();
-            event("escaper %d", getpid());
-            close(pfd[1]);
-            sleep_s(secs);
-            _exit(0);
-        }
-        close(pfd[1]);
-        char c;
-        while (read(pfd[0], &c, 1) < 0 && errno == EINTR)
-            ;
-        return 0;
+        return leftover("escaper", LO_SETSID, secs) < 0;
     }
     if (!strcmp(cmd, "term-ignorer")) { /* a leftover that ignores TERM */
-        int pfd[2];
-        if (pipe(pfd) < 0)
-            return 1;
-        if (fork() == 0) {
-            close(pfd[0]);
-            signal(SIGTERM, SIG_IGN);
-            event("ignorer %d", getpid());
-            close(pfd[1]);
-            sleep_s(secs);
-            _exit(0);
-        }
-        close(pfd[1]);
-        char c;
-        while (read(pfd[0], &c, 1) < 0 && errno == EINTR)
-            ;
-        return 0;
+        return leftover("ignorer", LO_IGNORE_TERM, secs) < 0;
     }
     if (!strcmp(cmd, "stopped")) { /* a leftover that is stopped (SIGSTOP) */
-        int pfd[2];
-        if (pipe(pfd) < 0)
+        pid_t p = leftover("stopped", LO_STOP, secs);
+        if (p < 0)
             return 1;
-        pid_t p = fork();
-        if (p == 0) {
-            close(pfd[0]);
-            event("stopped %d", getpid());
-            close(pfd[1]);
-            raise(SIGSTOP);
-            sleep_s(secs);
-            _exit(0);
-        }
-        close(pfd[1]);
-        char c;
-        while (read(pfd[0], &c, 1) < 0 && errno == EINTR)
-            ;
         /* Wait until it is really stopped. */
         int st;
         waitpid(p, &st, WUNTRACED);
