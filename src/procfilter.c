@@ -49,14 +49,16 @@ static uint32_t as_loaded(uint32_t host) { return htonl(host); }
 
 #define LITTLE_ENDIAN_HOST (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
 
+/* The program being written into p[0..cap) (p NULL: only counted); n counts on past cap, so
+ * that a program too long for the room is told by its length. */
 struct emit {
     struct sock_filter *p;
-    size_t n;
+    size_t n, cap;
 };
 
 static size_t put(struct emit *e, uint16_t code, uint8_t jt, uint8_t jf, uint32_t k)
 {
-    if (e->p)
+    if (e->p && e->n < e->cap)
         e->p[e->n] = (struct sock_filter)BPF_JUMP(code, k, jt, jf);
     return e->n++;
 }
@@ -94,7 +96,7 @@ static void swap_a(struct emit *e)
 /* Point the ja at index at to target. */
 static void fix_ja(struct emit *e, size_t at, size_t target)
 {
-    if (e->p)
+    if (e->p && at < e->cap)
         e->p[at].k = (uint32_t)(target - at - 1);
 }
 
@@ -135,10 +137,10 @@ static void process_only(struct emit *e, uint32_t pid_off, uint32_t tgid_off)
     put(e, BPF_RET | BPF_K, 0, 0, 0);
 }
 
-static size_t build(const uint32_t *v, size_t n, uint32_t lo, uint32_t hi, struct sock_filter *prog,
+static size_t build(const uint32_t *v, size_t n, uint32_t lo, uint32_t hi, struct sock_filter *prog, size_t cap,
                     size_t *misses)
 {
-    struct emit e = {prog, 0};
+    struct emit e = {prog, 0, cap};
     size_t nmiss = 0;
     put(&e, BPF_LD | BPF_W | BPF_ABS, 0, 0, OFF_WHAT);
     size_t j_fork = put(&e, BPF_JMP | BPF_JEQ | BPF_K, 0, 0, as_loaded(PROC_EVENT_FORK));
@@ -177,7 +179,7 @@ static size_t build(const uint32_t *v, size_t n, uint32_t lo, uint32_t hi, struc
             search(&e, v, 0, n, misses, &nmiss);
     }
     size_t miss = put(&e, BPF_RET | BPF_K, 0, 0, 0);
-    if (prog) {
+    if (prog && e.n <= cap) {
         prog[j_fork].jt = (uint8_t)(fork_at - j_fork - 1);
         prog[j_exec].jt = (uint8_t)(exec_at - j_exec - 1);
         prog[j_exit].jt = (uint8_t)(exit_at - j_exit - 1);
@@ -190,9 +192,10 @@ static size_t build(const uint32_t *v, size_t n, uint32_t lo, uint32_t hi, struc
     return e.n;
 }
 
-/* The search and its miss list for n tgids (SIZE_MAX: no set), shared by the dry run and the
- * real one: the program's shape depends on n and on whether there is a window only. */
-static size_t build_for(const pid_t *set, size_t n, pid_t lo, pid_t hi, struct sock_filter *prog)
+/* The program for n tgids (past the bound: no set) into prog[0..cap) (NULL: counted only); its
+ * length, which is past cap when it did not fit. The shape depends on n and on whether there is
+ * a window only. */
+static size_t build_for(const pid_t *set, size_t n, pid_t lo, pid_t hi, struct sock_filter *prog, size_t cap)
 {
     if (n > PROCFILTER_MAX_SET)
         n = SIZE_MAX;
@@ -204,7 +207,7 @@ static size_t build_for(const pid_t *set, size_t n, pid_t lo, pid_t hi, struct s
         for (size_t i = 0; set && i < m; i++)
             v[i] = (uint32_t)set[i];
         qsort(v, m, sizeof *v, cmp_u32);
-        k = build(v, n, (uint32_t)lo, (uint32_t)hi, prog, misses);
+        k = build(v, n, (uint32_t)lo, (uint32_t)hi, prog, cap, misses);
     }
     free(v);
     free(misses);
@@ -213,25 +216,25 @@ static size_t build_for(const pid_t *set, size_t n, pid_t lo, pid_t hi, struct s
 
 size_t procfilter_size(size_t n, bool window)
 {
-    return build_for(NULL, n, 0, window ? 1 : 0, NULL);
+    return build_for(NULL, n, 0, window ? 1 : 0, NULL, 0);
 }
 
 size_t procfilter_build(const pid_t *set, size_t n, pid_t lo, pid_t hi, struct sock_filter *prog)
 {
-    return build_for(set, n, lo, hi, prog);
+    return build_for(set, n, lo, hi, prog, SIZE_MAX);
 }
 
 int procfilter_attach(int fd, const pid_t *set, size_t n, pid_t lo, pid_t hi)
 {
-    size_t size = procfilter_size(n, lo < hi);
-    if (!size || size > BPF_MAXINSNS)
-        return -E2BIG;
-    struct sock_filter *prog = calloc(size, sizeof *prog);
+    /* One pass, into room for the longest program the kernel takes. */
+    struct sock_filter *prog = calloc(BPF_MAXINSNS, sizeof *prog);
     if (!prog)
         return -ENOMEM;
-    size_t k = procfilter_build(set, n, lo, hi, prog);
+    size_t k = build_for(set, n, lo, hi, prog, BPF_MAXINSNS);
     struct sock_fprog fp = {.len = (unsigned short)k, .filter = prog};
-    int r = k != size ? -EINVAL : setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof fp) == 0 ? 0 : -errno;
+    int r = !k || k > BPF_MAXINSNS                                          ? -E2BIG
+            : setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof fp) == 0 ? 0
+                                                                                : -errno;
     free(prog);
     return r;
 }

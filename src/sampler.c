@@ -1152,46 +1152,33 @@ static bool tracked(struct sampler *s, pid_t pid)
  * filter dropped those events, its parent's fork passed). Its command line is read again and its
  * children are listed; the children found join in turn, a few generations at most, the scans
  * being the safety net. */
-static void filter_sync(struct sampler *s)
+/* Hand the kernel the set (resmon-run and the tree's live processes) and, with window, the
+ * window above the newest pid known; the window closed otherwise. False when the filter could
+ * not be narrowed (the superset of kinds and threads only is attached then, if anything). */
+static bool filter_attach(struct sampler *s, bool window)
 {
-    if (s->filter_on && s->filter_stray && !s->filter_dirty) {
-        /* Only an outsider took a pid of the window (a long-lived one would have all its forks
-         * pass): close it until the tree changes. The set stays as it is. */
-        s->filter_stray = false;
-        size_t n = 0;
-        s->fset[n++] = s->self;
-        for (size_t k = 0; k < s->nents; k++)
-            if (!(s->ents[k].flags & P_ENDED))
-                s->fset[n++] = s->ents[k].pid;
-        s->win_lo = s->win_hi = 0;
-        if (procfilter_attach(s->nl_fd, s->fset, n, 0, 0) < 0 &&
-            procfilter_attach(s->nl_fd, NULL, PROCFILTER_MAX_SET + 1, 0, 0) < 0)
-            s->filter_on = false;
-        return;
+    if (s->fset_cap < s->nents + 1) {
+        size_t cap = (s->nents + 1) * 2;
+        pid_t *v = realloc(s->fset, cap * sizeof *v);
+        if (!v)
+            return false;
+        s->fset = v;
+        s->fset_cap = cap;
     }
-    s->filter_stray = false;
-    for (int round = 0; s->filter_on && s->filter_dirty && round < 4; round++) {
-        s->filter_dirty = false;
-        if (s->fset_cap < s->nents + 1) {
-            size_t cap = (s->nents + 1) * 2;
-            pid_t *v = realloc(s->fset, cap * sizeof *v);
-            if (!v)
-                return;
-            s->fset = v;
-            s->fset_cap = cap;
-        }
-        size_t n = 0;
-        s->fset[n++] = s->self;
-        pid_t newest = s->filter_newest;
-        for (size_t k = 0; k < s->nents; k++) {
-            if (!(s->ents[k].flags & P_ENDED))
-                s->fset[n++] = s->ents[k].pid;
-            newest = MAX(newest, s->ents[k].pid);
-        }
-        /* The window: the pids allocated next. The tree's next child most likely gets one, and
-         * then its exec and its own children pass before its fork event is even read. Its size
-         * follows how far pids moved since the last change (a burst widens it); what else takes
-         * those pids (other jobs' processes) costs a wake-up each, until the next change. */
+    size_t n = 0;
+    s->fset[n++] = s->self;
+    pid_t newest = s->filter_newest;
+    for (size_t k = 0; k < s->nents; k++) {
+        if (!(s->ents[k].flags & P_ENDED))
+            s->fset[n++] = s->ents[k].pid;
+        newest = MAX(newest, s->ents[k].pid);
+    }
+    s->win_lo = s->win_hi = 0;
+    if (window) {
+        /* The pids allocated next. The tree's next child most likely gets one, and then its exec
+         * and its own children pass before its fork event is even read. Its size follows how far
+         * pids moved since the last change (a burst widens it); what else takes those pids
+         * (other jobs' processes) costs a wake-up, once: the window then closes. */
         uint64_t now = clock_ns(CLOCK_MONOTONIC);
         pid_t moved = now - s->filter_ns < FILTER_BURST_NS ? newest - s->filter_newest : 0;
         pid_t width = MIN(MAX(2 * moved, FILTER_WINDOW), FILTER_WINDOW_MAX);
@@ -1199,13 +1186,30 @@ static void filter_sync(struct sampler *s)
         s->filter_ns = now;
         s->win_lo = newest + 1;
         s->win_hi = newest < INT32_MAX - width ? newest + 1 + width : newest;
-        if (procfilter_attach(s->nl_fd, s->fset, n, s->win_lo, s->win_hi) < 0) {
-            s->win_lo = 1, s->win_hi = INT32_MAX; /* the fallback below passes every exec */
-            /* cannot narrow any more: threads and other kinds only, the safe superset */
-            if (procfilter_attach(s->nl_fd, NULL, PROCFILTER_MAX_SET + 1, 0, 0) < 0)
-                s->filter_on = false;
+    }
+    if (procfilter_attach(s->nl_fd, s->fset, n, s->win_lo, s->win_hi) == 0)
+        return true;
+    /* cannot narrow any more: threads and other kinds only, the safe superset, every exec */
+    s->win_lo = 1, s->win_hi = INT32_MAX;
+    if (procfilter_attach(s->nl_fd, NULL, PROCFILTER_MAX_SET + 1, 0, 0) < 0)
+        s->filter_on = false;
+    return false;
+}
+
+static void filter_sync(struct sampler *s)
+{
+    if (s->filter_on && s->filter_stray && !s->filter_dirty) {
+        /* Only an outsider took a pid of the window (a long-lived one would have all its forks
+         * pass): close it until the tree changes. */
+        s->filter_stray = false;
+        (void)filter_attach(s, false);
+        return;
+    }
+    s->filter_stray = false;
+    for (int round = 0; s->filter_on && s->filter_dirty && round < 4; round++) {
+        s->filter_dirty = false;
+        if (!filter_attach(s, true))
             return;
-        }
         size_t before = s->nents;
         for (size_t k = 0; k < before; k++) {
             struct pent *p = &s->ents[k];
