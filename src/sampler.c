@@ -238,6 +238,7 @@ enum pent_flags {
     P_CMD_GIVEN = 1u << 10, /* the command line it was exec'd with (sampler_track) */
     P_FILTERED = 1u << 11,  /* in the set of the attached event filter (procfilter.h) */
     P_EXEC_WATCHED = 1u << 12, /* forked into the filter's window: an exec of it would have passed */
+    P_EXEC_OURS = 1u << 13, /* its next exec is resmon-run's of the command line given */
 };
 
 struct pent {
@@ -1308,6 +1309,12 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
     }
     case PROC_EVENT_EXEC: {
         struct pent *p = lookup(s, ev->event_data.exec.process_tgid);
+        if (p && (p->flags & P_EXEC_OURS)) {
+            /* the command's own exec: its command line is the one given, read or not (it may
+             * be gone by now, and its name alone would replace it) */
+            p->flags &= ~(unsigned)P_EXEC_OURS;
+            return;
+        }
         if (p && !(p->flags & P_ENDED)) {
             p->flags |= P_CMD_STALE;
             read_cmdline(s, p);
@@ -1922,8 +1929,13 @@ void sampler_track(struct sampler *s, pid_t pid, uint64_t now_ns, const char *cm
     p->start_ns = now_ns;
     /* Between the fork and the exec /proc shows resmon-run's own command line, and a command
      * may be gone before a scan reads it: the command line it is exec'd with is the truth. */
-    if (cmd && (p->cmd = strdup(cmd)))
+    if (cmd && (p->cmd = strdup(cmd))) {
         p->flags |= P_CMD_TRIED | P_CMD_GIVEN;
+        /* its exec has happened (spawn waits for it); its event comes, unless the filter the
+         * exec met dropped it (a pid outside its window) */
+        if (!s->filter_on || (pid >= s->win_lo && pid < s->win_hi))
+            p->flags |= P_EXEC_OURS;
+    }
     filter_sync(s); /* its children's forks must pass from now on */
     /* An open line (profile.h), so that a profile written while the root runs has its marker. */
     struct jsonw data;

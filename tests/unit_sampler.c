@@ -662,9 +662,18 @@ START_TEST(test_exit_statuses)
     /* Without the process connector (or when it lost events) short children may go unseen; under
      * valgrind (run for memory errors, not timing) the children's events race the test. */
     size_t need = t.proc_events && t.lost_events == 0 && !getenv("RESMON_UNDER_VALGRIND") ? 4 : 1;
+    /* A child gone and reaped before the event filter caught up with it is counted unnamed,
+     * with its exit (sampler.c, exec_catch_up): its status is told there. */
+    const char *unnamed = "";
+    for (size_t i = 0; i < r.cap.n; i++)
+        if (strcmp(r.cap.v[i].name, "unnamed processes") == 0)
+            unnamed = r.cap.v[i].data;
     for (size_t k = 0; k < need; k++) {
         bool found = false;
         char pat[64];
+        snprintf(pat, sizeof pat, "%s: 1", want[k]);
+        if (k > 0 && strstr(unnamed, pat))
+            continue;
         snprintf(pat, sizeof pat, "\"exit\":\"%s\"", want[k]);
         for (size_t i = 0; i < r.cap.n; i++)
             if (strcmp(r.cap.v[i].name, "process") == 0 && strstr(r.cap.v[i].data, pat)) {
