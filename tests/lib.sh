@@ -5,6 +5,9 @@ set -u
 HELPER="$HELPERS/helper"
 T=$(mktemp -d "${TMPDIR:-/tmp}/resmon-test.XXXXXX")
 trap _at_exit EXIT
+# Every test is bounded: after TEST_LIMIT seconds (600 unless told) a hang fails it, with the tree
+# of processes it hung in printed to its log, instead of holding the whole run.
+"$HELPERS/hangcheck" $$ "${TEST_LIMIT:-600}" || { echo "FAIL: no $HELPERS/hangcheck" >&2; exit 1; }
 TIMEOUT_LINK="$T/resmon-timeout"
 ln -s "$RESMON_RUN" "$TIMEOUT_LINK"
 # new_events: a fresh event FIFO for the next step, held open read-write on fd 9 (helpers never
