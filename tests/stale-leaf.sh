@@ -9,9 +9,16 @@ command -v unshare >/dev/null 2>&1 && unshare -fp --mount-proc true 2>/dev/null 
 # leaf; the next run as PID 1 removes it: the leaf names its owner by pid and start time.
 own=$(sed -n 's/^0:://p' /proc/self/cgroup)
 mnt=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
-parent="$mnt${own%/}"
+# A cgroup of this test's own: every run looks for stale leaves where it starts, so another test's
+# run beside this one, started in the suite's cgroup, would remove the leaf first (rightly so: it
+# is stale). Runs started here are this test's alone.
+parent="$mnt${own%/}/stale-leaf.$$"
+mkdir "$parent" || fail "cannot make $parent"
+trap '_s=$?; rmdir "$parent" 2>/dev/null; (exit $_s); _at_exit' EXIT
+# in_parent CMD...: CMD started in $parent (exec: the background job's pid is unshare's)
+in_parent() { exec sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$parent" "$@"; }
 new_events
-unshare -fp --mount-proc "$RESMON_RUN" -q --no-profile --containment=cgroup -- "$HELPER" sleep 60 &
+(in_parent unshare -fp --mount-proc "$RESMON_RUN" -q --no-profile --containment=cgroup -- "$HELPER" sleep 60) &
 ns=$!
 wait_event "ready *" >/dev/null
 leaf=$(ls -d "$parent"/resmon-run.1.* 2>/dev/null | head -n 1)
@@ -26,7 +33,7 @@ while [ -s "$leaf/cgroup.procs" ]; do # the namespace's processes die
     read -r -t 0.05 _ <&9 || :
 done
 [ -d "$leaf" ] || fail "the leaf was removed by nobody expected to (a watchdog outside the namespace?)"
-unshare -fp --mount-proc "$RESMON_RUN" -q --no-profile --containment=cgroup -- true ||
+(in_parent unshare -fp --mount-proc "$RESMON_RUN" -q --no-profile --containment=cgroup -- true) ||
     fail "a second run as PID 1 failed"
 [ -d "$leaf" ] && fail "the stale leaf $leaf of a killed run as PID 1 is still there"
 exit 0
