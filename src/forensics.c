@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #ifdef HAVE_LIBDW
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #endif
@@ -134,27 +135,66 @@ static int proc_facts(pid_t pid, struct forensics_process *p)
 
 #ifdef HAVE_LIBDW
 
-/* The debuginfo of a module, from the local build-id tree only (forensics.h: no debuginfod). */
+/* Does the ELF file open on fd carry this build-id? A debuginfo file found by name must: libdwfl
+ * takes what the callback returns as the module's, and a stale one would name wrong functions. */
+static bool same_build_id(int fd, const unsigned char *id, int len)
+{
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    if (!elf)
+        return false;
+    const void *fid;
+    ssize_t flen = dwelf_elf_gnu_build_id(elf, &fid);
+    bool same = flen == len && memcmp(fid, id, (size_t)len) == 0;
+    elf_end(elf);
+    return same;
+}
+
+/* The debuginfo of a module, from local files only (forensics.h: no debuginfod): the build-id
+ * tree, then the file the module's .gnu_debuglink names, where GDB and eu-stack look for it
+ * (beside the module, in its .debug directory, under /usr/lib/debug and the module's directory).
+ * A module without a build-id is left to its own symbol table: nothing would tell a stale
+ * debuglink target from the right one but a CRC of the whole file, too slow for a stop. */
 static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                                 const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
                                 char **debuginfo_file_name)
 {
-    (void)userdata, (void)modname, (void)base, (void)file_name, (void)debuglink_file, (void)debuglink_crc;
+    (void)userdata, (void)modname, (void)base, (void)debuglink_crc;
     const unsigned char *id;
     GElf_Addr vaddr;
     int len = dwfl_module_build_id(mod, &id, &vaddr);
     if (len < 2 || len > 64)
         return -1;
-    char path[192];
+    char path[PATH_MAX];
     int k = snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%02x/", id[0]);
     for (int i = 1; i < len; i++)
         k += snprintf(path + k, sizeof path - (size_t)k, "%02x", id[i]);
     snprintf(path + k, sizeof path - (size_t)k, ".debug");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (fd >= 0) {
+        *debuginfo_file_name = strdup(path);
+        return fd;
+    }
+    if (!debuglink_file || !*debuglink_file || strchr(debuglink_file, '/') || !file_name || file_name[0] != '/')
         return -1;
-    *debuginfo_file_name = strdup(path);
-    return fd;
+    const char *slash = strrchr(file_name, '/');
+    int dlen = (int)(slash - file_name); /* the module's directory, without its final slash */
+    static const char *const under[] = {"", "", "/usr/lib/debug"}, *const sub[] = {"", "/.debug", ""};
+    for (size_t f = 0; f < sizeof under / sizeof under[0]; f++) {
+        if (snprintf(path, sizeof path, "%s%.*s%s/%s", under[f], dlen, file_name, sub[f], debuglink_file) >=
+            (int)sizeof path)
+            continue;
+        if (!strcmp(path, file_name))
+            continue; /* the link names the module itself */
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        if (same_build_id(fd, id, len)) {
+            *debuginfo_file_name = strdup(path);
+            return fd;
+        }
+        close(fd);
+    }
+    return -1;
 }
 
 static const Dwfl_Callbacks dwfl_callbacks = {
@@ -265,6 +305,45 @@ static const char *ptrace_error(int err)
     }
 }
 
+/* The frames of a thread that cannot be traced, from the kernel's side: its kernel stack where
+ * readable (root), else its wchan alone; each named "function [kernel]", innermost first, with no
+ * address. The thread gets a sample like any other: the Call Tree shows where it waits. */
+static void kernel_frames(pid_t pid, struct forensics_thread *t)
+{
+    char path[96], text[4096];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/stack", (int)pid, (int)t->tid);
+    ssize_t n = read_file_at(AT_FDCWD, path, text, sizeof text);
+    if (n <= 0) {
+        snprintf(path, sizeof path, "/proc/%d/task/%d/wchan", (int)pid, (int)t->tid);
+        n = read_file_at(AT_FDCWD, path, text, sizeof text);
+        if (n <= 0 || !strcmp(text, "0"))
+            return;
+    }
+    t->frames = calloc(FORENSICS_MAX_FRAMES, sizeof *t->frames);
+    t->pcs = calloc(FORENSICS_MAX_FRAMES, sizeof *t->pcs);
+    if (!t->frames || !t->pcs)
+        return;
+    /* "[<0>] function+0x4b6/0x5d0" per line, or the wchan's bare "function" */
+    for (char *line = text, *next; *line && t->nframes < FORENSICS_MAX_FRAMES; line = next) {
+        next = line + strcspn(line, "\n");
+        if (*next)
+            *next++ = '\0';
+        char *fn = strstr(line, "] ");
+        fn = fn ? fn + 2 : line;
+        size_t len = strcspn(fn, "+ ");
+        if (!len)
+            continue;
+        char *name = malloc(len + sizeof " [kernel]");
+        if (!name)
+            return;
+        memcpy(name, fn, len);
+        memcpy(name + len, " [kernel]", sizeof " [kernel]");
+        t->frames[t->nframes++] = name;
+    }
+    if (t->nframes)
+        t->at_ns = now_ns();
+}
+
 /* Seize, interrupt and wait for each thread of p that can stop; walk the stopped ones; detach
  * all. Returns the threads left out by the budget. */
 static size_t stacks_of(struct forensics_process *p, const struct forensics_hold *h, uint64_t deadline)
@@ -274,9 +353,10 @@ static size_t stacks_of(struct forensics_process *p, const struct forensics_hold
     for (size_t i = 0; i < p->nthreads; i++) {
         struct forensics_thread *t = &p->threads[i];
         /* Uninterruptible in the kernel: it would not stop before it leaves, and a thread seized
-         * but not stopped cannot be detached. Its wchan and kernel stack say where it is. */
+         * but not stopped cannot be detached. Its kernel frames say where it is. */
         if (t->state == 'D') {
             t->error = "in uninterruptible sleep (D): not traced";
+            kernel_frames(p->pid, t);
             continue;
         }
         if (t->state == 'Z' || t->state == 'X') {
@@ -590,8 +670,12 @@ void forensics_text(const struct forensics_report *r, struct jsonw *w)
             if (t->error)
                 jsonw_appendf(w, ": %s", t->error);
             wputs(w, "\n");
-            for (size_t k = 0; k < t->nframes; k++)
-                jsonw_appendf(w, "    #%-2zu 0x%016llx %s\n", k, (unsigned long long)t->pcs[k], t->frames[k]);
+            for (size_t k = 0; k < t->nframes; k++) {
+                if (t->pcs[k])
+                    jsonw_appendf(w, "    #%-2zu 0x%016llx %s\n", k, (unsigned long long)t->pcs[k], t->frames[k]);
+                else
+                    jsonw_appendf(w, "    #%-2zu %-18s %s\n", k, "", t->frames[k]);
+            }
         }
     }
 }

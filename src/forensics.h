@@ -9,8 +9,12 @@
  * STACKS come from elfutils' libdwfl (the library eu-stack is built on): the process's modules
  * are reported from /proc/PID/maps, each thread's frames are walked from its registers with the
  * modules' CFI, and each address is named from the ELF symbol tables, and from a debuginfo file
- * under /usr/lib/debug/.build-id when one is installed. No network: debuginfod is never asked
- * (the seccomp lock-down would refuse its sockets, and a stop is no time to download).
+ * when one is installed: under /usr/lib/debug/.build-id, or the file a stripped module's
+ * .gnu_debuglink names (beside it, in its .debug directory, under /usr/lib/debug), taken only if
+ * its build-id is the module's. No network: debuginfod is never asked (the seccomp lock-down
+ * would refuse its sockets, and a stop is no time to download). A thread in uninterruptible sleep
+ * (D) is not traced (it would not stop); its frames are the kernel's, from its kernel stack
+ * (root) or its wchan, named "function [kernel]", with no address.
  * Without libdw (configure: --without-libdw, or libdw-dev missing) the /proc facts are still
  * recorded and each process says "stacks unavailable: built without libdw".
  *

@@ -96,6 +96,56 @@ done
 stack_of "$T/o.json" "$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out")" stuck_in_mutex >/dev/null ||
     fail "output timeout: no stacks"
 
+# ---- a thread in uninterruptible sleep (a vfork's parent): not traced; its kernel frames, from
+# its kernel stack (root) or its wchan, are its sample. The vfork's child is dumped as any process.
+stopped 1 ALRM "$RESMON_RUN" --timeout=1h -i 0 -o "$T/v.json" -- "$STUCK" vfork
+[ $? -eq 124 ] || fail "vfork: status"
+pid=$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out")
+grep -q "^  thread [0-9]* (stuck) state D: in uninterruptible sleep (D): not traced\$" "$T/v.json.stacks.txt" ||
+    fail "vfork: the D thread is not said: $(cat "$T/v.json.stacks.txt")"
+"$CHECK" --samples "$T/v.json" | awk -F'\t' -v p="$pid" '$1 == p' >"$T/samples"
+[ "$(wc -l <"$T/samples")" -eq 5 ] || fail "vfork: not a sample per thread: $(cat "$T/samples")"
+grep -q "^$pid	[^<]* \[kernel\] < .*thread [0-9]* stuck\$" "$T/samples" || grep -q "^$pid	[^<]* \[kernel\] < thread [0-9]* stuck\$" "$T/samples" ||
+    fail "vfork: no kernel frames for the D thread: $(cat "$T/samples")"
+stack_of "$T/v.json" "$pid" stuck_in_read >/dev/null || fail "vfork: the other threads lost their stacks"
+"$CHECK" --samples "$T/v.json" | awk -F'\t' -v p="$pid" '$1 != p' | grep -q " stuck_in_vfork < " ||
+    fail "vfork: the child is not in stuck_in_vfork: $("$CHECK" --samples "$T/v.json")"
+
+# ---- an orphan (double fork), reparented to resmon-run: traced too. A ptrace policy such as Yama's
+# ptrace_scope=1 admits descendants only, and the orphan is one: resmon-run is its subreaper.
+stopped 2 ALRM "$RESMON_RUN" --timeout=1h -i 0 -o "$T/r.json" -- "$STUCK" orphan
+[ $? -eq 124 ] || fail "orphan: status"
+# the orphan is the copy, waiting where the command spins; both are resmon-run's children now
+orphan=$("$CHECK" --samples "$T/r.json" | awk -F'\t' '$2 ~ / stuck_waiting < / { print $1 }')
+[ -n "$orphan" ] || fail "orphan: not dumped: $("$CHECK" --samples "$T/r.json")"
+grep -q "^process $orphan (parent $_sup) " "$T/r.json.stacks.txt" ||
+    fail "orphan: not reparented to resmon-run ($_sup): $(grep '^process' "$T/r.json.stacks.txt")"
+stack_of "$T/r.json" "$orphan" stuck_in_read >/dev/null || fail "orphan: no stack of $orphan"
+
+# ---- names from the debuginfo file a stripped executable's .gnu_debuglink names, beside it or in
+# its .debug directory, as GDB looks for it. Without that file the copy names nothing of its own.
+if command -v objcopy >/dev/null 2>&1; then
+    mkdir -p "$T/dl/.debug"
+    objcopy --only-keep-debug "$STUCK" "$T/stuck.debug" &&
+        objcopy --strip-all --add-gnu-debuglink="$T/stuck.debug" "$STUCK" "$T/dl/stuck" || fail "objcopy"
+    for where in none "$T/dl" "$T/dl/.debug"; do
+        [ $where = none ] || cp "$T/stuck.debug" "$where/"
+        stopped 1 ALRM "$RESMON_RUN" --timeout=1h -i 0 -o "$T/dl.json" -- "$T/dl/stuck"
+        [ $? -eq 124 ] || fail "debuglink: status"
+        pid=$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out")
+        if [ $where = none ]; then
+            ! stack_of "$T/dl.json" "$pid" stuck_in_read >/dev/null ||
+                fail "debuglink: a stripped copy named its functions without its debuginfo"
+        else
+            stack_of "$T/dl.json" "$pid" stuck_in_read >/dev/null ||
+                fail "debuglink: no names from $where/stuck.debug: $("$CHECK" --samples "$T/dl.json")"
+            rm "$where/stuck.debug"
+        fi
+    done
+else
+    echo "SKIP: debuglink (no objcopy)"
+fi
+
 # ---- --dump-budget=0: the /proc facts, and the cut-off said ----------------------------------
 stopped 1 ALRM "$RESMON_RUN" --timeout=1h -i 0 --dump-budget=0 -o "$T/z.json" -- "$STUCK"
 [ $? -eq 124 ] || fail "budget 0: status"

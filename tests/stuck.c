@@ -7,6 +7,11 @@
  * "stuck CHILDREN" also forks that many copies of itself first, with the same threads but for the
  * busy loop, which is stuck_waiting there (a condition variable nobody signals): a large tree
  * does not have the machine's cores spinning.
+ * "stuck orphan" first leaves such a copy behind as an orphan (a double fork): it is reparented to
+ * the supervisor, which must still be allowed to trace it (ptrace policies such as Yama's admit
+ * descendants only).
+ * "stuck vfork" adds a thread stuck_in_vfork that vforks a child which never execs: the thread
+ * waits in uninterruptible sleep (state D) for as long as the child lives, and cannot be traced.
  *
  * When every thread is where it will stay (the blocked ones asleep in the kernel, the spinning
  * one counting), it prints "ready stuck PID" on stdout, and on $HELPER_EVENTS when set (the FIFO
@@ -28,6 +33,7 @@ void *stuck_in_mutex(void *arg);
 void *stuck_in_read(void *arg);
 void *stuck_spinning(void *arg);
 void *stuck_waiting(void *arg);
+void *stuck_in_vfork(void *arg);
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int pipefd[2];
@@ -77,14 +83,27 @@ __attribute__((noinline)) void *stuck_waiting(void *arg)
     return NULL;
 }
 
+static volatile pid_t tid_vfork;
+
+__attribute__((noinline)) void *stuck_in_vfork(void *arg)
+{
+    (void)arg;
+    tid_vfork = my_tid();
+    /* The child shares our memory and stack until it exits: raw system calls only. */
+    if (vfork() == 0)
+        for (;;)
+            syscall(SYS_pause);
+    return NULL;
+}
+
 __attribute__((noinline)) static void stuck_main_wait(pthread_t t)
 {
     pthread_join(t, NULL);
     __asm__ volatile("" ::: "memory");
 }
 
-/* Is thread tid asleep (state S) in the kernel now? */
-static int asleep(pid_t tid)
+/* Is thread tid asleep in the kernel now, in state S (or as given)? */
+static int asleep_as(pid_t tid, char want)
 {
     char path[64], buf[512];
     snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
@@ -97,8 +116,10 @@ static int asleep(pid_t tid)
         return 0;
     buf[n] = '\0';
     const char *p = strrchr(buf, ')');
-    return p && p[1] == ' ' && p[2] == 'S';
+    return p && p[1] == ' ' && p[2] == want;
 }
+
+static int asleep(pid_t tid) { return asleep_as(tid, 'S'); }
 
 static void announce(void)
 {
@@ -119,13 +140,27 @@ static void announce(void)
 
 int main(int argc, char **argv)
 {
-    int children = argc > 1 ? atoi(argv[1]) : 0;
-    bool copy = false;
+    const char *mode = argc > 1 ? argv[1] : "";
+    int children = atoi(mode);
+    bool copy = false, with_vfork = !strcmp(mode, "vfork");
     for (int i = 0; i < children && !copy; i++) {
         pid_t p = fork();
         if (p < 0)
             return 1;
         copy = p == 0; /* a copy: no children of its own */
+    }
+    if (!strcmp(mode, "orphan")) {
+        pid_t p = fork();
+        if (p < 0)
+            return 1;
+        if (p == 0) {
+            pid_t q = fork();
+            if (q != 0)
+                _exit(q < 0);
+            copy = true; /* the grandchild, orphaned once its parent has exited */
+        } else if (waitpid(p, NULL, 0) != p) {
+            return 1;
+        }
     }
     setvbuf(stdout, NULL, _IONBF, 0);
     if (pipe(pipefd) < 0)
@@ -135,9 +170,13 @@ int main(int argc, char **argv)
     if (pthread_create(&tm, NULL, stuck_in_mutex, NULL) || pthread_create(&tr, NULL, stuck_in_read, NULL) ||
         pthread_create(&ts, NULL, copy ? stuck_waiting : stuck_spinning, NULL))
         return 1;
+    pthread_t tv;
+    if (with_vfork && pthread_create(&tv, NULL, stuck_in_vfork, NULL))
+        return 1;
     /* Wait (yielding) until each thread is where it stays. */
     while (!tid_mutex || !tid_read || !asleep(tid_mutex) || !asleep(tid_read) ||
-           (copy ? !tid_wait || !asleep(tid_wait) : spins < 1000))
+           (copy ? !tid_wait || !asleep(tid_wait) : spins < 1000) ||
+           (with_vfork && (!tid_vfork || !asleep_as(tid_vfork, 'D'))))
         sched_yield();
     announce();
     stuck_main_wait(tm);
