@@ -43,7 +43,7 @@ for tier in $tiers; do
     # TERM handler runs to its end; nothing is killed.
     if command -v timeout >/dev/null 2>&1; then
         new_events
-        timeout -s TERM 0.5 $R -o "$T/gnu-$tier.json" -- "$HELPER" slow-term 300 &
+        timeout -s TERM -k 60 0.5 $R -o "$T/gnu-$tier.json" -- "$HELPER" slow-term 300 &
         sup=$!
         wait_event "term" >/dev/null
         wait_event "cleaned up" >/dev/null
@@ -94,7 +94,7 @@ for tier in $tiers; do
     [ $st = 0 ] || fail "$tier: stopped supervisor: status $st (a false output timeout)"
 
     # A stopped command still gets the timeout signal: CONT follows it.
-    expect_status 124 timeout 20 $R --no-profile -t 0.3 -- sh -c 'kill -STOP $$; exec sleep 60'
+    expect_status 124 timeout -k 10 20 $R --no-profile -t 0.3 -- sh -c 'kill -STOP $$; exec sleep 60'
 
     # A fork bomb left behind that ignores TERM: KILL passes until none is left (one pass would
     # miss what forks meanwhile).
