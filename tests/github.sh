@@ -66,7 +66,7 @@ grep -qx '| FAIL | dir/f1.js | [0-9]* ms |' "$T/summary.md" || fail "unexpected 
 grep -q '^\.\.\. and 18 more$' "$T/summary.md" || fail "no count of the rest"
 grep -qx '| dir/hangs.js |' "$T/summary.md" || fail "open tests table"
 # A test id cannot break a table (nor format) in Markdown.
-grep -qxF '| FAIL | odd/a:b,c%d\|e | 0 ms |' "$T/summary.md" || fail "the odd id in the table"
+grep -qx '| FAIL | odd/a:b,c%d\\|e | [0-9]* ms |' "$T/summary.md" || fail "the odd id in the table: $(grep odd "$T/summary.md")"
 # The human summary is still on stderr.
 grep -q "^resmon-run: 'sh' timed out" "$T/gh.err" || fail "no summary on stderr"
 
