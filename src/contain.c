@@ -146,12 +146,24 @@ static unsigned long long start_time(pid_t pid)
     return n > 0 && procfs_parse_pid_stat(buf, (size_t)n, &st) == 0 ? st.starttime : 0;
 }
 
+/* A leaf is not taken for stale before its owner has run this long: until the command is in it,
+ * a leaf is empty, and its owner may be a run in another PID namespace, whose pid names another
+ * process here or none (runs in and out of a container sharing a cgroup would remove each other's
+ * leaves while they are set up). */
+#define STALE_AFTER_S 60
+
 /* A run killed outright (SIGKILL) cannot remove its leaf. Tidy up such leaves beside ours: empty
  * ones whose owner is gone. The leaf names its owner by pid and start time, so a pid that lives
- * on under another process (PID 1 of a container that restarted) does not keep a leaf forever.
- * Best effort. */
+ * on under another process (PID 1 of a container that restarted) does not keep a leaf forever;
+ * the start time also says how long ago the owner started (clock ticks after boot, the same
+ * clock in every PID namespace). Best effort. */
 static void remove_stale_leaves(const char *parent)
 {
+    char up[64];
+    long hz = sysconf(_SC_CLK_TCK);
+    if (hz <= 0 || read_file_at(AT_FDCWD, "/proc/uptime", up, sizeof up) <= 0)
+        return;
+    double now_ticks = strtod(up, NULL) * (double)hz;
     DIR *d = opendir(parent);
     if (!d)
         return;
@@ -162,7 +174,7 @@ static void remove_stale_leaves(const char *parent)
         if (strncmp(e->d_name, "resmon-run.", 11) != 0 || sscanf(e->d_name + 11, "%d.%llu", &pid, &start) != 2 ||
             pid <= 0)
             continue;
-        if (start_time(pid) == start)
+        if ((double)start + STALE_AFTER_S * (double)hz > now_ticks || start_time(pid) == start)
             continue;
         /* rmdir fails with EBUSY while processes are inside: exactly the guard wanted. */
         unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);

@@ -6,7 +6,8 @@ cgroup_available || skip "no writable cgroup2 hierarchy (the cgroup tier needs r
 command -v unshare >/dev/null 2>&1 && unshare -fp --mount-proc true 2>/dev/null || skip "no PID namespaces (unshare -p)"
 
 # A run killed with its whole PID namespace (resmon-run as PID 1, its watchdog with it) leaves its
-# leaf; the next run as PID 1 removes it: the leaf names its owner by pid and start time.
+# leaf; a later run as PID 1 removes it once it is stale: the leaf names its owner by pid and
+# start time.
 own=$(sed -n 's/^0:://p' /proc/self/cgroup)
 mnt=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 # A cgroup of this test's own: every run looks for stale leaves where it starts, so another test's
@@ -33,7 +34,19 @@ while [ -s "$leaf/cgroup.procs" ]; do # the namespace's processes die
     read -r -t 0.05 _ <&9 || :
 done
 [ -d "$leaf" ] || fail "the leaf was removed by nobody expected to (a watchdog outside the namespace?)"
+# A leaf is not stale before its owner has run a minute (STALE_AFTER_S): until the command is in
+# it, it is empty, and its owner may be in another PID namespace, where its pid names another
+# process. A second run as PID 1 now sees a young leaf whose PID 1 is not itself: it stays.
 (in_parent unshare -fp --mount-proc "$RESMON_RUN" -q --no-profile --containment=cgroup -- true) ||
     fail "a second run as PID 1 failed"
-[ -d "$leaf" ] && fail "the stale leaf $leaf of a killed run as PID 1 is still there"
+[ -d "$leaf" ] || fail "a leaf younger than a minute was taken for stale"
+# Older (its owner's start time a minute and more back, as the name tells), the leaf is stale.
+hz=$(getconf CLK_TCK)
+old_start=$(awk -v hz="$hz" '{ printf "%d", ($1 - 61) * hz }' /proc/uptime)
+[ "$old_start" -gt 0 ] || skip "the machine has been up for less than a minute"
+old="$parent/resmon-run.1.$old_start"
+mv "$leaf" "$old" 2>/dev/null || { rmdir "$leaf"; mkdir "$old"; } || fail "cannot make $old"
+(in_parent unshare -fp --mount-proc "$RESMON_RUN" -q --no-profile --containment=cgroup -- true) ||
+    fail "a third run as PID 1 failed"
+[ -d "$old" ] && fail "the stale leaf $old of a killed run as PID 1 is still there"
 exit 0
