@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <libxml/xmlwriter.h>
+#include "libxml.h"
 
 #include "results.h"
 #include "util.h"
@@ -467,6 +467,8 @@ int junit_write(const struct results *j, int out_fd, double end_ms, struct junit
     int r = results_ready(j, &end_ms);
     if (r < 0)
         return r;
+    if (libxml_load(NULL) < 0)
+        return -ELIBACC; /* main() said why, when it loaded it for --junit */
     struct entry *es = calloc(j->ntests ? j->ntests : 1, sizeof *es);
     if (!es)
         return -ENOMEM;
@@ -494,7 +496,6 @@ int junit_write(const struct results *j, int out_fd, double end_ms, struct junit
 
     char ts[32];
     timestamp(ts, sizeof ts, j->start_wall_ms);
-    xmlInitParser();
     xmlOutputBufferPtr ob = r == 0 ? xmlOutputBufferCreateIO(out_write, out_close, &out_fd, NULL) : NULL;
     struct wctx c = {ob ? xmlNewTextWriter(ob) : NULL, r};
     if (!c.w) {

@@ -12,6 +12,7 @@
 
 #include "compare.h"
 #include "junit.h"
+#include "libxml.h"
 #include "otlp.h"
 #include "results.h"
 #include "util.h"
@@ -79,6 +80,12 @@ int main(int argc, char **argv)
     int r = cli_parse(argc, argv, &o);
     if (r)
         return r;
+    /* Now, before the seccomp lock-down forbids mapping code (libxml.h). */
+    const char *why;
+    if (o.junit && libxml_load(&why) < 0) {
+        log_msg("--junit: cannot load libxml2 (%s): %s", XML_SONAME, why);
+        return EXIT_CANCELED;
+    }
     int status = EXIT_CANCELED;
     switch (o.action) {
     case CLI_EXIT:

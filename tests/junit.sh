@@ -173,6 +173,11 @@ xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$J" || fa
 expect "command case" "$(q "$J" '//testcase/@name')" "sh -c exit 2"
 expect "command failure" "$(q "$J" '//testcase/failure/@message')" "status 2 (exit)"
 
+# ---- libxml2 is loaded by the runs that write XML, and only by them (src/libxml.h) ------------
+maps() { "$RESMON_RUN" -q "$@" -- sh -c 'grep -c "/libxml2\.so" /proc/$PPID/maps || :'; }
+[ "$(maps -o "$T/nx.json")" = 0 ] || fail "a run without --junit loaded libxml2"
+[ "$(maps -o "$T/wx.json" --junit="$T/wx.xml")" -gt 0 ] || fail "--junit did not load libxml2"
+
 # ---- usage ---------------------------------------------------------------------------------
 expect_status 125 "$RESMON_RUN" --no-profile --junit="$T/x.xml" -- true 2>"$T/usage.err"
 grep -q "junit" "$T/usage.err" || fail "usage: $(cat "$T/usage.err")"

@@ -1,0 +1,51 @@
+/* libxml.c — see libxml.h. */
+#define LIBXML_BINDING
+#include "libxml.h"
+
+#include <dlfcn.h>
+#include <stddef.h>
+
+struct libxml_api libxml;
+
+static const struct {
+    const char *name;
+    size_t off;
+} calls[] = {
+#define CALL(f) {"xml" #f, offsetof(struct libxml_api, f)}
+    CALL(InitParser),          CALL(OutputBufferCreateIO),    CALL(OutputBufferClose),
+    CALL(NewTextWriter),       CALL(FreeTextWriter),          CALL(TextWriterSetIndent),
+    CALL(TextWriterSetIndentString), CALL(TextWriterStartDocument), CALL(TextWriterEndDocument),
+    CALL(TextWriterStartElement), CALL(TextWriterEndElement), CALL(TextWriterWriteAttribute),
+    CALL(TextWriterWriteString), CALL(TextWriterFlush),
+#undef CALL
+};
+
+int libxml_load(const char **ret_error)
+{
+    static int state; /* 0: not tried, 1: loaded, -1: failed */
+    static const char *error;
+    if (state == 0) {
+        void *h = dlopen(XML_SONAME, RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            error = dlerror();
+            state = -1;
+        } else {
+            state = 1;
+            for (size_t i = 0; i < sizeof calls / sizeof calls[0] && state == 1; i++) {
+                void *f = dlsym(h, calls[i].name);
+                if (!f) {
+                    error = "a function the report needs is missing from " XML_SONAME;
+                    state = -1;
+                } else {
+                    /* POSIX: a function's address from dlsym converts to a function pointer */
+                    *(void **)((char *)&libxml + calls[i].off) = f;
+                }
+            }
+            if (state == 1)
+                libxml.InitParser();
+        }
+    }
+    if (state < 0 && ret_error)
+        *ret_error = error ? error : "cannot load " XML_SONAME;
+    return state > 0 ? 0 : -1;
+}
