@@ -731,6 +731,14 @@ struct conv {
     uint8_t *counter_of; /* per name id: counter index + 1, 0 none */
     size_t counter_of_len;
     uint64_t dropped_routine, dropped_other; /* markers left out past the limit */
+    /* Test markers a message line may still fill (LATE MESSAGES, profile.h): a hash of each one's
+     * name and its record, in stream order; a filled one's record becomes REC_NONE. */
+    struct msg_target {
+        uint64_t hash;
+        uint32_t rec;
+    } *targets;
+    size_t ntargets, targets_cap, target_next; /* target_next: where the next search starts */
+    uint64_t message_bytes;                    /* side bytes the filled payloads take */
     struct pstacks *stacks;                  /* stack lines of dumped processes, NULL: none */
     /* output */
     int out_fd;
@@ -868,6 +876,7 @@ static void conv_release(struct conv *c)
     for (unsigned i = 0; i < c->ncounters; i++)
         counter_release(&c->counters[i]);
     free(c->counter_of);
+    free(c->targets);
     free(c->rd.buf);
     free(c->recs);
     intern_release(&c->names);
@@ -904,20 +913,31 @@ static int add_rec(struct conv *c, int64_t name_id, double start, double end, un
     return 0;
 }
 
+/* The text of a string value given as its raw JSON text (quotes included), in one spelling
+ * whatever its escapes (canonical_string, in c->tmp when it has any). */
+static int canonical_text(struct conv *c, const char *v, size_t n, const char **ret, size_t *ret_len)
+{
+    *ret = v + 1;
+    *ret_len = n - 2;
+    if (!memchr(*ret, '\\', *ret_len))
+        return 0;
+    jsonw_reset(&c->tmp);
+    canonical_string(&c->tmp, *ret, *ret_len);
+    if (jsonw_failed(&c->tmp))
+        return -ENOMEM;
+    *ret = c->tmp.buf;
+    *ret_len = c->tmp.len;
+    return 0;
+}
+
 /* Intern a name given as the raw JSON text of a string value (quotes included); with only_find,
  * its id if it is interned already, else -1. */
 static int64_t intern_name_how(struct conv *c, const char *v, size_t n, bool only_find)
 {
-    const char *s = v + 1;
-    size_t len = n - 2;
-    if (memchr(s, '\\', len)) {
-        jsonw_reset(&c->tmp);
-        canonical_string(&c->tmp, s, len);
-        if (jsonw_failed(&c->tmp))
-            return -ENOMEM;
-        s = c->tmp.buf;
-        len = c->tmp.len;
-    }
+    const char *s;
+    size_t len;
+    if (canonical_text(c, v, n, &s, &len) < 0)
+        return -ENOMEM;
     return only_find ? intern_find(&c->names, s, len) : intern_get(&c->names, s, len);
 }
 
@@ -1240,6 +1260,149 @@ static bool peak_between(const struct counter *k, double a, double b, double *re
     return true;
 }
 
+/* ---- late messages (profile.h, LATE MESSAGES) ---------------------------------------------- */
+
+#define REC_NONE UINT32_MAX
+#define MSG_TARGETS_MAX 65536u               /* test markers a message may still fill */
+#define MSG_PAYLOAD_MAX (64u * 1024)         /* the largest payload that may be filled */
+#define MSG_TEXT_MAX (8u * 1024)             /* the longest message text taken (as JSON text) */
+#define MSG_SIDE_MAX (UINT64_C(64) << 20)    /* what the filled payloads may take in all */
+
+/* The hash of a name given as the raw JSON text of a string (quotes included), whatever its
+ * spelling: escaped names are hashed in their canonical form. */
+static int name_hash(struct conv *c, const char *v, size_t n, uint64_t *ret)
+{
+    const char *s;
+    size_t len;
+    if (canonical_text(c, v, n, &s, &len) < 0)
+        return -ENOMEM;
+    *ret = hash_bytes(s, len);
+    return 0;
+}
+
+/* A test marker that went otherwise than expected and has no message yet may be given one by a
+ * later message line: it becomes a target, while there is room. A green one (as expected) never
+ * is, and is passed by on its colour's bytes, without a second look at its members. */
+static int note_target(struct conv *c, const char *data, size_t len)
+{
+    if (c->ntargets == MSG_TARGETS_MAX || len > MSG_PAYLOAD_MAX || memmem(data, len, "\"color\":\"green\"", 15))
+        return 0;
+    struct obj_iter it;
+    struct member m, test = {0};
+    if (obj_begin(&it, data, data + len) < 0)
+        return 0;
+    while (obj_next(&it, &m) > 0) {
+        if (key_is(&m, "message") || (key_is(&m, "color") && val_is_str(&m, "green")))
+            return 0;
+        if (key_is(&m, "test") && m.val[0] == '"')
+            test = m;
+    }
+    uint64_t h;
+    if (!test.val || name_hash(c, test.val, test.val_len, &h) < 0)
+        return test.val ? -ENOMEM : 0;
+    if (array_grow(&c->targets, &c->targets_cap, c->ntargets, sizeof *c->targets) < 0)
+        return -ENOMEM;
+    c->targets[c->ntargets++] = (struct msg_target){h, (uint32_t)(c->nrec - 1)};
+    return 0;
+}
+
+static int pread_exact(int fd, char *buf, size_t len, uint64_t off);
+
+/* A copy of the payload of record r (from c->side, which may move as it grows, or the input), in
+ * *ret (the caller frees it). */
+static int rec_payload(struct conv *c, const struct rec *r, char **ret)
+{
+    size_t len = r->len_cat & REC_LEN_MASK;
+    if (!(*ret = malloc(len ? len : 1)))
+        return -ENOMEM;
+    if (r->name & REC_SIDE) {
+        memcpy(*ret, c->side.buf + r->off, len);
+        return 0;
+    }
+    return pread_exact(c->in_fd, *ret, len, r->off);
+}
+
+/* Whether the payload data (a validated object) names the test whose raw name text is name. */
+static bool payload_names(struct conv *c, const char *data, size_t len, const char *name, size_t n)
+{
+    struct obj_iter it;
+    struct member m;
+    if (obj_begin(&it, data, data + len) < 0)
+        return false;
+    while (obj_next(&it, &m) > 0) {
+        if (!key_is(&m, "test") || m.val[0] != '"')
+            continue;
+        if (m.val_len == n && memcmp(m.val, name, n) == 0)
+            return true;
+        if (!memchr(m.val, '\\', m.val_len) && !memchr(name, '\\', n))
+            return false;
+        jsonw_reset(&c->tmp); /* both in canonical form, one after the other */
+        canonical_string(&c->tmp, m.val + 1, m.val_len - 2);
+        size_t k = c->tmp.len;
+        canonical_string(&c->tmp, name + 1, n - 2);
+        return !jsonw_failed(&c->tmp) && c->tmp.len == 2 * k && memcmp(c->tmp.buf, c->tmp.buf + k, k) == 0;
+    }
+    return false;
+}
+
+/* {"type":"message","test":NAME,"message":TEXT}: the target of that name gets the message, in a
+ * payload of its own in c->side (the first target after the last one filled is tried first: a
+ * harness prints its failures' texts in the order the tests ended). 1 taken (a message nothing
+ * takes too), 0 invalid, -errno. */
+static int take_message(struct conv *c, const char *line, size_t len)
+{
+    struct obj_iter it;
+    struct member m, test = {0}, msg = {0};
+    int r;
+    if (obj_begin(&it, line, line + len) < 0)
+        return 0;
+    while ((r = obj_next(&it, &m)) > 0) {
+        if (key_is(&m, "test"))
+            test = m;
+        else if (key_is(&m, "message"))
+            msg = m;
+    }
+    if (r < 0 || skip_ws(it.p, it.e) != it.e || !test.val || test.val[0] != '"' || !msg.val || msg.val[0] != '"')
+        return 0;
+    uint64_t h;
+    if (msg.val_len > MSG_TEXT_MAX || !c->ntargets)
+        return 1;
+    if ((r = name_hash(c, test.val, test.val_len, &h)) < 0)
+        return r;
+    for (size_t k = 0; k < c->ntargets; k++) {
+        size_t i = (c->target_next + k) % c->ntargets;
+        struct msg_target *t = &c->targets[i];
+        if (t->rec == REC_NONE || t->hash != h)
+            continue;
+        struct rec *rc = &c->recs[t->rec];
+        size_t plen = rc->len_cat & REC_LEN_MASK;
+        _cleanup_free_ char *data = NULL;
+        if ((r = rec_payload(c, rc, &data)) < 0)
+            return r;
+        if (!payload_names(c, data, plen, test.val, test.val_len))
+            continue;
+        t->rec = REC_NONE;
+        c->target_next = i + 1;
+        size_t add = plen + msg.val_len + 12;
+        if (c->message_bytes + add > MSG_SIDE_MAX)
+            return 1;
+        const char *close = data + plen - 1; /* a validated object ends in its '}' */
+        size_t off = c->side.len;
+        jsonw_append(&c->side, data, (size_t)(close - data));
+        jsonw_append(&c->side, ",\"message\":", 11);
+        jsonw_append(&c->side, msg.val, msg.val_len);
+        jsonw_append(&c->side, "}", 1);
+        if (jsonw_failed(&c->side))
+            return -ENOMEM;
+        c->message_bytes += c->side.len - off;
+        rc->off = off;
+        rc->len_cat = (uint32_t)(c->side.len - off) | (rc->len_cat & ~REC_LEN_MASK);
+        rc->name |= REC_SIDE;
+        return 1;
+    }
+    return 1;
+}
+
 /* 1 accepted, 0 invalid (skipped), -errno. */
 static int take_marker(struct conv *c, const char *line, size_t len, uint64_t off)
 {
@@ -1301,6 +1464,8 @@ static int take_marker(struct conv *c, const char *line, size_t len, uint64_t of
         }
     }
     r = add_rec(c, id, st, en, category_of(c, cat), doff, dlen, side);
+    if (r == 0 && dlen && name->val_len == 6 && memcmp(name->val, "\"test\"", 6) == 0)
+        r = note_target(c, data->val, dlen);
     return r < 0 ? r : 1;
 }
 
@@ -1482,6 +1647,8 @@ static int take_line(struct conv *c, const char *line, size_t len, uint64_t off)
         return take_counter(c, line, len);
     if (val_is_str(type, "stack"))
         return pstacks_add(&c->stacks, line, len);
+    if (val_is_str(type, "message"))
+        return take_message(c, line, len);
     /* Another meta line, a future "counter"/"sample" line: not ours to interpret. */
     return 0;
 }

@@ -44,6 +44,17 @@
  * PROFILE_RUN_END_RESERVE more records are kept. Tests still open when the profile is written
  * still become markers. What was left out is counted (profile_stats.left_out) and said in a
  * "markers left out" Warning marker at the profile's end.
+ *
+ * LATE MESSAGES. Some harnesses print a failure's text after the test's result (testlog.h):
+ *
+ *   {"type":"message","test":NAME,"message":TEXT}
+ *
+ * gives TEXT to the "test" marker whose payload's "test" is NAME, when that marker went
+ * otherwise than expected (its "color" is not "green") and has no "message": the payload is
+ * written with "message":TEXT added. A marker can be given one message; one that nothing takes is
+ * passed by. Bounded like the rest: the first 65 536 such markers can be given one (each payload
+ * of at most 64 KiB, TEXT of at most 8 KiB as JSON text, 64 MiB in all); the search starts after
+ * the marker given the last one, since harnesses print the texts in the order the tests ended.
  */
 #ifndef RESMON_PROFILE_H
 #define RESMON_PROFILE_H

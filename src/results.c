@@ -300,6 +300,27 @@ static void on_close_test(struct results *j, const cJSON *o)
     }
 }
 
+/* A message line (testlog.h): the failure text of a test that ended without one, as the
+ * profile's converter gives it (profile.h, LATE MESSAGES): the test of that name that went
+ * otherwise than expected and has no message gets it. The search starts after the test given the
+ * last one: a harness prints the texts in the order the tests ended. */
+static void on_message(struct results *j, const cJSON *o)
+{
+    const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "test"));
+    const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "message"));
+    if (!id || !msg || !*msg)
+        return;
+    for (size_t k = 0; k < j->ntests; k++) {
+        size_t i = (j->msg_next + k) % j->ntests;
+        struct rs_test *t = &j->tests[i];
+        if (t->open || !t->unexpected || t->message || !t->id || strcmp(t->id, id) != 0)
+            continue;
+        t->message = strdup(msg);
+        j->msg_next = i + 1;
+        return;
+    }
+}
+
 static void on_command(struct results *j, const cJSON *data)
 {
     replace(&j->cmd, dup_str(data, "cmd"));
@@ -452,6 +473,8 @@ static void on_line(struct results *j, const char *p, size_t n)
         what = 7;
     else if (starts(p, n, "{\"type\":\"open\",\"kind\":\"command\","))
         what = 8;
+    else if (starts(p, n, "{\"type\":\"message\","))
+        what = 12;
     else if (marker && (j->what & RESULTS_SAMPLES) && (what = sample_kind(p, n)) >= 0)
         what += 100;
     else if (marker && (j->what & RESULTS_SAMPLES) && starts(p, n, "{\"type\":\"marker\",\"name\":\"Phase\","))
@@ -507,6 +530,7 @@ static void on_line(struct results *j, const char *p, size_t n)
     case 9:
     case 10: on_status_marker(j, o, what == 10); break;
     case 11: on_phase(j, o, data); break;
+    case 12: on_message(j, o); break;
     default:
         if (what >= 100)
             on_sample(j, (enum rs_series)(what - 100), o, data);

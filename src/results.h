@@ -5,7 +5,8 @@
  *
  * What is read: the meta line (product, startTime, the CI's keys: cimeta.h), the clock line, the
  * "test" markers (payload type Test: test, status, expected, message, cpuTime, maxRSS), the tests'
- * open and close state lines (a test still open is one that never ended), unexpected TestStatus
+ * open and close state lines (a test still open is one that never ended), the message lines that
+ * give an unexpected result without a message its failure text (testlog.h), unexpected TestStatus
  * markers and Crash markers naming a test (its details), the "timeout" marker (why the run was
  * stopped: reason, limit, after), the command's marker or open line (cmd, exit, reason), and with
  * RESULTS_SAMPLES the tree's and the machine's samples (Tree CPU, Tree Memory, CPU Use, Memory,
@@ -100,6 +101,7 @@ struct results {
     size_t ntests, tests_cap, left_out;
     struct rs_open *opens;
     size_t nopen, opens_cap;
+    size_t msg_next; /* where the search for a message line's test starts */
     struct rs_pending pend[RESULTS_MAX_PENDING];
     size_t npend;
     double last_ms;       /* the latest time the stream holds */

@@ -1354,6 +1354,45 @@ static void test_end(struct testlog *tl, const struct tl_event *ev, uint64_t t)
     close_open(tl, (size_t)i, ev, t);
 }
 
+/* A late message (TLE_TEST_MESSAGE): the failure text of a test that has already ended. Its
+ * marker is in the stream: a message line follows, which the stream's readers (profile.h,
+ * results.h) give the test's marker when that has no message; the summary's copy of the result
+ * gets it the same way. Nothing is kept per test here: a message for a test that never ended (a
+ * pytest collection error) names no marker, and the readers pass it by. */
+static void test_message(struct testlog *tl, const struct tl_event *ev)
+{
+    struct tl_str id = ev->id, scope = ev->scope, msg = bounded_message(ev->message);
+    if (id.n > TL_ID_MAX)
+        id.n = utf8_valid_prefix(id.p, TL_ID_MAX);
+    if (scope.n > TL_ID_MAX)
+        scope.n = utf8_valid_prefix(scope.p, TL_ID_MAX);
+    if (!id.n || !msg.n)
+        return;
+    size_t full = scope.n ? scope.n + 1 + id.n : id.n;
+    for (size_t i = 0; i < tl->nunexp; i++) {
+        struct testlog_result *r = &tl->unexp[i];
+        const char *t = r->test;
+        if (r->message || !t || strlen(t) != full ||
+            (scope.n && (memcmp(t, scope.p, scope.n) || t[scope.n] != '/')) ||
+            memcmp(t + full - id.n, id.p, id.n))
+            continue;
+        r->message = strndup_or_null(msg.p, msg.n);
+        break;
+    }
+    if (!tl->sink.state)
+        return;
+    struct obuf *b = &tl->ob;
+    ob_reset(b);
+    PUT(b, "{\"type\":\"message\"");
+    put_field(b, &test_fields[TEST_TEST]);
+    put_scoped(tl, scope, "/", id);
+    put_field(b, &test_fields[TEST_MESSAGE]);
+    put_str(tl, msg.p, msg.n);
+    PUT(b, "}");
+    if (ob_end(b))
+        marker_state(&tl->sink, b->p, b->n);
+}
+
 /* ---- other events ---- */
 
 static void emit_status_instant(struct testlog *tl, const char *name, uint64_t t, struct tl_str test,
@@ -1674,6 +1713,9 @@ static void handle(struct testlog *tl, const struct tl_event *ev, uint64_t arriv
         break;
     case TLE_ANCHOR:
         note_anchor(tl, arrival);
+        break;
+    case TLE_TEST_MESSAGE:
+        test_message(tl, ev);
         break;
     }
 }

@@ -118,7 +118,8 @@ struct testlog_result {
     const char *test;
     const char *status;
     const char *expected;  /* NULL when the producer did not say */
-    const char *message;   /* the result's message (unexpected results only), NULL when none */
+    const char *message;   /* the result's message (unexpected results only; or the one a message
+                              line gave it later), NULL when none */
     uint64_t duration_ns;
     uint64_t cpu_ns;       /* tree CPU while it ran; 0 when unknown */
     uint64_t max_rss;      /* peak tree RSS while it ran; 0 when unknown */
@@ -169,6 +170,15 @@ unsigned testlog_available_formats(void);
  *   {"type":"close","kind":K,"key":S}
  * kind "test" (key = id, or scope U+001F id; data = the Test payload known at the start),
  * "suite" and "group" (key = the name; data = the Text payload). A close follows every open, when
- * the marker itself is emitted. */
+ * the marker itself is emitted.
+ *
+ * A failure text some harnesses print after the result (pytest's short summary, unittest's
+ * FAIL/ERROR blocks, go's output under "--- FAIL" without -v) comes as a line of its own, after
+ * the test's marker:
+ *   {"type":"message","test":FULL_NAME,"message":TEXT}
+ * FULL_NAME is the marker's "test" ("scope/id"); TEXT is bounded like a result's message. The
+ * readers of the stream (profile.h, results.h) put it into that test's marker when the marker has
+ * no message, and the summary's unexpected list (testlog_unexpected) has it too: the test ended
+ * once, and the first text said of it wins. */
 
 #endif

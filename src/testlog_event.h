@@ -40,6 +40,10 @@ enum tl_kind {
     TLE_TEST_RESUME,   /* id, scope: an open test that was paused runs from now (go's CONT) */
     TLE_ANCHOR,        /* no marker: a later result may name this line's arrival as its start
                           (t.since_ns); the core keeps what the tree had spent at this instant */
+    TLE_TEST_MESSAGE,  /* id, scope, message: the failure text of a test that has ended, printed
+                          after its result (pytest's short summary, unittest's FAIL/ERROR blocks,
+                          go's output under "--- FAIL" without -v); the test keeps it when its
+                          result had none (the stream's message line, testlog.h); the last kind */
 };
 
 struct tl_str {

@@ -49,6 +49,21 @@ struct tl_str tl_copy(char *dst, size_t cap, struct tl_str s)
     return tl_str_make(dst, n);
 }
 
+bool tl_append_line(char *dst, size_t cap, size_t *n, struct tl_str line)
+{
+    size_t have = *n;
+    if (have && have < cap)
+        dst[have++] = '\n';
+    size_t room = cap > have ? cap - have : 0, k = line.n <= room ? line.n : room;
+    if (k < line.n) /* never half a character */
+        while (k && ((unsigned char)line.p[k] & 0xC0) == 0x80)
+            k--;
+    if (k)
+        memcpy(dst + have, line.p, k);
+    *n = have + k;
+    return k == line.n && *n < cap;
+}
+
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 bool tl_parse_number(struct tl_str s, double *ret)

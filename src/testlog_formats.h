@@ -102,6 +102,10 @@ void tl_set_result(struct tl_event *ev, struct tl_str id, struct tl_str scope,
 struct tl_str tl_trim(struct tl_str s);
 /* Copy s into dst (capacity cap, truncated, not NUL-terminated); returns the copy. */
 struct tl_str tl_copy(char *dst, size_t cap, struct tl_str s);
+/* A failure text gathered line by line in a parser's buffer: append line to dst[0..*n) (capacity
+ * cap), after a newline when dst is not empty, cut before cap at a UTF-8 character's start.
+ * Returns false once the buffer is full (the line, or part of it, did not fit). */
+bool tl_append_line(char *dst, size_t cap, size_t *n, struct tl_str line);
 /* Parse a decimal number (digits, optional fraction, optional exponent) occupying all of s.
  * Returns false when s is not one. */
 bool tl_parse_number(struct tl_str s, double *ret);

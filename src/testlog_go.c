@@ -20,9 +20,18 @@
  * end package pkg (TLE_SUITE_END with duration; no start was printed for it, and `go test` prints a
  * package's -v output in one piece, so tests carry no scope here).
  *
- * A failed or skipped test's message is the first "x_test.go:12: text" line of its output (-json:
- * its output events; -v: the lines after its last "=== RUN"/"=== CONT"), which go prints before
- * its result.
+ * A failed or skipped test's message is its failure text: the "x_test.go:12: text" lines of its
+ * output and the lines that continue them (indented deeper: a message of several lines), the
+ * first one without its location (-json: its output events; -v: the lines after its last
+ * "=== RUN"/"=== CONT", "=== PAUSE" ending them), which go -v prints before its result. Without
+ * -v, go prints a failed test's text after its result, indented one level deeper than it; a
+ * parent's own lines may come after its subtests' reports:
+ *   --- FAIL: TestX (0.00s)
+ *       --- FAIL: TestX/sub (0.00s)
+ *           x_test.go:12: the subtest's text
+ *       x_test.go:20: the parent's text
+ * Those are TLE_TEST_MESSAGEs, sent when the test's report ends (a line less indented, or not
+ * output), for tests at the first GO_LATE_LEVELS levels.
  *
  * Every result may come late (t.late): go prints a test's subtests' results with its own,
  * after the last subtest ended, and test2json's events for them carry that late time too.
@@ -34,13 +43,30 @@
 
 #include "testlog.h"
 
-/* A test's failure text: the first "file_test.go:12: text" line of its output, kept until its
- * result (go prints it before "--- FAIL"), for the last GO_MSGS tests that printed one. */
+/* A failure text being gathered (see the top). */
+struct go_text {
+    char text[TESTLOG_MESSAGE_MAX];
+    size_t n;
+    size_t indent; /* of its last located line */
+    bool cont;     /* the next line more indented than that continues it */
+};
+
+/* A test's failure text, kept until its result (go -v and -json print it before "--- FAIL"), for
+ * the last GO_MSGS tests that printed one. */
 #define GO_MSGS 16
 struct go_msg {
     char key[512]; /* package U+001F test */
-    char text[512];
-    size_t key_n, text_n;
+    size_t key_n;
+    struct go_text t;
+};
+
+/* Without -v: the reports open at each level, whose text follows them (see the top). At most
+ * three, so that closing them and the line's own event fit in TL_MAX_EVENTS. */
+#define GO_LATE_LEVELS 3
+struct go_late {
+    char name[512];
+    size_t name_n; /* 0: no report open at this level */
+    struct go_text t;
 };
 
 struct go_state {
@@ -49,6 +75,9 @@ struct go_state {
     size_t cur_n;
     struct go_msg msgs[GO_MSGS];
     unsigned next_msg;
+    struct go_late late[GO_LATE_LEVELS];
+    struct go_late sent[GO_LATE_LEVELS]; /* the closed reports' events point here: a line may
+                                            close a level and open it again */
 };
 
 static size_t msg_key(char *dst, size_t cap, struct tl_str pkg, struct tl_str test)
@@ -74,20 +103,48 @@ static struct tl_str located(struct tl_str s)
     return tl_trim(tl_str_make(s.p + i + 2, s.n - i - 2));
 }
 
+static size_t indent_of(struct tl_str s)
+{
+    size_t i = 0;
+    while (i < s.n && s.p[i] == ' ')
+        i++;
+    return i;
+}
+
+/* A line of a test's output into its text t: a located line, or one continuing the last. */
+static void add_text(struct go_text *t, struct tl_str out)
+{
+    struct tl_str loc = located(out), line = tl_trim(out);
+    size_t ind = indent_of(out);
+    if (loc.n) {
+        tl_append_line(t->text, sizeof t->text, &t->n, t->n ? line : loc);
+        t->indent = ind;
+        t->cont = true;
+    } else if (t->cont && ind > t->indent && line.n && !TL_PREFIX(line.p, line.n, "--- ") &&
+               !TL_PREFIX(line.p, line.n, "=== ")) /* -json: a result is output too */
+        tl_append_line(t->text, sizeof t->text, &t->n, line);
+    else
+        t->cont = false;
+}
+
 static void note_msg(struct go_state *st, struct tl_str pkg, struct tl_str test, struct tl_str out)
 {
-    struct tl_str text = located(out);
-    if (!text.n || !test.n)
+    if (!test.n)
         return;
     char key[512];
     size_t kn = msg_key(key, sizeof key, pkg, test);
     for (unsigned i = 0; i < GO_MSGS; i++)
-        if (st->msgs[i].key_n == kn && !memcmp(st->msgs[i].key, key, kn))
-            return; /* the first one is the failure */
+        if (st->msgs[i].key_n == kn && !memcmp(st->msgs[i].key, key, kn)) {
+            add_text(&st->msgs[i].t, out);
+            return;
+        }
+    if (!located(out).n)
+        return;
     struct go_msg *m = &st->msgs[st->next_msg++ % GO_MSGS];
     memcpy(m->key, key, kn);
     m->key_n = kn;
-    m->text_n = tl_copy(m->text, sizeof m->text, text).n;
+    m->t.n = 0;
+    add_text(&m->t, out);
 }
 
 /* The failure text noted for the test, forgotten now (the text stays valid until the next call). */
@@ -99,10 +156,44 @@ static struct tl_str take_msg(struct go_state *st, struct tl_str pkg, struct tl_
         struct go_msg *m = &st->msgs[i];
         if (m->key_n == kn && !memcmp(m->key, key, kn)) {
             m->key_n = 0;
-            return tl_str_make(m->text, m->text_n);
+            return tl_str_make(m->t.text, m->t.n);
         }
     }
     return tl_str_make(NULL, 0);
+}
+
+/* Close the reports open at level from and deeper (see the top): an event for each that has a
+ * text, deepest first; returns how many. */
+static int close_late(struct go_state *st, size_t from, struct tl_event *ev)
+{
+    int n = 0;
+    for (size_t d = GO_LATE_LEVELS; d-- > from;) {
+        struct go_late *l = &st->late[d], *out = &st->sent[d];
+        if (l->name_n && l->t.n) {
+            memcpy(out->name, l->name, l->name_n);
+            memcpy(out->t.text, l->t.text, l->t.n);
+            tl_event_init(&ev[n], TLE_TEST_MESSAGE);
+            ev[n].id = tl_str_make(out->name, l->name_n);
+            ev[n].message = tl_str_make(out->t.text, l->t.n);
+            n++;
+        }
+        l->name_n = 0;
+    }
+    return n;
+}
+
+/* A line of output without -v: the text of the report open one level up, if any. */
+static bool late_text(struct go_state *st, struct tl_str out)
+{
+    size_t ind = indent_of(out);
+    for (size_t d = GO_LATE_LEVELS; d-- > 0;) {
+        struct go_late *l = &st->late[d];
+        if (l->name_n && (ind == 4 * (d + 1) || (l->t.cont && ind > l->t.indent))) {
+            add_text(&l->t, out);
+            return true;
+        }
+    }
+    return false;
 }
 
 static struct tl_str json_str(const cJSON *o, const char *key, char *buf, size_t cap)
@@ -192,8 +283,9 @@ out:
     return n;
 }
 
-/* "--- PASS: TestX/sub (0.01s)" after the indentation. */
-static int parse_result(struct go_state *st, const char *p, size_t m, struct tl_event *ev)
+/* "--- PASS: TestX/sub (0.01s)" after the indentation (depth: its level; the reports open at
+ * that level and deeper end first, and their events come first). */
+static int parse_result(struct go_state *st, const char *p, size_t m, size_t depth, struct tl_event *ev)
 {
     enum tl_outcome oc;
     if (TL_PREFIX(p, m, "--- PASS: "))
@@ -219,13 +311,21 @@ static int parse_result(struct go_state *st, const char *p, size_t m, struct tl_
     }
     if (!name.n)
         return 0;
+    int n = close_late(st, depth < GO_LATE_LEVELS ? depth : GO_LATE_LEVELS, ev);
+    ev += n;
     tl_set_result(ev, name, tl_str_make(NULL, 0), oc);
     ev->t.duration_ms = secs * 1000.0;
     ev->t.late = true;
     struct tl_str msg = take_msg(st, tl_str_make(NULL, 0), name);
     if (oc != TL_PASSED)
         ev->message = msg;
-    return 1;
+    if (oc == TL_FAILED && depth < GO_LATE_LEVELS) {
+        struct go_late *l = &st->late[depth];
+        l->name_n = tl_copy(l->name, sizeof l->name, name).n;
+        l->t.n = 0;
+        l->t.cont = false;
+    }
+    return n + 1;
 }
 
 /* "ok  \tpkg\t0.01s[\t...]" and "FAIL\tpkg\t0.01s" / "FAIL\tpkg [build failed]". */
@@ -253,15 +353,9 @@ static int parse_package(const char *p, size_t m, size_t skip, bool ok, struct t
     return 1;
 }
 
-static int go_parse(void *state, const char *line, size_t len, uint64_t arrival_ns,
-                    struct tl_event *ev)
+static int go_text_line(struct go_state *st, const char *line, size_t len, struct tl_event *ev)
 {
-    struct go_state *st = state;
-    if (len < 4)
-        return 0;
     switch (line[0]) {
-    case '{':
-        return parse_json(st, line, len, ev);
     case '=':
         if (TL_PREFIX(line, len, "=== RUN ") || TL_PREFIX(line, len, "=== CONT ")) {
             bool run = line[4] == 'R';
@@ -271,20 +365,23 @@ static int go_parse(void *state, const char *line, size_t len, uint64_t arrival_
                 return 0;
             st->cur_n = tl_copy(st->cur, sizeof st->cur, name).n;
             tl_event_init(ev, run ? TLE_TEST_START : TLE_TEST_RESUME);
-            ev->id = name;
+            ev->id = tl_str_make(st->cur, st->cur_n);
             return 1;
         }
+        if (TL_PREFIX(line, len, "=== PAUSE "))
+            st->cur_n = 0; /* the output that follows is another test's */
         return 0;
     case '-':
-        return parse_result(st, line, len, ev);
+        return parse_result(st, line, len, 0, ev);
     case ' ': {
         size_t i = 0;
         while (i < len && line[i] == ' ')
             i++;
-        if (i + 4 < len && line[i] == '-')
-            return parse_result(st, line + i, len - i, ev);
+        if (i + 4 < len && line[i] == '-' && line[i + 1] == '-' && line[i + 2] == '-')
+            return parse_result(st, line + i, len - i, i / 4, ev);
         /* a test's output, which is not a result: its failure text is noted */
-        note_msg(st, tl_str_make(NULL, 0), tl_str_make(st->cur, st->cur_n), tl_str_make(line, len));
+        if (!late_text(st, tl_str_make(line, len)))
+            note_msg(st, tl_str_make(NULL, 0), tl_str_make(st->cur, st->cur_n), tl_str_make(line, len));
         return 0;
     }
     case 'o':
@@ -296,6 +393,35 @@ static int go_parse(void *state, const char *line, size_t len, uint64_t arrival_
     }
 }
 
+static bool late_open(const struct go_state *st)
+{
+    for (size_t d = 0; d < GO_LATE_LEVELS; d++)
+        if (st->late[d].name_n)
+            return true;
+    return false;
+}
+
+static int go_parse(void *state, const char *line, size_t len, uint64_t arrival_ns,
+                    struct tl_event *ev)
+{
+    struct go_state *st = state;
+    if (late_open(st) && (!len || (line[0] != ' ' && line[0] != '-'))) {
+        /* a line that is no report's: the reports end (its own event after theirs) */
+        int n = close_late(st, 0, ev);
+        if (len < 4)
+            return n;
+        return n + (line[0] == '{' ? parse_json(st, line, len, ev + n) : go_text_line(st, line, len, ev + n));
+    }
+    if (len < 4)
+        return 0;
+    return line[0] == '{' ? parse_json(st, line, len, ev) : go_text_line(st, line, len, ev);
+}
+
+static bool go_busy(const void *state) { return late_open(state); }
+
+/* The output ended inside a report. */
+static int go_flush(void *state, struct tl_event *ev) { return close_late(state, 0, ev); }
+
 const struct tl_format tl_format_go = {
     .name = "go",
     .bit = TL_FMT_GO,
@@ -304,4 +430,6 @@ const struct tl_format tl_format_go = {
     .release = NULL,
     .first_bytes = "{ ",
     .pairs = (const char *const[]){"==", "--", "ok", "FA", NULL},
+    .busy = go_busy,
+    .flush = go_flush,
 };

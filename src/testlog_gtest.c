@@ -10,8 +10,10 @@
  *
  * A failure or skip inside a test ("test/a.cc:12: Failure", "test/a.cc:12: Skipped", the lines
  * after it being its text) gives the test's result its message: the text after the first such
- * line, its lines joined by newlines, up to the next "[" line (bounded). "unknown file: Failure"
- * (an exception) is not seen: the parser is offered lines by their first word, dotted here.
+ * line, its lines joined by newlines, up to the next "[" line (bounded). An exception escaping
+ * the test is "unknown file: Failure" then 'C++ exception with description "boom" thrown in the
+ * test body.', the same way. A test's later failures stay in the text with their location lines,
+ * so the message is what gtest's XML report says of its failures, the first location left out.
  *
  * The closing summary ("[==========] N tests from M test suites ran.") repeats failed and skipped
  * tests as "[  FAILED  ] Suite.Name" without a time: after that line nothing is a result until the
@@ -32,11 +34,14 @@ struct gtest_state {
     char msg[1024];
 };
 
-/* "path.cc:12: Failure" or "...: Skipped": its first word holds a '.' (the prefilter's promise) */
+/* "path.cc:12: Failure" or "...: Skipped": its first word holds a '.' (the prefilter's promise);
+ * "unknown file: Failure" (an exception) */
 static bool failure_line(const char *line, size_t len)
 {
     if (len <= 9 || (memcmp(line + len - 9, ": Failure", 9) && memcmp(line + len - 9, ": Skipped", 9)))
         return false;
+    if (TL_PREFIX(line, len, "unknown file: "))
+        return true;
     for (size_t i = 0; i < len && line[i] != ' '; i++)
         if (line[i] == '.')
             return true;
@@ -157,7 +162,7 @@ const struct tl_format tl_format_gtest = {
     .state_size = sizeof(struct gtest_state),
     .parse = gtest_parse,
     .release = NULL,
-    .pairs = (const char *const[]){"[ ", "[-", "[=", NULL},
-    .dotted_word = true, /* "path.cc:12: Failure" */
+    .pairs = (const char *const[]){"[ ", "[-", "[=", "un", NULL},
+    .dotted_word = true, /* "path.cc:12: Failure" ("un": "unknown file: Failure") */
     .busy = gtest_busy,
 };

@@ -20,15 +20,52 @@
  * lists the tests that warned so). A node id must contain ".py::" in its first word; it ends at
  * its first space, unless a parameter list "[" is open there: then at the "]" that closes it
  * before a space or the end (parametrised ids may hold spaces: "test_sep[ -2014-01-01]").
+ *
+ * Failure texts come after every result, in sections ("==== FAILURES ====", "==== ERRORS ====",
+ * "==== short test summary info ===="); inside them no line is a result:
+ *   ___________ TestC.test_x[p] ___________    a failure's report, named by its head line (the
+ *   ____ ERROR at setup of test_y _____        node id without its file, "::" as "."), then its
+ *   ...                                        traceback; its last run of "E   " lines is the
+ *   E       assert [1, 2] == [1, 3]            exception as pytest's JUnit report has it (the
+ *   E         At index 1 diff: 2 != 3          "E" and the first line's indentation dropped)
+ *   tests/test_a.py:12: AssertionError         (a "---- Captured ... ----" part is output, not it)
+ *   FAILED tests/test_a.py::TestC::test_x[p] - assert [1, 2] == [1, 3]
+ *   ERROR tests/test_a.py::test_y - RuntimeError: boom
+ *     the short summary names the node id: TLE_TEST_MESSAGE for it. Its reason is one line, cut
+ *     at the terminal's width ("... - ValueError: bad valu..."): the report's text is taken when
+ *     it begins with the reason (its full form), else the reason. The reports wait for their
+ *     summary line in the state (the last PY_REPORTS of them); without a short summary (-rN)
+ *     they name no test, and no message comes.
  */
 #include "testlog_formats.h"
 
 #include "testlog.h"
 
+/* A failure's report text, waiting for its short summary line. */
+#define PY_REPORTS 64
+struct pytest_report {
+    uint64_t head; /* hash of its head line; 0: free */
+    bool error;    /* from the ERRORS section ("ERROR at setup of ...") */
+    size_t n;
+    char text[TESTLOG_MESSAGE_MAX];
+};
+
+enum pytest_section { PY_RESULTS, PY_REPORTS_SECTION, PY_SUMMARY };
+
 struct pytest_state {
     bool pending;
     char id[1024];
     size_t id_len;
+    enum pytest_section section;
+    bool errors;     /* the reports section is ERRORS */
+    bool in_report;  /* after a report's header */
+    bool captured;   /* in its "---- Captured ... ----" part */
+    bool in_e;       /* the previous line was an "E" line */
+    uint64_t head;   /* the report's head line's hash */
+    size_t e_indent; /* the first "E" line's spaces */
+    struct pytest_report cur; /* the report being read: its last run of "E" lines */
+    struct pytest_report reports[PY_REPORTS];
+    unsigned next_report;
 };
 
 /* A status word at s (followed by the end, a space or '('); returns its length or 0. */
@@ -124,12 +161,171 @@ static size_t nodeid_len(const char *s, size_t n, size_t first)
     return first;
 }
 
+/* ---- failure texts ---- */
+
+static uint64_t head_hash(const char *p, size_t n)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a; 0 means a free slot */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * UINT64_C(0x100000001b3);
+    return h ? h : 1;
+}
+
+/* The head line of a node id: without its file, "::" as "." (up to its parameters). */
+static uint64_t nodeid_head(struct tl_str id)
+{
+    const char *c = memmem(id.p, id.n, "::", 2);
+    char buf[1024];
+    size_t o = 0;
+    bool params = false;
+    for (size_t i = c ? (size_t)(c - id.p) + 2 : 0; i < id.n && o < sizeof buf; i++) {
+        params |= id.p[i] == '[';
+        if (!params && id.p[i] == ':' && i + 1 < id.n && id.p[i + 1] == ':') {
+            buf[o++] = '.';
+            i++;
+        } else
+            buf[o++] = id.p[i];
+    }
+    return head_hash(buf, o);
+}
+
+/* A section rule "==== TITLE ====": its title, or empty. */
+static struct tl_str rule_title(const char *line, size_t len, char c)
+{
+    if (len < 5 || line[0] != c || line[1] != c || line[len - 1] != c)
+        return tl_str_make(NULL, 0);
+    size_t a = 0, b = len;
+    while (a < b && line[a] == c)
+        a++;
+    while (b > a && line[b - 1] == c)
+        b--;
+    return tl_trim(tl_str_make(line + a, b - a));
+}
+
+/* The report read so far is complete: it waits for its summary line. */
+static void end_report(struct pytest_state *st)
+{
+    if (st->in_report && st->cur.n) {
+        struct pytest_report *r = &st->reports[st->next_report++ % PY_REPORTS];
+        memcpy(r->text, st->cur.text, st->cur.n);
+        r->n = st->cur.n;
+        r->head = st->head;
+        r->error = st->errors;
+    }
+    st->in_report = st->captured = st->in_e = false;
+    st->cur.n = 0;
+}
+
+/* A line of a report section. */
+static void report_line(struct pytest_state *st, const char *line, size_t len)
+{
+    struct tl_str t = rule_title(line, len, '_');
+    if (t.n && t.p[0] != '_') {
+        /* a header "____ name ____" ("_ _ _ _" separates a traceback's entries) */
+        end_report(st);
+        static const char *const errs[] = {"ERROR at setup of ", "ERROR at teardown of ",
+                                           "ERROR collecting "};
+        for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++)
+            if (t.n > strlen(errs[i]) && !memcmp(t.p, errs[i], strlen(errs[i]))) {
+                t = tl_str_make(t.p + strlen(errs[i]), t.n - strlen(errs[i]));
+                break;
+            }
+        st->head = head_hash(t.p, t.n);
+        st->in_report = true;
+        return;
+    }
+    if (!st->in_report || st->captured)
+        return;
+    if (len >= 2 && line[0] == '-' && line[1] == '-' && rule_title(line, len, '-').n) {
+        st->captured = true; /* "---- Captured stdout call ----" */
+        return;
+    }
+    if (line[0] != 'E' || (len > 1 && line[1] != ' ')) {
+        st->in_e = false;
+        return;
+    }
+    size_t sp = 1;
+    while (sp < len && line[sp] == ' ')
+        sp++;
+    if (!st->in_e) { /* a new run: the exception is the last one */
+        st->cur.n = 0;
+        st->e_indent = sp - 1;
+    }
+    st->in_e = true;
+    size_t cut = 1 + (sp - 1 < st->e_indent ? sp - 1 : st->e_indent);
+    tl_append_line(st->cur.text, sizeof st->cur.text, &st->cur.n, tl_str_make(line + cut, len - cut));
+}
+
+/* "FAILED <node id>[ - reason]" or "ERROR ..." of the short summary. */
+static int summary_line(struct pytest_state *st, const char *line, size_t len, struct tl_event *ev)
+{
+    bool error = TL_PREFIX(line, len, "ERROR ");
+    size_t skip = error ? 6 : TL_PREFIX(line, len, "FAILED ") ? 7 : 0;
+    if (!skip)
+        return 0;
+    const char *p = line + skip;
+    size_t n = len - skip, first = 0;
+    while (first < n && p[first] != ' ')
+        first++;
+    if (!is_nodeid(p, first))
+        return 0; /* "ERROR tests/x.py - ...": a collection error, no test */
+    struct tl_str id = tl_str_make(p, nodeid_len(p, n, first));
+    struct tl_str reason = tl_str_make(NULL, 0);
+    if (TL_PREFIX(p + id.n, n - id.n, " - "))
+        reason = tl_trim(tl_str_make(p + id.n + 3, n - id.n - 3));
+    struct tl_str text = tl_str_make(NULL, 0);
+    uint64_t h = nodeid_head(id);
+    for (unsigned k = 0; k < PY_REPORTS; k++) { /* the oldest first: in the order they failed */
+        struct pytest_report *r = &st->reports[(st->next_report + k) % PY_REPORTS];
+        if (r->head == h && r->error == error) {
+            r->head = 0;
+            text = tl_str_make(r->text, r->n);
+            break;
+        }
+    }
+    struct tl_str cut = reason;
+    if (cut.n >= 3 && !memcmp(cut.p + cut.n - 3, "...", 3))
+        cut.n -= 3;
+    tl_event_init(ev, TLE_TEST_MESSAGE);
+    ev->id = id;
+    ev->message = text.n && (text.n >= cut.n && !memcmp(text.p, cut.p, cut.n)) ? text
+                  : reason.n ? reason : text;
+    return ev->message.n ? 1 : 0;
+}
+
+/* The sections after the results; false: the line is not one of theirs. */
+static bool section_line(struct pytest_state *st, const char *line, size_t len, struct tl_event *ev,
+                         int *ret)
+{
+    *ret = 0;
+    struct tl_str t = rule_title(line, len, '=');
+    if (t.n) {
+        end_report(st);
+        st->section = PY_RESULTS;
+        if (tl_str_eq(t, "FAILURES") || tl_str_eq(t, "ERRORS")) {
+            st->section = PY_REPORTS_SECTION;
+            st->errors = t.p[0] == 'E';
+        } else if (tl_str_eq(t, "short test summary info"))
+            st->section = PY_SUMMARY;
+        return st->section != PY_RESULTS || st->pending == false;
+    }
+    if (st->section == PY_REPORTS_SECTION)
+        report_line(st, line, len);
+    else if (st->section == PY_SUMMARY)
+        *ret = summary_line(st, line, len, ev);
+    return st->section != PY_RESULTS;
+}
+
 static int pytest_parse(void *state, const char *line, size_t len, uint64_t arrival_ns,
                         struct tl_event *ev)
 {
     struct pytest_state *st = state;
     enum tl_outcome oc;
     size_t w;
+    int sec;
+    if ((st->section != PY_RESULTS || (len >= 2 && line[0] == '=' && line[1] == '=')) &&
+        section_line(st, line, len, ev, &sec))
+        return sec;
     if (len < 8)
         goto not_nodeid;
 
@@ -202,7 +398,8 @@ not_nodeid:
 
 static bool pytest_busy(const void *state)
 {
-    return ((const struct pytest_state *)state)->pending;
+    const struct pytest_state *st = state;
+    return st->pending || st->section != PY_RESULTS;
 }
 
 const struct tl_format tl_format_pytest = {
@@ -211,8 +408,8 @@ const struct tl_format tl_format_pytest = {
     .state_size = sizeof(struct pytest_state),
     .parse = pytest_parse,
     .release = NULL,
-    /* "[gw0] ..." (xdist), or a first word holding ".py::" */
-    .pairs = (const char *const[]){"[g", NULL},
+    /* "[gw0] ..." (xdist), a section's rule "====", or a first word holding ".py::" */
+    .pairs = (const char *const[]){"[g", "==", NULL},
     .dotted_word = true,
     .busy = pytest_busy,
 };

@@ -16,16 +16,42 @@
  * pending until a line that is only a result. A test with a docstring prints "test_x (mod.C.test_x)"
  * alone, then "First docstring line ... ok": the first line is remembered (no event) and the next
  * line, if it holds " ... ", is that test's.
+ *
+ * Failure texts come after all results, one block per failure:
+ *   ======================================================================
+ *   FAIL: test_x (mod.Class.test_x)            (or ERROR:, UNEXPECTED SUCCESS:; a docstring line
+ *   ----------------------------------------------------------------------   may follow)
+ *   Traceback (most recent call last):
+ *     File "/path/mod.py", line 12, in test_x   (the frames: indented)
+ *       self.assertEqual(1, 2)
+ *   AssertionError: 1 != 2                      the exception: the test's message, to the next
+ *                                               block's "====" or the closing "----" rule
+ * A chained exception ("During handling of the above exception ...") prints a traceback per
+ * exception: the last one's exception is the message, as it is the error's. The block's end is
+ * a TLE_TEST_MESSAGE for the test its header names.
  */
 #include "testlog_formats.h"
 
 #include "testlog.h"
+
+enum unittest_block {
+    UT_NONE,
+    UT_HEADER, /* after a "====" rule: the "FAIL: ..." line */
+    UT_DOC,    /* after it: its docstring, to the "----" rule */
+    UT_TRACE,  /* the traceback and the exception */
+};
 
 struct unittest_state {
     bool pending;   /* started, result to come on a line of its own */
     bool candidate; /* "test_x (mod.C)" seen on the previous line */
     char id[1024];
     size_t id_len;
+    enum unittest_block block;
+    bool exc; /* the exception's lines have begun */
+    char bid[1024]; /* the block's test */
+    size_t bid_len;
+    char msg[TESTLOG_MESSAGE_MAX];
+    size_t msg_n;
 };
 
 static bool ident_char(char c)
@@ -98,20 +124,98 @@ static bool parse_desc(const char *line, size_t len, struct desc *ret)
     return true;
 }
 
-/* The test's id, kept in the state: the dotted name, with the method appended in the old form. */
-static void keep_id(struct unittest_state *st, const struct desc *d)
+/* The test's id in buf (cap bytes): the dotted name, with the method appended in the old form.
+ * Returns its length. */
+static size_t desc_id(char *buf, size_t cap, const struct desc *d)
 {
     size_t nl = d->name.n;
     bool new_form = d->dotted.n > nl + 1 && d->dotted.p[d->dotted.n - nl - 1] == '.' &&
                     memcmp(d->dotted.p + d->dotted.n - nl, d->name.p, nl) == 0;
-    size_t n = tl_copy(st->id, sizeof st->id, d->dotted).n;
-    if (!new_form && n + 1 + nl <= sizeof st->id) {
+    size_t n = tl_copy(buf, cap, d->dotted).n;
+    if (!new_form && n + 1 + nl <= cap) {
         if (n)
-            st->id[n++] = '.';
-        memcpy(st->id + n, d->name.p, nl);
+            buf[n++] = '.';
+        memcpy(buf + n, d->name.p, nl);
         n += nl;
     }
-    st->id_len = n;
+    return n;
+}
+
+static void keep_id(struct unittest_state *st, const struct desc *d)
+{
+    st->id_len = desc_id(st->id, sizeof st->id, d);
+}
+
+/* A rule of 20 or more c's, alone on its line (unittest writes 70). */
+static bool is_rule(const char *line, size_t len, char c)
+{
+    if (len < 20)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (line[i] != c)
+            return false;
+    return true;
+}
+
+/* The block read so far is complete: its exception is its test's message. */
+static int end_block(struct unittest_state *st, struct tl_event *ev)
+{
+    bool full = st->block == UT_TRACE && st->exc;
+    st->block = UT_NONE;
+    while (st->msg_n && (st->msg[st->msg_n - 1] == '\n' || st->msg[st->msg_n - 1] == ' '))
+        st->msg_n--;
+    if (!full || !st->msg_n || !st->bid_len)
+        return 0;
+    tl_event_init(ev, TLE_TEST_MESSAGE);
+    ev->id = tl_str_make(st->bid, st->bid_len);
+    ev->message = tl_str_make(st->msg, st->msg_n);
+    return 1;
+}
+
+/* A line of the failures' blocks (or the rule that begins one): the events it ends. */
+static int block_line(struct unittest_state *st, const char *line, size_t len, struct tl_event *ev)
+{
+    if (is_rule(line, len, '=')) {
+        int n = end_block(st, ev);
+        st->block = UT_HEADER;
+        return n;
+    }
+    switch (st->block) {
+    case UT_NONE:
+        return 0;
+    case UT_HEADER: {
+        static const char *const kinds[] = {"FAIL: ", "ERROR: ", "UNEXPECTED SUCCESS: "};
+        struct desc d;
+        st->block = UT_NONE;
+        for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+            size_t k = strlen(kinds[i]);
+            if (len > k && !memcmp(line, kinds[i], k) && parse_desc(line + k, len - k, &d)) {
+                st->bid_len = desc_id(st->bid, sizeof st->bid, &d);
+                st->block = UT_DOC;
+            }
+        }
+        return 0;
+    }
+    case UT_DOC:
+        if (is_rule(line, len, '-')) {
+            st->block = UT_TRACE;
+            st->exc = false;
+            st->msg_n = 0;
+        }
+        return 0;
+    case UT_TRACE:
+        if (is_rule(line, len, '-')) /* before "Ran N tests" */
+            return end_block(st, ev);
+        if (TL_PREFIX(line, len, "Traceback (most recent call last):")) {
+            st->exc = false; /* a chained exception: the last one is the error's */
+            st->msg_n = 0;
+        } else if (st->exc || (len && line[0] != ' ')) {
+            st->exc = true;
+            tl_append_line(st->msg, sizeof st->msg, &st->msg_n, tl_str_make(line, len));
+        }
+        return 0;
+    }
+    return 0;
 }
 
 /* What follows the description: " ... result", " ... output", or " ..." at the end. */
@@ -139,6 +243,8 @@ static int unittest_parse(void *state, const char *line, size_t len, uint64_t ar
                           struct tl_event *ev)
 {
     struct unittest_state *st = state;
+    if (st->block != UT_NONE || (len && line[0] == '='))
+        return block_line(st, line, len, ev);
     bool candidate = st->candidate;
     st->candidate = false;
     struct desc d;
@@ -181,10 +287,16 @@ static int unittest_parse(void *state, const char *line, size_t len, uint64_t ar
     return 0;
 }
 
+/* The output ended inside a block (killed, or the closing rule never came). */
+static int unittest_flush(void *state, struct tl_event *ev)
+{
+    return end_block(state, ev);
+}
+
 static bool unittest_busy(const void *state)
 {
     const struct unittest_state *st = state;
-    return st->pending || st->candidate;
+    return st->pending || st->candidate || st->block != UT_NONE;
 }
 
 const struct tl_format tl_format_unittest = {
@@ -193,7 +305,9 @@ const struct tl_format tl_format_unittest = {
     .state_size = sizeof(struct unittest_state),
     .parse = unittest_parse,
     .release = NULL,
-    /* a description starts with an identifier (not a digit) */
+    /* a description starts with an identifier (not a digit); a failure's block with a rule */
     .first_bytes = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_",
+    .pairs = (const char *const[]){"==", NULL},
     .busy = unittest_busy,
+    .flush = unittest_flush,
 };

@@ -178,6 +178,35 @@ maps() { "$RESMON_RUN" -q "$@" -- sh -c 'grep -c "/libxml2\.so" /proc/$PPID/maps
 [ "$(maps -o "$T/nx.json")" = 0 ] || fail "a run without --junit loaded libxml2"
 [ "$(maps -o "$T/wx.json" --junit="$T/wx.xml")" -gt 0 ] || fail "--junit did not load libxml2"
 
+# ---- failure texts printed after the results (a real pytest log) ------------------------------
+# pytest says why a test failed only after every result (its FAILURES reports and short summary):
+# the failed test's testcase, its marker and the summary's unexpected list still hold the text,
+# and so does what --recover rebuilds from the stream of a run killed once the texts were out.
+L=$TOP_SRCDIR/tests/fixtures/real/pytest/msgs.log
+expect_status 0 "$RESMON_RUN" -i 0 -o "$T/texts.json" --junit="$T/texts.xml" -- cat "$L" >/dev/null 2>"$T/texts.err"
+J=$T/texts.xml
+xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$J" || fail "texts: not valid JUnit"
+expect "a failure's text" "$(q "$J" '//testcase[@name="test_assert_eq"]/failure/@message')" \
+    "FAIL: assert (1 + 1) == 3"
+expect "an error's text" "$(q "$J" '//testcase[@name="test_error_in_setup"]/error/@message')" \
+    "RuntimeError: fixture exploded"
+grep -q 'test_assert_eq — assert (1 + 1) == 3' "$T/texts.err" ||
+    fail "the summary's unexpected list lacks the text: $(cat "$T/texts.err")"
+grep -q '"message":"assert (1 + 1) == 3"' "$T/texts.json" || fail "the profile's marker lacks the text"
+"$RESMON_RUN" -q -i 0 -o "$T/textkill.json" -- \
+    sh -c 'cat "$1"; echo $$ >"$2"; exec "$3" sleep 300' sh "$L" "$T/textkill.pid" "$HELPER" >/dev/null 2>&1 &
+sup=$!
+stream_shows "$T/textkill.json" '"type":"message","test":"tests/test_msgs.py::test_prints"'
+kill -KILL $sup
+wait $sup
+kill -KILL "$(cat "$T/textkill.pid")" 2>/dev/null
+"$RESMON_RUN" --recover="$T/textkill.json" -o "$T/textrec.json" --junit="$T/textrec.xml" 2>"$T/textrec.err" ||
+    fail "recover: $(cat "$T/textrec.err")"
+expect "a recovered text" "$(q "$T/textrec.xml" '//testcase[@name="test_prints"]/failure/@message')" \
+    "FAIL: assert False"
+grep -q '"message":"assert False"' "$T/textrec.json" || fail "the recovered profile's marker lacks the text"
+echo "texts: printed after the results, in the report, the profile and the summary"
+
 # ---- usage ---------------------------------------------------------------------------------
 expect_status 125 "$RESMON_RUN" --no-profile --junit="$T/x.xml" -- true 2>"$T/usage.err"
 grep -q "junit" "$T/usage.err" || fail "usage: $(cat "$T/usage.err")"

@@ -194,6 +194,40 @@ START_TEST(test_details_and_duplicates)
 }
 END_TEST
 
+/* A message line gives an unexpected result without a message its text (results.h), as the
+ * profile's converter does: the first that names it, in the order the tests ended; a pass and a
+ * result with its own message keep theirs. */
+START_TEST(test_late_message)
+{
+#define T(start, name, status, color, more)                                                        \
+    "{\"type\":\"marker\",\"name\":\"test\",\"startTime\":" start ",\"endTime\":" start ",\"data\":{\"type\":"   \
+    "\"Test\",\"test\":\"" name "\",\"status\":\"" status "\"" more ",\"color\":\"" color "\"}}\n"
+#define M(name, text) "{\"type\":\"message\",\"test\":\"" name "\",\"message\":\"" text "\"}\n"
+    int fd = stream_file(META T("1.0", "d/a", "FAIL", "orange", "") T("2.0", "d/ok", "PASS", "green", "")
+                             T("3.0", "d/own", "FAIL", "orange", ",\"message\":\"its own\"")
+                             T("4.0", "d/e", "ERROR", "orange", "") T("5.0", "d/e", "ERROR", "orange", "")
+                             M("d/a", "assert 1 == 2") M("d/ok", "not a failure") M("d/own", "another")
+                             M("d/a", "too late") M("d/e", "first") M("d/e", "second"));
+#undef T
+#undef M
+    static const char *const want[][2] = {
+        {"//testcase[@name='a']/failure/@message", "FAIL: assert 1 == 2"},
+        {"count(//testcase[@name='ok']/*)", "0"},
+        {"//testcase[@name='own']/failure/@message", "FAIL: its own"},
+        {"//testcase[@name='e'][1]/error/@message", "first"},
+        {"//testcase[@name='e'][2]/error/@message", "second"},
+    };
+    struct results *j;
+    ck_assert_int_eq(results_new(fd, 0, &j), 0);
+    xmlDocPtr d = report(j, -1);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        XQ_EQ(d, want[i][0], want[i][1]);
+    xmlFreeDoc(d);
+    results_free(j);
+    close(fd);
+}
+END_TEST
+
 START_TEST(test_not_a_stream)
 {
     int fd = stream_file("{\"meta\":{}}\n");
@@ -217,6 +251,7 @@ int main(void)
     tcase_add_test(tc, test_split);
     tcase_add_test(tc, test_text_made_valid);
     tcase_add_test(tc, test_details_and_duplicates);
+    tcase_add_test(tc, test_late_message);
     tcase_add_test(tc, test_not_a_stream);
     suite_add_tcase(s, tc);
     return check_run(s);

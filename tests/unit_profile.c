@@ -716,6 +716,59 @@ START_TEST(test_follow_fixtures)
 }
 END_TEST
 
+/* Late messages (profile.h, LATE MESSAGES): a test that went otherwise than expected and has no
+ * message gets the first message line that names it, in the order the tests ended; the rest are
+ * passed by. The same on a follower fed as the stream grows. */
+#define LATE_TEST(start, name, status, color, more)                                                \
+    "{\"type\":\"marker\",\"name\":\"test\",\"startTime\":" start ",\"endTime\":" start ",\"category\":2,"   \
+    "\"data\":{\"type\":\"Test\",\"test\":\"" name "\",\"status\":\"" status "\"" more ",\"color\":\"" color "\"}}\n"
+#define LATE_MSG(name, text) "{\"type\":\"message\",\"test\":\"" name "\",\"message\":\"" text "\"}\n"
+static const char late_body[] =
+    LATE_TEST("1.0", "a", "FAIL", "orange", "")
+    LATE_TEST("2.0", "ok", "PASS", "green", "")
+    LATE_TEST("3.0", "own", "FAIL", "orange", ",\"message\":\"its own\"")
+    LATE_TEST("4.0", "twice", "FAIL", "orange", "")
+    LATE_TEST("5.0", "twice", "ERROR", "orange", "")
+    LATE_TEST("6.0", "caf\\u00e9", "TIMEOUT", "yellow", "")
+    LATE_MSG("nobody", "no test of that name")
+    LATE_MSG("a", "assert 1 == 2\\nwhere 1 = f()")
+    LATE_MSG("ok", "a pass keeps no message")
+    LATE_MSG("own", "a second text")
+    LATE_MSG("a", "the first text wins")
+    LATE_MSG("twice", "the first of them")
+    LATE_MSG("twice", "the second")
+    LATE_MSG("caf\xc3\xa9", "one name, two spellings")
+    "{\"type\":\"message\",\"message\":\"no test\"}\n";
+
+START_TEST(test_late_messages)
+{
+    struct profile_end end = {.end_ms = -1};
+    struct profile_stats st;
+    cJSON *p = convert_text(late_body, &end, &st, NULL);
+    ck_assert_ptr_nonnull(p);
+    check_structure(p);
+    ck_assert_uint_eq(st.markers, 6);
+    ck_assert_uint_eq(st.skipped_lines, 1); /* the message line without a test */
+    ck_assert_int_ge(find_marker(p, "test|1.000|1.000|2|{\"type\":\"Test\",\"test\":\"a\",\"status\":\"FAIL\","
+                                    "\"color\":\"orange\",\"message\":\"assert 1 == 2\\nwhere 1 = f()\"}"), 0);
+    ck_assert_int_ge(find_marker(p, "test|2.000|2.000|2|{\"type\":\"Test\",\"test\":\"ok\",\"status\":\"PASS\","
+                                    "\"color\":\"green\"}"), 0);
+    ck_assert_int_ge(find_marker(p, "test|3.000|3.000|2|{\"type\":\"Test\",\"test\":\"own\",\"status\":\"FAIL\","
+                                    "\"message\":\"its own\",\"color\":\"orange\"}"), 0);
+    ck_assert_int_ge(find_marker(p, "test|4.000|4.000|2|{\"type\":\"Test\",\"test\":\"twice\",\"status\":\"FAIL\","
+                                    "\"color\":\"orange\",\"message\":\"the first of them\"}"), 0);
+    ck_assert_int_ge(find_marker(p, "test|5.000|5.000|2|{\"type\":\"Test\",\"test\":\"twice\",\"status\":\"ERROR\","
+                                    "\"color\":\"orange\",\"message\":\"the second\"}"), 0);
+    ck_assert_int_ge(find_marker(p, "test|6.000|6.000|2|{\"type\":\"Test\",\"test\":\"caf\xc3\xa9\",\"status\":"
+                                    "\"TIMEOUT\",\"color\":\"yellow\",\"message\":\"one name, two spellings\"}"), 0);
+    cJSON_Delete(p);
+    char *text;
+    ck_assert_int_gt(asprintf(&text, "%s%s", head, late_body), 0);
+    check_follow(text, strlen(text), 61, 2);
+    free(text);
+}
+END_TEST
+
 /* State lines across updates and repeated writes: an item a mid-run write closed as TIMEOUT is
  * still open for the follower, and ends normally later; nested opens of one key; garbage; a line
  * longer than the follower's buffer, and one longer than any line may be. */
@@ -1024,6 +1077,7 @@ int main(void)
     tcase_add_test(tc, test_fixture_complete_matches_final);
     tcase_add_test(tc, test_fixture_midrun_and_killed);
     tcase_add_test(tc, test_torn_and_garbage);
+    tcase_add_test(tc, test_late_messages);
     tcase_add_test(tc, test_not_a_stream);
     tcase_add_test(tc, test_dumped_processes);
     tcase_add_test(tc, test_open_state_closed);

@@ -27,7 +27,7 @@ static const char *kind_names[] = {
     [TLE_PROCESS_EXIT] = "PROCESS_EXIT", [TLE_ASSERT] = "ASSERT",
     [TLE_LEAK] = "LEAK",               [TLE_OUTPUT] = "OUTPUT",
     [TLE_BAIL_OUT] = "BAIL_OUT",       [TLE_ANCHOR] = "ANCHOR",
-    [TLE_TEST_RESUME] = "TEST_RESUME",
+    [TLE_TEST_RESUME] = "TEST_RESUME", [TLE_TEST_MESSAGE] = "TEST_MESSAGE",
 };
 
 struct buf {

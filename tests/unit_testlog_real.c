@@ -20,13 +20,36 @@
  *   node       "a > b > c" is "a/b/c"; the report has only tests without subtests, and the
  *              names as its XML reads them (junit_name)
  * The two lists are compared sorted, so order (xdist's completion order) does not matter.
+ *
+ * Failure texts: where the harness's report has them (NAME.msgs: "<id>\t<text>", escaped as
+ * NAME.tests is), every test that failed or errored must hold exactly the report's text, and one
+ * the report has none for must hold none: its marker's message, or the one a message line gave it
+ * later (given here as the stream's readers give it: the first unexpected marker of that name
+ * without one), and the summary's copy (testlog_unexpected) the same. A text the core cut at
+ * TESTLOG_MESSAGE_MAX need only begin the report's. The report's text is normalised by the
+ * derivation (scripts/real-fixtures): no blank lines, as no parser is offered an empty line.
  */
 #include "testlog_capture.h"
 #include "check_run.h"
 
 #include <cjson/cJSON.h>
+#include <unistd.h>
 
 enum idmap { ID_SAME, ID_CHECK, ID_GO_TEXT, ID_UNITTEST, ID_PROVE, ID_NODE };
+
+/* An unexpected result's failure text, as the markers (and message lines) say it. */
+struct msg {
+    char *id, *text; /* text NULL: none */
+};
+
+/* How a corpus's log and report may differ (README):
+ *   C_FAILED_ONLY   the log names failed tests only (go test without -v): the report's others are
+ *                   left out
+ *   C_SECOND_RUN    the report is of a second run: numbers in texts (temp names, addresses) are
+ *                   compared as "#"
+ *   C_INTERLEAVED   the console prints the test's own output among its failures' texts (gtest):
+ *                   the report's lines need only be among the marker's, in order */
+enum { C_FAILED_ONLY = 1, C_SECOND_RUN = 2, C_INTERLEAVED = 4 };
 
 static const struct corpus {
     const char *name; /* tests/fixtures/real/<name>.log and .tests */
@@ -36,6 +59,7 @@ static const struct corpus {
      * XML of the unchecked fixture), a result that differs between the log's run and the run
      * that made the report (libtest's time limits) */
     const char *report_only, *log_only;
+    unsigned flags;
 } corpus[] = {
     {"mozlog/mozbase.raw", ID_SAME},
     {"mozlog/mozbase.tbpl", ID_SAME},
@@ -45,14 +69,20 @@ static const struct corpus {
     {"pytest/dateutil-serial-color", ID_SAME},
     {"pytest/dateutil-xdist", ID_SAME},
     {"pytest/mozbase-serial", ID_SAME},
+    {"pytest/msgs", ID_SAME},
     {"unittest/json-pyflakes", ID_UNITTEST},
     {"unittest/dateutil", ID_UNITTEST},
+    {"unittest/msgs", ID_UNITTEST},
     {"go/stdlib.json", ID_SAME},
-    {"go/stdlib.v", ID_GO_TEXT},
+    {"go/stdlib.v", ID_GO_TEXT, .flags = C_SECOND_RUN},
+    {"go/msgs.json", ID_SAME},
+    {"go/msgs.v", ID_GO_TEXT, .flags = C_SECOND_RUN},
+    {"go/msgs", ID_GO_TEXT, .flags = C_SECOND_RUN | C_FAILED_ONLY},
     {"go/build-failed.json", ID_SAME},
-    {"gtest/output-test", ID_SAME, "FAIL\tNonTestSuiteFailure."},
-    {"gtest/output-test-color", ID_SAME, "FAIL\tNonTestSuiteFailure."},
+    {"gtest/output-test", ID_SAME, "FAIL\tNonTestSuiteFailure.", .flags = C_INTERLEAVED},
+    {"gtest/output-test-color", ID_SAME, "FAIL\tNonTestSuiteFailure.", .flags = C_INTERLEAVED},
     {"gtest/skip-typed", ID_SAME},
+    {"gtest/msgs", ID_SAME, .flags = C_INTERLEAVED},
     {"tap-perl/path-tiny", ID_PROVE},
     {"tap-perl/test-exception", ID_PROVE},
     {"tap-node/runner-output", ID_NODE},
@@ -83,6 +113,8 @@ static char *entry(const char *status, const char *id, size_t idlen)
 /* What the parsed markers say: one entry per test marker. */
 struct got {
     struct cap l, scopes; /* node: the scopes seen, to leave parents out */
+    struct msg *msgs;     /* the unexpected results, in the order they ended */
+    size_t nmsgs;
     enum idmap map;
     size_t nested; /* prove: points of nested subtests, left out */
     size_t parents; /* node: tests with subtests, left out */
@@ -174,6 +206,29 @@ static void got_marker(void *ctx, const char *name, uint64_t s, uint64_t e, int 
             cap_add(&g->scopes, junit_name(scope));
     } else
         cap_add(&g->l, entry(st, test, strlen(test)));
+    if (!strcmp(st, "FAIL") || !strcmp(st, "ERROR") || !strcmp(st, "TIMEOUT") || !strcmp(st, "CRASH")) {
+        const char *m = json_s(o, "message");
+        g->msgs = realloc(g->msgs, (g->nmsgs + 1) * sizeof *g->msgs);
+        g->msgs[g->nmsgs++] = (struct msg){strdup(test), m ? strdup(m) : NULL};
+    }
+    cJSON_Delete(o);
+}
+
+/* A message line (testlog.h): the first unexpected result of that name without a text gets it. */
+static void got_state(void *ctx, const char *line, size_t len)
+{
+    struct got *g = ctx;
+    cJSON *o = cJSON_ParseWithLength(line, len);
+    ck_assert_ptr_nonnull(o);
+    const char *type = json_s(o, "type"), *test = json_s(o, "test"), *m = json_s(o, "message");
+    if (type && !strcmp(type, "message")) {
+        ck_assert_msg(test && m && *m, "a message line names its test and text: %.*s", (int)len, line);
+        for (size_t i = 0; i < g->nmsgs; i++)
+            if (!g->msgs[i].text && !strcmp(g->msgs[i].id, test)) {
+                g->msgs[i].text = strdup(m);
+                break;
+            }
+    }
     cJSON_Delete(o);
 }
 
@@ -237,6 +292,21 @@ static char *map_id(enum idmap map, const char *status, const char *id)
     return entry(status, id, n);
 }
 
+/* Undo the \t \n \\ escapes of a .tests or .msgs field, in place. */
+static char *unescape(char *s)
+{
+    char *o = s;
+    for (char *p = s; *p; p++) {
+        if (*p == '\\' && p[1]) {
+            p++;
+            *o++ = *p == 't' ? '\t' : *p == 'n' ? '\n' : *p;
+        } else
+            *o++ = *p;
+    }
+    *o = '\0';
+    return s;
+}
+
 static void read_truth(const char *path, enum idmap map, struct cap *l)
 {
     size_t len;
@@ -247,17 +317,7 @@ static void read_truth(const char *path, enum idmap map, struct cap *l)
         char *tab = strchr(line, '\t');
         ck_assert_msg(tab != NULL, "%s: %s", path, line);
         *tab = '\0';
-        /* undo \t \n \\ */
-        char *id = tab + 1, *o = id;
-        for (char *p = id; *p; p++) {
-            if (*p == '\\' && p[1]) {
-                p++;
-                *o++ = *p == 't' ? '\t' : *p == 'n' ? '\n' : *p;
-            } else
-                *o++ = *p;
-        }
-        *o = '\0';
-        cap_add(l, map_id(map, line, id));
+        cap_add(l, map_id(map, line, unescape(tab + 1)));
     }
     free(t);
 }
@@ -298,6 +358,113 @@ static const char *show(const char *s)
     return b;
 }
 
+/* s with every run of digits as one '#' (malloc'ed). */
+static char *no_numbers(const char *s)
+{
+    char *r = strdup(s), *o = r;
+    for (const char *p = s; *p; p++)
+        if (*p < '0' || *p > '9')
+            *o++ = *p;
+        else if (o == r || o[-1] != '#')
+            *o++ = '#';
+    *o = '\0';
+    return r;
+}
+
+/* Whether the lines of want are among those of got, in order. */
+static bool lines_among(const char *got, const char *want)
+{
+    while (*want) {
+        size_t wl = strcspn(want, "\n");
+        for (;;) {
+            size_t gl = strcspn(got, "\n");
+            if (gl == wl && !memcmp(got, want, wl))
+                break;
+            if (!got[gl])
+                return false;
+            got += gl + 1;
+        }
+        got += wl;
+        got += *got == '\n';
+        want += wl;
+        want += *want == '\n';
+    }
+    return true;
+}
+
+/* Whether got (a marker's text, NULL none) is the report's text want (NULL none); how they may
+ * differ: the corpus's flags. *interleaved: it is only when C_INTERLEAVED allows. */
+static bool same_text(const char *got, const char *want, unsigned flags, bool *interleaved)
+{
+    if (!got || !want)
+        return !got && !want;
+    char *g = flags & C_SECOND_RUN ? no_numbers(got) : strdup(got);
+    char *w = flags & C_SECOND_RUN ? no_numbers(want) : strdup(want);
+    size_t n = strlen(got);
+    bool same = !strcmp(g, w) || (n > TESTLOG_MESSAGE_MAX - 8 && !strncmp(g, w, strlen(g)));
+    if (!same && (flags & C_INTERLEAVED) && lines_among(g, w))
+        same = *interleaved = true;
+    free(g);
+    free(w);
+    return same;
+}
+
+/* The failure texts of the report (NAME.msgs) against the markers' and the summary's: the number
+ * of tests whose text differs, said in report (at most a few). */
+static size_t check_msgs(const struct corpus *c, const char *path, const struct got *g, struct testlog *tl,
+                         char *report, size_t cap, size_t *ret_checked, size_t *ret_interleaved)
+{
+    size_t len, bad = 0, ro = strlen(report);
+    char *t = slurp(path, &len);
+    ck_assert_msg(t != NULL, "%s", path);
+    const struct testlog_result *unexp;
+    size_t nunexp = testlog_unexpected(tl, &unexp);
+    bool *used = calloc(g->nmsgs + 1, 1);
+    char *save = NULL;
+    struct cap want = {0};
+    for (char *line = strtok_r(t, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *tab = strchr(line, '\t');
+        ck_assert_msg(tab != NULL, "%s: %s", path, line);
+        *tab = '\0';
+        char *mapped = map_id(c->map, "M", unescape(line)); /* "M\t<id>" */
+        if (c->report_only && !strcmp(strchr(c->report_only, '\t') + 1, mapped + 2)) {
+            free(mapped);
+            continue;
+        }
+        const char *text = unescape(tab + 1);
+        cap_add(&want, mapped);
+        size_t i = 0;
+        while (i < g->nmsgs && (used[i] || strcmp(g->msgs[i].id, mapped + 2)))
+            i++;
+        const char *got = i < g->nmsgs ? g->msgs[i].text : NULL;
+        if (i < g->nmsgs)
+            used[i] = true;
+        bool inter = false, ok = i < g->nmsgs && same_text(got, text, c->flags, &inter);
+        *ret_interleaved += inter;
+        for (size_t k = 0; ok && k < nunexp; k++)
+            if (!strcmp(unexp[k].test, mapped + 2))
+                ok = same_text(unexp[k].message, got, 0, &inter);
+        if (!ok && bad++ < 6 && ro < cap - 600)
+            ro += (size_t)snprintf(report + ro, cap - ro, "\n  %s:\n    report  %.200s\n    markers %.200s",
+                                   show(mapped + 2), show(text), i < g->nmsgs ? show(got ? got : "(none)") : "(no such test)");
+        ++*ret_checked;
+    }
+    /* and no text where the report has none */
+    for (size_t i = 0; i < g->nmsgs; i++)
+        if (!used[i] && g->msgs[i].text) {
+            bool listed = false;
+            for (size_t k = 0; k < want.n && !listed; k++)
+                listed = !strcmp(want.lines[k] + 2, g->msgs[i].id);
+            if (!listed && bad++ < 6 && ro < cap - 600)
+                ro += (size_t)snprintf(report + ro, cap - ro, "\n  %s: a text the report has none of: %.200s",
+                                       show(g->msgs[i].id), show(g->msgs[i].text));
+        }
+    cap_free(&want);
+    free(used);
+    free(t);
+    return bad;
+}
+
 #define NCORPUS (sizeof corpus / sizeof corpus[0])
 
 /* Loop index i: corpus[i % NCORPUS], through the prefilter for i < NCORPUS, else with every line
@@ -313,7 +480,7 @@ START_TEST(test_corpus)
     ck_assert_msg(log != NULL, "%s", path);
 
     struct got g = {.map = c->map};
-    struct marker_sink sink = {.marker = got_marker, .ctx = &g};
+    struct marker_sink sink = {.marker = got_marker, .state = got_state, .ctx = &g};
     struct testlog_config cfg = {
         .formats = TL_FMT_ALL, .wall_at_t0_ms = WALL0, .t0_ns = T0, .no_prefilter = raw};
     struct testlog *tl;
@@ -322,13 +489,33 @@ START_TEST(test_corpus)
      * these arrival times, so they are ignored and the arrival clock times everything */
     double ms = feed_log(tl, log, len, 0);
     testlog_finish(tl, MS(ms + 10), false);
-    testlog_free(tl);
     free(log);
+
+    char msgs_report[4096] = "";
+    size_t msgs_bad = 0, msgs_checked = 0, msgs_inter = 0;
+    snprintf(path, sizeof path, "%s/tests/fixtures/real/%s.msgs", fixture_dir(), c->name);
+    if (access(path, R_OK) == 0)
+        msgs_bad = check_msgs(c, path, &g, tl, msgs_report, sizeof msgs_report, &msgs_checked, &msgs_inter);
+    testlog_free(tl);
+    for (size_t i = 0; i < g.nmsgs; i++) {
+        free(g.msgs[i].id);
+        free(g.msgs[i].text);
+    }
+    free(g.msgs);
 
     struct cap want = {0};
     snprintf(path, sizeof path, "%s/tests/fixtures/real/%s.tests", fixture_dir(), c->name);
     read_truth(path, c->map, &want);
     drop_one(&want, c->report_only);
+    if (c->flags & C_FAILED_ONLY) {
+        size_t k = 0;
+        for (size_t i = 0; i < want.n; i++)
+            if (!strncmp(want.lines[i], "FAIL\t", 5))
+                want.lines[k++] = want.lines[i];
+            else
+                free(want.lines[i]);
+        want.n = k;
+    }
     drop_one(&g.l, c->log_only);
     qsort(want.lines, want.n, sizeof *want.lines, cmp_str);
     qsort(g.l.lines, g.l.n, sizeof *g.l.lines, cmp_str);
@@ -360,6 +547,11 @@ START_TEST(test_corpus)
     }
     ck_assert_msg(bad == 0, "%s%s: %zu tests in the report, %zu parsed, %zu differences:%s",
                   c->name, raw ? " (no prefilter)" : "", want.n, g.l.n, bad, report);
+    ck_assert_msg(msgs_bad == 0, "%s%s: %zu of the report's %zu failure texts differ:%s", c->name,
+                  raw ? " (no prefilter)" : "", msgs_bad, msgs_checked, msgs_report);
+    if (msgs_checked && !raw && getenv("TESTLOG_REAL_COUNTS"))
+        fprintf(stderr, "%s: %zu failure texts as the report's (%zu with the test's own output among them)\n",
+                c->name, msgs_checked, msgs_inter);
     cap_free(&want);
     cap_free(&g.l);
 }

@@ -36,7 +36,7 @@ static void fuzz_line(void *state, const uint8_t *p, size_t n, uint64_t t)
     if (k < 0 || k > TL_MAX_EVENTS)
         abort();
     for (int i = 0; i < k; i++) {
-        if ((unsigned)ev[i].kind > TLE_ANCHOR || ev[i].t.since_ns > t)
+        if ((unsigned)ev[i].kind > TLE_TEST_MESSAGE || ev[i].t.since_ns > t)
             abort(); /* a kind out of range; a start after the line that ends the test */
         const struct tl_str *f[] = {&ev[i].id, &ev[i].scope, &ev[i].name, &ev[i].status,
                                     &ev[i].expected, &ev[i].message, &ev[i].subtest,
