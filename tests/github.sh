@@ -135,6 +135,23 @@ grep -q '^| [0-9]* | .* | state S, 1 thread' "$T/k.md" || fail "killed: the proc
 grep -qx '::error title=resmon-run%3A timeout::.*still running: dir/hangs.js' "$T/k.err" || fail "killed: no timeout annotation"
 grep -qx '::error title=FAIL dir/bad.js::.*' "$T/k.err" || fail "killed: no failure annotation"
 echo "killed after the stop: the summary and the annotations were there"
+# A stop request (TERM to resmon-run, as a runner cancelling the job sends it) likewise.
+: >"$T/kt.md"
+new_events
+env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/kt.md" "$RESMON_RUN" -q -i 0 -o "$T/kt.json" -- sh "$T/killer.sh" \
+    >/dev/null 2>"$T/kt.err" &
+sup=$!
+wait_event "ready *" >/dev/null
+stream_shows "$T/kt.json" '"kind":"test","key":"dir/hangs.js"'
+kill -TERM $sup
+wait $sup
+st=$?
+[ "$st" = 137 ] || fail "killed after a stop request: status $st"
+kill -KILL "$(cat "$T/killer.pid")" 2>/dev/null
+grep -qx "### resmon-run: 'sh' stopped: resmon-run received TERM" "$T/kt.md" || fail "stop request: $(cat "$T/kt.md")"
+grep -A4 -x '\*\*Tests still running at the stop\*\*' "$T/kt.md" | grep -qx '| dir/hangs.js |' || fail "stop request: the open test"
+grep -qx '::error title=FAIL dir/bad.js::.*' "$T/kt.err" || fail "stop request: no failure annotation"
+echo "killed after a stop request: likewise"
 
 # ---- the command writes to the job summary itself: its text is kept ------------------------
 printf 'before\n' >"$T/own.md"
