@@ -109,18 +109,25 @@ echo '{"action":"test_start","test":"dir/hangs.js"}'
 echo \$! >"$T/killer.pid"
 wait \$!
 EOS
-: >"$T/k.md"
-new_events
-env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/k.md" "$RESMON_RUN" -q -i 0 -o "$T/k.json" --timeout=1h -- sh "$T/killer.sh" \
-    >/dev/null 2>"$T/k.err" &
-sup=$!
-wait_event "ready *" >/dev/null
-stream_shows "$T/k.json" '"kind":"test","key":"dir/hangs.js"'
-kill -ALRM $sup
-wait $sup
-st=$?
+# killed_after NAME SIGNAL ARGS...: killer.sh under resmon-run ARGS, sent SIGNAL once its hung
+# test runs; the job summary in NAME.md, stderr in NAME.err, the status in $st.
+killed_after() {
+    _n=$1 _sig=$2
+    shift 2
+    : >"$T/$_n.md"
+    new_events
+    env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/$_n.md" "$RESMON_RUN" -q -i 0 -o "$T/$_n.json" "$@" -- sh "$T/killer.sh" \
+        >/dev/null 2>"$T/$_n.err" &
+    _sup=$!
+    wait_event "ready *" >/dev/null
+    stream_shows "$T/$_n.json" '"kind":"test","key":"dir/hangs.js"'
+    kill -"$_sig" $_sup
+    wait $_sup
+    st=$?
+    kill -KILL "$(cat "$T/killer.pid")" 2>/dev/null
+}
+killed_after k ALRM --timeout=1h
 [ "$st" = 137 ] || fail "killed after the stop: status $st"
-kill -KILL "$(cat "$T/killer.pid")" 2>/dev/null
 cat "$T/k.md"
 [ "$(grep -c '^### ' "$T/k.md")" = 1 ] || fail "killed after the stop: not one summary"
 grep -qx "### resmon-run: 'sh' timed out after .*; exit status 124" "$T/k.md" || fail "killed: heading"
@@ -136,18 +143,8 @@ grep -qx '::error title=resmon-run%3A timeout::.*still running: dir/hangs.js' "$
 grep -qx '::error title=FAIL dir/bad.js::.*' "$T/k.err" || fail "killed: no failure annotation"
 echo "killed after the stop: the summary and the annotations were there"
 # A stop request (TERM to resmon-run, as a runner cancelling the job sends it) likewise.
-: >"$T/kt.md"
-new_events
-env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/kt.md" "$RESMON_RUN" -q -i 0 -o "$T/kt.json" -- sh "$T/killer.sh" \
-    >/dev/null 2>"$T/kt.err" &
-sup=$!
-wait_event "ready *" >/dev/null
-stream_shows "$T/kt.json" '"kind":"test","key":"dir/hangs.js"'
-kill -TERM $sup
-wait $sup
-st=$?
+killed_after kt TERM
 [ "$st" = 137 ] || fail "killed after a stop request: status $st"
-kill -KILL "$(cat "$T/killer.pid")" 2>/dev/null
 grep -qx "### resmon-run: 'sh' stopped: resmon-run received TERM" "$T/kt.md" || fail "stop request: $(cat "$T/kt.md")"
 grep -A4 -x '\*\*Tests still running at the stop\*\*' "$T/kt.md" | grep -qx '| dir/hangs.js |' || fail "stop request: the open test"
 grep -qx '::error title=FAIL dir/bad.js::.*' "$T/kt.err" || fail "stop request: no failure annotation"
