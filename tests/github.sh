@@ -49,7 +49,8 @@ bad=$(grep -v '^::error title=[^:,]*::.' "$T/cmds") && fail "not workflow comman
 # At the stop: the timeout, 20 results and a count of the other 5 failures; at the end only what
 # was learned since, the hung test's TIMEOUT.
 [ "$(wc -l <"$T/cmds")" -eq 23 ] || fail "$(wc -l <"$T/cmds") commands, expected 1 + 20 + 1 + 1"
-head -n 1 "$T/cmds" | grep -qx "::error title=resmon-run%3A timeout::'sh' timed out after [0-9.]* [a-z]* (sent TERM); exit status 124; still running: dir/hangs.js" ||
+# (printed at the stop: the exit status is not known yet)
+head -n 1 "$T/cmds" | grep -qx "::error title=resmon-run%3A timeout::'sh' timed out after [0-9.]* [a-z]* (sent TERM); still running: dir/hangs.js" ||
     fail "timeout command: $(head -n 1 "$T/cmds")"
 sed -n 2p "$T/cmds" | grep -qx '::error title=FAIL odd/a%3Ab%2Cc%25d|e::odd/a:b,c%25d|e: FAIL, expected PASS (after [0-9.]* s)' ||
     fail "escaping: $(sed -n 2p "$T/cmds")"
@@ -130,7 +131,7 @@ killed_after k ALRM --timeout=1h
 [ "$st" = 137 ] || fail "killed after the stop: status $st"
 cat "$T/k.md"
 [ "$(grep -c '^### ' "$T/k.md")" = 1 ] || fail "killed after the stop: not one summary"
-grep -qx "### resmon-run: 'sh' timed out after .*; exit status 124" "$T/k.md" || fail "killed: heading"
+grep -qx "### resmon-run: 'sh' timed out after [^;]* (sent TERM)" "$T/k.md" || fail "killed: heading"
 grep -qx '_Written at the stop, before the tree was signalled; the summary of the end replaces it._' "$T/k.md" ||
     fail "killed: not said to be the stop's"
 grep -qx '| tests | 1: 1 FAIL (1 unexpected) |' "$T/k.md" || fail "killed: tests row"
@@ -206,7 +207,7 @@ expect_status 124 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/none.md" "$TIM
 [ ! -s "$T/none.md" ] || fail "resmon-timeout wrote the job summary unasked"
 : >"$T/t.md"
 expect_status 124 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/t.md" "$TIMEOUT_LINK" --ci=github 0.01 "$HELPER" sleep 30 2>"$T/t.err"
-grep -qx "::error title=resmon-timeout%3A timeout::'.*helper' timed out after [0-9]* ms (sent TERM); exit status 124" "$T/t.err" ||
+grep -qx "::error title=resmon-timeout%3A timeout::'.*helper' timed out after [0-9]* ms (sent TERM)" "$T/t.err" ||
     fail "resmon-timeout --ci=github: $(cat "$T/t.err")"
 grep -q '^### resmon-timeout: ' "$T/t.md" || fail "resmon-timeout --ci=github: no job summary"
 
