@@ -56,20 +56,85 @@ static int slurp(int fd, bool gz, char **ret, size_t *len)
     return 0;
 }
 
+/* A thread's marker table: the columns the reader needs, and its strings. */
+struct marker_cols {
+    const cJSON *strings, *names, *data, *starts, *ends;
+};
+
+static bool marker_cols(const cJSON *thread, struct marker_cols *c)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(thread, "markers");
+    c->strings = cJSON_GetObjectItemCaseSensitive(thread, "stringArray");
+    c->names = cJSON_GetObjectItemCaseSensitive(m, "name");
+    c->data = cJSON_GetObjectItemCaseSensitive(m, "data");
+    c->starts = cJSON_GetObjectItemCaseSensitive(m, "startTime");
+    c->ends = cJSON_GetObjectItemCaseSensitive(m, "endTime");
+    return cJSON_IsArray(c->names) && cJSON_IsArray(c->data) && cJSON_IsArray(c->starts) && cJSON_IsArray(c->ends) &&
+           cJSON_IsArray(c->strings);
+}
+
+/* Whether the thread holds a test marker. */
+static bool holds_tests(const struct marker_cols *c)
+{
+    const cJSON *n;
+    cJSON_ArrayForEach(n, c->names)
+    {
+        const cJSON *name = cJSON_GetArrayItem(c->strings, n->valueint);
+        if (cJSON_IsString(name) && !strcmp(name->valuestring, "test"))
+            return true;
+    }
+    return false;
+}
+
+/* A thread's markers as marker lines into buf (flushed to fd past 1 MiB); w is scratch. */
+static int thread_lines(const struct marker_cols *c, struct jsonw *w, struct jsonw *buf, int fd)
+{
+    int r = 0;
+    const cJSON *n = c->names->child, *d = c->data->child, *s = c->starts->child, *e = c->ends->child;
+    for (; n && d && s && e && r == 0; n = n->next, d = d->next, s = s->next, e = e->next) {
+        const cJSON *name = cJSON_GetArrayItem(c->strings, n->valueint);
+        if (!cJSON_IsString(name) || !cJSON_IsObject(d))
+            continue;
+        char *payload = cJSON_PrintUnformatted(d);
+        if (!payload)
+            return -ENOMEM;
+        jsonw_reset(w);
+        jsonw_obj_open(w);
+        jsonw_kv_str(w, "type", "marker");
+        jsonw_kv_str(w, "name", name->valuestring);
+        jsonw_kv_double(w, "startTime", s->valuedouble, 3);
+        jsonw_key(w, "endTime");
+        if (cJSON_IsNumber(e))
+            jsonw_double(w, e->valuedouble, 3);
+        else
+            jsonw_null(w);
+        jsonw_key(w, "data");
+        jsonw_raw(w, payload, strlen(payload));
+        jsonw_obj_close(w);
+        free(payload);
+        jsonw_append(buf, w->buf, w->len);
+        jsonw_append(buf, "\n", 1);
+        if (buf->len > 1 << 20) {
+            r = jsonw_failed(w) || jsonw_failed(buf) ? -ENOMEM : write_all(fd, buf->buf, buf->len);
+            jsonw_reset(buf);
+        }
+    }
+    return r;
+}
+
 /* A full profile's markers written back as the stream lines they were converted from (meta,
- * then one marker line each), into a memory file the reader reads like a stream. */
+ * then one marker line each), into a memory file the reader reads like a stream. The markers are
+ * the first thread's (the run's: its command, samples and tests), then those of every other
+ * thread that holds tests, thread after thread: a profile may carry tests on several threads
+ * (each process's or worker's), and a thread of stacks alone (a dumped process) says nothing
+ * about results. */
 static int profile_as_stream(const char *text, size_t len, int *ret_fd)
 {
     cJSON *p = cJSON_ParseWithLength(text, len);
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(p, "meta");
-    const cJSON *thread = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(p, "threads"), 0);
-    const cJSON *strings = cJSON_GetObjectItemCaseSensitive(thread, "stringArray");
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(thread, "markers");
-    const cJSON *names = cJSON_GetObjectItemCaseSensitive(m, "name"), *data = cJSON_GetObjectItemCaseSensitive(m, "data");
-    const cJSON *starts = cJSON_GetObjectItemCaseSensitive(m, "startTime");
-    const cJSON *ends = cJSON_GetObjectItemCaseSensitive(m, "endTime");
-    if (!cJSON_IsObject(meta) || !cJSON_IsArray(names) || !cJSON_IsArray(data) || !cJSON_IsArray(starts) ||
-        !cJSON_IsArray(ends) || !cJSON_IsArray(strings)) {
+    const cJSON *threads = cJSON_GetObjectItemCaseSensitive(p, "threads");
+    struct marker_cols first;
+    if (!cJSON_IsObject(meta) || !cJSON_IsArray(threads) || !marker_cols(cJSON_GetArrayItem(threads, 0), &first)) {
         cJSON_Delete(p);
         return -EINVAL;
     }
@@ -96,36 +161,14 @@ static int profile_as_stream(const char *text, size_t len, int *ret_fd)
     jsonw_obj_close(&w);
     jsonw_append(&buf, w.buf, w.len);
     jsonw_append(&buf, "\n", 1);
-    const cJSON *n = names->child, *d = data->child, *s = starts->child, *e = ends->child;
-    for (; n && d && s && e && r == 0; n = n->next, d = d->next, s = s->next, e = e->next) {
-        const cJSON *name = cJSON_GetArrayItem(strings, n->valueint);
-        if (!cJSON_IsString(name) || !cJSON_IsObject(d))
-            continue;
-        char *payload = cJSON_PrintUnformatted(d);
-        if (!payload) {
-            r = -ENOMEM;
-            break;
-        }
-        jsonw_reset(&w);
-        jsonw_obj_open(&w);
-        jsonw_kv_str(&w, "type", "marker");
-        jsonw_kv_str(&w, "name", name->valuestring);
-        jsonw_kv_double(&w, "startTime", s->valuedouble, 3);
-        jsonw_key(&w, "endTime");
-        if (cJSON_IsNumber(e))
-            jsonw_double(&w, e->valuedouble, 3);
-        else
-            jsonw_null(&w);
-        jsonw_key(&w, "data");
-        jsonw_raw(&w, payload, strlen(payload));
-        jsonw_obj_close(&w);
-        free(payload);
-        jsonw_append(&buf, w.buf, w.len);
-        jsonw_append(&buf, "\n", 1);
-        if (buf.len > 1 << 20) {
-            r = jsonw_failed(&w) || jsonw_failed(&buf) ? -ENOMEM : write_all(fd, buf.buf, buf.len);
-            jsonw_reset(&buf);
-        }
+    bool is_first = true;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, threads)
+    {
+        struct marker_cols c;
+        if (r == 0 && marker_cols(t, &c) && (is_first || holds_tests(&c)))
+            r = thread_lines(&c, &w, &buf, fd);
+        is_first = false;
     }
     if (r == 0)
         r = jsonw_failed(&w) || jsonw_failed(&buf) ? -ENOMEM : write_all(fd, buf.buf, buf.len);

@@ -6,7 +6,8 @@
  *
  * A run is read with results.h: a stream directly; a full profile (plain or gzip) as the stream it
  * was converted from, by writing its markers back as stream lines — so a test, its status and
- * its cost mean the same whichever file is given. The text is for a terminal, the Markdown for a
+ * its cost mean the same whichever file is given. A profile's markers are its first thread's
+ * (the run, its samples) and those of every other thread that holds tests. The text is for a terminal, the Markdown for a
  * CI's job summary.
  */
 #ifndef RESMON_COMPARE_H

@@ -2,6 +2,8 @@
 #include "ghactions.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,12 +84,13 @@ static bool own_verdict(const struct summary_facts *f, const char **what)
 }
 
 int gha_format_commands(const struct summary_facts *f, const struct gha_result *res, size_t n, uint64_t total,
-                        char **ret_text, size_t *ret_len)
+                        struct gha_said *said, char **ret_text, size_t *ret_len)
 {
     struct out o = {0};
     char title[128], msg[1024];
     const char *what;
-    if (own_verdict(f, &what)) {
+    if (!said->verdict && own_verdict(f, &what)) {
+        said->verdict = true;
         snprintf(title, sizeof title, "%s: %s%s", f->program ? f->program : "resmon-run", what,
                  f->end == SUMMARY_LIMIT ? " limit" : "");
         size_t l = summary_end_text(f, msg, sizeof msg);
@@ -100,7 +103,7 @@ int gha_format_commands(const struct summary_facts *f, const struct gha_result *
         command(&o, title, msg);
     }
     size_t shown = MIN(n, (size_t)GHA_MAX_ANNOTATIONS);
-    for (size_t i = 0; i < shown; i++) {
+    for (size_t i = said->results; i < shown; i++) {
         const struct gha_result *r = &res[i];
         snprintf(title, sizeof title, "%s %s", r->status, r->test);
         char dur[32];
@@ -111,11 +114,15 @@ int gha_format_commands(const struct summary_facts *f, const struct gha_result *
             snprintf(msg, sizeof msg, "%s: %s (after %s)", r->test, r->status, dur);
         command(&o, title, msg);
     }
-    if (total > shown) {
+    said->results = MAX(said->results, shown);
+    uint64_t accounted = said->results + said->counted;
+    if (total > accounted) {
+        uint64_t rest = total - accounted;
         snprintf(title, sizeof title, "%s: unexpected results", f->program ? f->program : "resmon-run");
-        snprintf(msg, sizeof msg, "%llu more unexpected result%s (the job summary lists the first ones)",
-                 (unsigned long long)(total - shown), total - shown == 1 ? "" : "s");
+        snprintf(msg, sizeof msg, "%llu more unexpected result%s%s (the job summary lists the first ones)",
+                 (unsigned long long)rest, rest == 1 ? "" : "s", said->counted ? " since the last count" : "");
         command(&o, title, msg);
+        said->counted += rest;
     }
     if (o.failed) {
         free(o.p);
@@ -128,13 +135,81 @@ int gha_format_commands(const struct summary_facts *f, const struct gha_result *
     return 0;
 }
 
-int gha_append(const char *path, const char *text, size_t len)
+/* Whether the file at fd still ends with s's text, as written. */
+static bool still_ours(const struct gha_summary_file *s, int fd)
 {
+    struct stat st;
+    if (fstat(fd, &st) < 0 || st.st_dev != s->dev || st.st_ino != s->ino || st.st_size < 0 ||
+        (uint64_t)st.st_size != (uint64_t)s->start + s->len)
+        return false;
+    char buf[4096];
+    for (size_t off = 0; off < s->len;) {
+        size_t want = MIN(sizeof buf, s->len - off);
+        ssize_t got = pread(fd, buf, want, s->start + (off_t)off);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got != (ssize_t)want || memcmp(buf, s->text + off, want) != 0)
+            return false;
+        off += want;
+    }
+    return true;
+}
+
+/* Remember text as written at [start, start + len) of the file at fd. */
+static int remember(struct gha_summary_file *s, int fd, off_t start, const char *text, size_t len)
+{
+    struct stat st;
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return -ENOMEM;
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    free(s->text);
+    s->text = copy;
+    s->len = len;
+    s->start = start;
+    s->written = fstat(fd, &st) == 0;
+    s->dev = st.st_dev;
+    s->ino = st.st_ino;
+    return s->written ? 0 : -errno;
+}
+
+int gha_summary_put(struct gha_summary_file *s, const char *path, const char *text, size_t len)
+{
+    if (s->written) {
+        _cleanup_close_ int fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+        if (fd >= 0 && still_ours(s, fd)) {
+            /* The new text over the old, then the old one's tail cut: at every moment the file
+             * holds a whole summary (the kill may come now). */
+            int r = lseek(fd, s->start, SEEK_SET) < 0 ? -errno : write_all(fd, text, len);
+            if (r == 0 && len < s->len && ftruncate(fd, s->start + (off_t)len) < 0)
+                r = -errno;
+            if (r == 0)
+                r = remember(s, fd, s->start, text, len);
+            else
+                s->written = false; /* what is there now is no text of ours to replace */
+            return r;
+        }
+    }
     _cleanup_close_ int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666);
     if (fd < 0)
         return -errno;
     int r = write_all(fd, text, len);
+    /* O_APPEND: the offset is now the end of what was just written */
+    off_t end = r == 0 ? lseek(fd, 0, SEEK_CUR) : -1;
+    if (r == 0 && end < (off_t)len)
+        r = end < 0 ? -errno : -EIO;
+    if (r == 0)
+        r = remember(s, fd, end - (off_t)len, text, len);
+    else
+        s->written = false;
     if (r == 0 && close(TAKE_FD(fd)) < 0 && errno != EINTR)
         r = -errno;
     return r;
+}
+
+void gha_summary_release(struct gha_summary_file *s)
+{
+    free(s->text);
+    *s = (struct gha_summary_file){0};
 }

@@ -66,9 +66,17 @@ int perfherder_format(const struct results *r, const char *name, double end_ms, 
         subtest(&w, "io_write_bytes", results_series_sum(r, RS_IO_WRITE), 0);
         subtest(&w, "io.read_bytes", results_series_sum(r, RS_IO_READ), 0);
     }
+    if (r->series[RS_IO_WRITE_TIME].n) { /* streams of older versions have no times */
+        subtest(&w, "io_write_time", results_series_sum(r, RS_IO_WRITE_TIME), 0);
+        subtest(&w, "io_read_time", results_series_sum(r, RS_IO_READ_TIME), 0);
+    }
     if (r->series[RS_TREE_CPU].n)
         subtest(&w, "tree_cpu_time", results_series_sum(r, RS_TREE_CPU) / 1000, 3);
     subtest(&w, "tree_max_rss", peak(r, RS_TREE_RSS), 0);
+    if (r->series[RS_TREE_IO_WRITE].n) {
+        subtest(&w, "tree_io_write_bytes", results_series_sum(r, RS_TREE_IO_WRITE), 0);
+        subtest(&w, "tree_io_read_bytes", results_series_sum(r, RS_TREE_IO_READ), 0);
+    }
     jsonw_arr_close(&w);
     jsonw_obj_close(&w);
 

@@ -172,7 +172,7 @@ int procfs_parse_diskstats(const char *buf, size_t len,
     struct cur c = {buf, buf + len};
     while (c.p < c.end) {
         /* major minor name reads merged sectors ms writes merged sectors ms ... */
-        uint64_t major, minor, f[7];
+        uint64_t major, minor, f[8];
         bool ok = take_u64(&c, &major) && take_u64(&c, &minor);
         const char *name = NULL;
         size_t nlen = 0;
@@ -184,11 +184,15 @@ int procfs_parse_diskstats(const char *buf, size_t len,
         }
         for (size_t i = 0; ok && i < 7; i++)
             ok = take_u64(&c, &f[i]);
+        if (ok && !take_u64(&c, &f[7])) /* the time writing: a line cut there still counts */
+            f[7] = 0;
         if (ok && (!is_disk || is_disk(name, nlen, ctx))) {
             t.reads = sat_add_u64(t.reads, f[0]);
             t.read_sectors = sat_add_u64(t.read_sectors, f[2]);
+            t.read_ms = sat_add_u64(t.read_ms, f[3]);
             t.writes = sat_add_u64(t.writes, f[4]);
             t.write_sectors = sat_add_u64(t.write_sectors, f[6]);
+            t.write_ms = sat_add_u64(t.write_ms, f[7]);
             t.ndisks++;
         }
         next_line(&c);

@@ -48,9 +48,11 @@ struct procfs_meminfo {
 int procfs_parse_meminfo(const char *buf, size_t len, struct procfs_meminfo *ret);
 
 /* Sums of /proc/diskstats columns over the devices accepted by the filter. Sector counts are in
- * the kernel's fixed 512-byte units whatever the device's sector size. */
+ * the kernel's fixed 512-byte units whatever the device's sector size; the times (ms) are what
+ * the requests took, summed over requests (psutil's read_time and write_time). */
 struct procfs_disk_totals {
     uint64_t reads, read_sectors, writes, write_sectors;
+    uint64_t read_ms, write_ms;
     unsigned ndisks; /* devices summed */
 };
 /* is_disk(name, name_len, ctx) decides whether a device counts (the sampler accepts the names

@@ -354,40 +354,47 @@ static void note_time(struct results *j, const char *p, size_t n)
         j->last_ms = t;
 }
 
-/* The series a sample marker line feeds, by its name; -1: none. */
+/* Where each series is read from: a sample marker's line (by its start) and a field of its data.
+ * The series of one marker are neighbours. */
+#define SAMPLE(name) "{\"type\":\"marker\",\"name\":\"" name "\","
+static const struct {
+    const char *prefix, *field;
+} series_src[RS_NSERIES] = {
+    [RS_TREE_CPU] = {SAMPLE("Tree CPU"), "cpuTime"},
+    [RS_TREE_RSS] = {SAMPLE("Tree Memory"), "rss"},
+    [RS_CPU_BUSY] = {SAMPLE("CPU Use"), "busy"},
+    [RS_MEM_USED] = {SAMPLE("Memory"), "used"},
+    [RS_IO_READ] = {SAMPLE("IO"), "read_bytes"},
+    [RS_IO_WRITE] = {SAMPLE("IO"), "write_bytes"},
+    [RS_IO_READ_TIME] = {SAMPLE("IO"), "read_time"},
+    [RS_IO_WRITE_TIME] = {SAMPLE("IO"), "write_time"},
+    [RS_TREE_IO_READ] = {SAMPLE("Tree IO"), "read_bytes"},
+    [RS_TREE_IO_WRITE] = {SAMPLE("Tree IO"), "write_bytes"},
+};
+
+/* The first series a sample marker line feeds, by its name; -1: none. */
 static int sample_kind(const char *p, size_t n)
 {
-    static const struct {
-        const char *prefix;
-        enum rs_series s;
-    } kinds[] = {
-        {"{\"type\":\"marker\",\"name\":\"Tree CPU\",", RS_TREE_CPU},
-        {"{\"type\":\"marker\",\"name\":\"Tree Memory\",", RS_TREE_RSS},
-        {"{\"type\":\"marker\",\"name\":\"CPU Use\",", RS_CPU_BUSY},
-        {"{\"type\":\"marker\",\"name\":\"Memory\",", RS_MEM_USED},
-        {"{\"type\":\"marker\",\"name\":\"IO\",", RS_IO_READ},
-    };
-    for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
-        if (starts(p, n, kinds[i].prefix))
-            return (int)kinds[i].s;
+    for (size_t k = 0; k < RS_NSERIES; k++)
+        if (starts(p, n, series_src[k].prefix))
+            return (int)k;
     return -1;
 }
 
-/* Two neighbouring points as one: CPU time and I/O add up, a busy fraction averages, memory keeps its
- * peak. */
+/* Two neighbouring points as one: a busy fraction averages, memory keeps its peak, the amounts
+ * (CPU time, I/O bytes and times) add up. */
 static struct rs_point merge(enum rs_series k, struct rs_point a, struct rs_point b)
 {
     struct rs_point m = {a.start_ms, b.end_ms, 0};
-    m.v = k == RS_TREE_CPU || k == RS_IO_READ || k == RS_IO_WRITE ? a.v + b.v : k == RS_CPU_BUSY ? (a.v + b.v) / 2 : MAX(a.v, b.v);
+    m.v = k == RS_CPU_BUSY ? (a.v + b.v) / 2 : k == RS_TREE_RSS || k == RS_MEM_USED ? MAX(a.v, b.v) : a.v + b.v;
     return m;
 }
 
 static void on_sample(struct results *j, enum rs_series k, const cJSON *o, const cJSON *data)
 {
-    static const char *const field[RS_NSERIES] = {"cpuTime", "rss", "busy", "used", "read_bytes", "write_bytes"};
-    if (k == RS_IO_READ) /* one marker, two series */
-        on_sample(j, RS_IO_WRITE, o, data);
-    double v = get_num(data, field[k], NAN);
+    if (k + 1 < RS_NSERIES && !strcmp(series_src[k + 1].prefix, series_src[k].prefix)) /* one marker, more series */
+        on_sample(j, k + 1, o, data);
+    double v = get_num(data, series_src[k].field, NAN);
     if (isnan(v))
         return;
     struct rs_seriesbuf *sb = &j->series[k];

@@ -9,8 +9,8 @@
  * give an unexpected result without a message its failure text (testlog.h), unexpected TestStatus
  * markers and Crash markers naming a test (its details), the "timeout" marker (why the run was
  * stopped: reason, limit, after), the command's marker or open line (cmd, exit, reason), and with
- * RESULTS_SAMPLES the tree's and the machine's samples (Tree CPU, Tree Memory, CPU Use, Memory,
- * IO) and the phases the command marked (Phase markers: name, span; at most RESULTS_MAX_PHASES).
+ * RESULTS_SAMPLES the tree's and the machine's samples (Tree CPU, Tree Memory, Tree IO, CPU Use,
+ * Memory, IO) and the phases the command marked (Phase markers: name, span; at most RESULTS_MAX_PHASES).
  * Every other line is skipped on its first bytes, without parsing. The reader follows the stream
  * as it grows (complete lines only), like the profile's follower, so a write at a stop only has
  * the lines since the last update left to read. Memory grows with the tests (a record each, at
@@ -61,6 +61,10 @@ enum rs_series {
     RS_MEM_USED,   /* the machine's used memory, bytes (Memory used) */
     RS_IO_READ,    /* the machine's disk reads in the interval, bytes (IO read_bytes) */
     RS_IO_WRITE,   /* the machine's disk writes in the interval, bytes (IO write_bytes) */
+    RS_IO_READ_TIME,  /* the disks' time on reads in the interval, ms (IO read_time) */
+    RS_IO_WRITE_TIME, /* on writes (IO write_time) */
+    RS_TREE_IO_READ,  /* the tree's storage reads in the interval, bytes (Tree IO read_bytes) */
+    RS_TREE_IO_WRITE, /* its writes (Tree IO write_bytes) */
     RS_NSERIES
 };
 struct rs_point {

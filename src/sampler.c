@@ -60,12 +60,15 @@ const struct marker_type sampler_mem_type = {
     .fields = mem_fields, .nfields = ARRAY_SIZE(mem_fields),
 };
 
-enum { IO_WRITE_BYTES, IO_WRITE_COUNT, IO_READ_BYTES, IO_READ_COUNT };
+enum { IO_WRITE_BYTES, IO_WRITE_COUNT, IO_READ_BYTES, IO_READ_COUNT, IO_WRITE_TIME, IO_READ_TIME };
 static const struct marker_field io_fields[] = {
     [IO_WRITE_BYTES] = MARKER_FIELD("write_bytes", "Written", "bytes", 0),
     [IO_WRITE_COUNT] = MARKER_FIELD("write_count", "Write count", "integer", 0),
     [IO_READ_BYTES] = MARKER_FIELD("read_bytes", "Read", "bytes", 0),
     [IO_READ_COUNT] = MARKER_FIELD("read_count", "Read count", "integer", 0),
+    /* the disks' time on requests, summed over requests (several at once count several times) */
+    [IO_WRITE_TIME] = MARKER_FIELD("write_time", "Time writing", "duration", 0),
+    [IO_READ_TIME] = MARKER_FIELD("read_time", "Time reading", "duration", 0),
 };
 const struct marker_type sampler_io_type = {
     .name = "IO", .tooltip_label = "{marker.name}", .display = "[]",
@@ -609,6 +612,8 @@ static void machine_emit(struct sampler *s, const struct machine_now *m, uint64_
         mpay_uint(&p, IO_READ_BYTES, dsub(b->read_sectors, a->read_sectors) * 512);
         mpay_uint(&p, IO_WRITE_COUNT, dsub(b->writes, a->writes));
         mpay_uint(&p, IO_WRITE_BYTES, dsub(b->write_sectors, a->write_sectors) * 512);
+        mpay_uint(&p, IO_WRITE_TIME, dsub(b->write_ms, a->write_ms));
+        mpay_uint(&p, IO_READ_TIME, dsub(b->read_ms, a->read_ms));
         mpay_end(&p);
         emit(s, "IO", start, end);
     }

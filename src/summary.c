@@ -729,6 +729,9 @@ int summary_format_markdown(const struct summary_facts *f, char **ret_text, size
     summary_end_text(f, tmp, sizeof tmp);
     buf_printf(&b, "### %s: ", f->program ? f->program : "resmon-run");
     md_text(&b, tmp);
+    if (f->at_stop)
+        buf_puts(&b, "\n\n_Written at the stop, before the tree was signalled; the summary of the end "
+                     "replaces it._");
     buf_puts(&b, "\n\n| | |\n|---|---|\n");
     fmt_duration(tmp, sizeof tmp, f->wall_ns);
     md_row(&b, "wall time", tmp);

@@ -88,6 +88,7 @@ struct summary_facts {
     const char *limit_name; /* LIMIT: "memory", "cpu", "tasks" */
     const char *limit_text; /* LIMIT: the limit and the figure ("the tree's CPU time reached 2s") */
     int exit_status;     /* what resmon-run exits with (-1: do not say) */
+    bool at_stop;        /* written at the stop, before the tree was signalled: the run goes on */
 
     uint64_t wall_ns;    /* command start to end */
     bool have_cpu;

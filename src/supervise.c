@@ -157,6 +157,9 @@ struct sv {
     struct summary_facts *sum;  /* the end-of-run summary's facts, NULL with --quiet (and no CI) */
     bool gha;                   /* GitHub Actions output (ghactions.h) */
     const char *gha_summary;    /* $GITHUB_STEP_SUMMARY, NULL: none */
+    struct gha_said gha_said;   /* the workflow commands printed so far (at the stop, at the end) */
+    struct gha_summary_file gha_file; /* resmon-run's text in $GITHUB_STEP_SUMMARY */
+    bool gha_failed;            /* the job summary could not be written: said once */
     struct summary_style sum_style;
     uint64_t last_sample_ns, last_sample_cpu;
     int sigfd, parentfd;
@@ -485,27 +488,36 @@ static void log_perfherder(struct sv *sv)
     free(text);
 }
 
-/* Write the stream and rename a complete profile over it. Called BEFORE any child is signalled
- * on a stop, and again at the very end. */
+static void github_at_stop(struct sv *sv);
+
+/* Write the stream and rename a complete profile over it, and the reports with it. Called BEFORE
+ * any child is signalled on a stop, and again at the very end. */
 static void profile_checkpoint(struct sv *sv, const char *why)
 {
+    struct profile_end end = {0};
+    if (sv->stream) {
+        uint64_t now = now_ns();
+        struct jsonw w;
+        jsonw_init(&w);
+        stream_flush(sv->stream); /* held lines count */
+        struct stream_health h;
+        stream_health(sv->stream, &h);
+        runmarks_finalize_payload(&w, why, stream_lines(sv->stream), &h);
+        emit(sv, "finalize", now, MARKER_INSTANT, CAT_TASKS, &w);
+        jsonw_release(&w);
+        end = (struct profile_end){stream_ms(sv->stream, now), open_status_timeout(sv) ? "TIMEOUT" : "INCOMPLETE",
+                                   sv->o->gzip, &sv->profile_lock};
+        follow_stream(sv, true);
+        if (sv->results) /* what CI systems read, and small: before the profile, which may take a while */
+            write_reports(sv, end.end_ms);
+    }
+    /* The job's summary and annotations likewise, at a stop (at the end they follow the summary
+     * on stderr). */
+    if (sv->phase == PH_STOPPING)
+        github_at_stop(sv);
     if (!sv->stream)
         return;
-    uint64_t now = now_ns();
-    struct jsonw w;
-    jsonw_init(&w);
-    stream_flush(sv->stream); /* held lines count */
-    struct stream_health h;
-    stream_health(sv->stream, &h);
-    runmarks_finalize_payload(&w, why, stream_lines(sv->stream), &h);
-    emit(sv, "finalize", now, MARKER_INSTANT, CAT_TASKS, &w);
-    jsonw_release(&w);
-    struct profile_end end = {stream_ms(sv->stream, now), open_status_timeout(sv) ? "TIMEOUT" : "INCOMPLETE", sv->o->gzip,
-                              &sv->profile_lock};
     struct profile_stats st;
-    follow_stream(sv, true);
-    if (sv->results) /* what CI systems read, and small: before the profile, which may take a while */
-        write_reports(sv, end.end_ms);
     int r = sv->conv ? profile_conv_finalize(sv->conv, AT_FDCWD, sv->profile_path, &end, &st)
                      : profile_finalize(stream_fd(sv->stream), AT_FDCWD, sv->profile_path, &end, &st);
     if (r < 0) {
@@ -1516,7 +1528,8 @@ static void say_open_error(struct sv *sv, int r)
         log_errno(r, "cannot create the profile '%s'", path);
 }
 
-/* GitHub Actions: annotations on stderr, the job summary appended to $GITHUB_STEP_SUMMARY. */
+/* GitHub Actions: annotations on stderr (those not printed yet), the job summary in
+ * $GITHUB_STEP_SUMMARY (in place of the one written at the stop, where nothing followed it). */
 static void github_outputs(struct sv *sv, const struct summary_facts *f)
 {
     struct gha_result res[GHA_MAX_ANNOTATIONS];
@@ -1531,26 +1544,28 @@ static void github_outputs(struct sv *sv, const struct summary_facts *f)
     }
     char *text;
     size_t len;
-    if (gha_format_commands(f, res, n, total, &text, &len) == 0) {
+    if (gha_format_commands(f, res, n, total, &sv->gha_said, &text, &len) == 0) {
         write_all(STDERR_FILENO, text, len);
         free(text);
     }
     if (sv->gha_summary && summary_format_markdown(f, &text, &len) == 0) {
-        int r = gha_append(sv->gha_summary, text, len);
-        if (r < 0)
-            log_errno(r, "cannot append the job summary to '%s'", sv->gha_summary);
+        int r = gha_summary_put(&sv->gha_file, sv->gha_summary, text, len);
+        if (r < 0 && !sv->gha_failed)
+            log_errno(r, "cannot write the job summary to '%s'", sv->gha_summary);
+        sv->gha_failed |= r < 0;
         free(text);
     }
 }
 
-static void write_summary(struct sv *sv, const struct supervise_result *res)
+/* The summary's facts at end_ns, when resmon-run exits with exit_status (-1: not known yet). The
+ * test counts are added to f: fill a copy of sv->sum to fill it again. */
+static void fill_facts(struct sv *sv, struct summary_facts *f, int exit_status, uint64_t end_ns)
 {
-    struct summary_facts *f = sv->sum;
     f->program = log_program();
     f->command = sv->o->argv[0];
     f->kill_sent = sv->kill_sent;
-    f->exit_status = res->raise_signal ? -1 : res->exit_status;
-    f->wall_ns = sv->exit_ns > sv->t0 ? sv->exit_ns - sv->t0 : 0;
+    f->exit_status = exit_status;
+    f->wall_ns = end_ns > sv->t0 ? end_ns - sv->t0 : 0;
     int st = sv->wstatus;
     switch (sv->cause) {
     case CAUSE_TIMEOUT:
@@ -1622,10 +1637,34 @@ static void write_summary(struct sv *sv, const struct supervise_result *res)
         f->stream_lines_lost = h.lines_lost + h.lines_waiting;
         f->stream_error = h.error ? h.error : (f->stream_lines_lost ? sv->health_said.error : 0);
     }
+}
+
+static void write_summary(struct sv *sv, const struct supervise_result *res)
+{
+    fill_facts(sv, sv->sum, res->raise_signal ? -1 : res->exit_status, sv->exit_ns);
     if (!sv->o->quiet)
-        summary_write(STDERR_FILENO, f, &sv->sum_style);
+        summary_write(STDERR_FILENO, sv->sum, &sv->sum_style);
     if (sv->gha)
-        github_outputs(sv, f);
+        github_outputs(sv, sv->sum);
+}
+
+/* At a stop, before any signal: the job's summary and annotations as they stand then (the tests
+ * still open, the processes alive and, after the dump, what they were doing), for a CI that
+ * kills the job at its own timeout. The end replaces the summary and adds the annotations
+ * learned since. */
+static void github_at_stop(struct sv *sv)
+{
+    if (!sv->gha || !sv->sum)
+        return;
+    struct summary_facts *f = malloc(sizeof *f);
+    if (!f)
+        return;
+    *f = *sv->sum;
+    /* what resmon-run exits with is not known yet: a timeout that takes a KILL exits 137 */
+    fill_facts(sv, f, -1, now_ns());
+    f->at_stop = true;
+    github_outputs(sv, f);
+    free(f);
 }
 
 static int start_timer(struct sv *sv)
@@ -2013,6 +2052,7 @@ out:
     stream_set_tap(sv.stream, NULL, NULL);
     profile_conv_free(sv.conv);
     results_free(sv.results);
+    gha_summary_release(&sv.gha_file);
     free(sv.perfherder_path);
     stream_close(sv.stream);
     closep(&sv.profile_lock);

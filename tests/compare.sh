@@ -78,6 +78,43 @@ expect_status 1 "$RESMON_RUN" --compare "$T/killed.json" "$T/new.json.gz" >"$T/s
 grep -qx "1 new failure, 1 fixed, [12] slower and [12] fatter (past 20%), 1 new, 1 gone" "$T/stream.txt" ||
     fail "from a stream: $(cat "$T/stream.txt")"
 
+# A profile with tests on two threads (as a profile of several processes or workers has): every
+# thread holding tests is read. The old run's profile, its last three tests moved to a second
+# thread (every column of the marker table split alike). No profile resmon-run writes looks so
+# (check-profile would refuse it: it is kept in raw/), but the front-end loads it.
+if command -v node >/dev/null 2>&1; then
+    mkdir -p "$T/raw"
+    node -e '
+const fs = require("fs");
+const p = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
+const t0 = p.threads[0], t1 = JSON.parse(JSON.stringify(t0));
+const name = (t, i) => t.stringArray[t.markers.name[i]];
+const moved = (t, i) => name(t, i) === "test" && /^d\/(slow|fat|gone)\.js$/.test(t.markers.data[i].test);
+const keep = (t, pred) => {
+    const m = t.markers, idx = [...Array(m.length).keys()].filter((i) => pred(t, i));
+    for (const k of Object.keys(m)) if (Array.isArray(m[k])) m[k] = idx.map((i) => m[k][i]);
+    m.length = idx.length;
+};
+keep(t0, (t, i) => !moved(t, i));
+keep(t1, moved);
+if (t1.markers.length !== 3) throw new Error("moved " + t1.markers.length + " tests");
+Object.assign(t1, {name: "Worker", isMainThread: false, tid: t0.tid + 1});
+p.threads.push(t1);
+fs.writeFileSync(process.argv[2], JSON.stringify(p));
+' "$T/old.json" "$T/raw/two.json" || fail "making the two-thread profile"
+    if frontend_available; then frontend "$T/raw/two.json" | grep -q ' threads=resmon-run|Worker ' || fail "two threads: the front-end"; fi
+    expect_status 0 "$RESMON_RUN" --compare "$T/old.json" "$T/raw/two.json" >"$T/two.txt"
+    grep -qx "0 new failures, 0 fixed, 0 slower and 0 fatter (past 20%), 0 new, 0 gone" "$T/two.txt" ||
+        fail "two threads: $(cat "$T/two.txt")"
+    grep -q '^tests  *5  *5$' "$T/two.txt" || fail "two threads: tests"
+    expect_status 1 "$RESMON_RUN" --compare "$T/raw/two.json" "$T/new.json.gz" >"$T/two-new.txt"
+    grep -qx "1 new failure, 1 fixed, [12] slower and [12] fatter (past 20%), 1 new, 1 gone" "$T/two-new.txt" ||
+        fail "two threads against new: $(cat "$T/two-new.txt")"
+    echo "two threads: every test read"
+else
+    echo "SKIP: two threads (node is not installed to make the profile)"
+fi
+
 # Usage.
 expect_status 125 "$RESMON_RUN" --compare "$T/old.json" 2>"$T/u1"
 grep -q "two runs" "$T/u1" || fail "usage: $(cat "$T/u1")"

@@ -1,8 +1,10 @@
 #!/bin/sh
 # GitHub Actions, in a fake environment: under GITHUB_ACTIONS=true the summary is appended to
 # $GITHUB_STEP_SUMMARY as Markdown and the timeout and each unexpected result (the first 20, then
-# a count) are ::error workflow commands in the runner's syntax; --ci=none turns it off, the
-# resmon-timeout form does it only with --ci=github; the profile's metadata names the job.
+# a count) are ::error workflow commands in the runner's syntax; both are written at a stop,
+# before the tree is signalled (a job killed then keeps them), the summary replaced at the end
+# unless something else wrote after it; --ci=none turns it off, the resmon-timeout form does it
+# only with --ci=github; the profile's metadata names the job.
 . "$TOP_SRCDIR/tests/lib.sh"
 . "$TOP_SRCDIR/tests/itlib.sh"
 
@@ -44,8 +46,11 @@ cat "$T/cmds"
 # Every line is a workflow command in the runner's syntax: a title without a raw ':' or ','
 # (escaped as %3A, %2C), a message without a raw CR (no line has one; LF ends the command).
 bad=$(grep -v '^::error title=[^:,]*::.' "$T/cmds") && fail "not workflow commands: $bad"
-[ "$(wc -l <"$T/cmds")" -eq 22 ] || fail "$(wc -l <"$T/cmds") commands, expected 1 + 20 + 1"
-head -n 1 "$T/cmds" | grep -qx "::error title=resmon-run%3A timeout::'sh' timed out after [0-9.]* [a-z]* (sent TERM); exit status 124; still running: dir/hangs.js" ||
+# At the stop: the timeout, 20 results and a count of the other 5 failures; at the end only what
+# was learned since, the hung test's TIMEOUT.
+[ "$(wc -l <"$T/cmds")" -eq 23 ] || fail "$(wc -l <"$T/cmds") commands, expected 1 + 20 + 1 + 1"
+# (printed at the stop: the exit status is not known yet)
+head -n 1 "$T/cmds" | grep -qx "::error title=resmon-run%3A timeout::'sh' timed out after [0-9.]* [a-z]* (sent TERM); still running: dir/hangs.js" ||
     fail "timeout command: $(head -n 1 "$T/cmds")"
 sed -n 2p "$T/cmds" | grep -qx '::error title=FAIL odd/a%3Ab%2Cc%25d|e::odd/a:b,c%25d|e: FAIL, expected PASS (after [0-9.]* s)' ||
     fail "escaping: $(sed -n 2p "$T/cmds")"
@@ -53,14 +58,21 @@ grep -qx '::error title=FAIL dir/f1.js::dir/f1.js: FAIL, expected PASS (after [0
 grep -qx '::error title=FAIL dir/f19.js::.*' "$T/cmds" || fail "20th failure"
 ! grep -q 'dir/f20.js' "$T/cmds" || fail "more than 20 results"
 # 24 + 1 failures and the timed-out test are unexpected: 26, of which 20 are shown.
-tail -n 1 "$T/cmds" | grep -qx '::error title=resmon-run%3A unexpected results::6 more unexpected results (the job summary lists the first ones)' ||
-    fail "count: $(tail -n 1 "$T/cmds")"
+sed -n 22p "$T/cmds" | grep -qx '::error title=resmon-run%3A unexpected results::5 more unexpected results (the job summary lists the first ones)' ||
+    fail "count: $(sed -n 22p "$T/cmds")"
+tail -n 1 "$T/cmds" | grep -qx '::error title=resmon-run%3A unexpected results::1 more unexpected result since the last count (the job summary lists the first ones)' ||
+    fail "count at the end: $(tail -n 1 "$T/cmds")"
+[ "$(grep -c 'title=resmon-run%3A timeout' "$T/cmds")" = 1 ] || fail "the timeout annotated twice"
 # The command's own output is untouched: no workflow command on stdout.
 ! grep -q '^::' "$T/gh.out" || fail "workflow commands on stdout"
 
 # The job summary: appended, Markdown, the same story.
 head -n 1 "$T/summary.md" | grep -qx 'an earlier step wrote this' || fail "the summary file was not appended to"
 grep -qx "### resmon-run: 'sh' timed out after .*; exit status 124" "$T/summary.md" || fail "no heading"
+# The summary written at the stop was replaced by the final one: one summary, of the end.
+[ "$(grep -c '^### ' "$T/summary.md")" = 1 ] || fail "not one summary: $(cat "$T/summary.md")"
+! grep -q '^_Written at the stop' "$T/summary.md" || fail "the summary of the stop was left"
+grep -qx '| wall time | .* |' "$T/summary.md" || fail "no wall time"
 grep -qx '| tests | 27: 1 PASS, 25 FAIL, 1 TIMEOUT (26 unexpected) |' "$T/summary.md" || fail "tests row"
 grep -qx '| FAIL | dir/f1.js | [0-9]* ms |' "$T/summary.md" || fail "unexpected table"
 grep -q '^\.\.\. and 18 more$' "$T/summary.md" || fail "no count of the rest"
@@ -84,6 +96,93 @@ expect_status 0 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/spark.md" "$RESM
 grep -q '^| CPU | `[▁▂▃▄▅▆▇█]*` peak [0-9.]* cores |$' "$T/spark.md" || fail "no CPU sparkline: $(cat "$T/spark.md")"
 grep -q '^| memory | `[▁▂▃▄▅▆▇█]*` peak [0-9.]* [KMG]iB |$' "$T/spark.md" || fail "no memory sparkline"
 grep -qx "### resmon-run: '.*helper' exited with status 0; exit status 0" "$T/spark.md" || fail "exit heading"
+[ "$(grep -c '^### ' "$T/spark.md")" = 1 ] || fail "a normal run: not one summary"
+
+# ---- killed right after the stop: the summary and the annotations are already there ---------
+# The command, at its TERM, SIGKILLs resmon-run (as a CI does when its own timeout follows ours):
+# what resmon-run wrote before signalling is all there is.
+cat >"$T/killer.sh" <<EOS
+trap 'kill -KILL \$PPID; exit 1' TERM
+echo '{"action":"test_start","test":"dir/bad.js"}'
+echo '{"action":"test_end","test":"dir/bad.js","status":"FAIL","expected":"PASS"}'
+echo '{"action":"test_start","test":"dir/hangs.js"}'
+"$HELPER" sleep 300 &
+echo \$! >"$T/killer.pid"
+wait \$!
+EOS
+# killed_after NAME SIGNAL ARGS...: killer.sh under resmon-run ARGS, sent SIGNAL once its hung
+# test runs; the job summary in NAME.md, stderr in NAME.err, the status in $st.
+killed_after() {
+    _n=$1 _sig=$2
+    shift 2
+    : >"$T/$_n.md"
+    new_events
+    env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/$_n.md" "$RESMON_RUN" -q -i 0 -o "$T/$_n.json" "$@" -- sh "$T/killer.sh" \
+        >/dev/null 2>"$T/$_n.err" &
+    _sup=$!
+    wait_event "ready *" >/dev/null
+    stream_shows "$T/$_n.json" '"kind":"test","key":"dir/hangs.js"'
+    kill -"$_sig" $_sup
+    wait $_sup
+    st=$?
+    kill -KILL "$(cat "$T/killer.pid")" 2>/dev/null
+}
+killed_after k ALRM --timeout=1h
+[ "$st" = 137 ] || fail "killed after the stop: status $st"
+cat "$T/k.md"
+[ "$(grep -c '^### ' "$T/k.md")" = 1 ] || fail "killed after the stop: not one summary"
+grep -qx "### resmon-run: 'sh' timed out after [^;]* (sent TERM)" "$T/k.md" || fail "killed: heading"
+grep -qx '_Written at the stop, before the tree was signalled; the summary of the end replaces it._' "$T/k.md" ||
+    fail "killed: not said to be the stop's"
+grep -qx '| tests | 1: 1 FAIL (1 unexpected) |' "$T/k.md" || fail "killed: tests row"
+grep -qx '| FAIL | dir/bad.js | [0-9]* ms |' "$T/k.md" || fail "killed: the failure"
+grep -A4 -x '\*\*Tests still running at the stop\*\*' "$T/k.md" | grep -qx '| dir/hangs.js |' || fail "killed: the open test"
+# after the dump: what the hung processes were doing
+grep -qx '\*\*Processes alive at the stop, and what they were doing\*\*' "$T/k.md" || fail "killed: no dump in the summary"
+grep -q '^| [0-9]* | .* | state S, 1 thread' "$T/k.md" || fail "killed: the processes' states"
+grep -qx '::error title=resmon-run%3A timeout::.*still running: dir/hangs.js' "$T/k.err" || fail "killed: no timeout annotation"
+grep -qx '::error title=FAIL dir/bad.js::.*' "$T/k.err" || fail "killed: no failure annotation"
+echo "killed after the stop: the summary and the annotations were there"
+# A stop request (TERM to resmon-run, as a runner cancelling the job sends it) likewise.
+killed_after kt TERM
+[ "$st" = 137 ] || fail "killed after a stop request: status $st"
+grep -qx "### resmon-run: 'sh' stopped: resmon-run received TERM" "$T/kt.md" || fail "stop request: $(cat "$T/kt.md")"
+grep -A4 -x '\*\*Tests still running at the stop\*\*' "$T/kt.md" | grep -qx '| dir/hangs.js |' || fail "stop request: the open test"
+grep -qx '::error title=FAIL dir/bad.js::.*' "$T/kt.err" || fail "stop request: no failure annotation"
+echo "killed after a stop request: likewise"
+
+# ---- the command writes to the job summary itself: its text is kept ------------------------
+printf 'before\n' >"$T/own.md"
+expect_status 0 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/own.md" "$RESMON_RUN" -q -i 0 -o "$T/own.json" -- \
+    sh -c 'echo "the command says" >>"$GITHUB_STEP_SUMMARY"'
+[ "$(sed -n 1,2p "$T/own.md")" = "$(printf 'before\nthe command says')" ] || fail "own text: $(cat "$T/own.md")"
+[ "$(grep -c '^### ' "$T/own.md")" = 1 ] || fail "own text: not one summary"
+# ... and after the stop's summary (at its TERM): kept, the final summary after it.
+cat >"$T/writer.sh" <<EOS
+trap 'echo "written at TERM" >>"\$GITHUB_STEP_SUMMARY"; exit 1' TERM
+echo '{"action":"test_start","test":"dir/hangs.js"}'
+"$HELPER" sleep 300 &
+wait \$!
+EOS
+: >"$T/w.md"
+env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/w.md" "$RESMON_RUN" -q -i 0 -o "$T/w.json" --timeout=1h -- sh "$T/writer.sh" \
+    >/dev/null 2>"$T/w.err" &
+sup=$!
+stream_shows "$T/w.json" '"kind":"test","key":"dir/hangs.js"'
+kill -ALRM $sup
+wait $sup
+[ $? = 124 ] || fail "writer: status"
+cat "$T/w.md"
+grep -n . "$T/w.md" | grep -E '^[0-9]+:(### |written at TERM|_Written at the stop)' | cut -d: -f2- | cut -c1-20 >"$T/w.order"
+cat >"$T/w.want" <<'EOS'
+### resmon-run: 'sh'
+_Written at the stop
+written at TERM
+### resmon-run: 'sh'
+EOS
+cmp -s "$T/w.order" "$T/w.want" || fail "writer: $(cat "$T/w.order")"
+[ "$(grep -c '^::error title=resmon-run%3A timeout' "$T/w.err")" = 1 ] || fail "writer: the timeout annotated twice"
+echo "the command's own text in the job summary is kept"
 
 # --quiet: no human summary, but the job's outputs still.
 : >"$T/q.md"
@@ -108,7 +207,7 @@ expect_status 124 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/none.md" "$TIM
 [ ! -s "$T/none.md" ] || fail "resmon-timeout wrote the job summary unasked"
 : >"$T/t.md"
 expect_status 124 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/t.md" "$TIMEOUT_LINK" --ci=github 0.01 "$HELPER" sleep 30 2>"$T/t.err"
-grep -qx "::error title=resmon-timeout%3A timeout::'.*helper' timed out after [0-9]* ms (sent TERM); exit status 124" "$T/t.err" ||
+grep -qx "::error title=resmon-timeout%3A timeout::'.*helper' timed out after [0-9]* ms (sent TERM)" "$T/t.err" ||
     fail "resmon-timeout --ci=github: $(cat "$T/t.err")"
 grep -q '^### resmon-timeout: ' "$T/t.md" || fail "resmon-timeout --ci=github: no job summary"
 

@@ -52,14 +52,23 @@ profile_ok() {
     return 0
 }
 
+# ---- every OTLP/JSON file goes through an OTLP decoder as well ------------------------------
+# protobufjs and the official OTLP definitions (opentelemetry-proto, as OpenTelemetry's JS
+# exporter ships them), pinned in tests/otlp/package-lock.json and installed by scripts/setup.
+# Without them (a release tarball, no npm), only tests/otlp-check.cjs runs, and the test says so.
+OTLP_MODULES=${OTLP_MODULES:-$TOP_SRCDIR/tests/otlp/node_modules}
+otlp_decoder_available() { command -v node >/dev/null 2>&1 && [ -d "$OTLP_MODULES/protobufjs" ]; }
+# otlp_decode FILE: FILE decoded as OTLP (tests/otlp-decode.cjs); prints its line of facts.
+otlp_decode() { node "$TOP_SRCDIR/tests/otlp-decode.cjs" "$OTLP_MODULES" "$1"; }
+
 # At the end of a passing test: every profile it left in $T is checked, and every stream (what a
 # run that was killed, or is still writing, leaves) must convert, with --recover, into one; every
 # JUnit report must be valid against tests/fixtures/junit/junit.xsd, every OTLP/JSON file pass
-# tests/otlp-check.cjs.
+# tests/otlp-check.cjs and the OTLP decoder.
 # Files under $T/raw/ are inputs a test made broken on purpose.
 check_every_profile() {
     find "$T" -type f ! -name '.*' ! -path "$T/raw/*" 2>/dev/null | sort >"$T/.profiles"
-    _checked=0
+    _checked=0 _otlp=0
     while IFS= read -r _f; do
         _head=$(head -c 14 "$_f" 2>/dev/null | tr -d '\000')
         _magic=$(od -An -tx1 -N2 "$_f" 2>/dev/null | tr -d ' ')
@@ -74,12 +83,17 @@ check_every_profile() {
                     { echo "FAIL: $_f: not a valid JUnit report: $(cat "$T/.xmllint.err")" >&2; return 1; }
             fi
             continue
-        elif [ "$_head" = '{"resourceSpa' ]; then
+        elif [ "$_head" = '{"resourceSpan' ]; then
             # an OTLP/JSON file (--otlp): held to the OTLP definitions
             if command -v node >/dev/null 2>&1; then
                 node "$TOP_SRCDIR/tests/otlp-check.cjs" "$_f" >/dev/null 2>"$T/.otlp.err" ||
                     { echo "FAIL: $_f: not valid OTLP/JSON: $(cat "$T/.otlp.err")" >&2; return 1; }
             fi
+            if otlp_decoder_available; then
+                otlp_decode "$_f" >/dev/null 2>"$T/.otlp.err" ||
+                    { echo "FAIL: $_f: the OTLP decoder refuses it: $(cat "$T/.otlp.err")" >&2; return 1; }
+            fi
+            _otlp=$((_otlp + 1))
             continue
         elif [ "$(printf %.8s "$_head")" = '{"meta":' ] || [ "$_magic" = 1f8b ]; then
             profile_ok "$_f" || { echo "FAIL: $_f: not a valid profile" >&2; return 1; }
@@ -88,6 +102,13 @@ check_every_profile() {
         fi
         _checked=$((_checked + 1))
     done <"$T/.profiles"
+    if [ "$_otlp" -gt 0 ]; then
+        if otlp_decoder_available; then
+            echo "$_otlp OTLP files checked, and decoded with the OTLP protobuf definitions"
+        else
+            echo "$_otlp OTLP files checked; SKIPPED decoding them with the OTLP protobuf definitions ($OTLP_MODULES missing: scripts/setup installs them)"
+        fi
+    fi
     if [ "$_checked" -gt 0 ]; then
         if frontend_available; then
             echo "$_checked profiles checked, and loaded by the front-end"

@@ -61,6 +61,30 @@ grep -q '{"key":"cicd.pipeline.run.url.full","value":{"stringValue":"https://git
 grep -q '{"key":"vcs.ref.head.revision","value":{"stringValue":"0123abc"}}' "$T/normal.jsonl" || fail "no revision"
 echo "normal run: valid OTLP/JSON, 4 spans, 4 metrics"
 
+# ---- an OTLP decoder's reading: the official protobuf definitions, by protobufjs ------------
+# (lib.sh runs it on every OTLP file a test leaves; here it reads what the checker reads, and
+# refuses what a consumer would not read as meant.)
+if otlp_decoder_available; then
+    D=$(otlp_decode "$T/normal.jsonl") || fail "the OTLP decoder refuses the normal run's file"
+    expect "decoded lines" "$(fact "$D" lines)" 2
+    expect "decoded spans" "$(fact "$D" spans)" 4
+    expect "decoded points" "$(fact "$D" points)" "$(fact "$F" points)"
+    mkdir -p "$T/raw"
+    bad() {
+        sed "$1" "$T/normal.jsonl" >"$T/raw/bad.jsonl"
+        ! cmp -s "$T/raw/bad.jsonl" "$T/normal.jsonl" || fail "decoder: '$1' changed nothing"
+        ! otlp_decode "$T/raw/bad.jsonl" >/dev/null 2>"$T/raw/bad.err" || fail "the decoder took $2"
+        grep -q "$3" "$T/raw/bad.err" || fail "decoder on $2: $(cat "$T/raw/bad.err")"
+    }
+    bad 's/"kind":1/"kind":"SPAN_KIND_INTERNAL"/' "an enum by name" "kind: a value of enum SpanKind as an integer expected"
+    bad 's/"spans":\[{/"spans":[{"spanKind":1,/' "an unknown field" "spanKind: unknown field of opentelemetry.proto.trace.v1.Span"
+    bad 's/"traceId":"\([0-9a-f]*\)"/"traceId":"\1ff"/' "a long trace id" "traceId: 16 bytes in lowercase hex expected"
+    bad 's/"startTimeUnixNano":"\([0-9]*\)"/"startTimeUnixNano":"\1.5"/' "a fraction of a nanosecond" "startTimeUnixNano: fixed64 expected"
+    echo "decoder: the file decodes as OTLP; an enum by name, an unknown field, a bad id or time do not"
+else
+    echo "SKIP: decoding with the OTLP protobuf definitions ($OTLP_MODULES missing: scripts/setup installs them)"
+fi
+
 # ---- a timeout, written before the first stop signal ----------------------------------------
 # The command copies the file it finds at TERM; the run times out (SIGALRM, as at --timeout).
 mkdir -p "$T/raw"

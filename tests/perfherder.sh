@@ -1,13 +1,21 @@
 #!/bin/sh
 # Perfherder data under MOZ_AUTOMATION: $MOZ_UPLOAD_DIR/perfherder-data-resource-usage.json and
 # the PERFHERDER_DATA line, in mozharness's shape (framework job_resource_usage, a NAME.overall
-# suite, one suite per phase the command marked), with figures that match the run.
+# suite with mozharness's subtests in its order, CPU and I/O, then the tree's; one suite per phase
+# the command marked), with figures that match the run: the I/O is the profile's IO and Tree IO
+# markers summed, and 4 MiB written and fsynced by the command are in it where the build
+# directory is on a disk.
 . "$TOP_SRCDIR/tests/lib.sh"
 command -v node >/dev/null 2>&1 || skip "node is not installed (the checks read the JSON with it)"
 
+# 4 MiB to a real disk, where there is one to write to (as tests/io-accounting.sh)
+f=""
+fs=$(stat -f -c %T "$TOP_BUILDDIR" 2>/dev/null)
+case "$fs" in tmpfs | ramfs | overlayfs) ;; *) [ -r /proc/self/io ] && f="$TOP_BUILDDIR/tests/perfherder.$$" ;; esac
 cat >"$T/phases.sh" <<EOS
 "$RESMON_RUN" --mark phase-begin build
 "$HELPER" burn 0.4
+${f:+"$HELPER" writefile 4194304 "$f"}
 "$RESMON_RUN" --mark phase-end build
 "$RESMON_RUN" --mark phase-begin tests
 "$HELPER" burn 0.2
@@ -16,6 +24,7 @@ EOS
 mkdir "$T/up"
 expect_status 0 env MOZ_AUTOMATION=1 MOZ_UPLOAD_DIR="$T/up" "$RESMON_RUN" -q -i 0.05 --product=mochitest -- sh "$T/phases.sh" \
     >/dev/null 2>"$T/err"
+[ -n "$f" ] && rm -f "$f"
 P=$T/up/perfherder-data-resource-usage.json
 [ -f "$P" ] || fail "no $P"
 # The logged line is the file.
@@ -46,13 +55,30 @@ if (d.suites.map((s) => s.name).join() !== "mochitest.overall,mochitest.build,mo
 const cpu = val("mochitest.overall", "tree_cpu_time");
 if (cpu < 0.6 || cpu > 5) fail("tree_cpu_time " + cpu);
 if (val("mochitest.overall", "tree_max_rss") <= 0) fail("tree_max_rss");
-for (const n of ["cpu_percent", "io_write_bytes", "io.read_bytes"]) val("mochitest.overall", n);
+// the subtests of mozharness, in its order, then those of the tree
+const order = suite("mochitest.overall").subtests.map((t) => t.name).join();
+if (order !== "cpu_percent,io_write_bytes,io.read_bytes,io_write_time,io_read_time," +
+    "tree_cpu_time,tree_max_rss,tree_io_write_bytes,tree_io_read_bytes") fail("overall subtests " + order);
+// the I/O figures are the markers of the profile, summed
+const prof = JSON.parse(require("fs").readFileSync(process.argv[2], "utf8")), th = prof.threads[0];
+const sum = (marker, field) => th.markers.data.reduce((a, d, i) =>
+    a + (th.stringArray[th.markers.name[i]] === marker && d ? d[field] : 0), 0);
+const io = [["io_write_bytes", "IO", "write_bytes"], ["io.read_bytes", "IO", "read_bytes"],
+            ["io_write_time", "IO", "write_time"], ["io_read_time", "IO", "read_time"],
+            ["tree_io_write_bytes", "Tree IO", "write_bytes"], ["tree_io_read_bytes", "Tree IO", "read_bytes"]];
+for (const [n, m, k] of io)
+    if (val("mochitest.overall", n) !== sum(m, k)) fail(n + " " + val("mochitest.overall", n) + ", the profile says " + sum(m, k));
+if (process.argv[3] === "wrote") {
+    if (val("mochitest.overall", "tree_io_write_bytes") < 4194304) fail("tree_io_write_bytes below the 4 MiB written");
+    if (val("mochitest.overall", "io_write_bytes") < 4194304) fail("io_write_bytes below the 4 MiB written");
+}
+console.log("I/O: " + io.map(([n]) => n + " " + val("mochitest.overall", n)).join(", "));
 const p = val("mochitest.overall", "cpu_percent");
 if (p <= 0 || p > 100) fail("cpu_percent " + p);
 if (val("mochitest.build", "time") < 0.4) fail("build time " + val("mochitest.build", "time"));
 if (val("mochitest.tests", "time") < 0.2) fail("tests time");
 val("mochitest.build", "cpu_percent");
-' "$P" || fail "the Perfherder data"
+' "$P" "$T/up/profile_resource-usage.json" "${f:+wrote}" || fail "the Perfherder data"
 echo "perfherder: shape and figures"
 
 # A stop: the file is there before the command gets its TERM.

@@ -88,9 +88,10 @@ for name in "CPU Use" Memory IO NetIO "Sampling Interval"; do
         case " $ours " in *" $k "*) ;; *) fail "'$name' lacks upstream's field $k: ours [$ours], upstream [$theirs]" ;; esac
     done
     # Our extensions: how many timer ticks a late sample missed; the machine's busy share as a
-    # number (what the CPU Use counter draws).
+    # number (what the CPU Use counter draws); the disks' time on requests (Perfherder's I/O times).
     allowed=" $theirs "
     [ "$name" = "Sampling Interval" ] && allowed="$allowed missed "
+    [ "$name" = IO ] && allowed="$allowed read_time write_time "
     [ "$name" = "CPU Use" ] && allowed="$allowed busy "
     for k in $ours; do
         case "$allowed" in *" $k "*) ;; *) fail "'$name' has a field upstream does not have: $k" ;; esac

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "summary.h"
 
@@ -45,7 +46,8 @@ START_TEST(test_commands)
     }
     char *text;
     size_t len;
-    ck_assert_int_eq(gha_format_commands(f, res, 25, 30, &text, &len), 0);
+    struct gha_said said = {0};
+    ck_assert_int_eq(gha_format_commands(f, res, 25, 30, &said, &text, &len), 0);
     ck_assert_uint_eq(strlen(text), len);
     const char *want_first = "::error title=resmon-run%3A timeout::'make' timed out after 2.00 s (sent TERM); "
                              "exit status 124; still running: a,b\n"
@@ -61,9 +63,30 @@ START_TEST(test_commands)
     ck_assert_ptr_nonnull(strstr(text, "::error title=resmon-run%3A unexpected results::10 more unexpected results"));
     free(text);
 
+    /* Called again (the end, after the stop): nothing twice; only the results counted since. */
+    ck_assert_int_eq(gha_format_commands(f, res, 25, 30, &said, &text, &len), 0);
+    ck_assert_uint_eq(len, 0);
+    free(text);
+    ck_assert_int_eq(gha_format_commands(f, res, 25, 33, &said, &text, &len), 0);
+    ck_assert_str_eq(text, "::error title=resmon-run%3A unexpected results::3 more unexpected results since the last "
+                           "count (the job summary lists the first ones)\n");
+    free(text);
+
+    /* At a stop with 2 results, then at the end with 4: the verdict and the first two once. */
+    struct gha_said stop = {0};
+    ck_assert_int_eq(gha_format_commands(f, res, 2, 2, &stop, &text, &len), 0);
+    ck_assert_ptr_nonnull(strstr(text, "title=resmon-run%3A timeout::"));
+    ck_assert_ptr_nonnull(strstr(text, "title=FAIL t1::"));
+    free(text);
+    ck_assert_int_eq(gha_format_commands(f, res, 4, 4, &stop, &text, &len), 0);
+    ck_assert_str_eq(text, "::error title=FAIL t2::t2: FAIL, expected PASS (after 1.500 s)\n"
+                           "::error title=FAIL t3::t3: FAIL, expected PASS (after 1.500 s)\n");
+    free(text);
+
     /* A run that exited by itself, all as expected: nothing to say. */
     f->end = SUMMARY_EXITED;
-    ck_assert_int_eq(gha_format_commands(f, NULL, 0, 0, &text, &len), 0);
+    struct gha_said none = {0};
+    ck_assert_int_eq(gha_format_commands(f, NULL, 0, 0, &none, &text, &len), 0);
     ck_assert_uint_eq(len, 0);
     free(text);
     free(f);
@@ -115,6 +138,80 @@ START_TEST(test_markdown_dump)
 }
 END_TEST
 
+static char *slurp(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    ck_assert_ptr_nonnull(fp);
+    static char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = '\0';
+    fclose(fp);
+    return buf;
+}
+
+static void append(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "a");
+    ck_assert_ptr_nonnull(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+/* The job summary file: the next text replaces resmon-run's own while the file ends with it;
+ * whatever else was written is kept, and the next text goes after it. */
+START_TEST(test_summary_file)
+{
+    char dir[] = "/tmp/unit_ghactions.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/summary.md", dir);
+    append(path, "before\n");
+    struct gha_summary_file s = {0};
+    ck_assert_int_eq(gha_summary_put(&s, path, "at the stop, a long text\n", 25), 0);
+    ck_assert_str_eq(slurp(path), "before\nat the stop, a long text\n");
+    ck_assert_int_eq(gha_summary_put(&s, path, "short\n", 6), 0);
+    ck_assert_str_eq(slurp(path), "before\nshort\n");
+    ck_assert_int_eq(gha_summary_put(&s, path, "the end, longer than short\n", 27), 0);
+    ck_assert_str_eq(slurp(path), "before\nthe end, longer than short\n");
+    /* someone else's text after ours: kept, ours appended */
+    append(path, "theirs\n");
+    ck_assert_int_eq(gha_summary_put(&s, path, "final\n", 6), 0);
+    ck_assert_str_eq(slurp(path), "before\nthe end, longer than short\ntheirs\nfinal\n");
+    /* ours changed in place, the size the same: not ours any more */
+    FILE *fp = fopen(path, "r+");
+    ck_assert_ptr_nonnull(fp);
+    fseek(fp, -6, SEEK_END);
+    fputs("FINAL\n", fp);
+    fclose(fp);
+    ck_assert_int_eq(gha_summary_put(&s, path, "again\n", 6), 0);
+    ck_assert_str_eq(slurp(path), "before\nthe end, longer than short\ntheirs\nFINAL\nagain\n");
+    /* the file replaced by another: appended to the new one */
+    unlink(path);
+    append(path, "new file\n");
+    ck_assert_int_eq(gha_summary_put(&s, path, "once more\n", 10), 0);
+    ck_assert_str_eq(slurp(path), "new file\nonce more\n");
+    gha_summary_release(&s);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+/* Written at the stop: the summary says so. */
+START_TEST(test_markdown_at_stop)
+{
+    struct summary_facts *f = facts();
+    f->at_stop = true;
+    char *text;
+    size_t len;
+    ck_assert_int_eq(summary_format_markdown(f, &text, &len), 0);
+    ck_assert_msg(strstr(text, "exit status 124\n\n_Written at the stop, before the tree was signalled; the summary "
+                               "of the end replaces it._\n\n| | |\n") != NULL,
+                  "%s", text);
+    free(text);
+    free(f);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ghactions");
@@ -123,6 +220,8 @@ int main(void)
     tcase_add_test(tc, test_commands);
     tcase_add_test(tc, test_markdown);
     tcase_add_test(tc, test_markdown_dump);
+    tcase_add_test(tc, test_markdown_at_stop);
+    tcase_add_test(tc, test_summary_file);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

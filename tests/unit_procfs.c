@@ -92,12 +92,16 @@ START_TEST(test_diskstats)
     ck_assert_uint_eq(t.read_sectors, 3143626);
     ck_assert_uint_eq(t.writes, 3652);
     ck_assert_uint_eq(t.write_sectors, 416256);
+    ck_assert_uint_eq(t.read_ms, 12574);
+    ck_assert_uint_eq(t.write_ms, 1544);
     ck_assert_int_eq(procfs_parse_diskstats(fixture_buf, len, NULL, NULL, &t), 0);
     ck_assert_uint_eq(t.ndisks, 10);
     const char *bad = " 8 0 sda 1 2\n 8 1 sda1 1 2 3 4 5 6 7\n";
     ck_assert_int_eq(procfs_parse_diskstats(bad, strlen(bad), NULL, NULL, &t), 0);
     ck_assert_uint_eq(t.ndisks, 1);
     ck_assert_uint_eq(t.write_sectors, 7);
+    ck_assert_uint_eq(t.read_ms, 4);
+    ck_assert_uint_eq(t.write_ms, 0);
 }
 END_TEST
 

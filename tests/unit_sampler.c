@@ -116,7 +116,7 @@ START_TEST(test_machine_markers)
                 "cpu1 200 0 60 2000 10 0 5 0 0 0\nintr 1 2 3\n");
     put("meminfo", "MemTotal: 1000 kB\nMemFree: 100 kB\nBuffers: 10 kB\nCached: 200 kB\n"
                    "SReclaimable: 40 kB\n");
-    put("diskstats", " 254 0 vda 10 0 100 0 5 0 50 0 0 0 0\n"
+    put("diskstats", " 254 0 vda 10 0 100 30 5 0 50 40 0 0 0\n"
                      " 254 1 vda1 10 0 100 0 5 0 50 0 0 0 0\n"
                      "   7 0 loop0 1 0 2 0 0 0 0 0 0 0 0\n");
     put("net/dev", NETHDR "    lo: 100 1 0 0 0 0 0 0 100 1 0 0 0 0 0 0\n"
@@ -135,7 +135,7 @@ START_TEST(test_machine_markers)
     /* 0.1 s at 100 ticks/s: 10 ticks per core */
     put("stat", "cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 105 0 51 1004 0 0 0 0 0 0\n"
                 "cpu1 204 0 60 2005 11 0 5 0 0 0\nintr 1 2 3\n");
-    put("diskstats", " 254 0 vda 13 0 108 0 7 0 66 0 0 0 0\n"
+    put("diskstats", " 254 0 vda 13 0 108 33 7 0 66 47 0 0 0\n"
                      " 254 1 vda1 99 0 999 0 99 0 999 0 0 0 0\n"
                      "   7 0 loop0 2 0 4 0 0 0 0 0 0 0 0\n");
     put("net/dev", NETHDR "    lo: 150 2 0 0 0 0 0 0 150 2 0 0 0 0 0 0\n"
@@ -156,7 +156,7 @@ START_TEST(test_machine_markers)
     m = find(&c, "IO", 0);
     ck_assert_ptr_nonnull(m);
     ck_assert_str_eq(m->data, "{\"type\":\"IO\",\"read_count\":4,\"read_bytes\":5120,"
-                              "\"write_count\":2,\"write_bytes\":8192}");
+                              "\"write_count\":2,\"write_bytes\":8192,\"write_time\":7,\"read_time\":3}");
     m = find(&c, "NetIO", 0);
     ck_assert_ptr_nonnull(m);
     ck_assert_str_eq(m->data, "{\"type\":\"NetIO\",\"recv_count\":11,\"recv_bytes\":1050,"
