@@ -5,14 +5,16 @@
  *     ld what; one of fork / exec / exit, else drop
  *     fork:  drop a thread (child_pid != child_tgid); A = parent_tgid; ja SET
  *     exec:  A = process_tgid; ja SET
- *     exit:  drop a thread; A = parent_tgid; ja SET
+ *     exit:  drop a thread; A = parent_tgid; accept when 0 (unknown, below); ja SET
  *     SET:   A to host order (classic BPF loads big-endian); accept when A is in the window
  *            [lo, hi) or in the set (a binary search over the sorted tgids; leaves of a few
  *            values, each "jeq v; ret accept"), else drop
  *
  * An exit is tested by its parent: every process of the tree has a parent in the tree or is
  * resmon-run's (the subreaper takes the orphans), and the parent is in the set before a child
- * that has just been forked is.
+ * that has just been forked is. The kernel reports parent 0 when the parent had already reaped
+ * the process by the time its exit was reported (seen about once in 2000 exits of a busy
+ * parent): such exits all pass, to be matched by pid.
  * Conditional jumps reach 255 instructions at most, so every longer jump is a `ja` (32-bit
  * offset) placed where a short one can reach it.
  */
@@ -161,6 +163,9 @@ static size_t build(const uint32_t *v, size_t n, uint32_t lo, uint32_t hi, struc
     size_t exit_at = e.n;
     process_only(&e, EXIT_PID, EXIT_TGID);
     put(&e, BPF_LD | BPF_W | BPF_ABS, 0, 0, EXIT_PARENT_TGID);
+    /* parent 0: the kernel could not tell (the process was reaped as its exit was reported) */
+    put(&e, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0);
+    put(&e, BPF_RET | BPF_K, 0, 0, ACCEPT);
     to_set[2] = put(&e, BPF_JMP | BPF_JA, 0, 0, 0);
 
     size_t set_at = e.n;

@@ -6,7 +6,9 @@
  *   fork   of a process (not a thread) whose parent is in the set;
  *   exec   of a process in the set;
  *   exit   of a process (not a thread) whose parent is in the set (every process of the tree
- *          has its parent in the tree, or resmon-run: it is the subreaper);
+ *          has its parent in the tree, or resmon-run: it is the subreaper), or whose parent
+ *          the kernel reports as 0: it does when the parent reaped the process before its exit
+ *          was reported (once in some thousands of exits of a busy parent);
  * and nothing else (no other event kind, no reply). The set is the tree as the sampler knows it,
  * plus resmon-run itself (the command's fork); it is rebuilt when the tree gains a process.
  * Fork and exit are told by the parent's tgid, which Linux reports since 4.18 (an older kernel

@@ -269,6 +269,7 @@ int procfs_parse_pid_stat(const char *buf, size_t len, struct procfs_pid_stat *r
         if (!take_u64(&c, &f[i]))
             return -EINVAL;
     s.ppid = f[0] > INT32_MAX ? INT32_MAX : (pid_t)f[0]; /* (4) */
+    s.flags = f[9 - 4];                                  /* (9) */
     s.majflt = f[12 - 4];                                /* (12) */
     s.cmajflt = f[13 - 4];                               /* (13) */
     s.utime = f[14 - 4];                                 /* (14) */

@@ -72,11 +72,15 @@ int procfs_parse_net_dev(const char *buf, size_t len, struct procfs_net_totals *
 /* /proc/<pid>/stat, the fields the sampler uses (field numbers per proc(5)). Times are clock
  * ticks; rss is in pages. */
 #define PROCFS_COMM_MAX 64
+#define PROC_PF_EXITING 0x4u /* include/linux/sched.h, unchanged since Linux 2.6 */
+
 struct procfs_pid_stat {
     pid_t pid;                   /* (1) */
     char comm[PROCFS_COMM_MAX];  /* (2) without the parentheses, NUL-terminated, cut if long */
     char state;                  /* (3) R S D Z T t X I ... */
     pid_t ppid;                  /* (4) */
+    uint64_t flags;              /* (9) the kernel's PF_* flags: PF_EXITING (0x4) from the
+                                    moment it starts to exit, its exit event already sent */
     uint64_t majflt, cmajflt;    /* (12) (13) major page faults, its own and its waited-for children's */
     uint64_t utime, stime;       /* (14) (15) */
     uint64_t cutime, cstime;     /* (16) (17) children this process waited for */

@@ -250,7 +250,7 @@ struct pent {
     uint32_t seen_gen;
     uint64_t starttime; /* ticks after boot (identity, with pid) */
     uint64_t start_ns, end_ns;
-    uint64_t alive_ns;  /* a scan read it running, not a zombie, after this instant */
+    uint64_t alive_ns;  /* a scan read it running, not a zombie nor exiting, after this instant */
     int fd_stat, fd_io, fd_status;
     int wstatus;
     /* Last figures read (ticks / bytes); the live sums hold exactly these contributions. */
@@ -1019,8 +1019,11 @@ static int pent_refresh(struct sampler *s, struct pent *p, bool *reused)
         p->flags |= P_STAT_KNOWN;
     }
     pent_unlive(s, p);
-    /* scan_ns was taken before this read: an exit reported as earlier is not this process's. */
-    if (st.state != 'Z' && s->scan_ns > p->alive_ns)
+    /* scan_ns was taken before this read: an exit reported as earlier is not this process's.
+     * Unless it is exiting: the kernel sends the exit event as the exit begins, and the process
+     * shows its last running state until it is a zombie (PF_EXITING says so meanwhile); taken
+     * for alive then, its own exit read next would be thrown away as an earlier holder's. */
+    if (st.state != 'Z' && !(st.flags & PROC_PF_EXITING) && s->scan_ns > p->alive_ns)
         p->alive_ns = s->scan_ns;
     uint64_t prev_cpu = (p->flags & P_STAT_SEEN) ? p->utime + p->stime : UINT64_MAX;
     p->flags |= P_STAT_SEEN;
@@ -1291,7 +1294,9 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
         p->start_ns = ev->timestamp_ns;
         memcpy(p->comm, comm, sizeof comm);
         for (size_t i = 0; i < ARRAY_SIZE(s->early); i++)
-            if (s->early[i].pid == p->pid && s->early[i].parent == f->parent_tgid) {
+            if (s->early[i].pid == p->pid &&
+                (s->early[i].parent == f->parent_tgid ||
+                 (!s->early[i].parent && s->early[i].ns >= ev->timestamp_ns))) { /* 0: unknown */
                 s->early[i].pid = 0;
                 p->wstatus = s->early[i].code;
                 p->flags |= P_EXIT_KNOWN;
@@ -1335,7 +1340,9 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
         if (p && !(p->flags & P_ENDED) && ev->timestamp_ns < p->alive_ns)
             return; /* an earlier holder of the pid, whose end a scan found (it reads p instead) */
         if (!p || (p->flags & P_ENDED)) {
-            if (x->parent_tgid != s->self && !tracked(s, x->parent_tgid))
+            /* parent 0: the kernel could not tell (reaped as it was reported), and the filter
+             * passes every such exit (procfilter.h): not a stray of the window */
+            if (x->parent_tgid && x->parent_tgid != s->self && !tracked(s, x->parent_tgid))
                 s->filter_stray = true;
             unsigned i = s->early_next++ % ARRAY_SIZE(s->early);
             s->early[i].pid = x->process_tgid;
@@ -1357,7 +1364,7 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
                 p->comm[0] = '\0';
             }
         /* resmon-run's own children get exact figures from wait4 (sampler_reaped). */
-        if (x->parent_tgid == s->self)
+        if (x->parent_tgid == s->self || (!x->parent_tgid && p->ppid == s->self))
             return;
         bool reused = false;
         pent_refresh(s, p, &reused); /* a zombie still shows its CPU times */

@@ -152,6 +152,11 @@ START_TEST(test_membership_every_size)
         }
         ck_assert(!verdict(prog, len, PROC_EVENT_FORK, 1, 5, 5));
         ck_assert(!verdict(prog, len, PROC_EVENT_FORK, 0x7fffffff, 5, 5));
+        /* parent 0: the kernel could not tell whose (reaped as it was reported): passes, to be
+         * matched by pid; a thread's still does not, nor a fork "under 0" */
+        ck_assert_msg(verdict(prog, len, PROC_EVENT_EXIT, 0, 99999, 99999), "n=%zu exit under 0", n);
+        ck_assert(!verdict(prog, len, PROC_EVENT_EXIT, 0, 99998, 99999));
+        ck_assert(!verdict(prog, len, PROC_EVENT_FORK, 0, 5, 5));
         ck_assert(!verdict(prog, len, PROC_EVENT_UID, set[0], 0, 0));
         ck_assert(!verdict(prog, len, PROC_EVENT_NONE, set[0], 0, 0));
         free(prog);

@@ -127,6 +127,8 @@ START_TEST(test_pid_stat)
     ck_assert_str_eq(s.comm, "cat");
     ck_assert_int_eq(s.state, 'R');
     ck_assert_int_eq(s.ppid, 9503);
+    ck_assert_uint_eq(s.flags, 4194304); /* after the "-1" of field 8: signed fields parse too */
+    ck_assert(!(s.flags & PROC_PF_EXITING));
     ck_assert_uint_eq(s.num_threads, 1);
     ck_assert_uint_eq(s.starttime, 77840);
     ck_assert_uint_eq(s.rss, 416);
@@ -149,6 +151,7 @@ START_TEST(test_pid_stat)
     len = fixture("pid_stat_zombie");
     ck_assert_int_eq(procfs_parse_pid_stat(fixture_buf, len, &s), 0);
     ck_assert_int_eq(s.state, 'Z');
+    ck_assert(s.flags & PROC_PF_EXITING);
     ck_assert_uint_eq(s.rss, 0);
     len = fixture("pid_stat_kthread");
     ck_assert_int_eq(procfs_parse_pid_stat(fixture_buf, len, &s), 0);

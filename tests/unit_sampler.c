@@ -611,11 +611,10 @@ START_TEST(test_fork_storm)
             nproc += (size_t)t.processes_unnamed;
             ck_assert_uint_ge(nproc, 1 + storm);
             ck_assert_uint_le(nproc, 1 + storm + storm / 3);
-            fprintf(stderr, "%zu ended without an exit\n", no_exit);
-            /* read this late, a child of the root is now and then ended by the scan before its
-             * exit is matched (one in some thousands): its marker has no exit status */
-            ck_assert_uint_le(no_exit, 2);
-            ck_assert_uint_ge(status1 + no_exit, storm / 5);
+            /* every exit is heard, those the kernel reports without a parent included (one in
+             * some thousands, reaped as they were reported: procfilter.h) */
+            ck_assert_uint_eq(no_exit, 0);
+            ck_assert_uint_ge(status1, storm / 5);
             ck_assert_uint_le(status1, storm / 5);
         } else {
             ck_assert_uint_eq(nproc, 1 + storm + storm / 3);
