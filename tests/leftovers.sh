@@ -29,10 +29,11 @@ for tier in $tiers; do
     pid=$(wait_event "stopped *" | cut -d' ' -f2)
     alive "$pid" && fail "$tier: stopped process $pid survived"
 
-    # A fork bomb (capped) killed on timeout: nothing of it may remain. (Its cap, 301, is this
-    # test's own: tests running at the same time have fork bombs of their own.)
-    expect_status 124 $R -t 0.5 -k 0.2 -- "$HELPER" forkbomb 301
-    left=$(ps -eo pid=,args= | grep -c "[h]elper forkbomb 301" || true)
+    # A fork bomb (capped) killed on timeout: nothing of it may remain. (Its last argument, which
+    # the helper ignores, is this run's own: other tests, and other suites on the machine, have
+    # fork bombs of their own.)
+    expect_status 124 $R -t 0.5 -k 0.2 -- "$HELPER" forkbomb 301 "leftovers-$$-$tier"
+    left=$(ps -eo pid=,args= | grep -c "[h]elper forkbomb 301 leftovers-$$-$tier" || true)
     [ "$left" -eq 0 ] || fail "$tier: $left forkbomb processes survived"
 
     # Timeout reaches a setsid escaper while the command still runs.

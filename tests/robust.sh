@@ -100,9 +100,9 @@ for tier in $tiers; do
     # miss what forks meanwhile).
     new_events
     FORKBOMB_IGNORE_TERM=1 expect_status 0 $R --no-profile --grace 0.2 -- sh -c \
-        "setsid '$HELPER' forkbomb 302 & '$HELPER' wait-file /proc/self/status Name; exit 0"
+        "setsid '$HELPER' forkbomb 302 robust-$$-$tier & '$HELPER' wait-file /proc/self/status Name; exit 0"
     n=0
-    while [ "$(ps -eo args= | grep -c '[h]elper forkbomb 302')" != 0 ]; do
+    while [ "$(ps -eo args= | grep -c "[h]elper forkbomb 302 robust-$$-$tier")" != 0 ]; do
         n=$((n + 1)); [ $n -lt 100 ] || fail "$tier: the fork bomb left behind survived"
         read -r -t 0.05 _ <&9 || :
     done
