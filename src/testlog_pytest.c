@@ -240,7 +240,7 @@ static void report_line(struct pytest_state *st, const char *line, size_t len)
         st->captured = true; /* "---- Captured stdout call ----" */
         return;
     }
-    if (line[0] != 'E' || (len > 1 && line[1] != ' ')) {
+    if (!len || line[0] != 'E' || (len > 1 && line[1] != ' ')) {
         st->in_e = false;
         return;
     }
