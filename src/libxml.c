@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <stddef.h>
+#include <string.h>
 
 struct libxml_api libxml;
 
@@ -38,7 +39,7 @@ int libxml_load(const char **ret_error)
                     state = -1;
                 } else {
                     /* POSIX: a function's address from dlsym converts to a function pointer */
-                    *(void **)((char *)&libxml + calls[i].off) = f;
+                    memcpy((char *)&libxml + calls[i].off, &f, sizeof f);
                 }
             }
             if (state == 1)
