@@ -288,7 +288,7 @@ static int summary_line(struct pytest_state *st, const char *line, size_t len, s
         cut.n -= 3;
     tl_event_init(ev, TLE_TEST_MESSAGE);
     ev->id = id;
-    ev->message = text.n && (text.n >= cut.n && !memcmp(text.p, cut.p, cut.n)) ? text
+    ev->message = text.n && (!cut.n || (text.n >= cut.n && !memcmp(text.p, cut.p, cut.n))) ? text
                   : reason.n ? reason : text;
     return ev->message.n ? 1 : 0;
 }
