@@ -141,10 +141,24 @@ void jsonw_arr_close(struct jsonw *w) { close_(w, ']'); }
 void jsonw_key(struct jsonw *w, const char *key)
 {
     before_value(w);
-    put(w, '"');
-    jsonw_escape(w, key, strlen(key));
-    put(w, '"');
-    put(w, ':');
+    size_t n = strlen(key);
+    if (json_plain_prefix(key, n) == n) {
+        /* Keys are nearly always plain: one copy, quotes and colon included. */
+        if (reserve(w, n + 3)) {
+            char *o = w->buf + w->len;
+            o[0] = '"';
+            memcpy(o + 1, key, n);
+            o[n + 1] = '"';
+            o[n + 2] = ':';
+            w->len += n + 3;
+            w->buf[w->len] = '\0';
+        }
+    } else {
+        put(w, '"');
+        jsonw_escape(w, key, n);
+        put(w, '"');
+        put(w, ':');
+    }
     w->after_key = true;
 }
 
@@ -362,6 +376,16 @@ static int fixed_fast(double v, int decimals, char *buf)
     return len;
 }
 
+int jsonw_fixed(double v, int decimals, char *buf)
+{
+    int n = fixed_fast(v, decimals, buf);
+    /* %f never uses an exponent; resmon-run never calls setlocale(LC_NUMERIC), so the decimal
+     * point is '.'. */
+    if (!n)
+        n = snprintf(buf, JSONW_FIXED_MAX, "%.*f", decimals, v);
+    return n < 0 || n >= JSONW_FIXED_MAX ? -1 : n;
+}
+
 void jsonw_double(struct jsonw *w, double v, int decimals)
 {
     if (!isfinite(v)) {
@@ -372,13 +396,9 @@ void jsonw_double(struct jsonw *w, double v, int decimals)
         decimals = 1;
     if (decimals > 9)
         decimals = 9;
-    char tmp[400];
-    int n = fixed_fast(v, decimals, tmp);
-    /* %f never uses an exponent; resmon-run never calls setlocale(LC_NUMERIC), so the decimal
-     * point is '.'. */
-    if (!n)
-        n = snprintf(tmp, sizeof tmp, "%.*f", decimals, v);
-    if (n < 0 || (size_t)n >= sizeof tmp) {
+    char tmp[JSONW_FIXED_MAX];
+    int n = jsonw_fixed(v, decimals, tmp);
+    if (n < 0) {
         jsonw_null(w);
         return;
     }

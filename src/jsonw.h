@@ -50,6 +50,11 @@ void jsonw_uint(struct jsonw *w, uint64_t v);
 void jsonw_double(struct jsonw *w, double v, int decimals);
 void jsonw_bool(struct jsonw *w, bool v);
 void jsonw_null(struct jsonw *w);
+/* Finite v with exactly `decimals` (1-9) digits after the point, as printf's "%.*f" writes it,
+ * into buf (JSONW_FIXED_MAX bytes; no NUL; negative zero as "0.0"), without stdio for the
+ * magnitudes of a sample. Returns the length, or -1 when it does not fit. */
+#define JSONW_FIXED_MAX 400
+int jsonw_fixed(double v, int decimals, char *buf);
 /* A value that is already valid JSON text. */
 void jsonw_raw(struct jsonw *w, const char *json, size_t n);
 /* Raw bytes appended with no comma logic (e.g. a trailing newline). */

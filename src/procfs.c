@@ -33,6 +33,10 @@ static bool take_u64(struct cur *c, uint64_t *ret)
     if (c->p >= c->end || !is_digit(*c->p))
         return false;
     uint64_t v = 0;
+    /* 19 digits cannot overflow; only longer numbers need the saturating step. */
+    const char *fast_end = c->end - c->p > 19 ? c->p + 19 : c->end;
+    while (c->p < fast_end && is_digit(*c->p))
+        v = v * 10 + (unsigned)(*c->p++ - '0');
     while (c->p < c->end && is_digit(*c->p)) {
         unsigned d = (unsigned)(*c->p - '0');
         v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
@@ -65,14 +69,17 @@ static bool starts_with(const struct cur *c, const char *lit, size_t n)
 }
 
 /* "Key:   123 kB" lines (meminfo, status) and "key 123" lines (cpu.stat) share one walker: for
- * each line, the key is the text before ':' or the first blank; lookup() maps it to a slot. */
+ * each line, the key is the text before ':' or the first blank; lookup() maps it to a slot. These
+ * files name each key once, so the walk ends when all nslots are filled (meminfo's are in its
+ * first 25 of 55 lines, status's in its first 30 of 57: a sample reads half of each). */
 typedef int (*kv_lookup_fn)(const char *key, size_t n, void *ctx);
 
 static void parse_kv(const char *buf, size_t len, kv_lookup_fn lookup, void *ctx,
-                     uint64_t *slots, unsigned *have)
+                     uint64_t *slots, unsigned nslots, unsigned *have)
 {
     struct cur c = {buf, buf + len};
-    while (c.p < c.end) {
+    const unsigned all = (1u << nslots) - 1;
+    while (c.p < c.end && (*have & all) != all) {
         const char *k = c.p;
         while (c.p < c.end && *c.p != ':' && !is_blank(*c.p) && *c.p != '\n')
             c.p++;
@@ -95,7 +102,7 @@ static void parse_kv(const char *buf, size_t len, kv_lookup_fn lookup, void *ctx
 static int key_index(const char *key, size_t n, const char *const *names, size_t count)
 {
     for (size_t i = 0; i < count; i++)
-        if (strlen(names[i]) == n && memcmp(names[i], key, n) == 0)
+        if (names[i][0] == key[0] && strlen(names[i]) == n && memcmp(names[i], key, n) == 0)
             return (int)i;
     return -1;
 }
@@ -135,7 +142,8 @@ int procfs_parse_stat(const char *buf, size_t len, struct procfs_cpu *cpus, size
                 o->guest_nice = f[9];
             }
             n++;
-        }
+        } else if (n)
+            break; /* the cores' lines are one block; "intr" after them is most of the file */
         next_line(&c);
     }
     if (n == 0)
@@ -151,7 +159,7 @@ int procfs_parse_meminfo(const char *buf, size_t len, struct procfs_meminfo *ret
 {
     uint64_t v[6] = {0};
     unsigned have = 0;
-    parse_kv(buf, len, meminfo_lookup, NULL, v, &have);
+    parse_kv(buf, len, meminfo_lookup, NULL, v, ARRAY_SIZE(v), &have);
     if (!(have & MEMINFO_TOTAL) || !(have & MEMINFO_FREE))
         return -ENODATA;
     *ret = (struct procfs_meminfo){.total = v[0],
@@ -182,11 +190,14 @@ int procfs_parse_diskstats(const char *buf, size_t len,
             ok = skip_token(&c);
             nlen = (size_t)(c.p - name);
         }
+        /* The name first: most lines are partitions, loop and ram devices, whose figures are
+         * not read. */
+        ok = ok && (!is_disk || is_disk(name, nlen, ctx));
         for (size_t i = 0; ok && i < 7; i++)
             ok = take_u64(&c, &f[i]);
         if (ok && !take_u64(&c, &f[7])) /* the time writing: a line cut there still counts */
             f[7] = 0;
-        if (ok && (!is_disk || is_disk(name, nlen, ctx))) {
+        if (ok) {
             t.reads = sat_add_u64(t.reads, f[0]);
             t.read_sectors = sat_add_u64(t.read_sectors, f[2]);
             t.read_ms = sat_add_u64(t.read_ms, f[3]);
@@ -289,7 +300,7 @@ int procfs_parse_pid_status(const char *buf, size_t len, struct procfs_pid_statu
 {
     uint64_t v[4] = {0};
     unsigned have = 0;
-    parse_kv(buf, len, status_lookup, NULL, v, &have);
+    parse_kv(buf, len, status_lookup, NULL, v, ARRAY_SIZE(v), &have);
     *ret = (struct procfs_pid_status){.vmrss = v[0],
                                       .vmhwm = v[1],
                                       .threads = v[2],
@@ -304,7 +315,7 @@ int procfs_parse_pid_io(const char *buf, size_t len, struct procfs_pid_io *ret)
 {
     uint64_t v[5] = {0};
     unsigned have = 0;
-    parse_kv(buf, len, io_lookup, NULL, v, &have);
+    parse_kv(buf, len, io_lookup, NULL, v, ARRAY_SIZE(v), &have);
     if (!(have & (PIO_READ_BYTES | PIO_WRITE_BYTES)))
         return -ENODATA;
     *ret = (struct procfs_pid_io){.rchar = v[0],
@@ -322,7 +333,7 @@ int procfs_parse_smaps_pss(const char *buf, size_t len, uint64_t *ret)
 {
     uint64_t v[1] = {0};
     unsigned have = 0;
-    parse_kv(buf, len, pss_lookup, NULL, v, &have);
+    parse_kv(buf, len, pss_lookup, NULL, v, ARRAY_SIZE(v), &have);
     if (!have)
         return -ENODATA;
     *ret = v[0];
@@ -335,7 +346,7 @@ int procfs_parse_cg_cpu_stat(const char *buf, size_t len, struct procfs_cg_cpu *
 {
     uint64_t v[3] = {0};
     unsigned have = 0;
-    parse_kv(buf, len, cgcpu_lookup, NULL, v, &have);
+    parse_kv(buf, len, cgcpu_lookup, NULL, v, ARRAY_SIZE(v), &have);
     if (!(have & CGCPU_USAGE))
         return -ENODATA;
     *ret = (struct procfs_cg_cpu){

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
@@ -520,8 +521,12 @@ static uint64_t dsub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
 static void kv_pct(struct mpay *p, unsigned field, double v)
 {
-    char buf[32];
-    snprintf(buf, sizeof buf, "%.1f%%", v);
+    char buf[JSONW_FIXED_MAX + 2];
+    int n = isfinite(v) ? jsonw_fixed(v, 1, buf) : -1;
+    if (n < 0)
+        n = 0, buf[n++] = '0', buf[n++] = '.', buf[n++] = '0';
+    buf[n++] = '%';
+    buf[n] = '\0';
     mpay_str(p, field, buf);
 }
 

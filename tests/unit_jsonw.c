@@ -98,7 +98,13 @@ START_TEST(test_numbers_match_printf)
         }
         for (int d = 1; d <= 9; d++) {
             char want[400];
-            int n = snprintf(want, sizeof want, "%.*f", d, v);
+            /* jsonw_fixed is printf's "%.*f" itself (negative zero aside) */
+            char got[JSONW_FIXED_MAX];
+            int gn = jsonw_fixed(v, d, got);
+            int wn = snprintf(want, sizeof want, "%.*f", d, v);
+            if (v != 0 && (gn != wn || memcmp(got, want, (size_t)wn) != 0))
+                ck_abort_msg("%.17g fixed with %d decimals: %.*s, printf %s", v, d, gn, got, want);
+            int n = wn;
             while (n > 2 && want[n - 1] == '0' && want[n - 2] != '.')
                 n--;
             want[n] = '\0';

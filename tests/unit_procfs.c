@@ -54,6 +54,10 @@ START_TEST(test_stat_percpu)
     ck_assert_uint_eq(cpus[0].idle, 4);
     ck_assert_uint_eq(cpus[0].iowait, 0);
     ck_assert_int_eq(procfs_parse_stat("cpu 1 2 3\n", 10, cpus, 8, &n), -ENODATA);
+    /* the cores are one block: reading ends at the first line after it */
+    const char *after = "cpu  2 2 2 2\ncpu0 1 1 1 1\ncpu1 1 1 1 1\nintr 5 6 7\ncpu2 9 9 9 9\n";
+    ck_assert_int_eq(procfs_parse_stat(after, strlen(after), cpus, 8, &n), 0);
+    ck_assert_uint_eq(n, 2);
 }
 END_TEST
 
@@ -73,6 +77,13 @@ START_TEST(test_meminfo)
     ck_assert(!(m.have & MEMINFO_SRECLAIMABLE));
     ck_assert_uint_eq(m.cached, 200 * 1024);
     ck_assert_int_eq(procfs_parse_meminfo("MemTotal: 5 kB\n", 15, &m), -ENODATA);
+    /* keys in any order, each found wherever it is */
+    const char *mixed = "SReclaimable: 6 kB\nFoo: 1 kB\nCached: 5 kB\nMemFree: 2 kB\nBuffers: 4 kB\n"
+                        "MemAvailable: 3 kB\nMemTotal: 1 kB\n";
+    ck_assert_int_eq(procfs_parse_meminfo(mixed, strlen(mixed), &m), 0);
+    ck_assert_uint_eq(m.total, 1024);
+    ck_assert_uint_eq(m.sreclaimable, 6 * 1024);
+    ck_assert_uint_eq(m.available, 3 * 1024);
 }
 END_TEST
 
@@ -96,6 +107,11 @@ START_TEST(test_diskstats)
     ck_assert_uint_eq(t.write_ms, 1544);
     ck_assert_int_eq(procfs_parse_diskstats(fixture_buf, len, NULL, NULL, &t), 0);
     ck_assert_uint_eq(t.ndisks, 10);
+    /* a device the filter leaves out is not read past its name */
+    const char *skipped = " 7 0 loop0 x y\n 253 0 vda 1 2 3 4 5 6 7 8\n";
+    ck_assert_int_eq(procfs_parse_diskstats(skipped, strlen(skipped), only_vda, NULL, &t), 0);
+    ck_assert_uint_eq(t.ndisks, 1);
+    ck_assert_uint_eq(t.write_ms, 8);
     const char *bad = " 8 0 sda 1 2\n 8 1 sda1 1 2 3 4 5 6 7\n";
     ck_assert_int_eq(procfs_parse_diskstats(bad, strlen(bad), NULL, NULL, &t), 0);
     ck_assert_uint_eq(t.ndisks, 1);
@@ -284,6 +300,15 @@ START_TEST(test_pss_cgroup_u64)
     ck_assert_int_eq(procfs_parse_u64("max\n", 4, &v), -EINVAL);
     ck_assert_int_eq(procfs_parse_u64("12x", 3, &v), -EINVAL);
     ck_assert_int_eq(procfs_parse_u64("99999999999999999999999", 23, &v), 0);
+    ck_assert_uint_eq(v, UINT64_MAX);
+    /* 19 digits are read without the saturating step, the 20th with it */
+    ck_assert_int_eq(procfs_parse_u64("9999999999999999999", 19, &v), 0);
+    ck_assert_uint_eq(v, 9999999999999999999ULL);
+    ck_assert_int_eq(procfs_parse_u64("18446744073709551615", 20, &v), 0);
+    ck_assert_uint_eq(v, UINT64_MAX);
+    ck_assert_int_eq(procfs_parse_u64("18446744073709551614", 20, &v), 0);
+    ck_assert_uint_eq(v, UINT64_MAX - 1);
+    ck_assert_int_eq(procfs_parse_u64("18446744073709551616", 20, &v), 0);
     ck_assert_uint_eq(v, UINT64_MAX);
 }
 END_TEST
