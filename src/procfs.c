@@ -71,7 +71,7 @@ static bool starts_with(const struct cur *c, const char *lit, size_t n)
 /* "Key:   123 kB" lines (meminfo, status) and "key 123" lines (cpu.stat) share one walker: for
  * each line, the key is the text before ':' or the first blank; lookup() maps it to a slot. These
  * files name each key once, so the walk ends when all nslots are filled (meminfo's are in its
- * first 25 of 55 lines, status's in its first 30 of 57: a sample reads half of each). */
+ * first 26 of 54 lines, status's in its first 37 of 59). */
 typedef int (*kv_lookup_fn)(const char *key, size_t n, void *ctx);
 
 static void parse_kv(const char *buf, size_t len, kv_lookup_fn lookup, void *ctx,

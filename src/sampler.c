@@ -2,11 +2,11 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <math.h>
 #include <fcntl.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <linux/netlink.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -523,8 +523,10 @@ static void kv_pct(struct mpay *p, unsigned field, double v)
 {
     char buf[JSONW_FIXED_MAX + 2];
     int n = isfinite(v) ? jsonw_fixed(v, 1, buf) : -1;
-    if (n < 0)
-        n = 0, buf[n++] = '0', buf[n++] = '.', buf[n++] = '0';
+    if (n < 0) { /* a rate that is not a number is shown as none */
+        memcpy(buf, "0.0", 3);
+        n = 3;
+    }
     buf[n++] = '%';
     buf[n] = '\0';
     mpay_str(p, field, buf);
