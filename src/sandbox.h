@@ -20,7 +20,10 @@
  * spawned; anything that needs a forbidden call later (a new socket, a helper process) has to be
  * prepared before it. The same call sets PR_SET_NO_NEW_PRIVS and PR_SET_DUMPABLE 0: processes of
  * the same user (the command!) can no longer ptrace resmon-run or read its memory, and
- * /proc/<resmon-run>/ files other than the world-readable ones become root's.
+ * /proc/<resmon-run>/ files other than the world-readable ones become root's. Non-dumpable comes
+ * first, before the command is spawned (sandbox_private_self): the command must never find a
+ * window in which it could attach to resmon-run. It is not inherited across exec (the kernel makes
+ * an exec'd program dumpable again), so the command itself is unaffected.
  *
  * Only the native architecture is in the filter. A syscall made through another ABI — i386 via
  * int 0x80 on x86_64, or x32 numbers (bit 30) — is treated as a bad architecture and kills too:
@@ -82,6 +85,10 @@ enum sandbox_deny {
  * failure instead of a kill, so one run of the test suite lists every call missing from the
  * allow-list. (A refusal while the sanitizer runtime blocks all signals still kills.) */
 int sandbox_lockdown_self(void);
+
+/* PR_SET_DUMPABLE 0 alone: called before the command is spawned, so that no process of the same
+ * user can ptrace resmon-run or read its memory at any time in the run. Returns 0 or -errno. */
+int sandbox_private_self(void);
 
 /* True when this build has the test-only triggers (configure --enable-test-hooks). */
 bool sandbox_test_hooks(void);

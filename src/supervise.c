@@ -1936,6 +1936,10 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         goto out;
     }
 
+    /* Private before the command exists: it can never attach to us (sandbox.h). */
+    if (!o->no_sandbox && (r = sandbox_private_self()) < 0)
+        log_errno(r, "warning: resmon-run stays dumpable");
+
     struct spawn_config sc = {
         .argv = o->argv,
         .contain = sv.contain,
