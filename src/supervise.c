@@ -1729,6 +1729,9 @@ static int run_loop(struct sv *sv)
                 pfd[n++] = (struct pollfd){.fd = fds[j], .events = ev};
             n_watch = (int)k;
         }
+        /* Nothing held while we wait: the lines of the set-up (the command's and its root's
+         * open lines) too, or a run without sampling or events shows them only at its end. */
+        stream_flush(sv->stream);
         int pr = poll(pfd, (nfds_t)n, poll_timeout_ms(sv));
         if (pr < 0 && errno != EINTR) {
             int r = -errno;
