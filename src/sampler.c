@@ -1897,6 +1897,15 @@ static void spot_read(struct sampler *s, uint64_t now_ns, uint64_t max_age_ns)
         s->tot.peak_rss = MAX(s->tot.peak_rss, rss);
 }
 
+void sampler_rescan(struct sampler *s, uint64_t now_ns)
+{
+    if (!s || !s->cfg.tree || !s->contain || s->fd_cg_cpu >= 0 || s->nl_fd >= 0)
+        return;
+    struct tree_now t;
+    tree_scan(s, now_ns, &t);
+    s->spot_ns = 0; /* the next reading counts what the scan found */
+}
+
 uint64_t sampler_tree_cpu_ns(struct sampler *s)
 {
     if (!s)

@@ -132,6 +132,11 @@ void sampler_reaped(struct sampler *s, pid_t pid, int wstatus, const struct rusa
  * cpu.stat; else the processes the sampler knows read again — one pread each, at most every
  * 2 ms — with what their reaped children and resmon-run's used). Used for per-test cost. */
 uint64_t sampler_tree_cpu_ns(struct sampler *s);
+/* Without the process connector and the cgroup's cpu.stat, the processes born since the last
+ * sample are unknown until the next one: list the tree again now, as a sample does (without
+ * writing one), so that sampler_tree_cpu_ns counts them. A no-op where either tells. For checks
+ * that cannot wait for the next sample (--cpu-limit's timer). */
+void sampler_rescan(struct sampler *s, uint64_t now_ns);
 /* The tree's RSS at the last sample (bytes), 0 if unknown. */
 uint64_t sampler_tree_rss(const struct sampler *s);
 /* The tree's RSS now (bytes, 0 if unknown): the processes the sampler knows, each read again

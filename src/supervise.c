@@ -1178,6 +1178,7 @@ static void check_deadlines(struct sv *sv)
     if (sv->phase == PH_RUNNING && now >= sv->deadline_cpu) {
         /* The earliest the tree could have used its CPU limit: read it fresh, then wait again
          * for the earliest it could with what is left. */
+        sampler_rescan(sv->sampler, now);
         uint64_t cpu = sampler_tree_cpu_ns(sv->sampler);
         sv->deadline_cpu = limits_cpu_deadline(sv->limits, now, cpu, sv->ncpu);
         check_limits(sv, cpu, false);
