@@ -313,6 +313,7 @@ struct sampler {
 
     /* process connector */
     int nl_fd;
+    int events_err; /* 0 with the connector, else why not (-errno; -ENOTSUP: not asked for) */
     /* The kernel-side event filter (procfilter.h): on when attached; dirty when the tree gained
      * a process since; fset is the set built for it. */
     bool filter_on, filter_dirty;
@@ -1662,6 +1663,7 @@ int sampler_new(const struct sampler_config *cfg, struct contain *c, const struc
     s->t0_ns = s->last_ns = t0_ns;
     s->proc_fd = s->fd_stat = s->fd_meminfo = s->fd_diskstats = s->fd_netdev = -1;
     s->fd_cg_cpu = s->fd_cg_peak = s->nl_fd = -1;
+    s->events_err = -ENOTSUP;
     s->self = getpid();
     jsonw_init(&s->w);
     s->hz = sysconf(_SC_CLK_TCK);
@@ -1714,7 +1716,8 @@ int sampler_new(const struct sampler_config *cfg, struct contain *c, const struc
             } else
                 close_fd(&s->fd_cg_cpu);
         }
-        if (cfg->proc_events && nl_open(s) == 0)
+        s->events_err = cfg->proc_events ? nl_open(s) : -ENOTSUP;
+        if (s->events_err == 0)
             s->tot.proc_events = true;
         if (hash_grow(s, 32) < 0)
             goto fail;
@@ -1896,6 +1899,8 @@ static void spot_read(struct sampler *s, uint64_t now_ns, uint64_t max_age_ns)
     if (any)
         s->tot.peak_rss = MAX(s->tot.peak_rss, rss);
 }
+
+int sampler_events_status(const struct sampler *s) { return s ? s->events_err : -ENOTSUP; }
 
 void sampler_rescan(struct sampler *s, uint64_t now_ns)
 {

@@ -137,6 +137,9 @@ uint64_t sampler_tree_cpu_ns(struct sampler *s);
  * writing one), so that sampler_tree_cpu_ns counts them. A no-op where either tells. For checks
  * that cannot wait for the next sample (--cpu-limit's timer). */
 void sampler_rescan(struct sampler *s, uint64_t now_ns);
+/* Whether the tree's processes are learned from the process connector: 0, or why not (-EPERM: an
+ * unprivileged user; -ENOTSUP: not asked for or no tree to watch). For -v. */
+int sampler_events_status(const struct sampler *s);
 /* The tree's RSS at the last sample (bytes), 0 if unknown. */
 uint64_t sampler_tree_rss(const struct sampler *s);
 /* The tree's RSS now (bytes, 0 if unknown): the processes the sampler knows, each read again

@@ -1898,6 +1898,15 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         log_errno(r, "cannot set up sampling");
         goto out;
     }
+    if (o->verbose && !o->timeout_mode) {
+        int er = sampler_events_status(sv.sampler);
+        if (er == 0)
+            log_msg("process events: the kernel's process connector (every process of the tree gets a marker)");
+        else if (er != -ENOTSUP)
+            log_msg("process events: unavailable (%s): the tree is learned at each sample, and a "
+                    "process that starts and ends between two samples gets no marker of its own",
+                    strerror(-er));
+    }
     if (o->interval_ns && (r = start_timer(&sv)) < 0) {
         log_errno(r, "cannot set up the sampling timer");
         goto out;

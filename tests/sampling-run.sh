@@ -49,8 +49,13 @@ ge "$rss" 104857600 || fail "alloc: peak tree RSS $rss < 100 MiB"
 # default) and without it.
 for filter in "" --no-event-filter; do
 P="$T/procs$filter.json"
-"$RESMON_RUN" -i 0.05 $filter -o "$P" -- sh -c "'$HELPER' exit 3; '$HELPER' killself TERM; exit 0" 2>/dev/null ||
-    fail "short processes: run failed"
+"$RESMON_RUN" -v -i 0.05 $filter -o "$P" -- sh -c "'$HELPER' exit 3; '$HELPER' killself TERM; exit 0" 2>"$T/procs.err" ||
+    fail "short processes: run failed: $(cat "$T/procs.err")"
+# Without the process connector (an unprivileged user) a process shorter than a sample may go
+# unseen: -v says so, and then only what is seen is checked.
+events=true
+grep -q "process events: unavailable" "$T/procs.err" && events=false
+grep -q "process events: " "$T/procs.err" || fail "-v does not say how the tree's processes are learned"
 "$CHECK" "$P" || fail "short processes: invalid profile"
 pm=$(markers "$P" process | cut -f5)
 # proc_exit WANT_EXIT ARGS: exactly one process marker has this exit, and it names the helper: its
@@ -62,6 +67,10 @@ proc_exit() {
     if [ -z "$_m" ]; then
         _w=$(markers "$P" "unnamed processes" | cut -f5)
         case "$_w" in *"$1: 1"*) echo "the process that ended with '$1' was gone before it could be named: $_w"; return 0 ;; esac
+        if ! $events; then
+            echo "skipped: without the process connector the process that ended with '$1' was not seen (shorter than a sample)"
+            return 0
+        fi
         fail "no process marker with exit '$1', and no warning counts it: $pm / $_w"
     fi
     [ "$(printf '%s\n' "$_m" | grep -c .)" = 1 ] || fail "not one process marker with exit '$1': $pm"
