@@ -196,9 +196,15 @@ struct testlog {
     struct fmt_slot fmts[ARRAY_SIZE(format_table)];
     size_t nfmts;
     /* Prefilter (bits are slot indexes): the parsers that may take, while idle, a line starting
-     * with bytes a, b (by_pair[a << 8 | b]) or a line of the one byte a (by_byte[a]); those that
-     * also take a line whose first word holds a '.'; those that may ever be busy; those busy now. */
-    uint16_t *by_pair;
+     * with bytes a, b (by_first[a] | pair_rows[pair_row[a]][b]: a first byte some parser takes
+     * whatever follows, or a pair named by a parser; row 0 is all zeros) or a line of the one
+     * byte a (by_byte[a]); those that also take a line whose first word holds a '.'; those that
+     * may ever be busy; those busy now. Rows exist only for the first bytes of named pairs (a
+     * few dozen), not a 128 KiB table filled at every start. */
+    uint16_t by_first[256];
+    uint8_t pair_row[256];
+    uint16_t (*pair_rows)[256];
+    size_t npair_rows;
     uint16_t by_byte[256];
     uint16_t dotted, can_busy, busy;
 
@@ -312,6 +318,22 @@ int testlog_parse_formats(const char *arg, unsigned *ret_mask)
 
 /* ---- lifecycle ---- */
 
+/* A row of the prefilter for pairs starting with byte a (row 0, all zeros, made with the first). */
+static int add_pair_row(struct testlog *tl, unsigned a)
+{
+    size_t n = tl->npair_rows ? tl->npair_rows + 1 : 2;
+    if (n > UINT8_MAX + 1)
+        return -ENOMEM; /* 255 rows: more than there are first bytes in use */
+    uint16_t(*rows)[256] = realloc(tl->pair_rows, n * sizeof *rows);
+    if (!rows)
+        return -ENOMEM;
+    memset(rows[tl->npair_rows], 0, (n - tl->npair_rows) * sizeof *rows);
+    tl->pair_rows = rows;
+    tl->npair_rows = n;
+    tl->pair_row[a] = (uint8_t)(n - 1);
+    return 0;
+}
+
 int testlog_new(const struct testlog_config *cfg, const struct marker_sink *sink,
                 const struct testlog_probe *probe, struct testlog **ret)
 {
@@ -339,23 +361,22 @@ int testlog_new(const struct testlog_config *cfg, const struct marker_sink *sink
                 return -ENOMEM;
             }
         }
-        if (!tl->by_pair && !(tl->by_pair = calloc(256 * 256, sizeof *tl->by_pair))) {
-            testlog_free(tl);
-            return -ENOMEM;
-        }
         uint16_t bit = (uint16_t)(1u << slot);
         bool any = (!f->first_bytes && !f->pairs) || cfg->no_prefilter;
         for (unsigned a = 0; a < 256; a++) {
             if (any || (a && f->first_bytes && strchr(f->first_bytes, (int)a))) {
                 tl->by_byte[a] |= bit;
-                for (unsigned b = 0; b < 256; b++)
-                    tl->by_pair[a << 8 | b] |= bit;
+                tl->by_first[a] |= bit;
             }
         }
         for (const char *const *pr = f->pairs; pr && *pr && !any; pr++) {
             unsigned a = (unsigned char)(*pr)[0], b = (unsigned char)(*pr)[1];
             tl->by_byte[a] |= bit;
-            tl->by_pair[a << 8 | b] |= bit;
+            if (!tl->pair_row[a] && add_pair_row(tl, a) < 0) {
+                testlog_free(tl);
+                return -ENOMEM;
+            }
+            tl->pair_rows[tl->pair_row[a]][b] |= bit;
         }
         if (f->dotted_word)
             tl->dotted |= bit;
@@ -409,7 +430,7 @@ void testlog_free(struct testlog *tl)
         result_release(&tl->unexp[i]);
     free(tl->unexp);
     free(tl->strip);
-    free(tl->by_pair);
+    free(tl->pair_rows);
     jsonw_release(&tl->w);
     jsonw_release(&tl->esc);
     free(tl->ob.p);
@@ -607,7 +628,9 @@ static inline bool has_escape(const char *s, size_t n)
 static uint16_t by_start(const struct testlog *tl, const char *s, size_t n)
 {
     unsigned char a = (unsigned char)s[0];
-    return n >= 2 ? tl->by_pair[(unsigned)a << 8 | (unsigned char)s[1]] : tl->by_byte[a];
+    if (n < 2)
+        return tl->by_byte[a];
+    return tl->pair_rows ? tl->by_first[a] | tl->pair_rows[tl->pair_row[a]][(unsigned char)s[1]] : tl->by_first[a];
 }
 
 /* True when no parser can take the line (len > 0), decided without stripping it: what stripping
