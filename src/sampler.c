@@ -841,6 +841,11 @@ static void read_cmdline(struct sampler *s, struct pent *p)
         /* a zombie still has its name; a process already reaped is left unnamed */
         if (!read_comm(s, p->pid, p->comm))
             p->comm[0] = '\0';
+        /* Empty, not gone: a zombie, or an exec caught between the new name and the new
+         * arguments (the kernel names the program before it lays them out). The next reading
+         * tries again; meanwhile the name stands. */
+        else if (n == 0)
+            p->flags |= P_CMD_STALE;
     }
 }
 
@@ -1034,6 +1039,12 @@ static int pent_refresh(struct sampler *s, struct pent *p, bool *reused)
     if (st.state != 'Z' && !(st.flags & PROC_PF_EXITING) && s->scan_ns > p->alive_ns)
         p->alive_ns = s->scan_ns;
     uint64_t prev_cpu = (p->flags & P_STAT_SEEN) ? p->utime + p->stime : UINT64_MAX;
+    /* A new name is an exec (or a PR_SET_NAME): the command line read before may be the one a
+     * forked child inherited from its parent. The exec event says so where there is one; without
+     * the connector this is how a child read between its fork and its exec gets its own. */
+    if ((p->flags & (P_STAT_SEEN | P_CMD_TRIED)) == (P_STAT_SEEN | P_CMD_TRIED) &&
+        strncmp(p->comm, st.comm, sizeof p->comm) != 0)
+        p->flags |= P_CMD_STALE;
     p->flags |= P_STAT_SEEN;
     memcpy(p->comm, st.comm, sizeof p->comm);
     /* A task being reaped reads as ppid 0: keep what the fork event (or an earlier read) said. */

@@ -688,6 +688,63 @@ START_TEST(test_exit_statuses)
 }
 END_TEST
 
+/* A child read between its fork and its exec, without process events: the command line it
+ * inherited from its parent must give way to its own once a sample sees its new name. */
+static void child_exec_late(struct run *r)
+{
+    pid_t c = fork();
+    if (c == 0) {
+        char b;
+        pid_t me = getpid();
+        if (write(r->ready[1], &me, sizeof me) != (ssize_t)sizeof me || read(r->go[0], &b, 1) != 1)
+            _exit(98);
+        execlp("sleep", "sleep", "0.2", (char *)NULL);
+        _exit(127);
+    }
+    waitpid(c, NULL, 0);
+}
+
+static bool comm_is(pid_t pid, const char *want)
+{
+    char path[64], buf[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n - (buf[n - 1] == '\n')] = '\0';
+    return strcmp(buf, want) == 0;
+}
+
+START_TEST(test_exec_after_scan)
+{
+    struct run r;
+    ck_assert(setup(&r, CONTAIN_MODE_SUBREAPER, false, child_exec_late));
+    pid_t c;
+    ck_assert_int_eq(read(r.ready[0], &c, sizeof c), (ssize_t)sizeof c);
+    sampler_sample(r.s, now_ns(), 1, false); /* finds it forked, not yet exec'd */
+    go(&r);
+    while (!comm_is(c, "sleep")) /* its exec is done when its name is the program's */
+        ck_assert_msg(kill(c, 0) == 0, "the child ended before its exec was seen");
+    sampler_sample(r.s, now_ns(), 1, false);
+    run_until_done(&r);
+    char pat[48];
+    snprintf(pat, sizeof pat, "\"pid\":%d,", (int)c);
+    bool found = false;
+    for (size_t i = 0; i < r.cap.n; i++)
+        if (strcmp(r.cap.v[i].name, "process") == 0 && strstr(r.cap.v[i].data, pat)) {
+            found = true;
+            ck_assert_msg(strstr(r.cap.v[i].data, "\"cmd\":\"sleep 0.2\""), "the exec'd child: %s",
+                          r.cap.v[i].data);
+        }
+    ck_assert_msg(found, "no process marker for the child %d", (int)c);
+    teardown(&r);
+}
+END_TEST
+
 /* pid reuse: the tree's root runs a child A across a sample, reaps it and forks B onto the same
  * pid (ns_last_pid) before the next sample. Without process events, only the /proc scan can
  * tell them apart. */
@@ -862,6 +919,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_exit_statuses);
     tcase_add_test(tc, test_pid_reuse);
     tcase_add_test(tc, test_pid_reuse_events_late);
+    tcase_add_test(tc, test_exec_after_scan);
     suite_add_tcase(s, tc);
     return s;
 }
