@@ -841,11 +841,6 @@ static void read_cmdline(struct sampler *s, struct pent *p)
         /* a zombie still has its name; a process already reaped is left unnamed */
         if (!read_comm(s, p->pid, p->comm))
             p->comm[0] = '\0';
-        /* Empty, not gone: a zombie, or an exec caught between the new name and the new
-         * arguments (the kernel names the program before it lays them out). The next reading
-         * tries again; meanwhile the name stands. */
-        else if (n == 0)
-            p->flags |= P_CMD_STALE;
     }
 }
 
@@ -1098,8 +1093,14 @@ static int pent_refresh(struct sampler *s, struct pent *p, bool *reused)
         s->live_rb += p->read_bytes;
         s->live_wb += p->write_bytes;
     }
-    if ((p->flags & P_CMD_STALE) || !(p->flags & P_CMD_TRIED))
+    if ((p->flags & P_CMD_STALE) || !(p->flags & P_CMD_TRIED)) {
         read_cmdline(s, p);
+        /* None while it runs: read in an exec between the program's new name and its arguments
+         * (the kernel names the program before it lays them out). Meanwhile the name stands; the
+         * next reading tries again (a zombie's stays empty). */
+        if (!p->cmd && st.state != 'Z')
+            p->flags |= P_CMD_STALE;
+    }
     return 1;
 }
 

@@ -7,8 +7,9 @@
 
 # The suite: leaky.js starts a sleep and ends; clean.js starts nothing that outlives it. The
 # sleep starts a tick (/proc's clock) after resmon-run has the test's start line (it passed the
-# line on, having taken its arrival time before), and the test ends only once a sample has seen
-# the sleep (without the process connector, samples are how the tree's processes are learned).
+# line on, having taken its arrival time before), and the test ends only once two samples have
+# followed the sleep's exec (without the process connector, samples are how the tree's processes
+# and their command lines are learned).
 mkfifo "$T/pass" "$T/go"
 cat >"$T/suite.sh" <<EOS
 tick() { awk '{ printf "%d", \$1 * 100 }' /proc/uptime; }
@@ -20,6 +21,8 @@ t=\$(tick)
 until [ "\$(tick)" -gt \$((t + 1)) ]; do :; done
 sleep 600 &
 echo \$! >"$T/leaker"
+# its exec done (its name and its arguments its own), so that the samples below see it whole
+until [ "\$(cat /proc/\$!/comm 2>/dev/null)" = sleep ] && [ -n "\$(tr -d '\\0' </proc/\$!/cmdline 2>/dev/null)" ]; do :; done
 n=\$(samples)
 until [ "\$(samples)" -gt \$((n + 1)) ]; do :; done
 echo '{"action":"test_end","test":"leaky.js","status":"PASS"}'
