@@ -1920,7 +1920,13 @@ void sampler_rescan(struct sampler *s, uint64_t now_ns)
         return;
     struct tree_now t;
     tree_scan(s, now_ns, &t);
-    s->spot_ns = 0; /* the next reading counts what the scan found */
+    tree_totals(s, &t); /* no cgroup here: the live sums the scan just made, and what was reaped */
+    /* The scan read every member: it is the spot reading (spot_read), not read again. */
+    s->spot_ns = now_ns ? now_ns : 1;
+    s->spot_cpu = t.cpu_ns;
+    s->spot_rss = t.rss_known ? t.rss : 0;
+    if (t.rss_known)
+        s->tot.peak_rss = MAX(s->tot.peak_rss, t.rss);
 }
 
 uint64_t sampler_tree_cpu_ns(struct sampler *s)

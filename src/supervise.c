@@ -1730,9 +1730,9 @@ static int run_loop(struct sv *sv)
                 pfd[n++] = (struct pollfd){.fd = fds[j], .events = ev};
             n_watch = (int)k;
         }
-        /* Nothing held while we wait: the lines of the set-up (the command's and its root's
-         * open lines) too, or a run without sampling or events shows them only at its end. */
-        stream_flush(sv->stream);
+        /* Nothing held while we wait (follow_stream flushes first): the lines of the set-up and
+         * of advance() too, or a run without sampling or events shows them only at its end. */
+        follow_stream(sv, false);
         int pr = poll(pfd, (nfds_t)n, poll_timeout_ms(sv));
         if (pr < 0 && errno != EINTR) {
             int r = -errno;
@@ -1778,7 +1778,6 @@ static int run_loop(struct sv *sv)
             sweep_again(sv);
         check_kills(sv, false);
         check_deadlines(sv);
-        follow_stream(sv, false);
         advance(sv);
     }
     return 0;

@@ -318,16 +318,17 @@ int testlog_parse_formats(const char *arg, unsigned *ret_mask)
 
 /* ---- lifecycle ---- */
 
-/* A row of the prefilter for pairs starting with byte a (row 0, all zeros, made with the first). */
+/* A zeroed row of the prefilter for pairs starting with byte a (a == 0: row 0, which every byte
+ * without a row of its own points to). */
 static int add_pair_row(struct testlog *tl, unsigned a)
 {
-    size_t n = tl->npair_rows ? tl->npair_rows + 1 : 2;
+    size_t n = tl->npair_rows + 1;
     if (n > UINT8_MAX + 1)
         return -ENOMEM; /* 255 rows: more than there are first bytes in use */
     uint16_t(*rows)[256] = realloc(tl->pair_rows, n * sizeof *rows);
     if (!rows)
         return -ENOMEM;
-    memset(rows[tl->npair_rows], 0, (n - tl->npair_rows) * sizeof *rows);
+    memset(rows[n - 1], 0, sizeof *rows);
     tl->pair_rows = rows;
     tl->npair_rows = n;
     tl->pair_row[a] = (uint8_t)(n - 1);
@@ -347,6 +348,10 @@ int testlog_new(const struct testlog_config *cfg, const struct marker_sink *sink
         tl->probe = *probe;
     jsonw_init(&tl->w);
     jsonw_init(&tl->esc);
+    if (add_pair_row(tl, 0) < 0) {
+        testlog_free(tl);
+        return -ENOMEM;
+    }
     for (size_t i = 0; i < ARRAY_SIZE(format_table); i++) {
         const struct tl_format *f = format_table[i];
         if (!f || !(cfg->formats & f->bit))
@@ -630,7 +635,7 @@ static uint16_t by_start(const struct testlog *tl, const char *s, size_t n)
     unsigned char a = (unsigned char)s[0];
     if (n < 2)
         return tl->by_byte[a];
-    return tl->pair_rows ? tl->by_first[a] | tl->pair_rows[tl->pair_row[a]][(unsigned char)s[1]] : tl->by_first[a];
+    return tl->by_first[a] | tl->pair_rows[tl->pair_row[a]][(unsigned char)s[1]];
 }
 
 /* True when no parser can take the line (len > 0), decided without stripping it: what stripping
