@@ -138,27 +138,34 @@ void jsonw_obj_close(struct jsonw *w) { close_(w, '}'); }
 void jsonw_arr_open(struct jsonw *w) { open_(w, '['); }
 void jsonw_arr_close(struct jsonw *w) { close_(w, ']'); }
 
-void jsonw_key(struct jsonw *w, const char *key)
+void jsonw_key_plain(struct jsonw *w, const char *key, size_t n)
 {
     before_value(w);
+    /* One copy, quotes and colon included. */
+    if (reserve(w, n + 3)) {
+        char *o = w->buf + w->len;
+        o[0] = '"';
+        memcpy(o + 1, key, n);
+        o[n + 1] = '"';
+        o[n + 2] = ':';
+        w->len += n + 3;
+        w->buf[w->len] = '\0';
+    }
+    w->after_key = true;
+}
+
+void jsonw_key(struct jsonw *w, const char *key)
+{
     size_t n = strlen(key);
     if (json_plain_prefix(key, n) == n) {
-        /* Keys are nearly always plain: one copy, quotes and colon included. */
-        if (reserve(w, n + 3)) {
-            char *o = w->buf + w->len;
-            o[0] = '"';
-            memcpy(o + 1, key, n);
-            o[n + 1] = '"';
-            o[n + 2] = ':';
-            w->len += n + 3;
-            w->buf[w->len] = '\0';
-        }
-    } else {
-        put(w, '"');
-        jsonw_escape(w, key, n);
-        put(w, '"');
-        put(w, ':');
+        jsonw_key_plain(w, key, n); /* keys are nearly always plain */
+        return;
     }
+    before_value(w);
+    put(w, '"');
+    jsonw_escape(w, key, n);
+    put(w, '"');
+    put(w, ':');
     w->after_key = true;
 }
 

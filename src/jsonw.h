@@ -40,6 +40,9 @@ void jsonw_obj_close(struct jsonw *w);
 void jsonw_arr_open(struct jsonw *w);
 void jsonw_arr_close(struct jsonw *w);
 void jsonw_key(struct jsonw *w, const char *key);
+/* A key of n bytes the caller vouches needs no escaping (a literal; a marker schema's field name,
+ * which unit_markers checks): copied as it is. */
+void jsonw_key_plain(struct jsonw *w, const char *key, size_t n);
 
 void jsonw_str(struct jsonw *w, const char *s);             /* NULL writes null */
 void jsonw_strn(struct jsonw *w, const char *s, size_t n);  /* any bytes */

@@ -154,7 +154,8 @@ void mpay_begin(struct mpay *p, struct jsonw *w, const struct marker_type *t)
     p->t = t;
     jsonw_reset(w);
     jsonw_obj_open(w);
-    jsonw_kv_str(w, "type", t->name);
+    jsonw_key_plain(w, "type", 4);
+    jsonw_str(w, t->name);
 }
 
 void mpay_key(struct mpay *p, unsigned field)
@@ -163,7 +164,7 @@ void mpay_key(struct mpay *p, unsigned field)
         p->w->failed = true;
         return;
     }
-    jsonw_key(p->w, p->t->fields[field].key);
+    jsonw_key_plain(p->w, p->t->fields[field].key, p->t->fields[field].key_len);
 }
 
 void mpay_str(struct mpay *p, unsigned field, const char *s)

@@ -24,24 +24,29 @@ static void skip_blanks(struct cur *c)
  * the kernel, never negative in practice) reads as 0. Returns false without digits. */
 static bool take_u64(struct cur *c, uint64_t *ret)
 {
-    skip_blanks(c);
-    bool neg = false;
-    if (c->p < c->end && *c->p == '-') {
-        neg = true;
-        c->p++;
-    }
-    if (c->p >= c->end || !is_digit(*c->p))
+    /* On locals: the readers call this for every figure of every sample. */
+    const char *p = c->p, *e = c->end;
+    while (p < e && is_blank(*p))
+        p++;
+    bool neg = p < e && *p == '-';
+    p += neg;
+    unsigned d;
+    if (p >= e || (d = (unsigned)(unsigned char)*p - '0') > 9) {
+        c->p = p;
         return false;
+    }
     uint64_t v = 0;
     /* 19 digits cannot overflow; only longer numbers need the saturating step. */
-    const char *fast_end = c->end - c->p > 19 ? c->p + 19 : c->end;
-    while (c->p < fast_end && is_digit(*c->p))
-        v = v * 10 + (unsigned)(*c->p++ - '0');
-    while (c->p < c->end && is_digit(*c->p)) {
-        unsigned d = (unsigned)(*c->p - '0');
+    const char *fast_end = e - p > 19 ? p + 19 : e;
+    do {
+        v = v * 10 + d;
+        p++;
+    } while (p < fast_end && (d = (unsigned)(unsigned char)*p - '0') <= 9);
+    while (p < e && (d = (unsigned)(unsigned char)*p - '0') <= 9) {
         v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
-        c->p++;
+        p++;
     }
+    c->p = p;
     *ret = neg ? 0 : v;
     return true;
 }

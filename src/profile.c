@@ -550,6 +550,8 @@ struct reader {
     bool eof, skipping;
     bool follow; /* the file still grows: end of data is not the end of the last line */
     bool fed;    /* follow's bytes are handed over by the writer (reader_append), not read */
+    bool trusted; /* fed, and every line handed over is one the writer made whole: its marker
+                     lines are taken in the writer's layout (parse_marker_fed) */
     uint64_t skipped;
 };
 
@@ -1404,28 +1406,101 @@ static int take_message(struct conv *c, const char *line, size_t len)
 }
 
 /* 1 accepted, 0 invalid (skipped), -errno. */
-static int take_marker(struct conv *c, const char *line, size_t len, uint64_t off)
+/* A marker line's members (NULL: absent). */
+struct marker_fields {
+    struct member mname, mstart, mend, mdata, mcat;
+    struct member *name, *start, *end, *data, *cat;
+};
+
+/* Any marker line, every value validated. */
+static bool parse_marker(const char *line, size_t len, struct marker_fields *f)
 {
     struct obj_iter it;
-    struct member m, mname, mstart, mend, mdata, mcat;
-    struct member *name = NULL, *start = NULL, *end = NULL, *data = NULL, *cat = NULL;
+    struct member m;
+    memset(f, 0, sizeof *f);
     if (obj_begin(&it, line, line + len) < 0)
-        return 0;
+        return false;
     int r;
     while ((r = obj_next(&it, &m)) > 0) {
         if (key_is(&m, "name"))
-            mname = m, name = &mname;
+            f->mname = m, f->name = &f->mname;
         else if (key_is(&m, "startTime"))
-            mstart = m, start = &mstart;
+            f->mstart = m, f->start = &f->mstart;
         else if (key_is(&m, "endTime"))
-            mend = m, end = &mend;
+            f->mend = m, f->end = &f->mend;
         else if (key_is(&m, "data"))
-            mdata = m, data = &mdata;
+            f->mdata = m, f->data = &f->mdata;
         else if (key_is(&m, "category"))
-            mcat = m, cat = &mcat;
+            f->mcat = m, f->cat = &f->mcat;
     }
-    if (r < 0 || skip_ws(it.p, it.e) != it.e)
+    return r == 0 && skip_ws(it.p, it.e) == it.e;
+}
+
+/* Take `lit` (n bytes) at *p. */
+static bool take_lit(const char **p, const char *e, const char *lit, size_t n)
+{
+    if ((size_t)(e - *p) < n || memcmp(*p, lit, n) != 0)
+        return false;
+    *p += n;
+    return true;
+}
+
+#define MARKER_HEAD "{\"type\":\"marker\",\"name\":"
+
+/* A line the stream's writer made, in its layout (stream.h):
+ *   {"type":"marker","name":S,"startTime":N,"endTime":N|null,"data":{...}|null[,"category":N]}
+ * The follower is handed these bytes by the writer itself (fed mode), so the payload, which the
+ * writer built with jsonw, is not scanned again: it runs from after "data": to the category or
+ * the line's last '}'. The payload's own last byte is '}' or 'l' (null), never a digit, so a
+ * category is told apart from the payload's end. The envelope is still checked: false sends the
+ * line to parse_marker. */
+static bool parse_marker_fed(const char *line, size_t len, struct marker_fields *f)
+{
+    const char *p = line, *e = line + len, *v;
+    memset(f, 0, sizeof *f);
+    if (!take_lit(&p, e, MARKER_HEAD, sizeof MARKER_HEAD - 1) || p >= e || *p != '"')
+        return false;
+    v = p;
+    if (!(p = scan_string(p, e, NULL)))
+        return false;
+    f->mname = (struct member){.key = "name", .key_len = 4, .val = v, .val_len = (size_t)(p - v)};
+    f->name = &f->mname;
+    if (!take_lit(&p, e, ",\"startTime\":", 13) || !(v = p, p = scan_number(p, e)))
+        return false;
+    f->mstart = (struct member){.key = "startTime", .key_len = 9, .val = v, .val_len = (size_t)(p - v)};
+    f->start = &f->mstart;
+    if (!take_lit(&p, e, ",\"endTime\":", 11))
+        return false;
+    v = p;
+    if (!take_lit(&p, e, "null", 4) && !(p = scan_number(p, e)))
+        return false;
+    f->mend = (struct member){.key = "endTime", .key_len = 7, .val = v, .val_len = (size_t)(p - v)};
+    f->end = &f->mend;
+    if (!take_lit(&p, e, ",\"data\":", 8) || e - p < 5 || e[-1] != '}')
+        return false;
+    const char *dend = e - 1, *k = dend;
+    while (k > p && is_digit(k[-1]))
+        k--;
+    if (k < dend && k - p >= 12 + 4 && memcmp(k - 12, ",\"category\":", 12) == 0) {
+        f->mcat = (struct member){.key = "category", .key_len = 8, .val = k, .val_len = (size_t)(dend - k)};
+        f->cat = &f->mcat;
+        dend = k - 12;
+    }
+    size_t dlen = (size_t)(dend - p);
+    if (!((dlen >= 2 && p[0] == '{' && dend[-1] == '}') || (dlen == 4 && memcmp(p, "null", 4) == 0)))
+        return false;
+    f->mdata = (struct member){.key = "data", .key_len = 4, .val = p, .val_len = dlen};
+    f->data = &f->mdata;
+    return true;
+}
+
+static int take_marker(struct conv *c, const char *line, size_t len, uint64_t off)
+{
+    struct marker_fields f;
+    if (!(c->rd.trusted && parse_marker_fed(line, len, &f)) && !parse_marker(line, len, &f))
         return 0;
+    struct member *name = f.name, *start = f.start, *end = f.end, *data = f.data, *cat = f.cat;
+    int r;
     double st, en = NAN;
     if (!name || name->val[0] != '"' || !start || !val_number(start->val, start->val_len, &st))
         return 0;
@@ -1620,6 +1695,8 @@ static int take_clock(struct conv *c, const char *line, size_t len)
  * a full scan. */
 static int take_line(struct conv *c, const char *line, size_t len, uint64_t off)
 {
+    if (c->rd.trusted && len > sizeof MARKER_HEAD && memcmp(line, MARKER_HEAD, sizeof MARKER_HEAD - 1) == 0)
+        return take_marker(c, line, len, off);
     struct obj_iter it;
     struct member m;
     if (obj_begin(&it, line, line + len) < 0)
@@ -2324,12 +2401,16 @@ int profile_conv_fed(struct profile_conv *pc)
 {
     int r = profile_conv_update(pc);
     if (r == 0)
-        pc->c.rd.fed = true;
+        pc->c.rd.fed = pc->c.rd.trusted = true;
     return r;
 }
 
 int profile_conv_feed(struct profile_conv *pc, const char *buf, size_t len)
 {
+    if (!buf) {
+        pc->c.rd.trusted = false;
+        return pc->err;
+    }
     if (pc->err == 0 && pc->c.rd.fed)
         pc->err = reader_append(&pc->c.rd, buf, len);
     return pc->err;

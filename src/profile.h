@@ -133,7 +133,10 @@ int profile_conv_update(struct profile_conv *pc);
  * longer reads the stream back; the writer hands it each run of bytes as it lands in the file
  * (stream_set_tap), in file order, and profile_conv_update() takes the complete lines among them,
  * through the same indexing as a read line. The bytes must be exactly the file's: records point
- * into the file by offset, and writing the profile reads the payloads from there. */
+ * into the file by offset, and writing the profile reads the payloads from there. They are the
+ * writer's own lines (stream.h), so a marker line in the writer's layout is taken without scanning
+ * its payload again; profile_conv_feed(pc, NULL, 0) says they may not be any more (a line the
+ * writer could not finish), and from then on every line is validated as a read one is. */
 int profile_conv_fed(struct profile_conv *pc);
 int profile_conv_feed(struct profile_conv *pc, const char *buf, size_t len);
 /* As profile_convert() / profile_finalize(), after reading what the stream gained. */

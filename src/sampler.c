@@ -288,7 +288,7 @@ struct sampler {
     bool have_disk;
     struct procfs_net_totals net_prev;
     bool have_net;
-    char *disk_names; /* "\0name\0name\0...\0" */
+    char *disk_names; /* each name as its length (one byte) and its bytes */
     size_t disk_names_len;
 
     /* tree */
@@ -422,8 +422,8 @@ static bool disk_filter(const char *name, size_t n, void *ctx)
     const struct sampler *s = ctx;
     /* /sys/block spells '/' in device names as '!'. */
     for (size_t off = 0; off < s->disk_names_len;) {
-        const char *d = s->disk_names + off;
-        size_t dn = strlen(d);
+        size_t dn = (unsigned char)s->disk_names[off];
+        const char *d = s->disk_names + off + 1;
         if (dn == n) {
             size_t i = 0;
             while (i < n && (d[i] == name[i] || (d[i] == '!' && name[i] == '/')))
@@ -450,6 +450,8 @@ static int load_disk_names(struct sampler *s)
         if (e->d_name[0] == '.')
             continue;
         size_t n = strlen(e->d_name) + 1;
+        if (n > 256)
+            continue; /* NAME_MAX is 255: not a device name */
         if (len + n > cap) {
             char *nb = realloc(buf, cap = (len + n) * 2);
             if (!nb) {
@@ -458,7 +460,8 @@ static int load_disk_names(struct sampler *s)
             }
             buf = nb;
         }
-        memcpy(buf + len, e->d_name, n);
+        buf[len] = (char)(unsigned char)(n - 1);
+        memcpy(buf + len + 1, e->d_name, n - 1);
         len += n;
     }
     closedir(d);

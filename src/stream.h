@@ -108,7 +108,10 @@ double stream_ms(const struct stream *s, uint64_t mono_ns);
 
 int stream_fd(const struct stream *s);
 /* Hand every run of bytes written to the file, as it lands, to tap (NULL: none): a follower of
- * the stream gets them without reading the file back (profile.h, fed mode). */
+ * the stream gets them without reading the file back (profile.h, fed mode). The runs make up
+ * whole lines of the writer's, in the layout above, unless a line begun in the file can no longer
+ * be finished (no memory to keep its rest after a failed write): then tap(ctx, NULL, 0) says so,
+ * once, before the next run. */
 void stream_set_tap(struct stream *s, void (*tap)(void *ctx, const char *buf, size_t len), void *ctx);
 /* Lines written to the file (held and waiting ones not yet). */
 uint64_t stream_lines(const struct stream *s);

@@ -26,8 +26,15 @@ START_TEST(test_object_commas)
     jsonw_obj_open(&w);
     jsonw_obj_close(&w);
     jsonw_arr_close(&w);
+    jsonw_key_plain(&w, "plain", 5);
+    jsonw_obj_open(&w);
+    jsonw_key_plain(&w, "ab", 1);
+    jsonw_int(&w, 2);
+    jsonw_key(&w, "q\"");
+    jsonw_int(&w, 3);
     jsonw_obj_close(&w);
-    W_EQ(&w, "{\"type\":\"Test\",\"n\":18446744073709551615,\"a\":[-1,null,true,{}]}");
+    jsonw_obj_close(&w);
+    W_EQ(&w, "{\"type\":\"Test\",\"n\":18446744073709551615,\"a\":[-1,null,true,{}],\"plain\":{\"a\":2,\"q\\\"\":3}}");
     ck_assert(!jsonw_failed(&w));
     jsonw_release(&w);
 }

@@ -74,6 +74,9 @@ START_TEST(test_every_type_shows_whole)
         for (size_t f = 0; f < t->nfields; f++) {
             const struct marker_field *fd = &t->fields[f];
             ck_assert_uint_eq(fd->key_len, strlen(fd->key));
+            /* payloads write keys as they are (mpay_key, jsonw_key_plain) */
+            ck_assert_msg(json_plain_prefix(fd->key, fd->key_len) == fd->key_len, "%s: key %s needs escaping",
+                          t->name, fd->key);
             ck_assert_msg(!in(fd->key, reserved, ARRAY_SIZE(reserved)), "%s: %s is a key the front-end reserves",
                           t->name, fd->key);
             ck_assert_int_eq(marker_type_field(t, fd->key, fd->key_len), (int)f); /* unique */

@@ -769,6 +769,78 @@ START_TEST(test_late_messages)
 }
 END_TEST
 
+/* The writer's own marker lines, fed (profile.h): taken in the writer's layout without scanning
+ * their payloads, to the very profile a one-shot conversion makes of the file, whatever the
+ * category, a payload whose own last member is a "category", null data and end, escaped names,
+ * negative times; lines that only look like that layout are left to the full check. */
+static const char layout_body[] =
+    "{\"type\":\"marker\",\"name\":\"CPU Use\",\"startTime\":1.5,\"endTime\":2.5,\"data\":{\"type\":\"CPU\","
+    "\"cpuPercent\":\"5.0%\"}}\n"
+    "{\"type\":\"marker\",\"name\":\"test\",\"startTime\":3,\"endTime\":4.25,\"data\":{\"type\":\"Test\","
+    "\"test\":\"a\\\"b}\",\"category\":7},\"category\":2}\n"
+    "{\"type\":\"marker\",\"name\":\"caf\\u00e9\",\"startTime\":-1.5,\"endTime\":null,\"data\":null,\"category\":1}\n"
+    "{\"type\":\"marker\",\"name\":\"x\",\"startTime\":5,\"endTime\":6,\"data\":null}\n"
+    "{\"type\":\"marker\",\"name\":\"x\",\"startTime\":5,\"endTime\":6,\"data\":{\"k\":1},\"category\":}\n"
+    "{\"type\":\"marker\",\"name\":\"x\",\"startTime\":5,\"endTime\":6,\"data\":{\"k\":1},\"category\":12}x}\n"
+    "{\"type\":\"marker\",\"name\":\"x\",\"startTime\":5,\"endTime\":6,\"data\":7}\n"
+    "{\"type\":\"marker\",\"name\":\"x\",\"startTime\":5,\"endTime\":6,\"data\":{\"k\":1},\"category\":2,\"z\":1}\n";
+
+/* A line glued on to one the writer could not finish: in the writer's layout, its payload broken. */
+static const char glued_line[] =
+    "{\"type\":\"marker\",\"name\":\"t\",\"startTime\":1,\"endTime\":2,\"data\":{\"type\":\"Text\",\"te"
+    "{\"type\":\"marker\",\"name\":\"u\",\"startTime\":3,\"endTime\":4,\"data\":{\"type\":\"Text\",\"text\":\"b\"}}\n";
+
+/* Markers of a follower fed text after the head, told (or not) before it that a line was lost. */
+static uint64_t fed_markers(const char *text, bool distrust, char **ret_profile)
+{
+    int fd = open(in_dir("fed.jsonl"), O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write_all(fd, head, strlen(head)), 0);
+    struct profile_conv *pc;
+    ck_assert_int_eq(profile_conv_new(fd, &pc), 0);
+    ck_assert_int_eq(profile_conv_fed(pc), 0);
+    if (distrust)
+        ck_assert_int_eq(profile_conv_feed(pc, NULL, 0), 0);
+    ck_assert_int_eq(write_all(fd, text, strlen(text)), 0);
+    ck_assert_int_eq(profile_conv_feed(pc, text, strlen(text)), 0);
+    struct profile_end end = {.end_ms = -1};
+    struct profile_stats st;
+    *ret_profile = follower_text(pc, &end, &st);
+    profile_conv_free(pc);
+    close(fd);
+    return st.markers;
+}
+
+START_TEST(test_fed_writer_layout)
+{
+    char *text;
+    ck_assert_int_gt(asprintf(&text, "%s%s", head, layout_body), 0);
+    check_follow(text, strlen(text), 53, 2);
+    check_follow(text, strlen(text), strlen(text), 1);
+    struct profile_end end = {.end_ms = -1};
+    struct profile_stats st;
+    cJSON *p = convert_text(layout_body, &end, &st, NULL);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_eq(st.markers, 5); /* the last line is valid, if not in the writer's layout */
+    ck_assert_uint_eq(st.skipped_lines, 3);
+    ck_assert_int_ge(find_marker(p, "test|3.000|4.250|2|{\"type\":\"Test\",\"test\":\"a\\\"b}\",\"category\":7}"), 0);
+    cJSON_Delete(p);
+    free(text);
+
+    /* Trusted, the glued line's payload is not looked at; told, the follower checks it and drops
+     * it, as the one-shot conversion of the same file does. */
+    char *profile, *want;
+    ck_assert_uint_eq(fed_markers(glued_line, false, &profile), 1);
+    free(profile);
+    ck_assert_uint_eq(fed_markers(glued_line, true, &profile), 0);
+    want = convert_to_text(in_dir("fed.jsonl"), &end, &st);
+    ck_assert_str_eq(profile, want);
+    ck_assert_uint_eq(st.skipped_lines, 1);
+    free(profile);
+    free(want);
+}
+END_TEST
+
 /* State lines across updates and repeated writes: an item a mid-run write closed as TIMEOUT is
  * still open for the follower, and ends normally later; nested opens of one key; garbage; a line
  * longer than the follower's buffer, and one longer than any line may be. */
@@ -1089,6 +1161,7 @@ int main(void)
     tcase_add_test(tc, test_detect_and_recover);
     tcase_add_test(tc, test_follow_fixtures);
     tcase_add_test(tc, test_follow_state_and_long_lines);
+    tcase_add_test(tc, test_fed_writer_layout);
     tcase_add_test(tc, test_follow_finalize);
     tcase_add_test(tc, test_marker_limit);
     suite_add_tcase(s, tc);
