@@ -1481,7 +1481,7 @@ static bool parse_marker_fed(const char *line, size_t len, struct marker_fields 
     const char *dend = e - 1, *k = dend;
     while (k > p && is_digit(k[-1]))
         k--;
-    if (k < dend && k - p >= 12 + 4 && memcmp(k - 12, ",\"category\":", 12) == 0) {
+    if (k < dend && k - p >= 12 + 2 && memcmp(k - 12, ",\"category\":", 12) == 0) {
         f->mcat = (struct member){.key = "category", .key_len = 8, .val = k, .val_len = (size_t)(dend - k)};
         f->cat = &f->mcat;
         dend = k - 12;

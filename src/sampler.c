@@ -266,6 +266,41 @@ struct pent {
     char *cmd; /* malloc'ed once per exec, NULL unknown */
 };
 
+/* The text a reader parsed last and what it made of it. Idle disks and a quiet network leave
+ * diskstats and net/dev byte for byte as they were: the same text gives the same figures, and is
+ * not parsed again. */
+struct same_text {
+    char *text;
+    size_t len, cap;
+    bool valid;
+    union {
+        struct procfs_disk_totals disk;
+        struct procfs_net_totals net;
+    } v;
+};
+
+static bool same_text_is(const struct same_text *t, const char *buf, size_t n)
+{
+    return t->valid && t->len == n && memcmp(t->text, buf, n) == 0;
+}
+
+/* Keep buf as the text last parsed (its figures: the caller's, in t->v). Without memory the
+ * next read is simply parsed. */
+static void same_text_keep(struct same_text *t, const char *buf, size_t n)
+{
+    t->valid = false;
+    if (n > t->cap) {
+        char *b = realloc(t->text, n);
+        if (!b)
+            return;
+        t->text = b;
+        t->cap = n;
+    }
+    memcpy(t->text, buf, n);
+    t->len = n;
+    t->valid = true;
+}
+
 struct sampler {
     struct sampler_config cfg;
     struct contain *contain;
@@ -290,6 +325,7 @@ struct sampler {
     bool have_net;
     char *disk_names; /* each name as its length (one byte) and its bytes */
     size_t disk_names_len;
+    struct same_text disk_text, net_text; /* what diskstats and net/dev read last */
 
     /* tree */
     int fd_cg_cpu, fd_cg_peak;
@@ -496,10 +532,24 @@ static void machine_read(struct sampler *s, struct machine_now *m)
     }
     if (s->fd_meminfo >= 0 && (n = pread_all(s->fd_meminfo, s->scratch, SCRATCH_SIZE)) > 0)
         m->mem = procfs_parse_meminfo(s->scratch, (size_t)n, &m->mem_v) == 0;
-    if (s->fd_diskstats >= 0 && (n = pread_all(s->fd_diskstats, s->scratch, SCRATCH_SIZE)) >= 0)
-        m->disk = procfs_parse_diskstats(s->scratch, (size_t)n, disk_filter, s, &m->disk_v) == 0;
-    if (s->fd_netdev >= 0 && (n = pread_all(s->fd_netdev, s->scratch, SCRATCH_SIZE)) > 0)
-        m->net = procfs_parse_net_dev(s->scratch, (size_t)n, &m->net_v) == 0;
+    if (s->fd_diskstats >= 0 && (n = pread_all(s->fd_diskstats, s->scratch, SCRATCH_SIZE)) >= 0) {
+        if (same_text_is(&s->disk_text, s->scratch, (size_t)n)) {
+            m->disk_v = s->disk_text.v.disk;
+            m->disk = true;
+        } else if ((m->disk = procfs_parse_diskstats(s->scratch, (size_t)n, disk_filter, s, &m->disk_v) == 0)) {
+            same_text_keep(&s->disk_text, s->scratch, (size_t)n);
+            s->disk_text.v.disk = m->disk_v;
+        }
+    }
+    if (s->fd_netdev >= 0 && (n = pread_all(s->fd_netdev, s->scratch, SCRATCH_SIZE)) > 0) {
+        if (same_text_is(&s->net_text, s->scratch, (size_t)n)) {
+            m->net_v = s->net_text.v.net;
+            m->net = true;
+        } else if ((m->net = procfs_parse_net_dev(s->scratch, (size_t)n, &m->net_v) == 0)) {
+            same_text_keep(&s->net_text, s->scratch, (size_t)n);
+            s->net_text.v.net = m->net_v;
+        }
+    }
 }
 
 static void machine_commit(struct sampler *s, const struct machine_now *m)
@@ -1786,6 +1836,8 @@ void sampler_free(struct sampler *s)
     free(s->cpu_prev);
     free(s->cpu_cur);
     free(s->disk_names);
+    free(s->disk_text.text);
+    free(s->net_text.text);
     free(s->scratch);
     jsonw_release(&s->w);
     free(s);

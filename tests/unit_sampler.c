@@ -178,6 +178,22 @@ START_TEST(test_machine_markers)
     ck_assert_ptr_nonnull(find(&c, "CPU Use", 1));
     m = find(&c, "Sampling Interval", 1);
     ck_assert_str_eq(m->data, "{\"type\":\"Interval\",\"interval\":100}");
+    /* diskstats and net/dev as they were: no activity. Then changed to a text of the same length
+     * (a reader that remembers its last text must not take it for the same). */
+    ck_assert_str_eq(find(&c, "IO", 1)->data, "{\"type\":\"IO\",\"read_count\":0,\"read_bytes\":0,"
+                                              "\"write_count\":0,\"write_bytes\":0,\"write_time\":0,\"read_time\":0}");
+    ck_assert_str_eq(find(&c, "NetIO", 1)->data, "{\"type\":\"NetIO\",\"recv_count\":0,\"recv_bytes\":0,"
+                                                 "\"sent_count\":0,\"sent_bytes\":0}");
+    put("diskstats", " 254 0 vda 15 0 108 33 7 0 66 47 0 0 0\n"
+                     " 254 1 vda1 99 0 999 0 99 0 999 0 0 0 0\n"
+                     "   7 0 loop0 2 0 4 0 0 0 0 0 0 0 0\n");
+    put("net/dev", NETHDR "    lo: 150 2 0 0 0 0 0 0 150 2 0 0 0 0 0 0\n"
+                          "  eth0: 2090 20 0 0 0 0 0 0 600 6 0 0 0 0 0 0\n");
+    ck_assert_int_eq(sampler_sample(s, t0 + 300 * NSEC_PER_MSEC, 1, false), 0);
+    ck_assert_str_eq(find(&c, "IO", 2)->data, "{\"type\":\"IO\",\"read_count\":2,\"read_bytes\":0,"
+                                              "\"write_count\":0,\"write_bytes\":0,\"write_time\":0,\"read_time\":0}");
+    ck_assert_str_eq(find(&c, "NetIO", 2)->data, "{\"type\":\"NetIO\",\"recv_count\":0,\"recv_bytes\":90,"
+                                                 "\"sent_count\":0,\"sent_bytes\":0}");
     sampler_free(s);
     cap_free(&c);
     char cmd[600];
