@@ -1410,6 +1410,8 @@ static int take_message(struct conv *c, const char *line, size_t len)
 struct marker_fields {
     struct member mname, mstart, mend, mdata, mcat;
     struct member *name, *start, *end, *data, *cat;
+    bool times; /* st and en are read already (en NAN: null) */
+    double st, en;
 };
 
 /* Any marker line, every value validated. */
@@ -1447,6 +1449,37 @@ static bool take_lit(const char **p, const char *e, const char *lit, size_t n)
 
 #define MARKER_HEAD "{\"type\":\"marker\",\"name\":"
 
+/* A time as the writer formats it (stream_format_ms: an optional '-', digits, '.', digits; 15
+ * digits at most): its value, and the byte after it. NULL for any other number (the full check
+ * then takes the line, and reads the same value: val_number). */
+static const char *take_ms(const char *p, const char *e, double *ret)
+{
+    bool neg = p < e && *p == '-';
+    p += neg;
+    const char *s = p;
+    uint64_t m = 0;
+    int digits = 0, frac = -1;
+    for (; p < e; p++) {
+        unsigned d = (unsigned)(unsigned char)*p - '0';
+        if (d <= 9) {
+            m = m * 10 + d;
+            digits++;
+            frac += frac >= 0;
+        } else if (*p == '.' && frac < 0 && digits)
+            frac = 0;
+        else
+            break;
+    }
+    /* JSON's own rules too: a digit first, no leading zero, a digit after the point */
+    if (!digits || digits > 15 || frac == 0 || (s[0] == '0' && p - s > 1 && s[1] != '.'))
+        return NULL;
+    double d = (double)m;
+    if (frac > 0)
+        d /= pow10_exact[frac];
+    *ret = neg ? -d : d;
+    return p;
+}
+
 /* A line the stream's writer made, in its layout (stream.h):
  *   {"type":"marker","name":S,"startTime":N,"endTime":N|null,"data":{...}|null[,"category":N]}
  * The follower is handed these bytes by the writer itself (fed mode), so the payload, which the
@@ -1465,14 +1498,15 @@ static bool parse_marker_fed(const char *line, size_t len, struct marker_fields 
         return false;
     f->mname = (struct member){.key = "name", .key_len = 4, .val = v, .val_len = (size_t)(p - v)};
     f->name = &f->mname;
-    if (!take_lit(&p, e, ",\"startTime\":", 13) || !(v = p, p = scan_number(p, e)))
+    if (!take_lit(&p, e, ",\"startTime\":", 13) || !(v = p, p = take_ms(p, e, &f->st)))
         return false;
     f->mstart = (struct member){.key = "startTime", .key_len = 9, .val = v, .val_len = (size_t)(p - v)};
     f->start = &f->mstart;
     if (!take_lit(&p, e, ",\"endTime\":", 11))
         return false;
     v = p;
-    if (!take_lit(&p, e, "null", 4) && !(p = scan_number(p, e)))
+    f->en = NAN;
+    if (!take_lit(&p, e, "null", 4) && !(p = take_ms(p, e, &f->en)))
         return false;
     f->mend = (struct member){.key = "endTime", .key_len = 7, .val = v, .val_len = (size_t)(p - v)};
     f->end = &f->mend;
@@ -1491,6 +1525,7 @@ static bool parse_marker_fed(const char *line, size_t len, struct marker_fields 
         return false;
     f->mdata = (struct member){.key = "data", .key_len = 4, .val = p, .val_len = dlen};
     f->data = &f->mdata;
+    f->times = true;
     return true;
 }
 
@@ -1501,12 +1536,15 @@ static int take_marker(struct conv *c, const char *line, size_t len, uint64_t of
         return 0;
     struct member *name = f.name, *start = f.start, *end = f.end, *data = f.data, *cat = f.cat;
     int r;
-    double st, en = NAN;
-    if (!name || name->val[0] != '"' || !start || !val_number(start->val, start->val_len, &st))
-        return 0;
-    if (end && !(end->val_len == 4 && memcmp(end->val, "null", 4) == 0) &&
-        !val_number(end->val, end->val_len, &en))
-        return 0;
+    double st = f.st, en = f.en;
+    if (!f.times) {
+        en = NAN;
+        if (!name || name->val[0] != '"' || !start || !val_number(start->val, start->val_len, &st))
+            return 0;
+        if (end && !(end->val_len == 4 && memcmp(end->val, "null", 4) == 0) &&
+            !val_number(end->val, end->val_len, &en))
+            return 0;
+    }
     if (data && !is_object_or_null(data))
         return 0;
     size_t dlen = data && data->val[0] == '{' ? data->val_len : 0;
@@ -1514,8 +1552,13 @@ static int take_marker(struct conv *c, const char *line, size_t len, uint64_t of
         return 0;
     if (en < st)
         en = st; /* a marker cannot end before it starts */
-    /* A counter's marker name was interned with the counter: a name that is not cannot feed one. */
-    struct counter *k = c->ncounters ? counter_for(c, intern_name_how(c, name->val, name->val_len, true)) : NULL;
+    /* A counter's marker name was interned with the counter: a name that is not cannot feed one.
+     * One lookup serves the counter and the record; a new name is added only for a marker that
+     * is kept (past the limit the table must not grow). */
+    int64_t id = intern_name_how(c, name->val, name->val_len, true);
+    if (id < -1)
+        return (int)id;
+    struct counter *k = counter_for(c, id);
     for (; k; k = k->next ? &c->counters[k->next - 1] : NULL)
         if ((r = counter_take(k, data ? data->val : NULL, dlen, st, en)) < 0)
             return r;
@@ -1524,8 +1567,7 @@ static int take_marker(struct conv *c, const char *line, size_t len, uint64_t of
         note_time(c, en);
         return 1;
     }
-    int64_t id = intern_name(c, name->val, name->val_len);
-    if (id < 0)
+    if (id < 0 && (id = intern_name(c, name->val, name->val_len)) < 0)
         return (int)id;
     uint64_t doff = dlen ? off + (uint64_t)(data->val - line) : 0;
     bool side = false;

@@ -781,6 +781,11 @@ static const char layout_body[] =
     "{\"type\":\"marker\",\"name\":\"caf\\u00e9\",\"startTime\":-1.5,\"endTime\":null,\"data\":null,\"category\":1}\n"
     "{\"type\":\"marker\",\"name\":\"x\",\"startTime\":5,\"endTime\":6,\"data\":null}\n"
     "{\"type\":\"marker\",\"name\":\"e\",\"startTime\":7,\"endTime\":8,\"data\":{},\"category\":2}\n"
+    "{\"type\":\"marker\",\"name\":\"n\",\"startTime\":01.5,\"endTime\":null,\"data\":null}\n"
+    "{\"type\":\"marker\",\"name\":\"n\",\"startTime\":-.5,\"endTime\":null,\"data\":null}\n"
+    "{\"type\":\"marker\",\"name\":\"n\",\"startTime\":2.,\"endTime\":null,\"data\":null}\n"
+    "{\"type\":\"marker\",\"name\":\"n\",\"startTime\":1e3,\"endTime\":-0.25,\"data\":null}\n"
+    "{\"type\":\"marker\",\"name\":\"n\",\"startTime\":0.5,\"endTime\":1234567890123.4567,\"data\":null}\n"
     "{\"type\":\"marker\",\"name\":\"x\",\"startTime\":5,\"endTime\":6,\"data\":{\"k\":1},\"category\":}\n"
     "{\"type\":\"marker\",\"name\":\"x\",\"startTime\":5,\"endTime\":6,\"data\":{\"k\":1},\"category\":12}x}\n"
     "{\"type\":\"marker\",\"name\":\"x\",\"startTime\":5,\"endTime\":6,\"data\":7}\n"
@@ -822,8 +827,8 @@ START_TEST(test_fed_writer_layout)
     struct profile_stats st;
     cJSON *p = convert_text(layout_body, &end, &st, NULL);
     ck_assert_ptr_nonnull(p);
-    ck_assert_uint_eq(st.markers, 6); /* the last line is valid, if not in the writer's layout */
-    ck_assert_uint_eq(st.skipped_lines, 3);
+    ck_assert_uint_eq(st.markers, 8); /* the last line is valid, if not in the writer's layout */
+    ck_assert_uint_eq(st.skipped_lines, 6);
     ck_assert_int_ge(find_marker(p, "test|3.000|4.250|2|{\"type\":\"Test\",\"test\":\"a\\\"b}\",\"category\":7}"), 0);
     cJSON_Delete(p);
     free(text);
