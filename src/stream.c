@@ -328,8 +328,15 @@ void stream_marker(struct stream *s, const char *name, uint64_t start_ns, uint64
     else
         jsonw_append(w, "null", 4);
     if (category != 0) {
-        n = (size_t)snprintf(num, sizeof num, ",\"category\":%d}", category);
-        jsonw_append(w, num, n);
+        /* ,"category":N} right-aligned in num */
+        char *d = num + sizeof num;
+        *--d = '}';
+        d = jsonw_digits_before(d, category < 0 ? 0 - (uint64_t)(int64_t)category : (uint64_t)category);
+        if (category < 0)
+            *--d = '-';
+        d -= 12;
+        memcpy(d, ",\"category\":", 12);
+        jsonw_append(w, d, (size_t)(num + sizeof num - d));
     } else
         jsonw_append(w, "}", 1);
     line_end(s);
