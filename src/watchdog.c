@@ -180,6 +180,48 @@ static _Noreturn void watch(int fd, int cg_dirfd, int cg_parentfd, const char *l
     }
 }
 
+/* Close every descriptor from 3 up but keep[0..n) (-1 entries ignored): with close_range (Linux
+ * 5.9) between the kept ones, else one by one as /proc/self/fd lists them. */
+static void close_all_but(int *keep, size_t n)
+{
+    /* ascending, so the gaps between them are the ranges to close */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && keep[j] < keep[j - 1]; j--) {
+            int t = keep[j];
+            keep[j] = keep[j - 1];
+            keep[j - 1] = t;
+        }
+    unsigned lo = 3;
+    bool ok = true;
+    for (size_t i = 0; i <= n && ok; i++) {
+        unsigned hi = i < n ? (unsigned)keep[i] : ~0u;
+        if (i < n && keep[i] < (int)lo)
+            continue;
+#ifdef SYS_close_range
+        if (hi > lo)
+            ok = syscall(SYS_close_range, lo, i < n ? hi - 1 : hi, 0) == 0;
+#else
+        ok = false;
+#endif
+        if (i < n)
+            lo = hi + 1;
+    }
+    if (ok)
+        return;
+    DIR *fds = opendir("/proc/self/fd");
+    struct dirent *e;
+    while (fds && (e = readdir(fds))) {
+        int fd = atoi(e->d_name);
+        bool kept = fd < 3 || fd == dirfd(fds);
+        for (size_t i = 0; i < n; i++)
+            kept |= fd == keep[i];
+        if (!kept && e->d_name[0] >= '0' && e->d_name[0] <= '9')
+            close(fd);
+    }
+    if (fds)
+        closedir(fds);
+}
+
 int watchdog_new(struct contain *c, int sig, uint64_t grace_ns, struct watchdog **ret)
 {
     struct watchdog *w = calloc(1, sizeof *w);
@@ -247,18 +289,7 @@ int watchdog_new(struct contain *c, int sig, uint64_t grace_ns, struct watchdog 
         for (int i = 0; i < 3 && null >= 0; i++)
             dup2(null, i);
         int keep[] = {p[0], cg_dirfd, cg_parentfd};
-        DIR *fds = opendir("/proc/self/fd");
-        struct dirent *e;
-        while (fds && (e = readdir(fds))) {
-            int fd = atoi(e->d_name);
-            bool kept = fd < 3 || fd == dirfd(fds);
-            for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
-                kept |= fd == keep[i];
-            if (!kept && e->d_name[0] >= '0' && e->d_name[0] <= '9')
-                close(fd);
-        }
-        if (fds)
-            closedir(fds);
+        close_all_but(keep, ARRAY_SIZE(keep));
         watch(p[0], cg_dirfd, cg_parentfd, leaf, mark, sig, grace_ns);
     }
     close(p[0]);

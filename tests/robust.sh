@@ -70,6 +70,31 @@ for tier in $tiers; do
         [ "$(val "$(markers "$P" command | cut -f5)" reason)" = stopped ] || fail "$tier: $sig: $(markers "$P" command)"
     done
 
+    # The watchdog holds its pipe, /dev/null on 0-2 and (cgroup tier) the cgroup's directories,
+    # nothing of resmon-run's (a pipe's write end or the stream kept open there would outlive
+    # resmon-run). It takes its name once it has closed the rest.
+    new_events
+    $R -o "$T/wd-$tier.json" -- "$HELPER" sleep 60 >/dev/null 2>&1 &
+    sup=$!
+    wait_event "ready *" >/dev/null
+    n=0
+    while ! wd=$(pgrep -P $sup -x resmon-watchdog); do
+        n=$((n + 1)); [ $n -lt 400 ] || fail "$tier: no watchdog named resmon-watchdog"
+        read -r -t 0.05 _ <&9 || :
+    done
+    pipes=0 others=""
+    for f in /proc/$wd/fd/*; do
+        t=$(readlink "$f") || continue
+        case $t in
+        /dev/null) ;;
+        pipe:*) pipes=$((pipes + 1)) ;;
+        *) [ "$tier" = cgroup ] && [ -d "$t" ] || others="$others ${f##*/}:$t" ;;
+        esac
+    done
+    [ $pipes = 1 ] && [ -z "$others" ] || fail "$tier: the watchdog holds $pipes pipes and$others"
+    kill $sup
+    wait $sup
+
     # The command kills resmon-run outright: what it started dies with it (the watchdog).
     new_events
     $R --grace 0.2 -o "$T/killed-$tier.json" -- sh -c "echo \$\$ >'$T/killer'; '$HELPER' daemon 60; \
