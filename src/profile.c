@@ -1405,7 +1405,6 @@ static int take_message(struct conv *c, const char *line, size_t len)
     return 1;
 }
 
-/* 1 accepted, 0 invalid (skipped), -errno. */
 /* A marker line's members (NULL: absent). */
 struct marker_fields {
     struct member mname, mstart, mend, mdata, mcat;
@@ -1529,6 +1528,7 @@ static bool parse_marker_fed(const char *line, size_t len, struct marker_fields 
     return true;
 }
 
+/* 1 accepted, 0 invalid (skipped), -errno. */
 static int take_marker(struct conv *c, const char *line, size_t len, uint64_t off)
 {
     struct marker_fields f;

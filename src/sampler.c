@@ -281,7 +281,7 @@ struct same_text {
 
 static bool same_text_is(const struct same_text *t, const char *buf, size_t n)
 {
-    return t->valid && t->len == n && memcmp(t->text, buf, n) == 0;
+    return t->valid && t->len == n && (n == 0 || memcmp(t->text, buf, n) == 0);
 }
 
 /* Keep buf as the text last parsed (its figures: the caller's, in t->v). Without memory the
@@ -296,7 +296,8 @@ static void same_text_keep(struct same_text *t, const char *buf, size_t n)
         t->text = b;
         t->cap = n;
     }
-    memcpy(t->text, buf, n);
+    if (n)
+        memcpy(t->text, buf, n);
     t->len = n;
     t->valid = true;
 }
