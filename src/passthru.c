@@ -95,7 +95,7 @@ bool passthru_flush(struct passthru *p)
     return true;
 }
 
-enum passthru_read passthru_read(struct passthru *p, const char **ret_buf, size_t *ret_len)
+enum passthru_read passthru_read(struct passthru *p, const char **ret_buf, size_t *ret_len, uint64_t *ret_ns)
 {
     if (p->rfd < 0)
         return PT_EOF;
@@ -113,6 +113,9 @@ enum passthru_read passthru_read(struct passthru *p, const char **ret_buf, size_
     }
     p->off = 0;
     p->len = (size_t)n;
+    /* Before the bytes go on: whoever reads them downstream may act on them at once (start a
+     * process, say), and that must not look earlier than the line that caused it. */
+    *ret_ns = now_ns();
     /* Pass the bytes on first: parsing must never delay them. */
     passthru_flush(p);
     *ret_buf = p->buf;

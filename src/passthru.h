@@ -2,7 +2,8 @@
  *
  * The supervisor reads the command's pipe (non-blocking) and writes what it read to our stdout
  * or stderr before it reads again; each chunk read is handed to the caller too (for the test-log
- * parsers), after it has been passed on, so parsing never delays the bytes.
+ * parsers), after it has been passed on, so parsing never delays the bytes. Its arrival time is
+ * read before the write: what a reader downstream does on seeing the bytes comes after it.
  *
  * Our end: a pipe gets a private non-blocking open file description (through /proc/self/fd), so
  * a slow reader never blocks the supervisor's loop (samples and deadlines keep their time), while
@@ -40,8 +41,9 @@ enum passthru_read {
     PT_EOF,   /* the pipe is closed: every writer is gone, or downstream is (read end closed) */
 };
 /* Read one chunk when nothing is pending, and pass it on at once as far as downstream takes it.
- * The chunk stays valid until the next call. */
-enum passthru_read passthru_read(struct passthru *p, const char **ret_buf, size_t *ret_len);
+ * The chunk stays valid until the next call. *ret_ns: its arrival (now_ns), taken after the read
+ * and before the write, so nothing that follows from the bytes downstream can precede it. */
+enum passthru_read passthru_read(struct passthru *p, const char **ret_buf, size_t *ret_len, uint64_t *ret_ns);
 
 /* Write what is pending. Returns true when nothing is left pending. */
 bool passthru_flush(struct passthru *p);

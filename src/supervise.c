@@ -225,10 +225,9 @@ static enum passthru_read read_output(struct sv *sv, int i)
     sv->tree_cpu_valid = sv->tree_rss_valid = false;
     const char *buf;
     size_t n;
-    enum passthru_read r = passthru_read(sv->pt[i], &buf, &n);
+    enum passthru_read r = passthru_read(sv->pt[i], &buf, &n, &sv->last_output_ns);
     if (r != PT_DATA)
         return r;
-    sv->last_output_ns = now_ns();
     if (sv->capture && sv->capture->len < RUNTIME_DUMP_MAX)
         jsonw_append(sv->capture, buf, MIN(n, RUNTIME_DUMP_MAX - sv->capture->len));
     if (sv->testlog) {
