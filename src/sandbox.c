@@ -488,27 +488,28 @@ out:
  * directory listing allocates, which the single-threaded parent allows. */
 static void close_inherited_sockets(void)
 {
+    /* In the command's child, which shares resmon-run's memory (spawn.h): getdents64 into a
+     * buffer on the stack, no DIR to allocate. */
     int dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
         return;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return;
-    }
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        int fd = atoi(e->d_name);
-        struct stat st;
-        int domain;
-        socklen_t len = sizeof domain;
-        if (fd <= 2 || fd == dirfd(d) || fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))
-            continue;
-        if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 && domain == AF_UNIX)
-            continue;
-        close(fd);
-    }
-    closedir(d);
+    char buf[4096] __attribute__((aligned(8)));
+    long n;
+    while ((n = syscall(SYS_getdents64, dfd, buf, sizeof buf)) > 0)
+        for (long off = 0; off < n;) {
+            struct dirent64 *e = (struct dirent64 *)(void *)(buf + off);
+            off += e->d_reclen;
+            int fd = atoi(e->d_name);
+            struct stat st;
+            int domain;
+            socklen_t len = sizeof domain;
+            if (fd <= 2 || fd == dfd || fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))
+                continue;
+            if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 && domain == AF_UNIX)
+                continue;
+            close(fd);
+        }
+    close(dfd);
 }
 
 int sandbox_command_filter_apply(void *filter)

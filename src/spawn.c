@@ -2,6 +2,8 @@
 #include "spawn.h"
 
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <stdint.h>
 #include <linux/sched.h>
 #include <sys/syscall.h>
@@ -15,6 +17,19 @@
 
 #include "util.h"
 
+/* Under AddressSanitizer the child's frames, which never return, leave their red zones poisoned
+ * on a stack the parent unmaps and the next mapping may reuse. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SPAWN_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SPAWN_ASAN 1
+#endif
+#endif
+#ifdef SPAWN_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 /* Report errno to the parent and leave. 127 is what a shell would say; the parent decides the
  * real status from the reported errno anyway. */
 static _Noreturn void child_fail(int errfd, int err)
@@ -24,17 +39,31 @@ static _Noreturn void child_fail(int errfd, int err)
     _exit(127);
 }
 
-static _Noreturn void child(const struct spawn_config *cfg, int errfd, pid_t parent, bool joined)
+/* What the child reads: the parent's memory, shared until the exec (the parent waits). */
+struct child_args {
+    const struct spawn_config *cfg;
+    char **envp;
+    int errfd;
+    pid_t parent;
+    bool joined;
+};
+
+/* Runs in the parent's address space (CLONE_VM) on its own stack, the parent suspended until the
+ * exec: system calls only, nothing written to memory the parent owns. The environment was built
+ * beforehand, errno is the parent's (it does not look at it after a successful clone). */
+static _Noreturn void child(const struct child_args *a)
 {
+    const struct spawn_config *cfg = a->cfg;
+    int errfd = a->errfd;
     if (cfg->pdeath_signal) {
         /* If we are already orphaned, the death signal will never come: act on it now. The saved
          * parent pid is compared, not 1, so this also works when resmon-run is PID 1. */
         if (prctl(PR_SET_PDEATHSIG, cfg->pdeath_signal, 0, 0, 0) < 0)
             child_fail(errfd, errno);
-        if (getppid() != parent)
+        if (getppid() != a->parent)
             kill(getpid(), cfg->pdeath_signal);
     }
-    if (cfg->contain && contain_child_join(cfg->contain, joined) < 0)
+    if (cfg->contain && contain_child_join(cfg->contain, a->joined) < 0)
         child_fail(errfd, errno);
     if (cfg->own_group && setpgid(0, 0) < 0)
         child_fail(errfd, errno);
@@ -56,19 +85,14 @@ static _Noreturn void child(const struct spawn_config *cfg, int errfd, pid_t par
         int flags = fcntl(cfg->extra_fd, F_GETFD);
         if (flags < 0 || fcntl(cfg->extra_fd, F_SETFD, flags & ~FD_CLOEXEC) < 0)
             child_fail(errfd, errno);
-        char num[16];
-        snprintf(num, sizeof num, "%d", cfg->extra_fd);
-        if (setenv(cfg->env_name, num, 1) < 0)
-            child_fail(errfd, errno);
     }
+    /* Dispositions are the child's own (no CLONE_SIGHAND); a handler of the parent's must not
+     * run here, on the parent's memory, before the exec resets it. */
+    signal(SIGSYS, SIG_DFL);
     if (cfg->restore_sigchld_ignore)
         signal(SIGCHLD, SIG_IGN);
     if (cfg->restore_sigxfsz)
         signal(SIGXFSZ, cfg->sigxfsz_ignored ? SIG_IGN : SIG_DFL);
-    if (cfg->mark && putenv((char *)(uintptr_t)cfg->mark) < 0)
-        child_fail(errfd, errno);
-    if (cfg->env_extra && putenv((char *)(uintptr_t)cfg->env_extra) < 0)
-        child_fail(errfd, errno);
     if (cfg->before_exec) {
         int r = cfg->before_exec(cfg->before_exec_ctx);
         if (r < 0)
@@ -76,53 +100,150 @@ static _Noreturn void child(const struct spawn_config *cfg, int errfd, pid_t par
     }
     if (cfg->child_mask)
         sigprocmask(SIG_SETMASK, cfg->child_mask, NULL);
-    execvp(cfg->argv[0], cfg->argv);
+    execvpe(cfg->argv[0], cfg->argv, a->envp);
     child_fail(errfd, errno);
 }
 
-/* Fork straight into the cgroup when there is one: with clone3(CLONE_INTO_CGROUP) (Linux 5.7) the
- * child's very first instruction already counts in the cgroup's cpu.stat, so the tree's CPU is
- * exact to the last tick. Elsewhere fork(), and the child joins before exec. Without CLONE_VM
- * and without a stack, clone3 returns in the child like fork (no atfork handlers: we have none). */
-static pid_t fork_into(const struct spawn_config *cfg, bool *ret_joined)
+static int child_main(void *arg) { child(arg); }
+
+/* The command's environment: ours, with NAME=VALUE entries replaced or added (what setenv and
+ * putenv in the child did, built here because the child must not allocate). adds[0..n): NULL
+ * entries are skipped. Returns a malloc'ed array (the strings are borrowed), NULL on ENOMEM. */
+static char **child_env(char *const *adds, size_t n)
 {
-    *ret_joined = false;
-    int cgfd = cfg->contain ? contain_cgroup_fd(cfg->contain) : -1;
-    if (cgfd >= 0) {
+    size_t have = 0;
+    while (environ && environ[have])
+        have++;
+    char **env = malloc((have + n + 1) * sizeof *env);
+    if (!env)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < have; i++) {
+        const char *e = environ[i], *eq = strchr(e, '=');
+        size_t nl = eq ? (size_t)(eq - e) : strlen(e);
+        bool replaced = false;
+        for (size_t j = 0; j < n && !replaced; j++)
+            replaced = adds[j] && strncmp(adds[j], e, nl) == 0 && adds[j][nl] == '=';
+        if (!replaced)
+            env[k++] = environ[i];
+    }
+    for (size_t j = 0; j < n; j++)
+        if (adds[j])
+            env[k++] = adds[j];
+    env[k] = NULL;
+    return env;
+}
+
+/* The child's stack: room for execvpe's PATH search and its fallback to /bin/sh for a script
+ * (both on the stack: the argument vector once more), above a guard page. */
+static size_t stack_size_for(const struct spawn_config *cfg)
+{
+    size_t argc = 0;
+    while (cfg->argv[argc])
+        argc++;
+    const char *path = getenv("PATH");
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t size = ((size_t)256 << 10) + (argc + 3) * sizeof(char *) + (path ? strlen(path) : 0);
+    return (size + page - 1) / page * page;
+}
+
+#if defined(__x86_64__)
+/* clone3 with a stack of the caller's: the child starts on it and calls fn(arg), and never
+ * returns through the caller's frames (which the parent, resumed after the exec, still uses).
+ * glibc has no wrapper for clone3; its clone() cannot place the child in a cgroup. */
+static long clone3_call(struct clone_args *args, int (*fn)(void *), void *arg)
+{
+    long ret;
+    register int (*r12)(void *) __asm__("r12") = fn;
+    register void *r13 __asm__("r13") = arg;
+    __asm__ volatile("syscall\n\t"
+                     "test %%rax, %%rax\n\t"
+                     "jnz 1f\n\t"
+                     "xor %%ebp, %%ebp\n\t"
+                     "mov %%r13, %%rdi\n\t"
+                     "call *%%r12\n\t"
+                     "mov %%eax, %%edi\n\t"
+                     "mov %[sys_exit], %%eax\n\t"
+                     "syscall\n\t"
+                     "ud2\n"
+                     "1:"
+                     : "=a"(ret)
+                     : "0"((long)SYS_clone3), "D"(args), "S"(sizeof *args), "r"(r12), "r"(r13),
+                       [sys_exit] "i"(SYS_exit)
+                     : "rcx", "r11", "memory");
+    return ret;
+}
+#endif
+
+/* Start the child the way posix_spawn does: sharing our memory (no page tables copied, no
+ * copy-on-write faults in either process afterwards: most of what a fork cost a run's start)
+ * and with us suspended until it has exec'd or failed. Straight into the cgroup when there is
+ * one, with clone3(CLONE_INTO_CGROUP) (Linux 5.7): the child's very first instruction already
+ * counts in the cgroup's cpu.stat, so the tree's CPU is exact to the last tick. Elsewhere (no
+ * clone3, another architecture) glibc's clone(), and the child joins before exec. */
+static pid_t clone_child(const struct spawn_config *cfg, struct child_args *a, char *stack, size_t size)
+{
+    a->joined = false;
+#if defined(__x86_64__)
+    if (!cfg->legacy_clone) {
+        int cgfd = cfg->contain ? contain_cgroup_fd(cfg->contain) : -1;
         struct clone_args args = {
-            .flags = CLONE_INTO_CGROUP,
+            .flags = CLONE_VM | CLONE_VFORK | (cgfd >= 0 ? CLONE_INTO_CGROUP : 0),
             .exit_signal = SIGCHLD,
-            .cgroup = (uint64_t)cgfd,
+            .stack = (uint64_t)(uintptr_t)stack,
+            .stack_size = size,
+            .cgroup = cgfd >= 0 ? (uint64_t)cgfd : 0,
         };
-        long pid = syscall(SYS_clone3, &args, sizeof args);
-        if (pid >= 0) {
-            *ret_joined = true;
+        a->joined = cgfd >= 0;
+        long pid = clone3_call(&args, child_main, a);
+        if (pid >= 0)
             return (pid_t)pid;
+        a->joined = false;
+        if (cgfd >= 0) { /* CLONE_INTO_CGROUP refused (a v1 hierarchy, say): join by hand */
+            args.flags &= ~(uint64_t)CLONE_INTO_CGROUP;
+            args.cgroup = 0;
+            if ((pid = clone3_call(&args, child_main, a)) >= 0)
+                return (pid_t)pid;
         }
     }
-    return fork();
+#endif
+    return clone(child_main, stack + size, CLONE_VM | CLONE_VFORK | SIGCHLD, a);
 }
 
 int spawn_command(const struct spawn_config *cfg, pid_t *ret_pid, bool *ret_exec_failed)
 {
-    int pipefd[2];
     *ret_exec_failed = false;
-    if (pipe2(pipefd, O_CLOEXEC) < 0)
-        return -errno;
-    pid_t parent = getpid();
-    bool joined;
-    pid_t pid = fork_into(cfg, &joined);
-    if (pid < 0) {
-        int r = -errno;
-        close(pipefd[0]);
-        close(pipefd[1]);
+    char fdvar[64] = "";
+    if (cfg->extra_fd >= 0)
+        snprintf(fdvar, sizeof fdvar, "%s=%d", cfg->env_name, cfg->extra_fd);
+    char *adds[] = {*fdvar ? fdvar : NULL, (char *)(uintptr_t)cfg->mark, (char *)(uintptr_t)cfg->env_extra};
+    char **envp = child_env(adds, sizeof adds / sizeof *adds);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), size = stack_size_for(cfg);
+    char *map = envp ? mmap(NULL, size + page, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0)
+                     : MAP_FAILED;
+    int pipefd[2] = {-1, -1};
+    if (map == MAP_FAILED || mprotect(map, page, PROT_NONE) < 0 || pipe2(pipefd, O_CLOEXEC) < 0) {
+        int r = envp ? -errno : -ENOMEM;
+        if (map != MAP_FAILED)
+            munmap(map, size + page);
+        free(envp);
         return r;
     }
-    if (pid == 0) {
-        close(pipefd[0]);
-        child(cfg, pipefd[1], parent, joined);
-    }
+    struct child_args a = {.cfg = cfg, .envp = envp, .errfd = pipefd[1], .parent = getpid()};
+    pid_t pid = clone_child(cfg, &a, map + page, size);
+    int clone_err = errno;
+    /* The child has exec'd or exited: its stack is ours again. */
+#ifdef SPAWN_ASAN
+    __asan_unpoison_memory_region(map + page, size);
+#endif
+    munmap(map, size + page);
+    free(envp);
     close(pipefd[1]);
+    if (pid < 0) {
+        close(pipefd[0]);
+        return -clone_err;
+    }
     /* Also from this side, so that the group exists whichever of us runs first. */
     if (cfg->own_group)
         setpgid(pid, pid);

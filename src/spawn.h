@@ -1,5 +1,10 @@
-/* spawn.h — starting the command: fork, put it where it belongs, exec, and tell exec failures
+/* spawn.h — starting the command: clone, put it where it belongs, exec, and tell exec failures
  * (126 cannot invoke, 127 not found) apart from the command's own exit statuses.
+ *
+ * The child shares resmon-run's memory until its exec, as posix_spawn's does (CLONE_VM |
+ * CLONE_VFORK, on a stack of its own; resmon-run waits): a fork copied the page tables and
+ * made every page resmon-run wrote afterwards fault once, most of the CPU a run's start cost.
+ * So the child only makes system calls; its environment is built before.
  *
  * An exec-error pipe (O_CLOEXEC) carries errno from a failed exec back to the parent; a successful
  * exec closes it, so a read of 0 bytes means the command is running. spawn_command() returns only
@@ -38,12 +43,13 @@ struct spawn_config {
     const char *env_extra;         /* another one, likewise (PYTHONFAULTHANDLER for --dump=python) */
     int pdeath_signal;             /* 0: none */
     /* Last step before exec (e.g. seccomp filters for the command); returns 0 or -errno. Runs in
-     * the child: only async-signal-safe work unless the parent is single-threaded (it is). */
+     * the child, in resmon-run's memory: system calls only, no allocation. */
     int (*before_exec)(void *ctx);
     void *before_exec_ctx;
+    bool legacy_clone;             /* glibc's clone() even where clone3 is there (tests) */
 };
 
-/* Fork and exec. On success *ret_pid is the running command. If exec failed, the child has been
+/* Clone and exec. On success *ret_pid is the running command. If exec failed, the child has been
  * reaped, *ret_pid is left alone and the exec errno is returned negated (e.g. -ENOENT); other
  * failures (fork) also return -errno, with *ret_exec_failed false. */
 int spawn_command(const struct spawn_config *cfg, pid_t *ret_pid, bool *ret_exec_failed);
