@@ -74,51 +74,40 @@ static bool starts_with(const struct cur *c, const char *lit, size_t n)
 }
 
 /* "Key:   123 kB" lines (meminfo, status) and "key 123" lines (cpu.stat) share one walker: for
- * each line, the key is the text before ':' or the first blank; lookup() maps it to a slot. These
- * files name each key once, so the walk ends when all nslots are filled (meminfo's are in its
- * first 26 of 54 lines, status's in its first 37 of 59). */
-typedef int (*kv_lookup_fn)(const char *key, size_t n, void *ctx);
-
-static void parse_kv(const char *buf, size_t len, kv_lookup_fn lookup, void *ctx,
-                     uint64_t *slots, unsigned nslots, unsigned *have)
+ * each line, the key is the text before ':' or the first blank, one of names[0..nslots) or
+ * none. These files name each key once, so the walk ends when all nslots are filled (meminfo's
+ * are in its first 26 of 54 lines, status's in its first 37 of 59). A line whose first byte
+ * starts no wanted key is skipped with one memchr: most of meminfo's, read every sample. */
+static void parse_kv(const char *buf, size_t len, const char *const *names, uint64_t *slots, unsigned nslots,
+                     unsigned *have)
 {
+    size_t lens[32];
+    for (unsigned i = 0; i < nslots; i++)
+        lens[i] = strlen(names[i]);
     struct cur c = {buf, buf + len};
     const unsigned all = (1u << nslots) - 1;
     while (c.p < c.end && (*have & all) != all) {
         const char *k = c.p;
-        while (c.p < c.end && *c.p != ':' && !is_blank(*c.p) && *c.p != '\n')
-            c.p++;
-        size_t kn = (size_t)(c.p - k);
-        if (c.p < c.end && *c.p == ':')
-            c.p++;
-        int slot = kn ? lookup(k, kn, ctx) : -1;
+        size_t room = (size_t)(c.end - k);
+        int slot = -1;
+        for (unsigned i = 0; i < nslots && slot < 0; i++)
+            if (names[i][0] == k[0] && room > lens[i] && memcmp(names[i], k, lens[i]) == 0 &&
+                (k[lens[i]] == ':' || is_blank(k[lens[i]])))
+                slot = (int)i;
         uint64_t v;
-        if (slot >= 0 && take_u64(&c, &v)) {
-            skip_blanks(&c);
-            if ((size_t)(c.end - c.p) >= 2 && c.p[0] == 'k' && c.p[1] == 'B')
-                v = v > UINT64_MAX / 1024 ? UINT64_MAX : v * 1024;
-            slots[slot] = v;
-            *have |= 1u << slot;
+        if (slot >= 0) {
+            c.p = k + lens[slot] + (k[lens[slot]] == ':');
+            if (take_u64(&c, &v)) {
+                skip_blanks(&c);
+                if ((size_t)(c.end - c.p) >= 2 && c.p[0] == 'k' && c.p[1] == 'B')
+                    v = v > UINT64_MAX / 1024 ? UINT64_MAX : v * 1024;
+                slots[slot] = v;
+                *have |= 1u << slot;
+            }
         }
         next_line(&c);
     }
 }
-
-static int key_index(const char *key, size_t n, const char *const *names, size_t count)
-{
-    for (size_t i = 0; i < count; i++)
-        if (names[i][0] == key[0] && strlen(names[i]) == n && memcmp(names[i], key, n) == 0)
-            return (int)i;
-    return -1;
-}
-
-#define DEFINE_LOOKUP(fn, ...)                                                                     \
-    static int fn(const char *key, size_t n, void *ctx)                                            \
-    {                                                                                              \
-        static const char *const names[] = {__VA_ARGS__};                                          \
-        (void)ctx;                                                                                 \
-        return key_index(key, n, names, sizeof names / sizeof names[0]);                           \
-    }
 
 int procfs_parse_stat(const char *buf, size_t len, struct procfs_cpu *cpus, size_t max,
                       size_t *ret_n)
@@ -157,14 +146,14 @@ int procfs_parse_stat(const char *buf, size_t len, struct procfs_cpu *cpus, size
     return 0;
 }
 
-DEFINE_LOOKUP(meminfo_lookup, "MemTotal", "MemFree", "MemAvailable", "Buffers", "Cached",
-              "SReclaimable")
+static const char *const meminfo_keys[] = {"MemTotal", "MemFree", "MemAvailable", "Buffers", "Cached",
+              "SReclaimable"};
 
 int procfs_parse_meminfo(const char *buf, size_t len, struct procfs_meminfo *ret)
 {
     uint64_t v[6] = {0};
     unsigned have = 0;
-    parse_kv(buf, len, meminfo_lookup, NULL, v, ARRAY_SIZE(v), &have);
+    parse_kv(buf, len, meminfo_keys, v, ARRAY_SIZE(v), &have);
     if (!(have & MEMINFO_TOTAL) || !(have & MEMINFO_FREE))
         return -ENODATA;
     *ret = (struct procfs_meminfo){.total = v[0],
@@ -261,12 +250,7 @@ int procfs_parse_pid_stat(const char *buf, size_t len, struct procfs_pid_stat *r
     const char *name = c.p + 1;
     /* (2) comm: the command chooses it, so it may hold ") " itself; the kernel prints no ')'
      * after it, so the last one in the buffer closes it. */
-    const char *rparen = NULL;
-    for (const char *q = c.end; q > name;)
-        if (*--q == ')') {
-            rparen = q;
-            break;
-        }
+    const char *rparen = c.end > name ? memrchr(name, ')', (size_t)(c.end - name)) : NULL;
     if (!rparen)
         return -EINVAL;
     size_t n = (size_t)(rparen - name);
@@ -299,13 +283,13 @@ int procfs_parse_pid_stat(const char *buf, size_t len, struct procfs_pid_stat *r
     return 0;
 }
 
-DEFINE_LOOKUP(status_lookup, "VmRSS", "VmHWM", "Threads", "PPid")
+static const char *const status_keys[] = {"VmRSS", "VmHWM", "Threads", "PPid"};
 
 int procfs_parse_pid_status(const char *buf, size_t len, struct procfs_pid_status *ret)
 {
     uint64_t v[4] = {0};
     unsigned have = 0;
-    parse_kv(buf, len, status_lookup, NULL, v, ARRAY_SIZE(v), &have);
+    parse_kv(buf, len, status_keys, v, ARRAY_SIZE(v), &have);
     *ret = (struct procfs_pid_status){.vmrss = v[0],
                                       .vmhwm = v[1],
                                       .threads = v[2],
@@ -314,13 +298,13 @@ int procfs_parse_pid_status(const char *buf, size_t len, struct procfs_pid_statu
     return 0;
 }
 
-DEFINE_LOOKUP(io_lookup, "rchar", "wchar", "read_bytes", "write_bytes", "cancelled_write_bytes")
+static const char *const io_keys[] = {"rchar", "wchar", "read_bytes", "write_bytes", "cancelled_write_bytes"};
 
 int procfs_parse_pid_io(const char *buf, size_t len, struct procfs_pid_io *ret)
 {
     uint64_t v[5] = {0};
     unsigned have = 0;
-    parse_kv(buf, len, io_lookup, NULL, v, ARRAY_SIZE(v), &have);
+    parse_kv(buf, len, io_keys, v, ARRAY_SIZE(v), &have);
     if (!(have & (PIO_READ_BYTES | PIO_WRITE_BYTES)))
         return -ENODATA;
     *ret = (struct procfs_pid_io){.rchar = v[0],
@@ -332,26 +316,26 @@ int procfs_parse_pid_io(const char *buf, size_t len, struct procfs_pid_io *ret)
     return 0;
 }
 
-DEFINE_LOOKUP(pss_lookup, "Pss")
+static const char *const pss_keys[] = {"Pss"};
 
 int procfs_parse_smaps_pss(const char *buf, size_t len, uint64_t *ret)
 {
     uint64_t v[1] = {0};
     unsigned have = 0;
-    parse_kv(buf, len, pss_lookup, NULL, v, ARRAY_SIZE(v), &have);
+    parse_kv(buf, len, pss_keys, v, ARRAY_SIZE(v), &have);
     if (!have)
         return -ENODATA;
     *ret = v[0];
     return 0;
 }
 
-DEFINE_LOOKUP(cgcpu_lookup, "usage_usec", "user_usec", "system_usec")
+static const char *const cgcpu_keys[] = {"usage_usec", "user_usec", "system_usec"};
 
 int procfs_parse_cg_cpu_stat(const char *buf, size_t len, struct procfs_cg_cpu *ret)
 {
     uint64_t v[3] = {0};
     unsigned have = 0;
-    parse_kv(buf, len, cgcpu_lookup, NULL, v, ARRAY_SIZE(v), &have);
+    parse_kv(buf, len, cgcpu_keys, v, ARRAY_SIZE(v), &have);
     if (!(have & CGCPU_USAGE))
         return -ENODATA;
     *ret = (struct procfs_cg_cpu){

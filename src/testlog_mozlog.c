@@ -80,6 +80,11 @@ enum scan { SCAN_OK, SCAN_SHORT, SCAN_BAD };
 
 static inline size_t ws(const char *s, size_t n, size_t i)
 {
+    /* What JSON writers put between tokens: nothing, or one space (Python's ", " and ": "). */
+    if (i < n && (unsigned char)s[i] > ' ')
+        return i;
+    if (i + 1 < n && s[i] == ' ' && (unsigned char)s[i + 1] > ' ')
+        return i + 1;
     for (; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c > ' ') /* the usual case, first */

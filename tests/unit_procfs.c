@@ -84,6 +84,15 @@ START_TEST(test_meminfo)
     ck_assert_uint_eq(m.total, 1024);
     ck_assert_uint_eq(m.sreclaimable, 6 * 1024);
     ck_assert_uint_eq(m.available, 3 * 1024);
+    /* a key is whole: one a wanted key begins (or that begins one) is another key; a key ends
+     * at ':' or a blank; the last line may lack its newline */
+    const char *near = "MemTotalX: 9 kB\nMemTotal: 7 kB\nMemFre: 9 kB\nCache: 9\nMemFree 8\nCached: 5";
+    ck_assert_int_eq(procfs_parse_meminfo(near, strlen(near), &m), 0);
+    ck_assert_uint_eq(m.total, 7 * 1024);
+    ck_assert_uint_eq(m.free, 8);
+    ck_assert_uint_eq(m.cached, 5);
+    ck_assert(!(m.have & MEMINFO_BUFFERS));
+    ck_assert_int_eq(procfs_parse_meminfo("M", 1, &m), -ENODATA);
 }
 END_TEST
 
