@@ -484,12 +484,11 @@ out:
 
 /* Sockets the command inherits (above stderr) that are not AF_UNIX: a network it was not to
  * reach, already connected. Closed; 0-2 are left (a command started by inetd has its socket
- * there, and closing them would break more than it protects). In the forked child: the
- * directory listing allocates, which the single-threaded parent allows. */
+ * there, and closing them would break more than it protects). In the command's child, which
+ * shares resmon-run's memory (spawn.h): getdents64 into a buffer on the stack, no DIR to
+ * allocate. */
 static void close_inherited_sockets(void)
 {
-    /* In the command's child, which shares resmon-run's memory (spawn.h): getdents64 into a
-     * buffer on the stack, no DIR to allocate. */
     int dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
         return;

@@ -51,7 +51,7 @@ struct spawn_config {
 
 /* Clone and exec. On success *ret_pid is the running command. If exec failed, the child has been
  * reaped, *ret_pid is left alone and the exec errno is returned negated (e.g. -ENOENT); other
- * failures (fork) also return -errno, with *ret_exec_failed false. */
+ * failures (clone, memory) also return -errno, with *ret_exec_failed false. */
 int spawn_command(const struct spawn_config *cfg, pid_t *ret_pid, bool *ret_exec_failed);
 
 #endif
