@@ -83,7 +83,8 @@ int main(int argc, char **argv)
     /* Now, before the seccomp lock-down forbids mapping code (libxml.h). */
     const char *why;
     if (o.junit && libxml_load(&why) < 0) {
-        log_msg("--junit: cannot load libxml2 (%s): %s", XML_SONAME, why);
+        log_msg("--junit: cannot load libxml2 (%s): %s; install it (Debian: libxml2) or leave out --junit",
+                XML_SONAME, why);
         return EXIT_CANCELED;
     }
     int status = EXIT_CANCELED;

@@ -8,8 +8,13 @@ trap _at_exit EXIT
 # Every test is bounded: after TEST_LIMIT seconds (600 unless told) a hang fails it, with the tree
 # of processes it hung in printed to its log, instead of holding the whole run.
 "$HELPERS/hangcheck" $$ "${TEST_LIMIT:-600}" || { echo "FAIL: no $HELPERS/hangcheck" >&2; exit 1; }
-TIMEOUT_LINK="$T/resmon-timeout"
-ln -s "$RESMON_RUN" "$TIMEOUT_LINK"
+# resmon-timeout: a link to the binary under test, or the one given (an installed package's).
+if [ -n "${RESMON_TIMEOUT:-}" ]; then
+    TIMEOUT_LINK=$RESMON_TIMEOUT
+else
+    TIMEOUT_LINK="$T/resmon-timeout"
+    ln -s "$RESMON_RUN" "$TIMEOUT_LINK"
+fi
 # new_events: a fresh event FIFO for the next step, held open read-write on fd 9 (helpers never
 # block opening it, no event is lost), so late events of earlier steps cannot be mistaken for it.
 _events_n=0

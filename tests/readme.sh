@@ -1,6 +1,7 @@
 #!/bin/sh
 # The README's quick start is what CI runs: its two commands are scripts/demo and scripts/test,
-# .ci/run runs scripts/test, and scripts/demo runs the very command the README shows.
+# .ci/run runs scripts/test, and scripts/demo runs the very command the README shows. One version
+# number everywhere, and CI checks the package.
 set -u
 : "${TOP_SRCDIR:?}"
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -29,4 +30,14 @@ demo=$(grep -E '^    \./resmon-run .*tests/demo/demo-suite$' README | sed 's/^ *
     fail "the README's demo command changed: $demo"
 grep -qxF "$demo" scripts/demo || fail "scripts/demo does not run '$demo'"
 grep -q '^scripts/setup' scripts/demo || fail "scripts/demo does not set up the build"
+
+# One version: configure.ac's (what --version and the profile's meta show) is the Debian
+# package's and the one the README's install command names.
+version=$(sed -n 's/^AC_INIT(\[resmon-run\], \[\([^]]*\)\].*/\1/p' configure.ac)
+[ -n "$version" ] || fail "no version in configure.ac's AC_INIT"
+deb=$(sed -n '1s/^resmon-run (\([^)]*\)).*/\1/p' debian/changelog)
+[ "$deb" = "$version" ] || fail "debian/changelog's version $deb is not configure.ac's $version"
+grep -q "apt-get install \./build-deb/resmon-run_${version}_" README ||
+    fail "the README's install command does not name version $version"
+grep -Eq '^[[:space:]]*scripts/package --check' .ci/run || fail ".ci/run does not check the package"
 exit 0
