@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -122,6 +124,18 @@ START_TEST(test_check_kinds)
     ck_assert_int_eq(close(open(at("mine"), O_WRONLY | O_CREAT, 0600)), 0);
     ck_assert_int_eq(outfile_check(AT_FDCWD, at("mine")), 0);
     ck_assert_int_eq(outfile_check(AT_FDCWD, "/dev/null"), -EINVAL);
+    ck_assert_str_eq(outfile_why(-EINVAL, AT_FDCWD, "/dev/null"),
+                     "it exists and is a character device, not a regular file");
+    int sk = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(sk, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", at("sock"));
+    ck_assert_int_eq(bind(sk, (struct sockaddr *)&sa, sizeof sa), 0);
+    close(sk);
+    ck_assert_int_eq(outfile_check(AT_FDCWD, at("sock")), -EINVAL);
+    ck_assert_str_eq(outfile_why(-EINVAL, AT_FDCWD, at("sock")), "it exists and is a socket, not a regular file");
+    int fd = -1;
+    ck_assert_int_eq(outfile_append(at("sock"), O_WRONLY | O_APPEND, &fd), -EINVAL);
     cleanup();
 }
 END_TEST
