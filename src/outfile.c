@@ -152,6 +152,24 @@ static void temp_name(char *tmp, size_t size, const char *path)
     snprintf(tmp, size, "%.*s.%.200s.%s.tmp", dirlen, path, base, rnd);
 }
 
+/* Rename tmp over path. Where path was absent when judged, nothing that appeared there since is
+ * replaced before it is judged in turn (RENAME_NOREPLACE, where the filesystem has it). */
+static int take_path(int dirfd, const char *tmp, const char *path, bool absent)
+{
+    if (absent) {
+        if (renameat2(dirfd, tmp, dirfd, path, RENAME_NOREPLACE) == 0)
+            return 0;
+        if (errno == EEXIST) {
+            int r = outfile_check(dirfd, path);
+            if (r < 0 && r != -ENOENT)
+                return r;
+        } else if (errno != EINVAL && errno != ENOSYS) {
+            return -errno;
+        }
+    }
+    return renameat(dirfd, tmp, dirfd, path) < 0 ? -errno : 0;
+}
+
 /* Shared by every output that is finalized before a kill (the profile, the JUnit report, ...). */
 int write_file_atomically(int dirfd, const char *path, int (*fill)(void *ctx, int fd), void *ctx, int *keep_fd)
 {
@@ -163,6 +181,7 @@ int write_file_atomically(int dirfd, const char *path, int (*fill)(void *ctx, in
     int r = outfile_check(dirfd, path);
     if (r < 0 && r != -ENOENT)
         return r;
+    bool absent = r == -ENOENT;
     _cleanup_free_ char *dir = dir_of(path);
     size_t size = strlen(path) + 200 + 64;
     _cleanup_free_ char *tmp = malloc(size);
@@ -207,8 +226,8 @@ int write_file_atomically(int dirfd, const char *path, int (*fill)(void *ctx, in
         if (close(fdx) < 0 && errno != EINTR)
             r = -errno;
     }
-    if (r >= 0 && renameat(dirfd, tmp, dirfd, path) < 0)
-        r = -errno;
+    if (r >= 0)
+        r = take_path(dirfd, tmp, path, absent);
     if (r < 0) {
         if (named)
             unlinkat(dirfd, tmp, 0);

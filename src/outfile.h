@@ -45,7 +45,8 @@ int outfile_append(const char *path, int flags, int *ret_fd);
 /* Write a file at dirfd/path atomically: fill(ctx, fd) writes a temporary file in the same
  * directory (see above; mode 0666 less the umask), which is fsynced and renamed over path, and the
  * directory is fsynced; on failure no temporary is left and path is untouched. path is first
- * judged by outfile_check(). keep_fd not NULL: the file is locked (flock) before the rename and
+ * judged by outfile_check(), and a file that appears there while the temporary is written is
+ * judged before it is replaced (RENAME_NOREPLACE where the filesystem has it). keep_fd not NULL: the file is locked (flock) before the rename and
  * stays open in *keep_fd (the fd there before is closed). Returns 0, fill's negative return, or
  * -errno. */
 int write_file_atomically(int dirfd, const char *path, int (*fill)(void *ctx, int fd), void *ctx, int *keep_fd);

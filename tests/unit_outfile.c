@@ -247,6 +247,16 @@ START_TEST(test_append)
 }
 END_TEST
 
+/* Plants another user's file at the path ctx names while the temporary is written. */
+static int fill_and_plant(void *ctx, int fd)
+{
+    int p = open(ctx, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    if (p < 0 || fchown(p, 65534, 65534) < 0)
+        return -EIO;
+    close(p);
+    return fill_hello(NULL, fd);
+}
+
 /* Another user's file: refused in a sticky directory writable by all or by its group, allowed
  * in one that is not shared, and a file of the directory's owner is not someone else's. */
 START_TEST(test_foreign)
@@ -271,6 +281,13 @@ START_TEST(test_foreign)
     ck_assert_int_eq(stat(at("theirs"), &st), 0);
     ck_assert_int_eq(st.st_size, 0);
     ck_assert_int_eq(st.st_uid, other);
+    /* one that appears while the output is written is not replaced either */
+    ck_assert_int_eq(write_file_atomically(AT_FDCWD, at("late"), fill_and_plant, at("late"), NULL), -EPERM);
+    ck_assert_int_eq(stat(at("late"), &st), 0);
+    ck_assert_int_eq(st.st_size, 0);
+    ck_assert_int_eq(st.st_uid, other);
+    const char *two[] = {"theirs", "late", NULL};
+    ck_assert_int_eq(others(two), 0);
     /* group-writable and sticky: shared too */
     ck_assert_int_eq(chmod(dir, 01770), 0);
     ck_assert_int_eq(outfile_check(AT_FDCWD, at("theirs")), -EPERM);
