@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "outfile.h"
 
 bool gha_active(enum ci_mode mode, bool timeout_mode, const char *github_actions_env)
 {
@@ -177,8 +178,8 @@ static int remember(struct gha_summary_file *s, int fd, off_t start, const char 
 int gha_summary_put(struct gha_summary_file *s, const char *path, const char *text, size_t len)
 {
     if (s->written) {
-        _cleanup_close_ int fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
-        if (fd >= 0 && still_ours(s, fd)) {
+        _cleanup_close_ int fd = -1;
+        if (outfile_append(path, O_RDWR, &fd) == 0 && still_ours(s, fd)) {
             /* The new text over the old, then the old one's tail cut: at every moment the file
              * holds a whole summary (the kill may come now). */
             int r = lseek(fd, s->start, SEEK_SET) < 0 ? -errno : write_all(fd, text, len);
@@ -191,10 +192,13 @@ int gha_summary_put(struct gha_summary_file *s, const char *path, const char *te
             return r;
         }
     }
-    _cleanup_close_ int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666);
-    if (fd < 0)
-        return -errno;
-    int r = write_all(fd, text, len);
+    /* The CI system's file, appended to (outfile.h's checks: never a FIFO, nobody else's in a
+     * shared directory). */
+    _cleanup_close_ int fd = -1;
+    int r = outfile_append(path, O_WRONLY | O_APPEND, &fd);
+    if (r < 0)
+        return r;
+    r = write_all(fd, text, len);
     /* O_APPEND: the offset is now the end of what was just written */
     off_t end = r == 0 ? lseek(fd, 0, SEEK_CUR) : -1;
     if (r == 0 && end < (off_t)len)

@@ -72,8 +72,9 @@ struct gha_summary_file {
     char *text;    /* the text, as written there */
     size_t len;
 };
-/* Write text to the file at path (created if missing, mode 0666 & ~umask): in place of the text
- * s holds when the file still ends with it, else appended. 0 or -errno; on an error s still
+/* Write text to the file at path (created if missing, mode 0666 & ~umask; outfile_append()'s
+ * checks): in place of the text s holds when the file still ends with it, else appended. 0 or
+ * -errno (outfile_why() words it); on an error s still
  * describes what is in the file. */
 int gha_summary_put(struct gha_summary_file *s, const char *path, const char *text, size_t len);
 void gha_summary_release(struct gha_summary_file *s);

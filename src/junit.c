@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "libxml.h"
+#include "outfile.h"
 
 #include "results.h"
 #include "util.h"
@@ -451,10 +452,20 @@ static void command_case(struct wctx *c, const struct results *j, double end_ms,
     free(v.message);
 }
 
+/* Where the report goes, and the first write error: libxml2 only learns that a write failed,
+ * the caller is told why (ENOSPC, EDQUOT ...). */
+struct out {
+    int fd;
+    int err;
+};
+
 static int out_write(void *ctx, const char *buf, int len)
 {
-    int fd = *(int *)ctx;
-    return write_all(fd, buf, (size_t)len) < 0 ? -1 : len;
+    struct out *o = ctx;
+    int r = write_all(o->fd, buf, (size_t)len);
+    if (r < 0 && !o->err)
+        o->err = r;
+    return r < 0 ? -1 : len;
 }
 
 static int out_close(void *ctx)
@@ -496,7 +507,8 @@ int junit_write(const struct results *j, int out_fd, double end_ms, struct junit
 
     char ts[32];
     timestamp(ts, sizeof ts, j->start_wall_ms);
-    xmlOutputBufferPtr ob = r == 0 ? xmlOutputBufferCreateIO(out_write, out_close, &out_fd, NULL) : NULL;
+    struct out out = {out_fd, 0};
+    xmlOutputBufferPtr ob = r == 0 ? xmlOutputBufferCreateIO(out_write, out_close, &out, NULL) : NULL;
     struct wctx c = {ob ? xmlNewTextWriter(ob) : NULL, r};
     if (!c.w) {
         if (ob)
@@ -558,6 +570,8 @@ int junit_write(const struct results *j, int out_fd, double end_ms, struct junit
     free(es);
     if (ret_stats)
         *ret_stats = (struct junit_stats){n, open, j->left_out};
+    if (c.rc == -EIO && out.err)
+        c.rc = out.err; /* what the disk said, not the writer's "it failed" */
     return c.rc < 0 ? c.rc : 0;
 }
 

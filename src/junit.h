@@ -40,7 +40,7 @@ struct junit_stats {
 };
 
 /* The report of what r read (results_update first) to out_fd / atomically to dirfd/path
- * (util.h, write_file_atomically). end_ms: the end of the run in profile ms (< 0: the last time
+ * (outfile.h, write_file_atomically). end_ms: the end of the run in profile ms (< 0: the last time
  * the stream holds), which times the tests still open. ret_stats may be NULL. 0, -EINVAL when
  * the stream had no meta line, or -errno. */
 int junit_write(const struct results *r, int out_fd, double end_ms, struct junit_stats *ret_stats);

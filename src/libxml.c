@@ -17,9 +17,12 @@ static const struct {
     CALL(NewTextWriter),       CALL(FreeTextWriter),          CALL(TextWriterSetIndent),
     CALL(TextWriterSetIndentString), CALL(TextWriterStartDocument), CALL(TextWriterEndDocument),
     CALL(TextWriterStartElement), CALL(TextWriterEndElement), CALL(TextWriterWriteAttribute),
-    CALL(TextWriterWriteString), CALL(TextWriterFlush),
+    CALL(TextWriterWriteString), CALL(TextWriterFlush), CALL(SetGenericErrorFunc),
 #undef CALL
 };
+
+/* Without a structured handler the library's errors all go through the generic one. */
+static void quiet(void *ctx, const char *fmt, ...) {}
 
 int libxml_load(const char **ret_error)
 {
@@ -42,8 +45,10 @@ int libxml_load(const char **ret_error)
                     memcpy((char *)&libxml + calls[i].off, &f, sizeof f);
                 }
             }
-            if (state == 1)
+            if (state == 1) {
                 libxml.InitParser();
+                libxml.SetGenericErrorFunc(NULL, quiet);
+            }
         }
     }
     if (state < 0 && ret_error)

@@ -27,11 +27,13 @@ struct libxml_api {
     __typeof__(xmlTextWriterWriteAttribute) *TextWriterWriteAttribute;
     __typeof__(xmlTextWriterWriteString) *TextWriterWriteString;
     __typeof__(xmlTextWriterFlush) *TextWriterFlush;
+    __typeof__(xmlSetGenericErrorFunc) *SetGenericErrorFunc;
 };
 extern struct libxml_api libxml;
 
 /* Load libxml2 and bind the calls (once; again: the first answer). 0, or -1 with *ret_error
- * (static or dlerror() text) saying why. */
+ * (static or dlerror() text) saying why. The library's own messages ("I/O error : write error")
+ * are silenced: the writer's callers say what failed, with the real errno. */
 int libxml_load(const char **ret_error);
 
 #ifndef LIBXML_BINDING
@@ -49,6 +51,7 @@ int libxml_load(const char **ret_error);
 #define xmlTextWriterWriteAttribute libxml.TextWriterWriteAttribute
 #define xmlTextWriterWriteString libxml.TextWriterWriteString
 #define xmlTextWriterFlush libxml.TextWriterFlush
+#define xmlSetGenericErrorFunc libxml.SetGenericErrorFunc
 #endif
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "compare.h"
 #include "junit.h"
+#include "outfile.h"
 #include "libxml.h"
 #include "otlp.h"
 #include "results.h"
@@ -39,7 +40,8 @@ static void raise_signal(int sig)
 /* --recover with --junit or --otlp: the reports, rebuilt from the stream. */
 static int recover_reports(const struct options *o)
 {
-    _cleanup_close_ int fd = open(o->recover, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    /* O_NONBLOCK: a FIFO there is refused by the reader, not waited on */
+    _cleanup_close_ int fd = open(o->recover, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
         log_errno(-errno, "cannot open '%s'", o->recover);
         return -errno;
@@ -58,13 +60,13 @@ static int recover_reports(const struct options *o)
         struct junit_stats js;
         int jr = o->junit ? junit_finalize(res, AT_FDCWD, o->junit, -1, &js) : 0;
         if (jr < 0)
-            log_errno(jr, "cannot write the JUnit report '%s'", o->junit);
+            log_msg("cannot write the JUnit report '%s': %s", o->junit, outfile_why(jr, AT_FDCWD, o->junit));
         else if (o->junit)
             log_msg("wrote the JUnit report '%s': %zu test%s, %zu never ended", o->junit, js.tests,
                     js.tests == 1 ? "" : "s", js.open);
         int orr = o->otlp ? otlp_finalize(res, AT_FDCWD, o->otlp, -1) : 0;
         if (orr < 0)
-            log_errno(orr, "cannot write the OpenTelemetry file '%s'", o->otlp);
+            log_msg("cannot write the OpenTelemetry file '%s': %s", o->otlp, outfile_why(orr, AT_FDCWD, o->otlp));
         else if (o->otlp)
             log_msg("wrote the OpenTelemetry file '%s'", o->otlp);
         r = jr < 0 ? jr : orr;
@@ -97,6 +99,13 @@ int main(int argc, char **argv)
         int jr = o.junit || o.otlp ? recover_reports(&o) : 0;
         struct profile_stats st;
         const char *out = o.output ? o.output : o.recover;
+        /* What is at the output path is judged first, so that its errors are not the input's. */
+        r = outfile_check(AT_FDCWD, out);
+        if (r < 0 && r != -ENOENT) {
+            log_msg("cannot write the profile '%s': %s", out, outfile_why(r, AT_FDCWD, out));
+            status = EXIT_CANCELED;
+            break;
+        }
         r = profile_recover(o.recover, o.output, o.gzip, &st);
         if (r == PROFILE_RECOVER_ALREADY_FULL) {
             if (strcmp(out, o.recover) == 0)
@@ -109,7 +118,7 @@ int main(int argc, char **argv)
         } else if (r == -EBUSY) {
             log_msg("'%s' is being written by a running resmon-run: convert a copy with -o FILE", o.recover);
         } else if (r < 0) {
-            log_errno(r, "cannot recover '%s'", o.recover);
+            log_msg("cannot recover '%s' into '%s': %s", o.recover, out, outfile_why(r, AT_FDCWD, out));
         } else {
             log_msg("recovered '%s' into '%s'%s: %llu markers, %llu counters, %llu damaged line%s skipped, "
                     "%llu open item%s closed",

@@ -8,6 +8,7 @@
 
 #include "jsonw.h"
 #include "junit.h"
+#include "outfile.h"
 #include "results.h"
 #include "util.h"
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "jsonw.h"
+#include "outfile.h"
 #include "results.h"
 #include "util.h"
 

@@ -21,6 +21,7 @@
 
 #include "jsonw.h"
 #include "markers.h"
+#include "outfile.h"
 #include "profile_stacks.h"
 #include "sampler.h"
 #include "stream.h"

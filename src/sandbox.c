@@ -49,6 +49,8 @@ static const char *const allow_names[] = {
     /* the stream and the finalizer: temp file beside the profile, durable rename */
     "fsync", "fdatasync", "ftruncate", "ftruncate64", "fallocate", "rename", "renameat",
     "renameat2", "unlink", "unlinkat", "mkdir", "mkdirat", "fchmod", "flock", "umask",
+    /* an O_TMPFILE temporary gets its name only when it is whole (outfile.h) */
+    "link", "linkat",
     /* containment clean-up: removing the cgroup leaf */
     "rmdir",
     /* the loop: poll, signalfd, timerfd, children */

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "jsonw.h"
+#include "outfile.h"
 #include "util.h"
 
 struct stream {
@@ -501,27 +502,20 @@ int stream_open(int dirfd, const char *path, const struct stream_meta *meta, uin
 {
     if (!path || !*path || !meta || !ret)
         return -EINVAL;
-    /* O_NONBLOCK: opening an existing FIFO must not hang before we can refuse it. */
-    _cleanup_close_ int fd = openat(dirfd, path,
-                                    O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
-                                    0666);
-    if (fd < 0)
-        return -errno;
-    struct stat st;
-    if (fstat(fd, &st) < 0)
-        return -errno;
-    if (S_ISDIR(st.st_mode))
-        return -EISDIR;
-    if (!S_ISREG(st.st_mode))
-        return -EINVAL;
-    /* Before it is truncated: a file another run is writing is that run's. */
+    /* A file of its own (outfile.h): what resmon-run reads back from it is what it wrote, so
+     * nobody else may write to it (0644). */
+    _cleanup_close_ int fd = -1;
+    int r = outfile_create(dirfd, path, O_RDWR | O_APPEND, 0644, &fd);
+    if (r < 0)
+        return r;
+    /* Locked as soon as it exists; a second run that came between took the path, and has it. */
+    struct stat st, at;
     if (flock(fd, LOCK_EX | LOCK_NB) < 0)
         return errno == EWOULDBLOCK ? -EBUSY : -errno;
-    int fl = fcntl(fd, F_GETFL);
-    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+    if (fstat(fd, &st) < 0)
         return -errno;
-    if (st.st_size > 0 && ftruncate(fd, 0) < 0)
-        return -errno;
+    if (fstatat(dirfd, path, &at, AT_SYMLINK_NOFOLLOW) < 0 || at.st_dev != st.st_dev || at.st_ino != st.st_ino)
+        return -EBUSY;
 
     struct stream *s = calloc(1, sizeof *s);
     if (!s)
@@ -568,7 +562,7 @@ int stream_open(int dirfd, const char *path, const struct stream_meta *meta, uin
         return -ENOMEM;
     }
     s->fd = TAKE_FD(fd);
-    int r = write_all(s->fd, w->buf, w->len);
+    r = write_all(s->fd, w->buf, w->len);
     if (r < 0) {
         stream_close(s);
         return r;

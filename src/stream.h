@@ -1,8 +1,9 @@
 /* stream.h — the JSON Lines stream: the profile's source of truth while the command runs
  * (profile-format.md §1–§2).
  *
- * stream_open() creates FILE (never following a symlink at the path, refusing an existing file
- * that is not a regular file, truncating an existing regular file; mode 0666 & ~umask), writes
+ * stream_open() creates FILE as a new file of its own (outfile.h: never through a symlink, never
+ * into a file that was there, which is replaced, unless it is not a regular file or someone
+ * else's in a shared directory; mode 0644 & ~umask, as resmon-run reads it back), writes
  * the compact meta line (first bytes: {"type":"meta"), the thread line and a clock line, and then
  * appends one line per marker or state line, each built in memory and written with ONE write(2) on
  * an O_APPEND descriptor, so the file is complete up to the last event at every instant. Times are
@@ -74,9 +75,9 @@ struct stream_meta {
 struct stream;
 
 /* Create the stream at path and write its header lines. Fails with -errno so the caller can refuse
- * to start the command: -ELOOP for a symlink, -EINVAL for an existing non-regular file (FIFO,
- * device; a directory gives -EISDIR), -EBUSY when another run holds the file (locking above),
- * -EACCES, -ENOSPC/-EIO when the header cannot be written, -ENOMEM. dirfd: directory for
+ * to start the command: outfile_create()'s errors (-ELOOP, -EINVAL, -EISDIR, -EPERM, -EBUSY when
+ * another run holds the file: locking above), -EACCES, -ENOSPC/-EIO when the header cannot be
+ * written, -ENOMEM; outfile_why() words them. dirfd: directory for
  * relative paths (AT_FDCWD). */
 int stream_open(int dirfd, const char *path, const struct stream_meta *meta, uint64_t fsync_interval_ns,
                 struct stream **ret);

@@ -36,6 +36,7 @@
 
 #include "cimeta.h"
 #include "contain.h"
+#include "outfile.h"
 #include "forensics.h"
 #include "jsonw.h"
 #include "ghactions.h"
@@ -455,19 +456,20 @@ static void write_reports(struct sv *sv, double end_ms)
     if (sv->o->junit) {
         int jr = r < 0 ? r : junit_finalize(sv->results, AT_FDCWD, sv->o->junit, end_ms, NULL);
         if (jr < 0 && !sv->junit_failed)
-            log_errno(jr, "cannot write the JUnit report '%s'", sv->o->junit);
+            log_msg("cannot write the JUnit report '%s': %s", sv->o->junit, outfile_why(jr, AT_FDCWD, sv->o->junit));
         sv->junit_failed |= jr < 0;
     }
     if (sv->o->otlp) {
         int orr = r < 0 ? r : otlp_finalize(sv->results, AT_FDCWD, sv->o->otlp, end_ms);
         if (orr < 0 && !sv->otlp_failed)
-            log_errno(orr, "cannot write the OpenTelemetry file '%s'", sv->o->otlp);
+            log_msg("cannot write the OpenTelemetry file '%s': %s", sv->o->otlp, outfile_why(orr, AT_FDCWD, sv->o->otlp));
         sv->otlp_failed |= orr < 0;
     }
     if (sv->perfherder_path) {
         int pr = r < 0 ? r : perfherder_finalize(sv->results, sv->o->product, AT_FDCWD, sv->perfherder_path, end_ms);
         if (pr < 0 && !sv->perfherder_failed)
-            log_errno(pr, "cannot write the Perfherder data '%s'", sv->perfherder_path);
+            log_msg("cannot write the Perfherder data '%s': %s", sv->perfherder_path,
+                    outfile_why(pr, AT_FDCWD, sv->perfherder_path));
         sv->perfherder_failed |= pr < 0;
     }
 }
@@ -523,7 +525,8 @@ static void profile_checkpoint(struct sv *sv, const char *why)
         /* The stream is what stays: make it durable. (After a rename it is no file's content any
          * more, and the profile was fsynced: no need to wait for the disk twice.) */
         stream_sync(sv->stream);
-        log_errno(r, "cannot write the profile '%s' (the stream stays in place)", sv->profile_path);
+        log_msg("cannot write the profile '%s' (the stream stays in place): %s", sv->profile_path,
+                outfile_why(r, AT_FDCWD, sv->profile_path));
     } else {
         if (st.left_out && !sv->finalizations)
             log_warn("%llu markers past the limit of %llu were left out of the profile (--max-markers)",
@@ -622,17 +625,27 @@ static char *dump_path_for(struct sv *sv)
     return p;
 }
 
+struct dump_fill {
+    const struct jsonw *text;
+};
+
+static int fill_dump(void *ctx, int fd)
+{
+    const struct jsonw *t = ((struct dump_fill *)ctx)->text;
+    return jsonw_failed(t) ? -ENOMEM : write_all(fd, t->buf, t->len);
+}
+
+/* Written as the profile is (outfile.h): a FIFO, a link or someone else's file at the path is
+ * refused at once, and what is there is replaced, never written into. */
 static void write_dump_file(struct sv *sv, const struct forensics_report *rep, const char *path)
 {
     struct jsonw text;
     jsonw_init(&text);
     forensics_text(rep, &text);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
-    int r = fd < 0 ? -errno : jsonw_failed(&text) ? -ENOMEM : write_all(fd, text.buf, text.len);
-    if (fd >= 0)
-        close(fd);
+    struct dump_fill f = {&text};
+    int r = write_file_atomically(AT_FDCWD, path, fill_dump, &f, NULL);
     if (r < 0)
-        log_errno(r, "cannot write the dump '%s'", path);
+        log_msg("cannot write the dump '%s': %s", path, outfile_why(r, AT_FDCWD, path));
     else if (sv->sum)
         sv->sum->dump_path = sv->dump_path;
     jsonw_release(&text);
@@ -1512,20 +1525,7 @@ static int open_stream(struct sv *sv)
 static void say_open_error(struct sv *sv, int r)
 {
     const char *path = sv->profile_path ? sv->profile_path : "?";
-    struct stat st;
-    if (r == -EBUSY)
-        log_msg("cannot write the profile '%s': another resmon-run is writing it", path);
-    else if (r == -EINVAL && stat(path, &st) == 0)
-        log_msg("cannot write the profile '%s': it exists and is a %s, not a regular file", path,
-                S_ISFIFO(st.st_mode)  ? "FIFO"
-                : S_ISCHR(st.st_mode) ? "character device"
-                : S_ISBLK(st.st_mode) ? "block device"
-                : S_ISSOCK(st.st_mode) ? "socket"
-                                       : "special file");
-    else if (r == -ELOOP)
-        log_msg("cannot write the profile '%s': it is a symbolic link (refused)", path);
-    else
-        log_errno(r, "cannot create the profile '%s'", path);
+    log_msg("cannot create the profile '%s': %s", path, outfile_why(r, AT_FDCWD, path));
 }
 
 /* GitHub Actions: annotations on stderr (those not printed yet), the job summary in
@@ -1551,7 +1551,8 @@ static void github_outputs(struct sv *sv, const struct summary_facts *f)
     if (sv->gha_summary && summary_format_markdown(f, &text, &len) == 0) {
         int r = gha_summary_put(&sv->gha_file, sv->gha_summary, text, len);
         if (r < 0 && !sv->gha_failed)
-            log_errno(r, "cannot write the job summary to '%s'", sv->gha_summary);
+            log_msg("cannot write the job summary to '%s': %s", sv->gha_summary,
+                    outfile_why(r, AT_FDCWD, sv->gha_summary));
         sv->gha_failed |= r < 0;
         free(text);
     }

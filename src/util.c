@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <time.h>
 
 uint64_t now_ns(void)
@@ -86,64 +85,6 @@ int parse_name_list(const char *list, const struct name_bit *names, size_t n, un
         p = end + 1;
     }
     *ret_mask = mask;
-    return 0;
-}
-
-/* Shared by every output that is finalized before a kill (the profile, the JUnit report, ...). */
-int write_file_atomically(int dirfd, const char *path, int (*fill)(void *ctx, int fd), void *ctx, int *keep_fd)
-{
-    if (!path || !*path)
-        return -EINVAL;
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    if (!*base)
-        return -EISDIR;
-    size_t dirlen = slash ? (size_t)(slash - path) : 0;
-    _cleanup_free_ char *dir = strndup(slash ? path : ".", slash ? (dirlen ? dirlen : 1) : 1);
-    _cleanup_free_ char *tmp = malloc(dirlen + 1 + 200 + 64);
-    if (!dir || !tmp)
-        return -ENOMEM;
-
-    static unsigned counter;
-    _cleanup_close_ int fd = -1;
-    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
-        /* Hidden, beside the target (same filesystem, so rename is atomic); the name is cut to
-         * stay under NAME_MAX. */
-        snprintf(tmp, dirlen + 1 + 200 + 64, "%.*s%s.%.200s.tmp%ld.%u", (int)dirlen, path, slash ? "/" : "",
-                 base, (long)getpid(), counter++);
-        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
-        if (fd < 0 && errno != EEXIST)
-            return -errno;
-    }
-    if (fd < 0)
-        return -EEXIST;
-
-    int r = fill(ctx, fd);
-    if (r >= 0 && fsync(fd) < 0)
-        r = -errno;
-    /* Locked before it takes the path: the path is never an unlocked file while the run lives. */
-    if (r >= 0 && keep_fd && flock(fd, LOCK_EX | LOCK_NB) < 0)
-        r = -errno;
-    if (r >= 0 && !keep_fd) {
-        int fdx = TAKE_FD(fd);
-        if (close(fdx) < 0 && errno != EINTR)
-            r = -errno;
-    }
-    if (r >= 0 && renameat(dirfd, tmp, dirfd, path) < 0)
-        r = -errno;
-    if (r < 0) {
-        unlinkat(dirfd, tmp, 0);
-        return r;
-    }
-    if (keep_fd) {
-        if (*keep_fd >= 0)
-            close(*keep_fd);
-        *keep_fd = TAKE_FD(fd);
-    }
-    /* The rename itself must survive a crash: the directory entry is data too. */
-    _cleanup_close_ int dfd = openat(dirfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0)
-        (void)fsync(dfd);
     return 0;
 }
 

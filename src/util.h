@@ -72,13 +72,6 @@ struct name_bit {
     unsigned bit;
 };
 int parse_name_list(const char *list, const struct name_bit *names, size_t n, unsigned *ret_mask);
-/* Write a file at dirfd/path atomically: fill(ctx, fd) writes a temporary file beside it (hidden,
- * created O_EXCL|O_NOFOLLOW, mode 0666 & ~umask), which is fsynced and renamed over path, and the
- * directory is fsynced; on failure the temporary file is removed and path is untouched. keep_fd
- * not NULL: the file is locked (flock) before the rename and stays open in *keep_fd (the fd there
- * before is closed). Returns 0, fill's negative return, or -errno. */
-int write_file_atomically(int dirfd, const char *path, int (*fill)(void *ctx, int fd), void *ctx, int *keep_fd);
-
 /* Make room in the array *pp of *cap elements of size bytes for need elements, doubling the
  * capacity (first 16) as often as it takes. 0 or -ENOMEM (the array is left as it was). */
 int array_reserve(void *pp, size_t *cap, size_t need, size_t size);

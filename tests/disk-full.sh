@@ -40,6 +40,18 @@ grep -q "cannot write the profile stream .*No space left on device" "$T/chatty.e
 grep -q "could not be written (No space left on device): the profile lacks them" "$T/chatty.err" ||
     fail "disk full: the summary does not say what was lost: $(cat "$T/chatty.err")"
 
+# The JUnit report on a full disk: the disk's own error, and nothing of libxml2's on stderr.
+mkdir "$T/junit-full"
+unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$1/junit-full" || exit 99
+    "$2" -i 0.05 --junit "$1/junit-full/j.xml" -o "$1/junit-full.json" -- sh -c "$3" >/dev/null 2>"$1/junit-full.err"
+    echo $? >"$1/junit-full.status"' sh "$T" "$RESMON_RUN" "seq 1 3000 | sed 's|.*|TEST-START \| t&\nTEST-PASS \| t& \| ok|'"
+[ "$(cat "$T/junit-full.status")" = 0 ] || fail "JUnit on a full disk: status $(cat "$T/junit-full.status")"
+grep -q "cannot write the JUnit report '$T/junit-full/j.xml': No space left on device" "$T/junit-full.err" ||
+    fail "JUnit on a full disk: not the disk's error: $(cat "$T/junit-full.err")"
+grep -v "^resmon-run: \|^  " "$T/junit-full.err" >"$T/junit-full.stray" &&
+    fail "JUnit on a full disk: stray lines on stderr: $(cat "$T/junit-full.stray")"
+[ "$(count "$T/junit-full.json" test)" = 3000 ] || fail "JUnit on a full disk: the profile lacks tests"
+
 # Full for a while: 100 tests, the disk fills, 100 tests, space comes back, 100 tests. Nothing is
 # lost: the lines that could not be written waited in memory.
 mkdir "$T/while"
