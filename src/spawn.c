@@ -221,6 +221,8 @@ int spawn_command(const struct spawn_config *cfg, pid_t *ret_pid, bool *ret_exec
     char fdvar[64] = "";
     if (cfg->extra_fd >= 0)
         snprintf(fdvar, sizeof fdvar, "%s=%d", cfg->env_name, cfg->extra_fd);
+    else if (cfg->env_name)
+        snprintf(fdvar, sizeof fdvar, "%s=%s", cfg->env_name, SPAWN_ENV_NO_FD);
     char *adds[] = {*fdvar ? fdvar : NULL, (char *)(uintptr_t)cfg->mark, (char *)(uintptr_t)cfg->env_extra};
     char **envp = child_env(adds, sizeof adds / sizeof *adds);
     size_t page = (size_t)sysconf(_SC_PAGESIZE), size = stack_size_for(cfg);

@@ -25,6 +25,8 @@
 
 #include "contain.h"
 
+#define SPAWN_ENV_NO_FD "none"
+
 struct spawn_config {
     char **argv;
     const struct contain *contain; /* may be NULL */
@@ -33,7 +35,9 @@ struct spawn_config {
     int stdout_fd, stderr_fd;      /* -1: inherit ours; else dup2'ed onto 1 / 2 */
     int extra_fd;                  /* -1 or an fd to keep open across exec, its number put in
                                       the environment as env_name */
-    const char *env_name;
+    const char *env_name;          /* NULL, or set to SPAWN_ENV_NO_FD when extra_fd is -1: the
+                                      command can tell "supervised, nothing to send to" from
+                                      "not supervised" */
     const sigset_t *child_mask;    /* the mask to exec with (the caller's original) */
     bool restore_sigchld_ignore;   /* the caller had SIGCHLD ignored: restore that for the child */
     bool restore_sigxfsz;          /* resmon-run ignores SIGXFSZ (a write past the file-size limit

@@ -1979,6 +1979,12 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     child_out[1] = child_err[1] = -1;
     if (r < 0) {
         log_errno(r, "failed to run command '%s'", o->argv[0]);
+        /* GNU timeout's habit (`timeout 5 CMD`): the duration taken for the command. */
+        uint64_t ns;
+        if (r == -ENOENT && !o->timeout_mode && !strchr(o->argv[0], '/') && parse_duration(o->argv[0], &ns) == 0)
+            log_msg("hint: for a timeout of %s, run 'resmon-run -t %s -- %s ...' or 'resmon-timeout %s %s ...'",
+                    o->argv[0], o->argv[0], o->argv[1] ? o->argv[1] : "COMMAND", o->argv[0],
+                    o->argv[1] ? o->argv[1] : "COMMAND");
         if (exec_failed) {
             ret->exit_status = r == -ENOENT ? EXIT_ENOENT : EXIT_CANNOT_INVOKE;
             ret->raise_signal = 0;
