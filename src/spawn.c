@@ -98,6 +98,10 @@ CHILD_SIDE static _Noreturn void child(const struct child_args *a)
         signal(SIGCHLD, SIG_IGN);
     if (cfg->restore_sigxfsz)
         signal(SIGXFSZ, cfg->sigxfsz_ignored ? SIG_IGN : SIG_DFL);
+    if (cfg->default_signals)
+        for (int s = 1; s < NSIG; s++)
+            if (sigismember(cfg->default_signals, s) == 1)
+                signal(s, SIG_DFL);
     if (cfg->before_exec) {
         int r = cfg->before_exec(cfg->before_exec_ctx);
         if (r < 0)

@@ -43,6 +43,9 @@ struct spawn_config {
     bool restore_sigxfsz;          /* resmon-run ignores SIGXFSZ (a write past the file-size limit
                                       must fail, not kill it): give the command the caller's */
     bool sigxfsz_ignored;          /* ... which was SIG_IGN (else SIG_DFL) */
+    const sigset_t *default_signals; /* NULL, or signals the command gets at their default even
+                                        where the caller ignored them: those resmon-run acts on,
+                                        as GNU timeout's handlers (which exec resets) give it */
     const char *mark;              /* NULL or "KEY=VALUE" added to the command's environment */
     const char *env_extra;         /* another one, likewise (PYTHONFAULTHANDLER for --dump=python) */
     int pdeath_signal;             /* 0: none */

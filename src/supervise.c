@@ -1951,6 +1951,17 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     if (!o->no_sandbox && (r = sandbox_private_self()) < 0)
         log_errno(r, "warning: resmon-run stays dumpable");
 
+    /* GNU timeout catches these (and its --signal), so its command, whose caught signals exec
+     * resets, gets them at their default even from a caller that ignored them: a background
+     * `timeout` from a script, whose shell ignores INT, still stops its command on INT. */
+    sigset_t default_signals;
+    sigemptyset(&default_signals);
+    static const int gnu_caught[] = {SIGALRM, SIGINT, SIGQUIT, SIGHUP, SIGTERM};
+    for (size_t i = 0; i < ARRAY_SIZE(gnu_caught); i++)
+        sigaddset(&default_signals, gnu_caught[i]);
+    if (o->signal && o->signal != SIGKILL && o->signal != SIGSTOP)
+        sigaddset(&default_signals, o->signal);
+
     struct spawn_config sc = {
         .argv = o->argv,
         .contain = sv.contain,
@@ -1964,6 +1975,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         .restore_sigchld_ignore = chld_ignored,
         .restore_sigxfsz = true,
         .sigxfsz_ignored = xfsz_ignored,
+        .default_signals = &default_signals,
         .mark = mark,
         /* CPython prints every thread's traceback on a fatal signal with this set at its start */
         .env_extra = o->dump && (o->dump_runtimes & FORENSICS_RT_PYTHON) ? "PYTHONFAULTHANDLER=1" : NULL,
