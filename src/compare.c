@@ -470,6 +470,9 @@ int compare_format(const struct results *old, const struct results *new_, const 
     struct out o = {0};
     if (r == 0) {
         size_t reg = nrows[L_NEWFAIL] + nrows[L_SLOWER] + nrows[L_FATTER];
+        /* A suite that stopped running has no failures to show: every test gone is one. */
+        bool vanished = na > 0 && nb == 0;
+        reg += vanished;
         if (opt->markdown) {
             outf(&o, "### resmon-run: ");
             md(&o, true, old_name);
@@ -483,6 +486,10 @@ int compare_format(const struct results *old, const struct results *new_, const 
                                : "\n%zu new failure%s, %zu fixed, %zu slower and %zu fatter (past %g%%), %zu new, %zu gone\n",
              nrows[L_NEWFAIL], nrows[L_NEWFAIL] == 1 ? "" : "s", nrows[L_FIXED], nrows[L_SLOWER], nrows[L_FATTER],
              thr * 100, nrows[L_NEW], nrows[L_GONE]);
+        if (vanished)
+            outf(&o, opt->markdown ? "\n**The new run recorded no test** (the old one recorded %zu): its suite did not run.\n"
+                                   : "\nThe new run recorded no test (the old one recorded %zu): its suite did not run.\n",
+                 na);
         for (int l = 0; l < L_N; l++)
             list(&o, (enum list)l, rows[l], nrows[l], ae, be, opt->markdown);
         *regressions = reg;

@@ -98,6 +98,10 @@ CHILD_SIDE static _Noreturn void child(const struct child_args *a)
         signal(SIGCHLD, SIG_IGN);
     if (cfg->restore_sigxfsz)
         signal(SIGXFSZ, cfg->sigxfsz_ignored ? SIG_IGN : SIG_DFL);
+    if (cfg->default_signals)
+        for (int s = 1; s < NSIG; s++)
+            if (sigismember(cfg->default_signals, s) == 1)
+                signal(s, SIG_DFL);
     if (cfg->before_exec) {
         int r = cfg->before_exec(cfg->before_exec_ctx);
         if (r < 0)
@@ -221,6 +225,8 @@ int spawn_command(const struct spawn_config *cfg, pid_t *ret_pid, bool *ret_exec
     char fdvar[64] = "";
     if (cfg->extra_fd >= 0)
         snprintf(fdvar, sizeof fdvar, "%s=%d", cfg->env_name, cfg->extra_fd);
+    else if (cfg->env_name)
+        snprintf(fdvar, sizeof fdvar, "%s=%s", cfg->env_name, SPAWN_ENV_NO_FD);
     char *adds[] = {*fdvar ? fdvar : NULL, (char *)(uintptr_t)cfg->mark, (char *)(uintptr_t)cfg->env_extra};
     char **envp = child_env(adds, sizeof adds / sizeof *adds);
     size_t page = (size_t)sysconf(_SC_PAGESIZE), size = stack_size_for(cfg);

@@ -25,6 +25,8 @@
 
 #include "contain.h"
 
+#define SPAWN_ENV_NO_FD "none"
+
 struct spawn_config {
     char **argv;
     const struct contain *contain; /* may be NULL */
@@ -33,12 +35,17 @@ struct spawn_config {
     int stdout_fd, stderr_fd;      /* -1: inherit ours; else dup2'ed onto 1 / 2 */
     int extra_fd;                  /* -1 or an fd to keep open across exec, its number put in
                                       the environment as env_name */
-    const char *env_name;
+    const char *env_name;          /* NULL, or set to SPAWN_ENV_NO_FD when extra_fd is -1: the
+                                      command can tell "supervised, nothing to send to" from
+                                      "not supervised" */
     const sigset_t *child_mask;    /* the mask to exec with (the caller's original) */
     bool restore_sigchld_ignore;   /* the caller had SIGCHLD ignored: restore that for the child */
     bool restore_sigxfsz;          /* resmon-run ignores SIGXFSZ (a write past the file-size limit
                                       must fail, not kill it): give the command the caller's */
     bool sigxfsz_ignored;          /* ... which was SIG_IGN (else SIG_DFL) */
+    const sigset_t *default_signals; /* NULL, or signals the command gets at their default even
+                                        where the caller ignored them: those resmon-run acts on,
+                                        as GNU timeout's handlers (which exec resets) give it */
     const char *mark;              /* NULL or "KEY=VALUE" added to the command's environment */
     const char *env_extra;         /* another one, likewise (PYTHONFAULTHANDLER for --dump=python) */
     int pdeath_signal;             /* 0: none */

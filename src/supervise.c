@@ -1952,6 +1952,17 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     if (!o->no_sandbox && (r = sandbox_private_self()) < 0)
         log_errno(r, "warning: resmon-run stays dumpable");
 
+    /* GNU timeout catches these (and its --signal), so its command, whose caught signals exec
+     * resets, gets them at their default even from a caller that ignored them: a background
+     * `timeout` from a script, whose shell ignores INT, still stops its command on INT. */
+    sigset_t default_signals;
+    sigemptyset(&default_signals);
+    static const int gnu_caught[] = {SIGALRM, SIGINT, SIGQUIT, SIGHUP, SIGTERM};
+    for (size_t i = 0; i < ARRAY_SIZE(gnu_caught); i++)
+        sigaddset(&default_signals, gnu_caught[i]);
+    if (o->signal && o->signal != SIGKILL && o->signal != SIGSTOP)
+        sigaddset(&default_signals, o->signal);
+
     struct spawn_config sc = {
         .argv = o->argv,
         .contain = sv.contain,
@@ -1965,6 +1976,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         .restore_sigchld_ignore = chld_ignored,
         .restore_sigxfsz = true,
         .sigxfsz_ignored = xfsz_ignored,
+        .default_signals = &default_signals,
         .mark = mark,
         /* CPython prints every thread's traceback on a fatal signal with this set at its start */
         .env_extra = o->dump && (o->dump_runtimes & FORENSICS_RT_PYTHON) ? "PYTHONFAULTHANDLER=1" : NULL,
@@ -1980,6 +1992,12 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     child_out[1] = child_err[1] = -1;
     if (r < 0) {
         log_errno(r, "failed to run command '%s'", o->argv[0]);
+        /* GNU timeout's habit (`timeout 5 CMD`): the duration taken for the command. */
+        uint64_t ns;
+        if (r == -ENOENT && !o->timeout_mode && !strchr(o->argv[0], '/') && parse_duration(o->argv[0], &ns) == 0)
+            log_msg("hint: for a timeout of %s, run 'resmon-run -t %s -- %s ...' or 'resmon-timeout %s %s ...'",
+                    o->argv[0], o->argv[0], o->argv[1] ? o->argv[1] : "COMMAND", o->argv[0],
+                    o->argv[1] ? o->argv[1] : "COMMAND");
         if (exec_failed) {
             ret->exit_status = r == -ENOENT ? EXIT_ENOENT : EXIT_CANNOT_INVOKE;
             ret->raise_signal = 0;

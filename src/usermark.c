@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "jsonw.h"
+#include "spawn.h"
 #include "util.h"
 
 #define USERMARK_BATCH 256
@@ -370,6 +371,10 @@ int usermark_send(int argc, char **argv)
     const char *env = getenv(USERMARK_ENV);
     if (!env || !*env)
         return -EBADF;
+    /* Under a resmon-run that records nothing (--no-profile): the record has nowhere to go, and
+     * that is no error of the command's. */
+    if (!strcmp(env, SPAWN_ENV_NO_FD))
+        return 0;
     char *endp;
     errno = 0;
     long fd = strtol(env, &endp, 10);

@@ -98,7 +98,8 @@ void usermark_get_stats(const struct usermark *um, struct usermark_stats *ret);
  *   event NAME [TEXT] | begin NAME [TEXT] | end NAME | phase-begin NAME | phase-end NAME
  * Builds the record (stamped with the current monotonic time) and sends it to $RESMON_FD.
  * Returns 0; -EINVAL when the arguments are wrong (print usage, exit 125); -EBADF when RESMON_FD is
- * unset or not a number (not running under resmon-run); -errno when sending fails. */
+ * unset or not a number (not running under resmon-run); -errno when sending fails. RESMON_FD set to
+ * SPAWN_ENV_NO_FD (a resmon-run that records nothing: --no-profile) sends nothing and returns 0. */
 int usermark_send(int argc, char **argv);
 
 #endif

@@ -65,6 +65,17 @@ expect_status 0 "$RESMON_RUN" --compare "$T/new.json.gz" "$T/new.json.gz" >"$T/s
 grep -qx "0 new failures, 0 fixed, 0 slower and 0 fatter (past 20%), 0 new, 0 gone" "$T/same.txt" ||
     fail "self-comparison: $(cat "$T/same.txt")"
 
+# A suite that stopped running (no test at all where there were five) is no pass.
+expect_status 0 "$RESMON_RUN" -q -i 0 -o "$T/none.json" -- true
+expect_status 1 "$RESMON_RUN" --compare "$T/old.json" "$T/none.json" >"$T/none.txt"
+grep -qx "The new run recorded no test (the old one recorded 5): its suite did not run." "$T/none.txt" ||
+    fail "every test gone: $(cat "$T/none.txt")"
+expect_status 1 "$RESMON_RUN" --compare --markdown "$T/old.json" "$T/none.json" >"$T/none.md"
+grep -qxF "**The new run recorded no test** (the old one recorded 5): its suite did not run." "$T/none.md" ||
+    fail "every test gone, markdown: $(cat "$T/none.md")"
+# ... and neither is there anything to lose in two runs without tests.
+expect_status 0 "$RESMON_RUN" --compare "$T/none.json" "$T/none.json" >/dev/null
+
 # A stream a killed run left reads as its profile does. (The command writes its pid before the
 # tests, so it is there once the stream shows the last one.)
 "$RESMON_RUN" -q -i 0.05 -o "$T/killed.json" -- sh -c "echo \$\$ >'$T/sleeper.pid'; sh '$T/old.sh'; exec '$HELPER' sleep 300" \

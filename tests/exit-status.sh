@@ -22,6 +22,15 @@ expect_status 126 $R -- "$T"
 expect_status 127 $R -- "$T/no-such-command"
 expect_status 126 "$TIMEOUT_LINK" 10 "$T"
 expect_status 127 "$TIMEOUT_LINK" 10 no-such-command-anywhere
+# GNU timeout's synopsis given to resmon-run: still 127, with the way to say it.
+st=0
+$R 5 "$HELPER" exit 0 2>"$T/habit.err" || st=$?
+[ $st = 127 ] && grep -q "hint: for a timeout of 5, run 'resmon-run -t 5 -- $HELPER \.\.\.' or 'resmon-timeout 5 $HELPER \.\.\.'" "$T/habit.err" ||
+    fail "resmon-run 5 CMD: status $st, $(cat "$T/habit.err")"
+# ... and only then: a command that is no duration, or resmon-timeout's, gets no hint.
+$R -- no-such-command-anywhere 2>"$T/nohint.err"
+"$TIMEOUT_LINK" 10 5 2>>"$T/nohint.err"
+grep -q hint "$T/nohint.err" && fail "a hint where none applies: $(cat "$T/nohint.err")"
 # Died of a signal: resmon-run dies of the same signal (the shell reports 128+N).
 expect_status 139 sh -c "$R -- '$HELPER' killself SEGV"
 expect_status 138 sh -c "$R -- '$HELPER' killself USR1"

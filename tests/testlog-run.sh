@@ -270,6 +270,18 @@ has_key "$(markers "$P" Phase | cut -f5)" cpuTime || fail "--mark: the streamed 
 kill -TERM $sup
 wait $sup
 
+# Under --no-profile a record has nowhere to go: --mark does nothing and exits 0, so that a
+# `set -e` script runs the same with or without a profile; wrong arguments are still an error.
+out=$("$RESMON_RUN" -q --no-profile -- sh -c 'echo "fd=$RESMON_FD"; set -e; "$0" --mark phase-begin build
+    "$0" --mark event done "all built"; "$0" --mark phase-end build; echo marked' "$RESMON_RUN" 2>"$T/mark.err")
+st=$?
+[ $st = 0 ] && [ "$out" = "fd=none
+marked" ] || fail "--mark under --no-profile: status $st, output '$out', $(cat "$T/mark.err")"
+st=0
+"$RESMON_RUN" -q --no-profile -- "$RESMON_RUN" --mark nosuchkind x 2>"$T/mark.err" || st=$?
+[ $st = 125 ] && grep -q "usage: .*--mark event|begin" "$T/mark.err" ||
+    fail "--mark with a wrong kind under --no-profile: status $st, $(cat "$T/mark.err")"
+
 # Outside resmon-run --mark has nowhere to send to: 125 and a clear message.
 (unset RESMON_FD; "$RESMON_RUN" --mark event x) 2>"$T/mark.err"
 st=$?

@@ -44,6 +44,26 @@ out=$("$TO" 10 "$HELPER" sigdisp TERM)
 out=$("$TO" 10 "$HELPER" sigdisp CHLD)
 [ "$out" = "default unblocked" ] || fail "CHLD disposition for the command: $out"
 
+# ... but those GNU timeout catches (ALRM, INT, QUIT, HUP, TERM and its --signal) reach the
+# command at their default, as its handlers' reset by exec gives them: a script's background
+# `timeout` (the shell ignores INT there) stops its command on INT, and exits 130 at once.
+for s in INT QUIT HUP TERM ALRM; do
+    out=$("$HELPER" exec-with $s ignore "$TO" 10 "$HELPER" sigdisp $s)
+    [ "$out" = "default unblocked" ] || fail "$s ignored by the caller: the command's disposition is $out"
+done
+out=$("$HELPER" exec-with USR1 ignore "$TO" -s USR1 10 "$HELPER" sigdisp USR1)
+[ "$out" = "default unblocked" ] || fail "the --signal ignored by the caller: the command's disposition is $out"
+out=$("$HELPER" exec-with USR1 ignore "$TO" 10 "$HELPER" sigdisp USR1)
+[ "$out" = "ignored unblocked" ] || fail "USR1 ignored by the caller: the command's disposition is $out"
+new_events
+"$HELPER" exec-with INT ignore "$TO" 100 "$HELPER" sleep 100 &
+sup=$!
+wait_event "ready *" >/dev/null
+kill -INT $sup
+wait $sup
+st=$?
+[ $st -eq 130 ] || fail "INT to a background resmon-timeout: status $st, expected 130"
+
 # A closed stderr does not change the status of a timeout.
 expect_status 124 "$TO" -v 0.1 "$HELPER" sleep 30 2>&-
 expect_status 124 "$TO" -v 0.1 "$HELPER" sleep 30 2>/dev/full
