@@ -780,6 +780,9 @@ int summary_format_markdown(const struct summary_facts *f, char **ret_text, size
         md_row(&b, "profile", f->profile_path);
 
     md_tests(&b, "Unexpected results", f->unexpected, f->n_unexpected, f->unexpected_total, true);
+    if (f->unexpected_total > f->annotated && f->annotated)
+        buf_printf(&b, "\nThe first %zu of the %llu unexpected results are annotations (a step shows at most 10).\n",
+                   f->annotated, (unsigned long long)f->unexpected_total);
     md_tests(&b, "Tests still running at the stop", f->open, f->n_open, f->open_total, false);
     int pids[SUMMARY_MAX_LIST];
     const char *cmds[SUMMARY_MAX_LIST], *extra[SUMMARY_MAX_LIST];

@@ -103,6 +103,7 @@ struct summary_facts {
     uint64_t unexpected_total;
     struct summary_test unexpected[SUMMARY_MAX_LIST]; /* the first ones, in order */
     size_t n_unexpected;
+    size_t annotated;    /* how many of the first were GitHub annotations (ghactions.h) */
     struct summary_test slowest[SUMMARY_MAX_LIST];    /* longest first */
     size_t n_slowest;
     size_t max_slowest;  /* how many to keep (0: 5), at most SUMMARY_MAX_LIST */

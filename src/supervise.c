@@ -158,6 +158,7 @@ struct sv {
     bool gha;                   /* GitHub Actions output (ghactions.h) */
     const char *gha_summary;    /* $GITHUB_STEP_SUMMARY, NULL: none */
     struct gha_said gha_said;   /* the workflow commands printed so far (at the stop, at the end) */
+    bool stderr_midline;        /* the command's stderr, as passed on, ends mid-line */
     struct gha_summary_file gha_file; /* resmon-run's text in $GITHUB_STEP_SUMMARY */
     bool gha_failed;            /* the job summary could not be written: said once */
     struct summary_style sum_style;
@@ -228,6 +229,8 @@ static enum passthru_read read_output(struct sv *sv, int i)
     enum passthru_read r = passthru_read(sv->pt[i], &buf, &n, &sv->last_output_ns);
     if (r != PT_DATA)
         return r;
+    if (i == 1 && n)
+        sv->stderr_midline = buf[n - 1] != '\n';
     if (sv->capture && sv->capture->len < RUNTIME_DUMP_MAX)
         jsonw_append(sv->capture, buf, MIN(n, RUNTIME_DUMP_MAX - sv->capture->len));
     if (sv->testlog) {
@@ -1530,24 +1533,25 @@ static void say_open_error(struct sv *sv, int r)
 
 /* GitHub Actions: annotations on stderr (those not printed yet), the job summary in
  * $GITHUB_STEP_SUMMARY (in place of the one written at the stop, where nothing followed it). */
-static void github_outputs(struct sv *sv, const struct summary_facts *f)
+static void github_outputs(struct sv *sv, struct summary_facts *f)
 {
-    struct gha_result res[GHA_MAX_ANNOTATIONS];
+    struct gha_result res[GHA_MAX_RESULTS];
     size_t n = 0;
-    uint64_t total = 0;
     if (sv->testlog) {
         const struct testlog_result *list;
         size_t k = testlog_unexpected(sv->testlog, &list);
-        for (; n < k && n < GHA_MAX_ANNOTATIONS; n++)
-            res[n] = (struct gha_result){list[n].test, list[n].status, list[n].expected, list[n].duration_ns};
-        total = f->unexpected_total;
+        for (; n < k && n < GHA_MAX_RESULTS; n++)
+            res[n] = (struct gha_result){list[n].test, list[n].status, list[n].expected, list[n].message,
+                                         list[n].duration_ns};
     }
     char *text;
     size_t len;
-    if (gha_format_commands(f, res, n, total, &sv->gha_said, &text, &len) == 0) {
+    if (gha_format_commands(f, res, n, sv->stderr_midline, &sv->gha_said, &text, &len) == 0) {
         write_all(STDERR_FILENO, text, len);
+        sv->stderr_midline &= !len;
         free(text);
     }
+    f->annotated = sv->gha_said.results;
     if (sv->gha_summary && summary_format_markdown(f, &text, &len) == 0) {
         int r = gha_summary_put(&sv->gha_file, sv->gha_summary, text, len);
         if (r < 0 && !sv->gha_failed)
