@@ -849,6 +849,13 @@ static void stop(struct sv *sv, enum stop_cause cause, int sig)
     sv->stop_signal = sig;
     sv->stop_ns = now;
     sv->phase = PH_STOPPING;
+    /* A line the command began and has not finished is what it is doing now (pytest -v prints a
+     * test's node id, and its result and newline only when the test ends): the parsers take it
+     * as a line, so the outputs written at the stop name that test. What the line gets after this
+     * comes as a line of its own (pytest: the result, which ends the test). */
+    if (sv->testlog)
+        for (int i = 0; i < 2; i++)
+            linebuf_flush(sv->lb[i], i == 0 ? on_line_stdout : on_line_stderr, sv);
     /* Record what was going on, and finalize first: a CI that follows its TERM with a KILL must
      * still find a complete profile. Only then is any child signalled. */
     emit_timeout_marker(sv, now);

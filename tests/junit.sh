@@ -140,6 +140,32 @@ expect "at TERM" "$(q "$J" '//testcase[@name="hangs.js"]/error/@type')" incomple
 expect "at TERM reason" "$(q "$J" '//testsuite[1]/properties/property[@name="resmon.reason"]/@value')" signal
 echo "stop request: the report named the hung test before the command got TERM"
 
+# ---- a hung pytest -v test: named in the report written at the stop -------------------------
+# pytest -v prints a test's node id when it starts and its result and newline when it ends: the
+# unfinished line is the hung test (real pytest output, tests/fixtures/real/README).
+cat >"$T/pyhang.sh" <<EOS
+trap 'cp "$T/pyhang.xml" "$T/raw/py-at-term.xml"; exit 1' TERM
+cat "$TOP_SRCDIR/tests/fixtures/real/pytest/hang.v.log"
+"$HELPER" sleep 300 &
+wait \$!
+EOS
+"$RESMON_RUN" -q -i 0 -o "$T/pyhang.json" --timeout=1h --junit="$T/pyhang.xml" -- sh "$T/pyhang.sh" \
+    >"$T/pyhang.out" 2>&1 &
+sup=$!
+# the unfinished line passed through (and so read by resmon-run)
+until grep -q '::test_hangs $' "$T/pyhang.out"; do sleep 0.05; done
+kill -ALRM $sup
+wait $sup
+J=$T/raw/py-at-term.xml
+[ -f "$J" ] || fail "pytest hang: no report when the command got TERM"
+junit_valid "$J" || fail "pytest hang: not valid JUnit"
+expect "pytest hang at TERM" "$(q "$J" '//testcase[@name="test_hangs"]/error/@type')" timeout
+expect "pytest hang at TERM, suite" "$(q "$J" '//testcase[@name="test_hangs"]/../@name')" tests/test_hang.py
+expect "pytest hang at TERM, the pass" "$(qn "$J" '//testcase[@name="test_quick"]')" 1
+expect "pytest hang at the end" "$(q "$T/pyhang.xml" '//testcase[@name="test_hangs"]/error/@type')" timeout
+expect "pytest hang: one testcase" "$(qn "$T/pyhang.xml" '//testcase[@name="test_hangs"]')" 1
+echo "pytest hang: the unfinished line's test is in the report written before the signal"
+
 # ---- the command killed mid-run: the report still names the test it was in -----------------
 start_hung cmdkill --junit="$T/cmdkill.xml"
 kill -KILL "$(cat "$T/hang.sh.pid")"
