@@ -732,7 +732,8 @@ int summary_format_markdown(const struct summary_facts *f, char **ret_text, size
     if (f->at_stop)
         buf_puts(&b, "\n\n_Written at the stop, before the tree was signalled; the summary of the end "
                      "replaces it._");
-    buf_puts(&b, "\n\n| | |\n|---|---|\n");
+    /* a table needs a header row: an empty one shows as an empty bar */
+    buf_puts(&b, "\n\n| Measure | Value |\n|---|---|\n");
     fmt_duration(tmp, sizeof tmp, f->wall_ns);
     md_row(&b, "wall time", tmp);
     if (f->have_cpu) {

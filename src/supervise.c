@@ -159,6 +159,7 @@ struct sv {
     const char *gha_summary;    /* $GITHUB_STEP_SUMMARY, NULL: none */
     struct gha_said gha_said;   /* the workflow commands printed so far (at the stop, at the end) */
     bool stderr_midline;        /* the command's stderr, as passed on, ends mid-line */
+    bool open_error_said;       /* open_stream said why it failed */
     struct gha_summary_file gha_file; /* resmon-run's text in $GITHUB_STEP_SUMMARY */
     bool gha_failed;            /* the job summary could not be written: said once */
     struct summary_style sum_style;
@@ -1461,12 +1462,45 @@ static char *profile_path_for(const struct options *o)
     return strdup("resmon-profile.json");
 }
 
+/* $MOZ_UPLOAD_DIR made where it is missing, with its parents, as mozharness makes it before a
+ * job's steps: what is written there is the job's artifacts. 0 or -errno (said). */
+static int make_upload_dir(const char *dir)
+{
+    char *p = strdup(dir);
+    if (!p)
+        return -ENOMEM;
+    int r = 0;
+    for (char *q = p + 1;; q++) {
+        if (*q && *q != '/')
+            continue;
+        char c = *q;
+        *q = '\0';
+        if (mkdir(p, 0777) < 0 && errno != EEXIST) {
+            r = -errno;
+            log_errno(r, "cannot create MOZ_UPLOAD_DIR '%s' (at '%s')", dir, p);
+            break;
+        }
+        *q = c;
+        if (!c)
+            break;
+    }
+    free(p);
+    return r;
+}
+
 static int open_stream(struct sv *sv)
 {
     const struct options *o = sv->o;
     sv->profile_path = profile_path_for(o);
     if (!sv->profile_path)
         return -ENOMEM;
+    const char *upload = getenv("MOZ_UPLOAD_DIR");
+    int ur;
+    if (upload && *upload && (!o->output || perfherder_active(getenv("MOZ_AUTOMATION"))) &&
+        (ur = make_upload_dir(upload)) < 0) {
+        sv->open_error_said = true;
+        return ur;
+    }
     /* Extra metadata: the CI's facts, then --meta (last wins). */
     struct cimeta ci;
     cimeta_collect(&ci);
@@ -1507,7 +1541,6 @@ static int open_stream(struct sv *sv)
         sv->conv = NULL;
     else if (profile_conv_fed(sv->conv) == 0)
         stream_set_tap(sv->stream, feed_follower, sv->conv);
-    const char *upload = getenv("MOZ_UPLOAD_DIR");
     if (perfherder_active(getenv("MOZ_AUTOMATION")) && upload && *upload &&
         asprintf(&sv->perfherder_path, "%s/%s", upload, PERFHERDER_FILE) < 0)
         sv->perfherder_path = NULL;
@@ -1523,6 +1556,8 @@ static void say_open_error(struct sv *sv, int r)
 {
     const char *path = sv->profile_path ? sv->profile_path : "?";
     struct stat st;
+    if (sv->open_error_said)
+        return;
     if (r == -EBUSY)
         log_msg("cannot write the profile '%s': another resmon-run is writing it", path);
     else if (r == -EINVAL && stat(path, &st) == 0)
