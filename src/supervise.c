@@ -518,7 +518,7 @@ static void profile_checkpoint(struct sv *sv, const char *why)
      * on stderr). */
     if (sv->phase == PH_STOPPING)
         github_at_stop(sv);
-    if (!sv->stream)
+    if (!sv->stream || sv->o->no_profile)
         return;
     struct profile_stats st;
     int r = sv->conv ? profile_conv_finalize(sv->conv, AT_FDCWD, sv->profile_path, &end, &st)
@@ -621,7 +621,7 @@ static char *dump_path_for(struct sv *sv)
     if (sv->o->dump_file)
         return strdup(sv->o->dump_file);
     char *p = NULL;
-    if (sv->stream && asprintf(&p, "%s.stacks.txt", sv->profile_path) < 0)
+    if (sv->stream && !sv->o->no_profile && asprintf(&p, "%s.stacks.txt", sv->profile_path) < 0)
         p = NULL;
     return p;
 }
@@ -1450,6 +1450,22 @@ static int physical_cpus(void)
  * collects artifacts), else resmon-profile.json here. */
 static char *profile_path_for(const struct options *o)
 {
+    if (o->no_profile) {
+        /* the stream the reports are built from, and no profile: a file of our own, removed at
+         * the end */
+        const char *tmp = getenv("TMPDIR");
+        char *p;
+        if (asprintf(&p, "%s/resmon-stream.XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
+            return NULL;
+        int fd = mkstemp(p);
+        if (fd < 0) {
+            log_errno(-errno, "cannot create a temporary file for the stream the reports are built from ('%s')", p);
+            free(p);
+            return NULL;
+        }
+        close(fd);
+        return p;
+    }
     if (o->output)
         return strdup(o->output);
     const char *dir = getenv("MOZ_UPLOAD_DIR");
@@ -1537,7 +1553,7 @@ static int open_stream(struct sv *sv)
     stream_hold(sv->stream, true);
     /* Without a follower finalizing still works, it just reads the whole stream then. The
      * follower is handed what is written rather than reading it back. */
-    if (profile_conv_new(stream_fd(sv->stream), &sv->conv) < 0)
+    if (o->no_profile || profile_conv_new(stream_fd(sv->stream), &sv->conv) < 0)
         sv->conv = NULL;
     else if (profile_conv_fed(sv->conv) == 0)
         stream_set_tap(sv->stream, feed_follower, sv->conv);
@@ -1675,7 +1691,7 @@ static void fill_facts(struct sv *sv, struct summary_facts *f, int exit_status, 
         for (size_t i = 0; i < n; i++)
             summary_add_slowest(f, list[i].test, strlen(list[i].test), list[i].status, list[i].duration_ns);
     }
-    f->profile_path = sv->stream ? sv->profile_path : NULL;
+    f->profile_path = sv->stream && !sv->o->no_profile ? sv->profile_path : NULL;
     f->profile_is_stream = sv->stream && sv->finalizations == 0;
     if (sv->stream) {
         struct stream_health h;
@@ -1908,7 +1924,9 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     }
 
     /* Interpose on the output only when something needs to see it. */
-    bool interpose = o->output_timeout_ns > 0 || (!o->no_profile && o->parse_formats);
+    /* A stream without a profile where only the reports want it (--no-profile --junit). */
+    bool want_stream = !o->no_profile || o->junit || o->otlp;
+    bool interpose = o->output_timeout_ns > 0 || (want_stream && o->parse_formats);
     if (interpose) {
         if ((r = make_pipe(child_out)) < 0 || (r = make_pipe(child_err)) < 0) {
             log_errno(r, "cannot create pipes");
@@ -1926,7 +1944,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         child_err[0] = -1;
     }
 
-    if (!o->no_profile && (r = open_stream(&sv)) < 0) {
+    if (want_stream && (r = open_stream(&sv)) < 0) {
         say_open_error(&sv, r);
         goto out;
     }
@@ -1956,7 +1974,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         goto out;
     }
     struct testlog_probe tprobe = {probe_tree_cpu, probe_tree_rss, probe_leaked, &sv};
-    if (interpose && o->parse_formats && !o->no_profile) {
+    if (interpose && o->parse_formats && want_stream) {
         struct testlog_config tcfg = {
             .formats = o->parse_formats,
             .log_info = o->log_info,
@@ -2117,6 +2135,8 @@ out:
     free(sv.perfherder_path);
     stream_close(sv.stream);
     closep(&sv.profile_lock);
+    if (o->no_profile && sv.profile_path)
+        unlink(sv.profile_path);
     free(sv.profile_path);
     free(sv.dump_path);
     for (size_t i = 0; i < MIN(sv.nleaks, (size_t)LEAKS_KEPT); i++)

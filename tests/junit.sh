@@ -262,7 +262,13 @@ expect "go failures" "$(q "$J" /testsuites/@failures)" 5
 echo "go modules: 2 packages, 2 suites"
 
 # ---- usage ---------------------------------------------------------------------------------
-expect_status 125 "$RESMON_RUN" --no-profile --junit="$T/x.xml" -- true 2>"$T/usage.err"
-grep -q "junit" "$T/usage.err" || fail "usage: $(cat "$T/usage.err")"
+# --no-profile: the report all the same, from a stream of its own that is removed at the end.
+mkdir "$T/np" "$T/np-tmp"
+(cd "$T/np" && expect_status 0 env TMPDIR="$T/np-tmp" "$RESMON_RUN" -q --no-profile --junit="$T/np.xml" -- \
+    cat "$TOP_SRCDIR/tests/fixtures/real/pytest/msgs.log" >/dev/null)
+junit_valid "$T/np.xml" || fail "--no-profile: not valid JUnit"
+expect "--no-profile report" "$(q "$T/np.xml" '//testcase[@name="test_assert_eq"]/failure/@message')" \
+    "FAIL: assert (1 + 1) == 3"
+[ -z "$(ls -A "$T/np" "$T/np-tmp" | grep -v ':$' | grep .)" ] || fail "--no-profile left files: $(ls -A "$T/np" "$T/np-tmp")"
 expect_status 125 "$RESMON_RUN" --junit= -- true 2>/dev/null
 exit 0

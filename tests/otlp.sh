@@ -184,5 +184,10 @@ F=$(facts "$T/long.jsonl")
 [ "$(fact "$F" maxLine)" -lt $bound ] || fail "long run: a line of $(fact "$F" maxLine) bytes"
 echo "long run: $(fact "$F" points) points in $(fact "$F" lines) lines of at most $(fact "$F" maxLine) bytes"
 
-expect_status 125 "$RESMON_RUN" --no-profile --otlp="$T/x.jsonl" -- true 2>/dev/null
+# --no-profile: the file all the same.
+expect_status 0 env TMPDIR="$T" "$RESMON_RUN" -q --no-profile -i 0.05 --otlp="$T/np.jsonl" -- "$HELPER" burn 0.2 >/dev/null
+F=$(facts "$T/np.jsonl")
+expect "--no-profile spans" "$(fact "$F" spans)" 1
+[ "$(fact "$F" points)" -ge 4 ] || fail "--no-profile: $(fact "$F" points) points"
+! ls "$T"/resmon-stream.* >/dev/null 2>&1 || fail "--no-profile left its stream"
 exit 0
