@@ -228,6 +228,32 @@ int gha_format_commands(const struct summary_facts *f, const struct gha_result *
     return 0;
 }
 
+char *gha_profile_name(const char *path, const char *cwd, const char *workspace, const char *run_url)
+{
+    if (!path || !workspace || workspace[0] != '/')
+        return NULL;
+    char *abs = NULL;
+    if (path[0] == '/')
+        abs = strdup(path);
+    else if (cwd && asprintf(&abs, "%s/%s", cwd, path) < 0)
+        abs = NULL;
+    if (!abs)
+        return NULL;
+    size_t wl = strlen(workspace);
+    while (wl > 1 && workspace[wl - 1] == '/')
+        wl--;
+    char *s = NULL;
+    const char *rel = abs + wl + 1;
+    while (strncmp(rel, "./", 2) == 0)
+        rel += 2;
+    if (strncmp(abs, workspace, wl) == 0 && abs[wl] == '/' && *rel &&
+        asprintf(&s, "%s in the workspace%s%s%s", rel, run_url ? " (the run's artifacts: " : "",
+                 run_url ? run_url : "", run_url ? "#artifacts)" : "") < 0)
+        s = NULL;
+    free(abs);
+    return s;
+}
+
 /* Whether the file at fd still ends with s's text, as written. */
 static bool still_ours(const struct gha_summary_file *s, int fd)
 {

@@ -77,6 +77,14 @@ int gha_format_commands(const struct summary_facts *f, const struct gha_result *
  * *line (0: none); false when there is no file. */
 bool gha_location(const char *test, const char *message, const char **file, size_t *file_len, unsigned *line);
 
+/* How the job summary names the profile: the runner's path means nothing to its reader, so a
+ * profile inside the workspace ($GITHUB_WORKSPACE) is named by its path there, the one an
+ * upload-artifact step takes, with the run's page, whose artifacts list holds what such a step
+ * uploaded: "out/profile.json in the workspace (the run's artifacts: RUN_URL#artifacts)". path:
+ * the profile's (relative to cwd when not absolute); run_url may be NULL. NULL when the profile
+ * is not in the workspace (the path is shown then) or on ENOMEM. malloc'ed. */
+char *gha_profile_name(const char *path, const char *cwd, const char *workspace, const char *run_url);
+
 /* resmon-run's text in the job summary file (zero it before the first write). */
 struct gha_summary_file {
     bool written;

@@ -778,7 +778,7 @@ int summary_format_markdown(const struct summary_facts *f, char **ret_text, size
         buf_printf(&b, "` peak %s |\n", tmp2);
     }
     if (f->profile_path)
-        md_row(&b, "profile", f->profile_path);
+        md_row(&b, "profile", f->profile_name ? f->profile_name : f->profile_path);
 
     md_tests(&b, "Unexpected results", f->unexpected, f->n_unexpected, f->unexpected_total, true);
     if (f->unexpected_total > f->annotated && f->annotated)

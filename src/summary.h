@@ -143,6 +143,7 @@ struct summary_facts {
     struct summary_series mem; /* tree RSS in bytes per sample (agg MAX) */
 
     const char *profile_path; /* NULL: no profile */
+    const char *profile_name; /* how the job summary names it (ghactions.h), NULL: its path */
     bool profile_is_stream;   /* only the stream is there (finalizing failed) */
     uint64_t stream_lines_lost; /* lines of the stream that could not be written */
     int stream_error;           /* why (-errno) */

@@ -1610,6 +1610,16 @@ static void github_outputs(struct sv *sv, struct summary_facts *f)
         free(text);
     }
     f->annotated = sv->gha_said.results;
+    /* the profile as the job summary's reader can find it */
+    char cwd[4096], *run_url = NULL, *name = NULL;
+    const char *server = getenv("GITHUB_SERVER_URL"), *repo = getenv("GITHUB_REPOSITORY"),
+               *run = getenv("GITHUB_RUN_ID");
+    if (server && *server && repo && *repo && run && *run &&
+        asprintf(&run_url, "%s/%s/actions/runs/%s", server, repo, run) < 0)
+        run_url = NULL;
+    if (f->profile_path)
+        name = gha_profile_name(f->profile_path, getcwd(cwd, sizeof cwd), getenv("GITHUB_WORKSPACE"), run_url);
+    f->profile_name = name;
     if (sv->gha_summary && summary_format_markdown(f, &text, &len) == 0) {
         int r = gha_summary_put(&sv->gha_file, sv->gha_summary, text, len);
         if (r < 0 && !sv->gha_failed)
@@ -1617,6 +1627,9 @@ static void github_outputs(struct sv *sv, struct summary_facts *f)
         sv->gha_failed |= r < 0;
         free(text);
     }
+    f->profile_name = NULL;
+    free(name);
+    free(run_url);
 }
 
 /* The summary's facts at end_ns, when resmon-run exits with exit_status (-1: not known yet). The

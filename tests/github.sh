@@ -39,7 +39,7 @@ run_hung() {
 }
 
 printf 'an earlier step wrote this\n' >"$T/summary.md"
-run_hung gh GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/summary.md" GITHUB_SERVER_URL=https://github.com \
+run_hung gh GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/summary.md" GITHUB_WORKSPACE="$T" GITHUB_SERVER_URL=https://github.com \
     GITHUB_REPOSITORY=o/r GITHUB_SHA=0123abc GITHUB_RUN_ID=77 GITHUB_RUN_ATTEMPT=2 RUNNER_NAME=runner-3 \
     "$RESMON_RUN"
 [ "$st" = 124 ] || fail "status $st"
@@ -106,6 +106,9 @@ grep -qx "### resmon-run: 'sh' timed out after .*; exit status 124" "$T/summary.
 [ "$(grep -c '^### ' "$T/summary.md")" = 1 ] || fail "not one summary: $(cat "$T/summary.md")"
 ! grep -q '^_Written at the stop' "$T/summary.md" || fail "the summary of the stop was left"
 grep -qx '| wall time | .* |' "$T/summary.md" || fail "no wall time"
+# The profile as the summary's reader finds it: its path in the workspace, and the run's artifacts.
+grep -qx '| profile | gh.json in the workspace (the run'"'"'s artifacts: https://github.com/o/r/actions/runs/77#artifacts) |' \
+    "$T/summary.md" || fail "profile row: $(grep '^| profile' "$T/summary.md")"
 grep -qx '| tests | 27: 1 PASS, 25 FAIL, 1 TIMEOUT (26 unexpected) |' "$T/summary.md" || fail "tests row"
 grep -qx '| FAIL | dir/f1.js | [0-9]* ms |' "$T/summary.md" || fail "unexpected table"
 grep -q '^\.\.\. and 18 more$' "$T/summary.md" || fail "no count of the rest"

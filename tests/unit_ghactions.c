@@ -138,6 +138,21 @@ START_TEST(test_commands_location)
 }
 END_TEST
 
+/* The job summary names the profile by its path in the workspace, where an upload step takes it. */
+START_TEST(test_profile_name)
+{
+    char *s = gha_profile_name("out/p.json", "/w/repo", "/w/repo/", "https://github.com/o/r/actions/runs/7");
+    ck_assert_str_eq(s, "out/p.json in the workspace (the run's artifacts: https://github.com/o/r/actions/runs/7#artifacts)");
+    free(s);
+    s = gha_profile_name("/w/repo/p.json", "/elsewhere", "/w/repo", NULL);
+    ck_assert_str_eq(s, "p.json in the workspace");
+    free(s);
+    ck_assert_ptr_null(gha_profile_name("/tmp/p.json", "/w/repo", "/w/repo", NULL));
+    ck_assert_ptr_null(gha_profile_name("/w/repository/p.json", "/", "/w/repo", NULL));
+    ck_assert_ptr_null(gha_profile_name("p.json", "/w", NULL, NULL));
+}
+END_TEST
+
 START_TEST(test_markdown)
 {
     struct summary_facts *f = facts();
@@ -268,6 +283,7 @@ int main(void)
     tcase_add_test(tc, test_commands);
     tcase_add_test(tc, test_commands_midline);
     tcase_add_test(tc, test_commands_location);
+    tcase_add_test(tc, test_profile_name);
     tcase_add_test(tc, test_markdown);
     tcase_add_test(tc, test_markdown_dump);
     tcase_add_test(tc, test_markdown_at_stop);
