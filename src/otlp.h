@@ -23,10 +23,12 @@
  * process.exit.code, resmon.reason (exit, timeout, output-timeout, memory, cpu, tasks,
  * oom-kill, signal, ...), resmon.exit, resmon.limit, resmon.timeout (s), resmon.tests,
  * resmon.tests.unexpected; status ERROR unless it succeeded. One child span per test, named by
- * its id (a scoped subtest, go's "pkg/TestX/sub", a child of its parent test's span): test.case.name, test.suite.name (as the JUnit report's suite), test.case.result.status
- * (pass: as expected, fail: not; none for a skip), resmon.test.status, resmon.test.expected,
- * resmon.test.cpu_time (s), resmon.test.max_rss (bytes); status OK, or ERROR with the message
- * (the timeout named for a test it cut short). A test that never ended ends at the run's end.
+ * its id (a scoped subtest, go's "pkg/TestX/sub", is a child of its parent test's span instead):
+ * test.case.name, test.suite.name (as the JUnit report's suite: go's package),
+ * test.case.result.status (pass: as expected, fail: not; none for a skip), resmon.test.status,
+ * resmon.test.expected, resmon.test.cpu_time (s), resmon.test.max_rss (bytes); status OK, or
+ * ERROR with the message (the timeout named for a test it cut short). A test that never ended
+ * ends at the run's end.
  * Ids are derived from the stream (its start time, clock and product), so every write of one
  * run, and its recovery, gives the same ids.
  *
