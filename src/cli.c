@@ -359,7 +359,7 @@ void cli_print_help(bool timeout_mode)
           "\nProfile:\n"
           "  -o, --output=FILE          the profile (default $MOZ_UPLOAD_DIR/profile_resource-usage.json,\n"
           "                             else resmon-profile.json; none when invoked as *timeout)\n"
-          "      --no-profile           write no profile\n"
+          "      --no-profile           write no profile (--junit and --otlp still written)\n"
           "      --gzip                 compress the final profile with gzip (the stream stays\n"
           "                             plain); implied by an output FILE ending in .gz\n"
           "  -i, --interval=DURATION    sampling interval (default 1s; 0 turns sampling off)\n"
@@ -685,11 +685,6 @@ int cli_parse(int argc, char **argv, struct options *o)
             return EXIT_CANCELED;
         }
         optind++;
-    }
-    if ((o->junit || o->otlp) && o->no_profile) {
-        cli_release(o);
-        return usage_error("%s is built from the profile's stream: give -o FILE, not --no-profile",
-                           o->junit ? "--junit" : "--otlp");
     }
     if (optind >= argc) {
         cli_release(o);

@@ -208,7 +208,85 @@ struct walk {
     int err;
 };
 
-/* The name of the code at pc: its function, else its module and offset, else the address. */
+static uint64_t rd_le(const unsigned char *p, unsigned size)
+{
+    uint64_t v = 0;
+    for (unsigned i = size; i-- > 0;)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* A Go function's name from the module's .gopclntab, the table the Go runtime names its own
+ * frames with: a stripped Go binary (no .symtab, as the go tool ships) keeps it. Layouts of Go
+ * 1.16 to 1.17 (magic 0xfffffffa: a function table of {entry pc, func offset}) and 1.18 on
+ * (0xfffffff0, 0xfffffff1: {entry offset from textStart, func offset} in 32 bits); the func
+ * record's second field is its name's offset in the name table. NULL: no such table, or pc in
+ * no function of it. */
+static char *go_func_name(Dwfl_Module *m, Dwarf_Addr pc)
+{
+    GElf_Addr bias = 0;
+    Elf *e = dwfl_module_getelf(m, &bias);
+    size_t shstrndx;
+    if (!e || elf_getshdrstrndx(e, &shstrndx) != 0)
+        return NULL;
+    Elf_Data *d = NULL;
+    GElf_Addr text = 0;
+    for (Elf_Scn *scn = elf_nextscn(e, NULL); scn; scn = elf_nextscn(e, scn)) {
+        GElf_Shdr sh;
+        const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(e, shstrndx, sh.sh_name) : NULL;
+        if (name && strcmp(name, ".gopclntab") == 0 && sh.sh_type != SHT_NOBITS)
+            d = elf_getdata(scn, NULL);
+        else if (name && strcmp(name, ".text") == 0)
+            text = sh.sh_addr;
+    }
+    if (!d || !d->d_buf || d->d_size < 72)
+        return NULL;
+    const unsigned char *p = d->d_buf;
+    uint64_t n = d->d_size;
+    uint32_t magic = (uint32_t)rd_le(p, 4);
+    unsigned ps = p[7];
+    bool v118 = magic == 0xfffffff0u || magic == 0xfffffff1u;
+    if ((!v118 && magic != 0xfffffffau) || p[4] || p[5] || (ps != 4 && ps != 8))
+        return NULL;
+    uint64_t nfunc = rd_le(p + 8, ps);
+    uint64_t text_start = v118 ? rd_le(p + 8 + 2 * ps, ps) : 0;
+    unsigned h = 8 + (v118 ? 3 : 2) * ps; /* the name table's offset, then cu, file, pc and func tables' */
+    uint64_t names = rd_le(p + h, ps), ft = rd_le(p + h + 4 * ps, ps);
+    unsigned es = v118 ? 8 : 2 * ps, fs = v118 ? 4 : ps; /* a table entry; one of its fields */
+    if (!nfunc || ft > n || nfunc >= (n - ft) / es || names > n) /* nfunc + 1 entries: the last ends the table */
+        return NULL;
+    uint64_t addr = pc - bias;
+    if (v118) {
+        if (!text_start) /* a position-independent binary: relocated at load */
+            text_start = text;
+        if (addr < text_start)
+            return NULL;
+        addr -= text_start;
+    }
+    const unsigned char *tab = p + ft;
+    if (addr < rd_le(tab, fs) || addr >= rd_le(tab + nfunc * es, fs))
+        return NULL;
+    uint64_t lo = 0, hi = nfunc; /* the last entry at or below addr */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (rd_le(tab + mid * es, fs) <= addr)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    uint64_t func = ft + rd_le(tab + lo * es + fs, fs);
+    if (func > n || n - func < (uint64_t)fs + 4)
+        return NULL;
+    int32_t name_off = (int32_t)rd_le(p + func + fs, 4);
+    if (name_off < 0 || names + (uint64_t)name_off >= n)
+        return NULL;
+    const char *name = (const char *)p + names + name_off;
+    size_t max = (size_t)(n - names - (uint64_t)name_off);
+    return memchr(name, '\0', max) && *name ? strdup(name) : NULL;
+}
+
+/* The name of the code at pc: its function (from the symbol table, else Go's own table), else its
+ * module and offset, else the address. */
 static char *name_of(Dwfl *dwfl, Dwarf_Addr pc)
 {
     char *s = NULL;
@@ -222,6 +300,8 @@ static char *name_of(Dwfl *dwfl, Dwarf_Addr pc)
             const char *at = strchr(fn, '@');
             return at && at > fn ? strndup(fn, (size_t)(at - fn)) : strdup(fn);
         }
+        if ((s = go_func_name(m, pc)))
+            return s;
         Dwarf_Addr start = 0;
         const char *mname = dwfl_module_info(m, NULL, &start, NULL, NULL, NULL, NULL, NULL);
         if (mname) {

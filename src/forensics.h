@@ -11,7 +11,8 @@
  * modules' CFI, and each address is named from the ELF symbol tables, and from a debuginfo file
  * when one is installed: under /usr/lib/debug/.build-id, or the file a stripped module's
  * .gnu_debuglink names (beside it, in its .debug directory, under /usr/lib/debug), taken only if
- * its build-id is the module's. No network: debuginfod is never asked (the seccomp lock-down
+ * its build-id is the module's; a Go binary without a symbol table (stripped, as the go tool
+ * ships) has its functions named from its .gopclntab, the table the Go runtime uses. No network: debuginfod is never asked (the seccomp lock-down
  * would refuse its sockets, and a stop is no time to download). A thread in uninterruptible sleep
  * (D) is not traced (it would not stop); its frames are the kernel's, from its kernel stack
  * (root) or its wchan, named "function [kernel]", with no address.

@@ -63,13 +63,104 @@ static void escaped(struct out *o, const char *s, bool property)
     }
 }
 
-static void command(struct out *o, const char *title, const char *message)
+/* The runner's escaping of n bytes of a property value. */
+static void escaped_n(struct out *o, const char *s, size_t n)
 {
-    puts_(o, "::error title=");
+    char *c = strndup(s, n);
+    if (!c) {
+        o->failed = true;
+        return;
+    }
+    escaped(o, c, true);
+    free(c);
+}
+
+static void command(struct out *o, const char *file, size_t file_len, unsigned line, const char *title,
+                    const char *message)
+{
+    puts_(o, "::error ");
+    if (file) {
+        puts_(o, "file=");
+        escaped_n(o, file, file_len);
+        if (line) {
+            char b[24];
+            snprintf(b, sizeof b, ",line=%u", line);
+            puts_(o, b);
+        }
+        puts_(o, ",");
+    }
+    puts_(o, "title=");
     escaped(o, title, true);
     puts_(o, "::");
     escaped(o, message, false);
     puts_(o, "\n");
+}
+
+static bool path_char(char c)
+{
+    return c > ' ' && c != ':' && c != '"' && c != '\'' && c != '(' && c != ')' && c != '<' && c != '>';
+}
+
+/* "PATH:LINE:" at p (a path with a '.' in its last part), or Perl's "at PATH line LINE". */
+static bool location_at(const char *p, const char **file, size_t *len, unsigned *line)
+{
+    const char *q = p;
+    bool perl = strncmp(q, "at ", 3) == 0;
+    if (perl)
+        q += 3;
+    size_t n = 0;
+    while (path_char(q[n]))
+        n++;
+    const char *dot = n ? memrchr(q, '.', n) : NULL;
+    const char *slash = n ? memrchr(q, '/', n) : NULL;
+    if (!dot || (slash && slash > dot) || dot == q + n - 1)
+        return false;
+    const char *d = q + n;
+    if (perl ? strncmp(d, " line ", 6) != 0 : *d != ':')
+        return false;
+    d += perl ? 6 : 1;
+    char *end;
+    unsigned long l = strtoul(d, &end, 10);
+    if (end == d || l == 0 || l > 10000000 || (!perl && *end != ':'))
+        return false;
+    *file = q;
+    *len = n;
+    *line = (unsigned)l;
+    return true;
+}
+
+bool gha_location(const char *test, const char *message, const char **file, size_t *file_len, unsigned *line)
+{
+    *file = NULL;
+    *file_len = 0;
+    *line = 0;
+    const char *dc = test ? strstr(test, "::") : NULL;
+    if (dc && dc - test > 3 && memcmp(dc - 3, ".py", 3) == 0 && !memchr(test, ' ', (size_t)(dc - test))) {
+        *file = test;
+        *file_len = (size_t)(dc - test);
+    }
+    for (const char *p = message; p && *p; p++) {
+        bool line_start = p == message || p[-1] == '\n';
+        const char *f;
+        size_t n;
+        unsigned l;
+        if (line_start)
+            while (*p == ' ' || *p == '\t' || *p == '#')
+                p++;
+        bool word = line_start || p[-1] == ' ';
+        if (word && location_at(p, &f, &n, &l) && (line_start || strncmp(p, "at ", 3) == 0)) {
+            /* a pytest file's own line wins; a location elsewhere stands alone */
+            if (*file && (n != *file_len || memcmp(f, *file, n) != 0))
+                continue;
+            *file = f;
+            *file_len = n;
+            *line = l;
+            break;
+        }
+        if (!*p)
+            break;
+    }
+    return *file != NULL;
 }
 
 /* A stop resmon-run decided (or the OOM killer): what a CI maintainer must see first. */
@@ -84,12 +175,16 @@ static bool own_verdict(const struct summary_facts *f, const char **what)
     }
 }
 
-int gha_format_commands(const struct summary_facts *f, const struct gha_result *res, size_t n, uint64_t total,
+#define GHA_MESSAGE_MAX 4096 /* bytes of a message (before escaping) */
+
+int gha_format_commands(const struct summary_facts *f, const struct gha_result *res, size_t n, bool midline,
                         struct gha_said *said, char **ret_text, size_t *ret_len)
 {
     struct out o = {0};
-    char title[128], msg[1024];
+    char title[128], msg[GHA_MESSAGE_MAX];
     const char *what;
+    if (midline && ((!said->verdict && own_verdict(f, &what)) || said->results < MIN(n, (size_t)GHA_MAX_RESULTS)))
+        puts_(&o, "\n");
     if (!said->verdict && own_verdict(f, &what)) {
         said->verdict = true;
         snprintf(title, sizeof title, "%s: %s%s", f->program ? f->program : "resmon-run", what,
@@ -101,30 +196,28 @@ int gha_format_commands(const struct summary_facts *f, const struct gha_result *
         }
         if (f->open_total > f->n_open && l < sizeof msg - 1)
             snprintf(msg + l, sizeof msg - l, " and %llu more", (unsigned long long)(f->open_total - f->n_open));
-        command(&o, title, msg);
+        command(&o, NULL, 0, 0, title, msg);
     }
-    size_t shown = MIN(n, (size_t)GHA_MAX_ANNOTATIONS);
+    size_t shown = MIN(n, (size_t)GHA_MAX_RESULTS);
     for (size_t i = said->results; i < shown; i++) {
         const struct gha_result *r = &res[i];
         snprintf(title, sizeof title, "%s %s", r->status, r->test);
         char dur[32];
         snprintf(dur, sizeof dur, "%.3f s", (double)r->duration_ns / 1e9);
+        bool m = r->message && *r->message;
         if (r->expected)
-            snprintf(msg, sizeof msg, "%s: %s, expected %s (after %s)", r->test, r->status, r->expected, dur);
+            snprintf(msg, sizeof msg, "%s: %s, expected %s (after %s)%s%s", r->test, r->status, r->expected, dur,
+                     m ? "\n" : "", m ? r->message : "");
         else
-            snprintf(msg, sizeof msg, "%s: %s (after %s)", r->test, r->status, dur);
-        command(&o, title, msg);
+            snprintf(msg, sizeof msg, "%s: %s (after %s)%s%s", r->test, r->status, dur, m ? "\n" : "",
+                     m ? r->message : "");
+        const char *file;
+        size_t file_len;
+        unsigned line;
+        gha_location(r->test, r->message, &file, &file_len, &line);
+        command(&o, file, file_len, line, title, msg);
     }
     said->results = MAX(said->results, shown);
-    uint64_t accounted = said->results + said->counted;
-    if (total > accounted) {
-        uint64_t rest = total - accounted;
-        snprintf(title, sizeof title, "%s: unexpected results", f->program ? f->program : "resmon-run");
-        snprintf(msg, sizeof msg, "%llu more unexpected result%s%s (the job summary lists the first ones)",
-                 (unsigned long long)rest, rest == 1 ? "" : "s", said->counted ? " since the last count" : "");
-        command(&o, title, msg);
-        said->counted += rest;
-    }
     if (o.failed) {
         free(o.p);
         return -ENOMEM;
@@ -134,6 +227,32 @@ int gha_format_commands(const struct summary_facts *f, const struct gha_result *
     *ret_text = o.p;
     *ret_len = o.len;
     return 0;
+}
+
+char *gha_profile_name(const char *path, const char *cwd, const char *workspace, const char *run_url)
+{
+    if (!path || !workspace || workspace[0] != '/')
+        return NULL;
+    char *abs = NULL;
+    if (path[0] == '/')
+        abs = strdup(path);
+    else if (cwd && asprintf(&abs, "%s/%s", cwd, path) < 0)
+        abs = NULL;
+    if (!abs)
+        return NULL;
+    size_t wl = strlen(workspace);
+    while (wl > 1 && workspace[wl - 1] == '/')
+        wl--;
+    char *s = NULL;
+    const char *rel = abs + wl + 1;
+    while (strncmp(rel, "./", 2) == 0)
+        rel += 2;
+    if (strncmp(abs, workspace, wl) == 0 && abs[wl] == '/' && *rel &&
+        asprintf(&s, "%s in the workspace%s%s%s", rel, run_url ? " (the run's artifacts: " : "",
+                 run_url ? run_url : "", run_url ? "#artifacts)" : "") < 0)
+        s = NULL;
+    free(abs);
+    return s;
 }
 
 /* Whether the file at fd still ends with s's text, as written. */

@@ -2,11 +2,17 @@
  * run's verdicts as workflow commands the runner turns into annotations.
  *
  * Under GITHUB_ACTIONS=true (or --ci=github) resmon-run appends summary_format_markdown()'s text
- * to the file $GITHUB_STEP_SUMMARY names, and prints "::error title=T::MESSAGE" lines: one for a
- * stop that is resmon-run's own verdict (a timeout, an output timeout, a limit, the OOM killer
- * taking the command), then one per unexpected result, the first GHA_MAX_ANNOTATIONS, then one
- * line that counts the rest. The lines go to standard error: the runner reads workflow commands
- * from both streams, and the command's standard output stays byte for byte its own.
+ * to the file $GITHUB_STEP_SUMMARY names, and prints "::error file=F,line=L,title=T::MESSAGE"
+ * lines, at most GHA_MAX_ANNOTATIONS in all (GitHub shows no more error annotations for a step):
+ * first one for a stop that is resmon-run's own verdict (a timeout, an output timeout, a limit,
+ * the OOM killer taking the command), then one per unexpected result, the first
+ * GHA_MAX_RESULTS; the job summary counts them all. A result's message is its test, status and
+ * time, then the harness's failure text; file= and line= are where the harness says the test is
+ * (gha_location). The lines go to standard error: the runner reads workflow commands from both
+ * streams, and the command's standard output stays byte for byte its own. The runner reads a
+ * command only at the start of a line: when the command's standard error ended mid-line,
+ * gha_format_commands is told so and starts with a newline, the one byte resmon-run adds to
+ * that stream between the command's own.
  *
  * Both are written at a stop too, before the tree is signalled (a CI that kills the job after
  * its timeout must still find them), and again at the end. A workflow command cannot be taken
@@ -29,7 +35,8 @@
 
 #include "summary.h"
 
-#define GHA_MAX_ANNOTATIONS 20
+#define GHA_MAX_ANNOTATIONS 10 /* error annotations GitHub shows for a step */
+#define GHA_MAX_RESULTS (GHA_MAX_ANNOTATIONS - 1) /* one is kept for the stop's verdict */
 
 /* --ci: which CI's conventions to follow. */
 enum ci_mode {
@@ -45,23 +52,38 @@ bool gha_active(enum ci_mode mode, bool timeout_mode, const char *github_actions
 struct gha_result {
     const char *test, *status;
     const char *expected; /* NULL: not said */
+    const char *message;  /* the harness's failure text; NULL: none */
     uint64_t duration_ns;
 };
 
 /* What earlier calls printed (zero it before the first). */
 struct gha_said {
-    bool verdict;     /* the stop's annotation */
-    size_t results;   /* res[0..results) were printed */
-    uint64_t counted; /* unexpected results a count line stood for */
+    bool verdict;   /* the stop's annotation */
+    size_t results; /* res[0..results) were printed */
 };
 
 /* The workflow-command lines for the run (malloc'ed text, *ret_len bytes; "" when there is
- * nothing to say): the stop's annotation, then res[0..n) (the first GHA_MAX_ANNOTATIONS), then
- * a count of the rest of total unexpected results; of these, only what *said does not hold yet,
- * and *said then holds it. res lists the unexpected results from the first, at every call.
- * 0 or -ENOMEM. */
-int gha_format_commands(const struct summary_facts *f, const struct gha_result *res, size_t n, uint64_t total,
+ * nothing to say): the stop's annotation, then res[0..n) (the first GHA_MAX_RESULTS); of these,
+ * only what *said does not hold yet, and *said then holds it. res lists the unexpected results
+ * from the first, at every call. midline: the command's standard error ended mid-line (a
+ * newline comes first then, when there is something to say). 0 or -ENOMEM. */
+int gha_format_commands(const struct summary_facts *f, const struct gha_result *res, size_t n, bool midline,
                         struct gha_said *said, char **ret_text, size_t *ret_len);
+
+/* Where a test is, as the harness says it: the file of a pytest node id ("tests/test_x.py" of
+ * "tests/test_x.py::test_y[1]"), else the first location in its message: a line starting
+ * "PATH:LINE:" (go's and pytest's "x_test.go:12: text", gtest's "file.cc:12: Failure") or Perl's
+ * "at PATH line LINE" (TAP from Test::More). *file (file_len bytes, in test or message) and
+ * *line (0: none); false when there is no file. */
+bool gha_location(const char *test, const char *message, const char **file, size_t *file_len, unsigned *line);
+
+/* How the job summary names the profile: the runner's path means nothing to its reader, so a
+ * profile inside the workspace ($GITHUB_WORKSPACE) is named by its path there, the one an
+ * upload-artifact step takes, with the run's page, whose artifacts list holds what such a step
+ * uploaded: "out/profile.json in the workspace (the run's artifacts: RUN_URL#artifacts)". path:
+ * the profile's (relative to cwd when not absolute); run_url may be NULL. NULL when the profile
+ * is not in the workspace (the path is shown then) or on ENOMEM. malloc'ed. */
+char *gha_profile_name(const char *path, const char *cwd, const char *workspace, const char *run_url);
 
 /* resmon-run's text in the job summary file (zero it before the first write). */
 struct gha_summary_file {

@@ -142,6 +142,23 @@ char *junit_classname(const char *id, const struct junit_split *sp)
     return c;
 }
 
+void junit_names(const struct rs_test *t, const char *product, char **ret_suite, char **ret_classname,
+                 const char **ret_name)
+{
+    if (t->scope) { /* go: package and test (subtests keep their parent's path in the name) */
+        size_t n = strlen(t->scope);
+        *ret_suite = strdup(t->scope);
+        *ret_classname = strdup(t->scope);
+        *ret_name = t->id + n + 1;
+        return;
+    }
+    struct junit_split sp;
+    junit_split_id(t->id, strlen(t->id), &sp);
+    *ret_classname = sp.cls_len ? junit_classname(t->id, &sp) : strdup(product ? product : "tests");
+    *ret_suite = sp.suite_len ? strndup(t->id, sp.suite_len) : *ret_classname ? strdup(*ret_classname) : NULL;
+    *ret_name = t->id + sp.name_off;
+}
+
 /* ---- writing -------------------------------------------------------------------------------- */
 
 /* XML 1.0 takes only valid UTF-8 without most control characters: anything else becomes U+FFFD. */
@@ -397,20 +414,21 @@ static void testcase(struct wctx *c, const struct results *j, const struct entry
     attr(c, "classname", e->classname);
     attr(c, "name", e->name);
     attrf(c, "time", "%.3f", (end - t->start) / 1000);
+    verdict_element(c, &e->v);
+    /* The test's figures where every schema takes them: lines in its system-out, in the
+     * [[PROPERTY|name=value]] form some readers turn into the test's properties (a properties
+     * element in a testcase fails the Jenkins xUnit plugin's junit-10.xsd). */
     if (t->cpu_ms >= 0 || t->rss >= 0) {
-        start(c, "properties");
-        char b[32];
-        if (t->cpu_ms >= 0) {
-            snprintf(b, sizeof b, "%.3f", t->cpu_ms / 1000);
-            property(c, "cpuTime", b);
-        }
-        if (t->rss >= 0) {
-            snprintf(b, sizeof b, "%.0f", t->rss);
-            property(c, "maxRSS", b);
-        }
+        char b[96];
+        int l = 0;
+        if (t->cpu_ms >= 0)
+            l = snprintf(b, sizeof b, "[[PROPERTY|cpuTime=%.3f]]\n", t->cpu_ms / 1000);
+        if (t->rss >= 0)
+            snprintf(b + l, sizeof b - (size_t)l, "[[PROPERTY|maxRSS=%.0f]]\n", t->rss);
+        start(c, "system-out");
+        text(c, b);
         end_el(c);
     }
-    verdict_element(c, &e->v);
     end_el(c);
 }
 
@@ -491,11 +509,7 @@ int junit_write(const struct results *j, int out_fd, double end_ms, struct junit
             continue;
         struct entry *e = &es[n++];
         e->test = i;
-        struct junit_split sp;
-        junit_split_id(t->id, strlen(t->id), &sp);
-        e->classname = sp.cls_len ? junit_classname(t->id, &sp) : strdup(j->product ? j->product : "tests");
-        e->suite = sp.suite_len ? strndup(t->id, sp.suite_len) : strdup(e->classname ? e->classname : "");
-        e->name = t->id + sp.name_off;
+        junit_names(t, j->product, &e->suite, &e->classname, &e->name);
         judge(j, t, &e->v);
         if (!e->classname || !e->suite)
             r = -ENOMEM;

@@ -9,17 +9,22 @@
  *       <properties>  the run: resmon.command, resmon.reason (exit, timeout, memory, cpu, tasks,
  *                     oom-kill, ...), resmon.exit, resmon.limit, resmon.timeout
  *       <testcase classname name time>
- *         <properties> cpuTime (s), maxRSS (bytes): what the tree used while the test ran
  *         <failure message type>   an unexpected FAIL, ASSERT, PRECONDITION_FAILED, or a PASS
  *                                  where a failure was expected (type "unexpected-pass")
  *         <error message type>     ERROR, CRASH; TIMEOUT as type "timeout" naming the timeout;
  *                                  a test that never ended as type "incomplete" (or "timeout"
  *                                  when the run was stopped by a timeout)
  *         <skipped message>        SKIP, NOTRUN; an expected non-pass status ("expected FAIL")
+ *         <system-out>             what the tree used while the test ran, one line each in the
+ *                                  [[PROPERTY|name=value]] form: cpuTime (s), maxRSS (bytes)
+ * The file is valid against the schema the Jenkins xUnit plugin checks its input with
+ * (junit-10.xsd, which allows no properties inside a testcase; tests/fixtures/junit/ has it).
  * A run whose log held no test is one testcase, the command itself (failed when it exited
  * non-zero, an error when it was stopped), so a CI still sees what happened.
  *
- * Names: junit_split_id() splits a test id into classname and name by the shapes the formats
+ * Names: a test the harness scoped (results.h: go's package) has its scope as suite and
+ * classname and the rest of its id as name ("github.com/acme/widget/calc" and "TestAdd/small"). Others:
+ * junit_split_id() splits a test id into classname and name by the shapes the formats
  * give (pytest and libtest "a::b", unittest "name (module.Class)", paths "dir/file", gtest
  * "Suite.Test", Check "Suite:test", TAP "file.t description"); the suite is the file of a "::"
  * id, otherwise the classname; an id without a split gets the run's product as its classname.
@@ -56,6 +61,11 @@ struct junit_split {
     bool pytest_path;
 };
 void junit_split_id(const char *id, size_t n, struct junit_split *ret);
+/* A test's suite and classname (malloc'ed; NULL on ENOMEM) and name (in t->id), as the report
+ * names them; product: the classname of an id without a split. */
+struct rs_test;
+void junit_names(const struct rs_test *t, const char *product, char **ret_suite, char **ret_classname,
+                 const char **ret_name);
 /* The classname of a split as text (malloc'ed; NULL on ENOMEM). */
 char *junit_classname(const char *id, const struct junit_split *sp);
 

@@ -64,12 +64,25 @@ static void kv_close(struct jsonw *w)
     jsonw_obj_close(w);
 }
 
+/* s, at most OTLP_VALUE_MAX bytes of it (cut before a character's continuation bytes), so that
+ * one span or point has a bounded size whatever the stream held. */
+static void bounded_str(struct jsonw *w, const char *s)
+{
+    size_t n = strlen(s);
+    if (n > OTLP_VALUE_MAX) {
+        n = OTLP_VALUE_MAX;
+        while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+            n--;
+    }
+    jsonw_strn(w, s, n);
+}
+
 static void attr_str(struct jsonw *w, const char *key, const char *v)
 {
     if (!v)
         return;
     kv_open(w, key, "stringValue");
-    jsonw_str(w, v);
+    bounded_str(w, v);
     kv_close(w);
 }
 
@@ -216,18 +229,20 @@ static void test_span(struct jsonw *w, const struct results *r, const struct rs_
     hex_id(w, "traceId", trace, 2);
     hex_id(w, "spanId", &span, 1);
     hex_id(w, "parentSpanId", &parent, 1);
-    jsonw_kv_str(w, "name", t->id);
+    jsonw_key(w, "name");
+    bounded_str(w, t->id);
     jsonw_kv_int(w, "kind", KIND_INTERNAL);
     time_ns(w, "startTimeUnixNano", r, t->start);
     time_ns(w, "endTimeUnixNano", r, t->open ? MAX(end_ms, t->start) : MAX(t->end, t->start));
     jsonw_key(w, "attributes");
     jsonw_arr_open(w);
     attr_str(w, "test.case.name", t->id);
-    struct junit_split sp;
-    junit_split_id(t->id, strlen(t->id), &sp);
-    char *suite = sp.suite_len ? strndup(t->id, sp.suite_len) : sp.cls_len ? junit_classname(t->id, &sp) : NULL;
+    char *suite, *classname;
+    const char *name;
+    junit_names(t, r->product, &suite, &classname, &name);
     attr_str(w, "test.suite.name", suite ? suite : r->product);
     free(suite);
+    free(classname);
     bool timeout = false;
     char *why = t->open || results_is(t->status, "TIMEOUT") ? results_stop_words(r, &timeout) : NULL;
     const char *st = t->open ? (timeout ? "TIMEOUT" : "INCOMPLETE") : t->status;
@@ -264,20 +279,92 @@ static int flush_line(struct jsonw *w, int fd)
     return r;
 }
 
-static void traces(struct jsonw *w, const struct results *r, double end_ms)
+/* The request in w has grown past OTLP_LINE_SPLIT: end it as a line of its own and open the next
+ * one like it. */
+static int maybe_split(struct jsonw *w, const struct results *r, int fd, const char *const nest[3])
 {
+    if (w->len < OTLP_LINE_SPLIT)
+        return 0;
+    envelope_close(w);
+    int rc = flush_line(w, fd);
+    envelope_open(w, r, nest[0], nest[1], nest[2]);
+    return rc;
+}
+
+static const struct results *by_id_r;
+static int by_id(const void *a, const void *b)
+{
+    const struct rs_test *x = &by_id_r->tests[*(const size_t *)a], *y = &by_id_r->tests[*(const size_t *)b];
+    int c = strcmp(x->id, y->id);
+    return c ? c : (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
+}
+
+/* The test a scoped subtest ("pkg/TestX/sub") belongs to ("pkg/TestX"): of the tests of that id,
+ * the last one that started no later than it. SIZE_MAX: none. */
+static size_t parent_of(const struct results *r, const size_t *sorted, size_t n, size_t i)
+{
+    const struct rs_test *t = &r->tests[i];
+    if (!t->scope || !sorted)
+        return SIZE_MAX;
+    size_t sl = strlen(t->scope);
+    const char *slash = strrchr(t->id + sl + 1, '/');
+    if (!slash)
+        return SIZE_MAX;
+    char *want = strndup(t->id, (size_t)(slash - t->id));
+    if (!want)
+        return SIZE_MAX;
+    size_t lo = 0, hi = n; /* the first test whose id is not below the parent's */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(r->tests[sorted[mid]].id, want) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t best = SIZE_MAX;
+    for (; lo < n && strcmp(r->tests[sorted[lo]].id, want) == 0; lo++)
+        if (best == SIZE_MAX || r->tests[sorted[lo]].start <= t->start)
+            best = sorted[lo];
+    free(want);
+    return best;
+}
+
+static int traces(struct jsonw *w, const struct results *r, double end_ms, int fd)
+{
+    static const char *const nest[3] = {"resourceSpans", "scopeSpans", "spans"};
     uint64_t seed = run_seed(r);
     uint64_t trace[2] = {mix(seed), mix(seed ^ UINT64_C(0x5bd1e995))};
     uint64_t run = mix(seed + 1) | 1;
-    size_t unexpected = 0;
-    for (size_t i = 0; i < r->ntests; i++)
+    size_t unexpected = 0, ids = 0;
+    bool scoped = false;
+    for (size_t i = 0; i < r->ntests; i++) {
         unexpected += r->tests[i].id && (r->tests[i].open || r->tests[i].unexpected);
-    envelope_open(w, r, "resourceSpans", "scopeSpans", "spans");
+        ids += r->tests[i].id != NULL;
+        scoped |= r->tests[i].scope != NULL;
+    }
+    size_t *sorted = scoped ? malloc(ids * sizeof *sorted) : NULL;
+    if (sorted) {
+        for (size_t i = 0, k = 0; i < r->ntests; i++)
+            if (r->tests[i].id)
+                sorted[k++] = i;
+        by_id_r = r;
+        qsort(sorted, ids, sizeof *sorted, by_id);
+    }
+    envelope_open(w, r, nest[0], nest[1], nest[2]);
     run_span(w, r, trace, run, end_ms, unexpected);
-    for (size_t i = 0; i < r->ntests; i++)
-        if (r->tests[i].id)
-            test_span(w, r, &r->tests[i], trace, run, mix(seed + 2 + i) | 1, end_ms);
+    int rc = 0;
+    for (size_t i = 0; i < r->ntests && rc == 0; i++) {
+        if (!r->tests[i].id)
+            continue;
+        size_t p = parent_of(r, sorted, ids, i);
+        if ((rc = maybe_split(w, r, fd, nest)) < 0)
+            break;
+        test_span(w, r, &r->tests[i], trace, p == SIZE_MAX ? run : mix(seed + 2 + p) | 1, mix(seed + 2 + i) | 1,
+                  end_ms);
+    }
+    free(sorted);
     envelope_close(w);
+    return rc < 0 ? rc : flush_line(w, fd);
 }
 
 struct metric_def {
@@ -288,11 +375,8 @@ struct metric_def {
     const char *state; /* system.memory.state, NULL: none */
 };
 
-static void metric(struct jsonw *w, const struct results *r, const struct metric_def *d)
+static void metric_open(struct jsonw *w, const struct metric_def *d)
 {
-    const struct rs_seriesbuf *sb = &r->series[d->s];
-    if (!sb->n)
-        return;
     jsonw_obj_open(w);
     jsonw_kv_str(w, "name", d->name);
     jsonw_kv_str(w, "description", d->description);
@@ -301,6 +385,29 @@ static void metric(struct jsonw *w, const struct results *r, const struct metric
     jsonw_obj_open(w);
     jsonw_key(w, "dataPoints");
     jsonw_arr_open(w);
+}
+
+static void metric_close(struct jsonw *w, const struct metric_def *d)
+{
+    jsonw_arr_close(w);
+    if (d->sum) {
+        jsonw_kv_int(w, "aggregationTemporality", 2); /* CUMULATIVE */
+        jsonw_kv_bool(w, "isMonotonic", d->monotonic);
+    }
+    jsonw_obj_close(w);
+    jsonw_obj_close(w);
+}
+
+static const char *const metric_nest[3] = {"resourceMetrics", "scopeMetrics", "metrics"};
+
+/* A metric's points; a long series goes on over several requests, the metric named again in
+ * each (its cumulative sums go on from the same start). */
+static int metric(struct jsonw *w, const struct results *r, const struct metric_def *d, int fd)
+{
+    const struct rs_seriesbuf *sb = &r->series[d->s];
+    if (!sb->n)
+        return 0;
+    metric_open(w, d);
     double total = 0;
     for (size_t i = 0; i < sb->n; i++) {
         const struct rs_point *p = &sb->p[i];
@@ -324,17 +431,19 @@ static void metric(struct jsonw *w, const struct results *r, const struct metric
         } else
             jsonw_kv_double(w, "asDouble", v, 6);
         jsonw_obj_close(w);
+        if (w->len >= OTLP_LINE_SPLIT && i + 1 < sb->n) {
+            metric_close(w, d);
+            int rc = maybe_split(w, r, fd, metric_nest);
+            if (rc < 0)
+                return rc;
+            metric_open(w, d);
+        }
     }
-    jsonw_arr_close(w);
-    if (d->sum) {
-        jsonw_kv_int(w, "aggregationTemporality", 2); /* CUMULATIVE */
-        jsonw_kv_bool(w, "isMonotonic", d->monotonic);
-    }
-    jsonw_obj_close(w);
-    jsonw_obj_close(w);
+    metric_close(w, d);
+    return 0;
 }
 
-static void metrics(struct jsonw *w, const struct results *r)
+static int metrics(struct jsonw *w, const struct results *r, int fd)
 {
     static const struct metric_def defs[] = {
         {RS_TREE_CPU, "resmon.tree.cpu.time", "CPU time of the command's process tree", "s", true, true, false,
@@ -345,10 +454,13 @@ static void metrics(struct jsonw *w, const struct results *r)
          NULL},
         {RS_MEM_USED, "system.memory.usage", "Memory in use on the machine", "By", true, false, true, 1, "used"},
     };
-    envelope_open(w, r, "resourceMetrics", "scopeMetrics", "metrics");
-    for (size_t i = 0; i < ARRAY_SIZE(defs); i++)
-        metric(w, r, &defs[i]);
+    envelope_open(w, r, metric_nest[0], metric_nest[1], metric_nest[2]);
+    int rc = 0;
+    for (size_t i = 0; i < ARRAY_SIZE(defs) && rc == 0; i++)
+        if ((rc = maybe_split(w, r, fd, metric_nest)) == 0)
+            rc = metric(w, r, &defs[i], fd);
     envelope_close(w);
+    return rc < 0 ? rc : flush_line(w, fd);
 }
 
 int otlp_write(const struct results *r, int out_fd, double end_ms)
@@ -358,12 +470,9 @@ int otlp_write(const struct results *r, int out_fd, double end_ms)
         return rc;
     struct jsonw w;
     jsonw_init(&w);
-    traces(&w, r, end_ms);
-    rc = flush_line(&w, out_fd);
-    if (rc == 0) {
-        metrics(&w, r);
-        rc = flush_line(&w, out_fd);
-    }
+    rc = traces(&w, r, end_ms, out_fd);
+    if (rc == 0)
+        rc = metrics(&w, r, out_fd);
     jsonw_release(&w);
     return rc;
 }

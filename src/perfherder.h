@@ -26,7 +26,9 @@
  *
  * Under MOZ_AUTOMATION the supervisor writes this to $MOZ_UPLOAD_DIR/perfherder-data-resource-
  * usage.json (atomically, at the end and at a stop like the profile) and logs it once, at the
- * end, as a "PERFHERDER_DATA: {...}" line on stderr, which Treeherder's log parser reads.
+ * end, as a "PERFHERDER_DATA: {...}" line on stderr, where Treeherder's log parser finds it (its
+ * ingestion drops the job_resource_usage framework, as it does mozharness's: the file among the
+ * artifacts is for the tools that read it there). A missing MOZ_UPLOAD_DIR is made.
  */
 #ifndef RESMON_PERFHERDER_H
 #define RESMON_PERFHERDER_H

@@ -50,6 +50,7 @@ int results_new(int stream_fd, unsigned what, struct results **ret)
 static void test_release(struct rs_test *t)
 {
     free(t->id);
+    free(t->scope);
     free(t->status);
     free(t->expected);
     free(t->message);
@@ -226,6 +227,16 @@ static void fill_result(struct rs_test *t, const cJSON *data)
         t->unexpected = !status_in(t->status, fine);
 }
 
+/* The harness's scope of the test (go's package, a TAP file or parent subtest, a mozlog subsuite),
+ * kept only when the full name is that scope, a '/' and the test's own name. */
+static void take_scope(struct rs_test *t, const cJSON *data)
+{
+    const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, "scope"));
+    size_t n = s ? strlen(s) : 0;
+    if (!t->scope && n && t->id && strncmp(t->id, s, n) == 0 && t->id[n] == '/' && t->id[n + 1])
+        t->scope = strdup(s);
+}
+
 /* A test's result. A kill between its marker and its close line leaves the test open too: the
  * most recent open entry of the same id is the same test. */
 static void on_test_marker(struct results *j, const cJSON *o)
@@ -250,6 +261,7 @@ static void on_test_marker(struct results *j, const cJSON *o)
     t->id = strdup(id->valuestring);
     t->start = get_num(o, "startTime", j->last_ms);
     t->end = get_num(o, "endTime", t->start);
+    take_scope(t, data);
     fill_result(t, data);
     if (t->id)
         take_pending(j, t);
@@ -270,6 +282,7 @@ static void on_open_test(struct results *j, const cJSON *o)
     t->id = strdup(id->valuestring);
     t->start = line_start(j, o);
     t->open = true;
+    take_scope(t, data);
     char *k = strdup(key->valuestring);
     if (!t->id || !k) {
         free(k);

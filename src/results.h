@@ -4,7 +4,7 @@
  * again after the tree is gone) and --recover rebuilds them from the stream a killed run left.
  *
  * What is read: the meta line (product, startTime, the CI's keys: cimeta.h), the clock line, the
- * "test" markers (payload type Test: test, status, expected, message, cpuTime, maxRSS), the tests'
+ * "test" markers (payload type Test: test, scope, status, expected, message, cpuTime, maxRSS), the tests'
  * open and close state lines (a test still open is one that never ended), the message lines that
  * give an unexpected result without a message its failure text (testlog.h), unexpected TestStatus
  * markers and Crash markers naming a test (its details), the "timeout" marker (why the run was
@@ -45,6 +45,8 @@ enum results_what {
 
 struct rs_test {
     char *id, *status, *expected, *message;
+    char *scope;       /* the harness's scope (the payload's "scope"; go: the package) when id is
+                          scope/name, else NULL */
     double start, end; /* profile ms */
     double cpu_ms;     /* < 0: unknown */
     double rss;        /* bytes; < 0: unknown */

@@ -732,7 +732,8 @@ int summary_format_markdown(const struct summary_facts *f, char **ret_text, size
     if (f->at_stop)
         buf_puts(&b, "\n\n_Written at the stop, before the tree was signalled; the summary of the end "
                      "replaces it._");
-    buf_puts(&b, "\n\n| | |\n|---|---|\n");
+    /* a table needs a header row: an empty one shows as an empty bar */
+    buf_puts(&b, "\n\n| Measure | Value |\n|---|---|\n");
     fmt_duration(tmp, sizeof tmp, f->wall_ns);
     md_row(&b, "wall time", tmp);
     if (f->have_cpu) {
@@ -777,9 +778,12 @@ int summary_format_markdown(const struct summary_facts *f, char **ret_text, size
         buf_printf(&b, "` peak %s |\n", tmp2);
     }
     if (f->profile_path)
-        md_row(&b, "profile", f->profile_path);
+        md_row(&b, "profile", f->profile_name ? f->profile_name : f->profile_path);
 
     md_tests(&b, "Unexpected results", f->unexpected, f->n_unexpected, f->unexpected_total, true);
+    if (f->unexpected_total > f->annotated && f->annotated)
+        buf_printf(&b, "\nThe first %zu of the %llu unexpected results are annotations (a step shows at most 10).\n",
+                   f->annotated, (unsigned long long)f->unexpected_total);
     md_tests(&b, "Tests still running at the stop", f->open, f->n_open, f->open_total, false);
     int pids[SUMMARY_MAX_LIST];
     const char *cmds[SUMMARY_MAX_LIST], *extra[SUMMARY_MAX_LIST];

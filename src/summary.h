@@ -103,6 +103,7 @@ struct summary_facts {
     uint64_t unexpected_total;
     struct summary_test unexpected[SUMMARY_MAX_LIST]; /* the first ones, in order */
     size_t n_unexpected;
+    size_t annotated;    /* how many of the first were GitHub annotations (ghactions.h) */
     struct summary_test slowest[SUMMARY_MAX_LIST];    /* longest first */
     size_t n_slowest;
     size_t max_slowest;  /* how many to keep (0: 5), at most SUMMARY_MAX_LIST */
@@ -142,6 +143,7 @@ struct summary_facts {
     struct summary_series mem; /* tree RSS in bytes per sample (agg MAX) */
 
     const char *profile_path; /* NULL: no profile */
+    const char *profile_name; /* how the job summary names it (ghactions.h), NULL: its path */
     bool profile_is_stream;   /* only the stream is there (finalizing failed) */
     uint64_t stream_lines_lost; /* lines of the stream that could not be written */
     int stream_error;           /* why (-errno) */

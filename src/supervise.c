@@ -159,6 +159,8 @@ struct sv {
     bool gha;                   /* GitHub Actions output (ghactions.h) */
     const char *gha_summary;    /* $GITHUB_STEP_SUMMARY, NULL: none */
     struct gha_said gha_said;   /* the workflow commands printed so far (at the stop, at the end) */
+    bool stderr_midline;        /* the command's stderr, as passed on, ends mid-line */
+    bool open_error_said;       /* open_stream said why it failed */
     struct gha_summary_file gha_file; /* resmon-run's text in $GITHUB_STEP_SUMMARY */
     bool gha_failed;            /* the job summary could not be written: said once */
     struct summary_style sum_style;
@@ -229,6 +231,8 @@ static enum passthru_read read_output(struct sv *sv, int i)
     enum passthru_read r = passthru_read(sv->pt[i], &buf, &n, &sv->last_output_ns);
     if (r != PT_DATA)
         return r;
+    if (i == 1 && n)
+        sv->stderr_midline = buf[n - 1] != '\n';
     if (sv->capture && sv->capture->len < RUNTIME_DUMP_MAX)
         jsonw_append(sv->capture, buf, MIN(n, RUNTIME_DUMP_MAX - sv->capture->len));
     if (sv->testlog) {
@@ -516,7 +520,7 @@ static void profile_checkpoint(struct sv *sv, const char *why)
      * on stderr). */
     if (sv->phase == PH_STOPPING)
         github_at_stop(sv);
-    if (!sv->stream)
+    if (!sv->stream || sv->o->no_profile)
         return;
     struct profile_stats st;
     int r = sv->conv ? profile_conv_finalize(sv->conv, AT_FDCWD, sv->profile_path, &end, &st)
@@ -620,7 +624,7 @@ static char *dump_path_for(struct sv *sv)
     if (sv->o->dump_file)
         return strdup(sv->o->dump_file);
     char *p = NULL;
-    if (sv->stream && asprintf(&p, "%s.stacks.txt", sv->profile_path) < 0)
+    if (sv->stream && !sv->o->no_profile && asprintf(&p, "%s.stacks.txt", sv->profile_path) < 0)
         p = NULL;
     return p;
 }
@@ -859,6 +863,13 @@ static void stop(struct sv *sv, enum stop_cause cause, int sig)
     sv->stop_signal = sig;
     sv->stop_ns = now;
     sv->phase = PH_STOPPING;
+    /* A line the command began and has not finished is what it is doing now (pytest -v prints a
+     * test's node id, and its result and newline only when the test ends): the parsers take it
+     * as a line, so the outputs written at the stop name that test. What the line gets after this
+     * comes as a line of its own (pytest: the result, which ends the test). */
+    if (sv->testlog)
+        for (int i = 0; i < 2; i++)
+            linebuf_flush(sv->lb[i], i == 0 ? on_line_stdout : on_line_stderr, sv);
     /* Record what was going on, and finalize first: a CI that follows its TERM with a KILL must
      * still find a complete profile. Only then is any child signalled. */
     emit_timeout_marker(sv, now);
@@ -1452,6 +1463,22 @@ static int physical_cpus(void)
  * collects artifacts), else resmon-profile.json here. */
 static char *profile_path_for(const struct options *o)
 {
+    if (o->no_profile) {
+        /* the stream the reports are built from, and no profile: a file of our own, removed at
+         * the end */
+        const char *tmp = getenv("TMPDIR");
+        char *p;
+        if (asprintf(&p, "%s/resmon-stream.XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
+            return NULL;
+        int fd = mkstemp(p);
+        if (fd < 0) {
+            log_errno(-errno, "cannot create a temporary file for the stream the reports are built from ('%s')", p);
+            free(p);
+            return NULL;
+        }
+        close(fd);
+        return p;
+    }
     if (o->output)
         return strdup(o->output);
     const char *dir = getenv("MOZ_UPLOAD_DIR");
@@ -1464,12 +1491,45 @@ static char *profile_path_for(const struct options *o)
     return strdup("resmon-profile.json");
 }
 
+/* $MOZ_UPLOAD_DIR made where it is missing, with its parents, as mozharness makes it before a
+ * job's steps: what is written there is the job's artifacts. 0 or -errno (said). */
+static int make_upload_dir(const char *dir)
+{
+    char *p = strdup(dir);
+    if (!p)
+        return -ENOMEM;
+    int r = 0;
+    for (char *q = p + 1;; q++) {
+        if (*q && *q != '/')
+            continue;
+        char c = *q;
+        *q = '\0';
+        if (mkdir(p, 0777) < 0 && errno != EEXIST) {
+            r = -errno;
+            log_errno(r, "cannot create MOZ_UPLOAD_DIR '%s' (at '%s')", dir, p);
+            break;
+        }
+        *q = c;
+        if (!c)
+            break;
+    }
+    free(p);
+    return r;
+}
+
 static int open_stream(struct sv *sv)
 {
     const struct options *o = sv->o;
     sv->profile_path = profile_path_for(o);
     if (!sv->profile_path)
         return -ENOMEM;
+    const char *upload = getenv("MOZ_UPLOAD_DIR");
+    int ur;
+    if (upload && *upload && (!o->output || perfherder_active(getenv("MOZ_AUTOMATION"))) &&
+        (ur = make_upload_dir(upload)) < 0) {
+        sv->open_error_said = true;
+        return ur;
+    }
     /* Extra metadata: the CI's facts, then --meta (last wins). */
     struct cimeta ci;
     cimeta_collect(&ci);
@@ -1506,11 +1566,10 @@ static int open_stream(struct sv *sv)
     stream_hold(sv->stream, true);
     /* Without a follower finalizing still works, it just reads the whole stream then. The
      * follower is handed what is written rather than reading it back. */
-    if (profile_conv_new(stream_fd(sv->stream), &sv->conv) < 0)
+    if (o->no_profile || profile_conv_new(stream_fd(sv->stream), &sv->conv) < 0)
         sv->conv = NULL;
     else if (profile_conv_fed(sv->conv) == 0)
         stream_set_tap(sv->stream, feed_follower, sv->conv);
-    const char *upload = getenv("MOZ_UPLOAD_DIR");
     if (perfherder_active(getenv("MOZ_AUTOMATION")) && upload && *upload &&
         asprintf(&sv->perfherder_path, "%s/%s", upload, PERFHERDER_FILE) < 0)
         sv->perfherder_path = NULL;
@@ -1525,29 +1584,42 @@ static int open_stream(struct sv *sv)
 static void say_open_error(struct sv *sv, int r)
 {
     const char *path = sv->profile_path ? sv->profile_path : "?";
+    if (sv->open_error_said)
+        return;
     log_msg("cannot create the profile '%s': %s", path, outfile_why(r, AT_FDCWD, path));
 }
 
 /* GitHub Actions: annotations on stderr (those not printed yet), the job summary in
  * $GITHUB_STEP_SUMMARY (in place of the one written at the stop, where nothing followed it). */
-static void github_outputs(struct sv *sv, const struct summary_facts *f)
+static void github_outputs(struct sv *sv, struct summary_facts *f)
 {
-    struct gha_result res[GHA_MAX_ANNOTATIONS];
+    struct gha_result res[GHA_MAX_RESULTS];
     size_t n = 0;
-    uint64_t total = 0;
     if (sv->testlog) {
         const struct testlog_result *list;
         size_t k = testlog_unexpected(sv->testlog, &list);
-        for (; n < k && n < GHA_MAX_ANNOTATIONS; n++)
-            res[n] = (struct gha_result){list[n].test, list[n].status, list[n].expected, list[n].duration_ns};
-        total = f->unexpected_total;
+        for (; n < k && n < GHA_MAX_RESULTS; n++)
+            res[n] = (struct gha_result){list[n].test, list[n].status, list[n].expected, list[n].message,
+                                         list[n].duration_ns};
     }
     char *text;
     size_t len;
-    if (gha_format_commands(f, res, n, total, &sv->gha_said, &text, &len) == 0) {
+    if (gha_format_commands(f, res, n, sv->stderr_midline, &sv->gha_said, &text, &len) == 0) {
         write_all(STDERR_FILENO, text, len);
+        sv->stderr_midline &= !len;
         free(text);
     }
+    f->annotated = sv->gha_said.results;
+    /* the profile as the job summary's reader can find it */
+    char cwd[4096], *run_url = NULL, *name = NULL;
+    const char *server = getenv("GITHUB_SERVER_URL"), *repo = getenv("GITHUB_REPOSITORY"),
+               *run = getenv("GITHUB_RUN_ID");
+    if (server && *server && repo && *repo && run && *run &&
+        asprintf(&run_url, "%s/%s/actions/runs/%s", server, repo, run) < 0)
+        run_url = NULL;
+    if (f->profile_path)
+        name = gha_profile_name(f->profile_path, getcwd(cwd, sizeof cwd), getenv("GITHUB_WORKSPACE"), run_url);
+    f->profile_name = name;
     if (sv->gha_summary && summary_format_markdown(f, &text, &len) == 0) {
         int r = gha_summary_put(&sv->gha_file, sv->gha_summary, text, len);
         if (r < 0 && !sv->gha_failed)
@@ -1556,6 +1628,9 @@ static void github_outputs(struct sv *sv, const struct summary_facts *f)
         sv->gha_failed |= r < 0;
         free(text);
     }
+    f->profile_name = NULL;
+    free(name);
+    free(run_url);
 }
 
 /* The summary's facts at end_ns, when resmon-run exits with exit_status (-1: not known yet). The
@@ -1630,7 +1705,7 @@ static void fill_facts(struct sv *sv, struct summary_facts *f, int exit_status, 
         for (size_t i = 0; i < n; i++)
             summary_add_slowest(f, list[i].test, strlen(list[i].test), list[i].status, list[i].duration_ns);
     }
-    f->profile_path = sv->stream ? sv->profile_path : NULL;
+    f->profile_path = sv->stream && !sv->o->no_profile ? sv->profile_path : NULL;
     f->profile_is_stream = sv->stream && sv->finalizations == 0;
     if (sv->stream) {
         struct stream_health h;
@@ -1863,7 +1938,9 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     }
 
     /* Interpose on the output only when something needs to see it. */
-    bool interpose = o->output_timeout_ns > 0 || (!o->no_profile && o->parse_formats);
+    /* A stream without a profile where only the reports want it (--no-profile --junit). */
+    bool want_stream = !o->no_profile || o->junit || o->otlp;
+    bool interpose = o->output_timeout_ns > 0 || (want_stream && o->parse_formats);
     if (interpose) {
         if ((r = make_pipe(child_out)) < 0 || (r = make_pipe(child_err)) < 0) {
             log_errno(r, "cannot create pipes");
@@ -1881,7 +1958,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         child_err[0] = -1;
     }
 
-    if (!o->no_profile && (r = open_stream(&sv)) < 0) {
+    if (want_stream && (r = open_stream(&sv)) < 0) {
         say_open_error(&sv, r);
         goto out;
     }
@@ -1911,7 +1988,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         goto out;
     }
     struct testlog_probe tprobe = {probe_tree_cpu, probe_tree_rss, probe_leaked, &sv};
-    if (interpose && o->parse_formats && !o->no_profile) {
+    if (interpose && o->parse_formats && want_stream) {
         struct testlog_config tcfg = {
             .formats = o->parse_formats,
             .log_info = o->log_info,
@@ -2090,6 +2167,8 @@ out:
     free(sv.perfherder_path);
     stream_close(sv.stream);
     closep(&sv.profile_lock);
+    if (o->no_profile && sv.profile_path)
+        unlink(sv.profile_path);
     free(sv.profile_path);
     free(sv.dump_path);
     for (size_t i = 0; i < MIN(sv.nleaks, (size_t)LEAKS_KEPT); i++)

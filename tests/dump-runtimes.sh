@@ -55,6 +55,22 @@ if command -v go >/dev/null 2>&1 && grep -q '^#define HAVE_LIBDW 1' "$TOP_BUILDD
     expect go "main.stuckInGoLock" err
     ran=$((ran + 1))
 fi
+# a stripped Go binary (no .symtab, as the go tool ships) still has its frames named, from the
+# function table the Go runtime reads (.gopclntab)
+if command -v go >/dev/null 2>&1 && grep -q '^#define HAVE_LIBDW 1' "$TOP_BUILDDIR/config.h" &&
+    GOCACHE="$T/go-cache" GOPATH="$T/go" go build -ldflags="-s -w" -o "$T/hang-go-s" "$R/hang.go" 2>"$T/go-build.err"; then
+    ! readelf -S "$T/hang-go-s" 2>/dev/null | grep -q ' \.symtab ' || fail "go build -ldflags=-s left a .symtab"
+    new_events
+    "$RESMON_RUN" --timeout=1h -i 0 -o "$T/gos.json" -- "$T/hang-go-s" >/dev/null 2>"$T/gos.err" &
+    sup=$!
+    wait_event "ready stuck *" 120 >/dev/null
+    kill -ALRM $sup
+    wait $sup
+    grep -q '^    #[0-9]*  0x[0-9a-f]* runtime\.futex$' "$T/gos.json.stacks.txt" ||
+        fail "stripped go: runtime.futex not named: $(grep '#' "$T/gos.json.stacks.txt" | head -5)"
+    ! grep -q 'hang-go-s+0x' "$T/gos.json.stacks.txt" || fail "stripped go: unnamed frames: $(grep 'hang-go-s+0x' "$T/gos.json.stacks.txt" | head -3)"
+    echo "stripped go: frames named from .gopclntab"
+fi
 # not asked: nothing is signalled, the runtime is not named
 if [ -n "$py" ]; then
     new_events

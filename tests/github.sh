@@ -1,7 +1,9 @@
 #!/bin/sh
 # GitHub Actions, in a fake environment: under GITHUB_ACTIONS=true the summary is appended to
-# $GITHUB_STEP_SUMMARY as Markdown and the timeout and each unexpected result (the first 20, then
-# a count) are ::error workflow commands in the runner's syntax; both are written at a stop,
+# $GITHUB_STEP_SUMMARY as Markdown and the timeout and each unexpected result (at most 10 in all,
+# the timeout first) are ::error workflow commands in the runner's syntax, each at a line's start
+# even after the command's unfinished stderr line, with the failure text and file=/line= where
+# the harness gives them; both are written at a stop,
 # before the tree is signalled (a job killed then keeps them), the summary replaced at the end
 # unless something else wrote after it; --ci=none turns it off, the resmon-timeout form does it
 # only with --ci=github; the profile's metadata names the job.
@@ -37,7 +39,7 @@ run_hung() {
 }
 
 printf 'an earlier step wrote this\n' >"$T/summary.md"
-run_hung gh GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/summary.md" GITHUB_SERVER_URL=https://github.com \
+run_hung gh GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/summary.md" GITHUB_WORKSPACE="$T" GITHUB_SERVER_URL=https://github.com \
     GITHUB_REPOSITORY=o/r GITHUB_SHA=0123abc GITHUB_RUN_ID=77 GITHUB_RUN_ATTEMPT=2 RUNNER_NAME=runner-3 \
     "$RESMON_RUN"
 [ "$st" = 124 ] || fail "status $st"
@@ -46,23 +48,54 @@ cat "$T/cmds"
 # Every line is a workflow command in the runner's syntax: a title without a raw ':' or ','
 # (escaped as %3A, %2C), a message without a raw CR (no line has one; LF ends the command).
 bad=$(grep -v '^::error title=[^:,]*::.' "$T/cmds") && fail "not workflow commands: $bad"
-# At the stop: the timeout, 20 results and a count of the other 5 failures; at the end only what
-# was learned since, the hung test's TIMEOUT.
-[ "$(wc -l <"$T/cmds")" -eq 23 ] || fail "$(wc -l <"$T/cmds") commands, expected 1 + 20 + 1 + 1"
+# GitHub shows at most 10 error annotations a step: at the stop the timeout, first, then the
+# first 9 results; nothing at the end (the budget is spent); the job summary counts the rest.
+[ "$(wc -l <"$T/cmds")" -eq 10 ] || fail "$(wc -l <"$T/cmds") commands, expected 1 + 9"
 # (printed at the stop: the exit status is not known yet)
 head -n 1 "$T/cmds" | grep -qx "::error title=resmon-run%3A timeout::'sh' timed out after [0-9.]* [a-z]* (sent TERM); still running: dir/hangs.js" ||
     fail "timeout command: $(head -n 1 "$T/cmds")"
 sed -n 2p "$T/cmds" | grep -qx '::error title=FAIL odd/a%3Ab%2Cc%25d|e::odd/a:b,c%25d|e: FAIL, expected PASS (after [0-9.]* s)' ||
     fail "escaping: $(sed -n 2p "$T/cmds")"
 grep -qx '::error title=FAIL dir/f1.js::dir/f1.js: FAIL, expected PASS (after [0-9.]* s)' "$T/cmds" || fail "first failure"
-grep -qx '::error title=FAIL dir/f19.js::.*' "$T/cmds" || fail "20th failure"
-! grep -q 'dir/f20.js' "$T/cmds" || fail "more than 20 results"
-# 24 + 1 failures and the timed-out test are unexpected: 26, of which 20 are shown.
-sed -n 22p "$T/cmds" | grep -qx '::error title=resmon-run%3A unexpected results::5 more unexpected results (the job summary lists the first ones)' ||
-    fail "count: $(sed -n 22p "$T/cmds")"
-tail -n 1 "$T/cmds" | grep -qx '::error title=resmon-run%3A unexpected results::1 more unexpected result since the last count (the job summary lists the first ones)' ||
-    fail "count at the end: $(tail -n 1 "$T/cmds")"
+grep -qx '::error title=FAIL dir/f8.js::.*' "$T/cmds" || fail "9th failure"
+! grep -q 'dir/f9.js' "$T/cmds" || fail "more than 9 results"
+! grep -q 'unexpected results::' "$T/cmds" || fail "a count line (GitHub would not show it)"
+grep -qx 'The first 9 of the 26 unexpected results are annotations (a step shows at most 10).' "$T/summary.md" ||
+    fail "the summary does not count the annotations: $(cat "$T/summary.md")"
 [ "$(grep -c 'title=resmon-run%3A timeout' "$T/cmds")" = 1 ] || fail "the timeout annotated twice"
+# ---- a command whose stderr ended mid-line: the annotation still starts a line ----------------
+# The runner reads a command only at a line's start ("progress 42%::error" is no command).
+cat >"$T/progress.sh" <<EOS
+printf 'progress 42%%' >&2
+echo '{"action":"test_start","test":"dir/hangs.js"}'
+exec "$HELPER" sleep 300
+EOS
+env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY= "$RESMON_RUN" -q -i 0 -o "$T/prog.json" --timeout=1h -- sh "$T/progress.sh" \
+    >"$T/prog.out" 2>"$T/prog.err" &
+sup=$!
+stream_shows "$T/prog.json" '"kind":"test","key":"dir/hangs.js"'
+# the stderr bytes were read before the test's line (they were written first, on another pipe):
+# wait until they are passed on
+until [ -s "$T/prog.err" ]; do sleep 0.05; done
+kill -ALRM $sup
+wait $sup
+[ $? = 124 ] || fail "progress: status"
+# as the runner parses: a line that starts with "::"
+grep '^::error' "$T/prog.err" | grep -q "^::error title=resmon-run%3A timeout::'sh' timed out" ||
+    fail "progress: no timeout command at a line's start: $(od -c "$T/prog.err" | head)"
+head -n 1 "$T/prog.err" | grep -qx 'progress 42%' || fail "progress: the command's bytes changed: $(head -n 1 "$T/prog.err")"
+echo "a command's unfinished stderr line: the annotation starts a line of its own"
+
+# ---- the failure's text and where it is: a real pytest run -------------------------------------
+L=$TOP_SRCDIR/tests/fixtures/real/pytest/msgs.log
+expect_status 0 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY= "$RESMON_RUN" -q -i 0 -o "$T/py.json" -- cat "$L" \
+    >/dev/null 2>"$T/py.err"
+grep '^::' "$T/py.err" >"$T/py.cmds"
+cat "$T/py.cmds"
+[ "$(wc -l <"$T/py.cmds")" -le 10 ] || fail "pytest: more than 10 commands"
+grep -q '^::error file=tests/test_msgs.py,title=FAIL tests/test_msgs.py%3A%3Atest_assert_eq::.*%0Aassert (1 + 1) == 3$' \
+    "$T/py.cmds" || fail "pytest: no file= or no failure text: $(cat "$T/py.cmds")"
+
 # The command's own output is untouched: no workflow command on stdout.
 ! grep -q '^::' "$T/gh.out" || fail "workflow commands on stdout"
 
@@ -73,6 +106,9 @@ grep -qx "### resmon-run: 'sh' timed out after .*; exit status 124" "$T/summary.
 [ "$(grep -c '^### ' "$T/summary.md")" = 1 ] || fail "not one summary: $(cat "$T/summary.md")"
 ! grep -q '^_Written at the stop' "$T/summary.md" || fail "the summary of the stop was left"
 grep -qx '| wall time | .* |' "$T/summary.md" || fail "no wall time"
+# The profile as the summary's reader finds it: its path in the workspace, and the run's artifacts.
+grep -qx '| profile | gh.json in the workspace (the run'"'"'s artifacts: https://github.com/o/r/actions/runs/77#artifacts) |' \
+    "$T/summary.md" || fail "profile row: $(grep '^| profile' "$T/summary.md")"
 grep -qx '| tests | 27: 1 PASS, 25 FAIL, 1 TIMEOUT (26 unexpected) |' "$T/summary.md" || fail "tests row"
 grep -qx '| FAIL | dir/f1.js | [0-9]* ms |' "$T/summary.md" || fail "unexpected table"
 grep -q '^\.\.\. and 18 more$' "$T/summary.md" || fail "no count of the rest"

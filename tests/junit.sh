@@ -1,6 +1,6 @@
 #!/bin/sh
-# --junit: the tests of a run as JUnit XML, valid against the Jenkins/Ant JUnit schema
-# (tests/fixtures/junit/junit.xsd), on a normal run, a timeout, a stop request (the report is
+# --junit: the tests of a run as JUnit XML, valid against the schema the Jenkins xUnit plugin
+# checks its input with (tests/fixtures/junit/junit-10.xsd) and junit.xsd, on a normal run, a timeout, a stop request (the report is
 # there BEFORE the first stop signal), a command killed mid-run, and a killed-then-recovered run.
 . "$TOP_SRCDIR/tests/lib.sh"
 command -v xmllint >/dev/null 2>&1 || skip "xmllint (libxml2-utils) is not installed"
@@ -37,7 +37,7 @@ exit 3
 EOS
 expect_status 3 "$RESMON_RUN" -q -i 0.05 -o "$T/p.json" --junit="$T/normal.xml" -- sh "$T/suite.sh" >/dev/null
 J=$T/normal.xml
-xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$J" || fail "normal run: not valid JUnit"
+junit_valid "$J" || fail "normal run: not valid JUnit"
 expect "tests" "$(q "$J" /testsuites/@tests)" 7
 expect "failures" "$(q "$J" /testsuites/@failures)" 2
 expect "errors" "$(q "$J" /testsuites/@errors)" 2
@@ -45,7 +45,7 @@ expect "suites" "$(qn "$J" //testsuite)" 2
 expect "suite dir" "$(q "$J" '//testsuite[@name="dir"]/@tests')" 5
 expect "suite dir skipped" "$(q "$J" '//testsuite[@name="dir"]/@skipped')" 2
 expect "classname" "$(q "$J" '//testcase[@name="passes.js"]/@classname')" dir
-expect "a pass has no outcome" "$(qn "$J" '//testcase[@name="passes.js"]/*[not(self::properties)]')" 0
+expect "a pass has no outcome" "$(qn "$J" '//testcase[@name="passes.js"]/*[not(self::system-out)]')" 0
 expect "failure type" "$(q "$J" '//testcase[@name="fails.js"]/failure/@type')" failure
 case "$(q "$J" '//testcase[@name="fails.js"]/failure')" in
 *"FAIL sum: 1 + 1 != 3 <&>"*) ;;
@@ -58,9 +58,13 @@ expect "error" "$(q "$J" '//testcase[@name="errs.js"]/error/@type')" error
 expect "unexpected pass" "$(q "$J" '//testcase[@name="xpass.js"]/failure/@type')" unexpected-pass
 expect "reason" "$(q "$J" '//testsuite[1]/properties/property[@name="resmon.reason"]/@value')" exit
 expect "exit" "$(q "$J" '//testsuite[1]/properties/property[@name="resmon.exit"]/@value')" "status 3"
-# Per-test figures: CPU time in seconds, peak memory in bytes (the tree's, sampled).
-cpu=$(q "$J" '//testcase[@name="passes.js"]/properties/property[@name="cpuTime"]/@value')
-rss=$(q "$J" '//testcase[@name="passes.js"]/properties/property[@name="maxRSS"]/@value')
+# Per-test figures: CPU time in seconds, peak memory in bytes (the tree's, sampled), as
+# [[PROPERTY|name=value]] lines of the test's system-out (no properties in a testcase: the Jenkins
+# xUnit plugin's schema refuses them).
+expect "no testcase properties" "$(qn "$J" '//testcase/properties')" 0
+out=$(q "$J" '//testcase[@name="passes.js"]/system-out')
+cpu=$(printf '%s\n' "$out" | sed -n 's/^\[\[PROPERTY|cpuTime=\(.*\)\]\]$/\1/p')
+rss=$(printf '%s\n' "$out" | sed -n 's/^\[\[PROPERTY|maxRSS=\(.*\)\]\]$/\1/p')
 case "$cpu" in [0-9]*.[0-9][0-9][0-9]) ;; *) fail "cpuTime '$cpu'" ;; esac
 case "$rss" in [1-9]*) ;; *) fail "maxRSS '$rss'" ;; esac
 echo "normal run: valid, 7 tests in 2 suites"
@@ -74,7 +78,7 @@ echo "[       OK ] Suite.Works (0 ms)"
 EOS
 expect_status 0 "$RESMON_RUN" -q -i 0 -o "$T/names.json" --junit="$T/names.xml" -- sh "$T/names.sh" >/dev/null
 J=$T/names.xml
-xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$J" || fail "names: not valid JUnit"
+junit_valid "$J" || fail "names: not valid JUnit"
 expect "gtest classname" "$(q "$J" '//testcase[@name="Works"]/@classname')" Suite
 expect "pytest classname" "$(q "$J" '//testcase[@name="test_y"]/@classname')" tests.test_a
 expect "pytest suite" "$(q "$J" '//testcase[@name="test_y"]/../@name')" tests/test_a.py
@@ -106,7 +110,7 @@ kill -ALRM $sup
 wait $sup
 expect "timeout status" $? 124
 J=$T/timeout.xml
-xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$J" || fail "timeout: not valid JUnit"
+junit_valid "$J" || fail "timeout: not valid JUnit"
 expect "timeout type" "$(q "$J" '//testcase[@name="hangs.js"]/error/@type')" timeout
 expect "timeout message" "$(q "$J" '//testcase[@name="hangs.js"]/error/@message')" \
     "still running when the run timed out after 3600 s (--timeout)"
@@ -131,10 +135,36 @@ kill -TERM $sup
 wait $sup
 [ -f "$T/raw/at-term.xml" ] || fail "stop request: no report when the command got TERM"
 J=$T/raw/at-term.xml
-xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$J" || fail "at TERM: not valid JUnit"
+junit_valid "$J" || fail "at TERM: not valid JUnit"
 expect "at TERM" "$(q "$J" '//testcase[@name="hangs.js"]/error/@type')" incomplete
 expect "at TERM reason" "$(q "$J" '//testsuite[1]/properties/property[@name="resmon.reason"]/@value')" signal
 echo "stop request: the report named the hung test before the command got TERM"
+
+# ---- a hung pytest -v test: named in the report written at the stop -------------------------
+# pytest -v prints a test's node id when it starts and its result and newline when it ends: the
+# unfinished line is the hung test (real pytest output, tests/fixtures/real/README).
+cat >"$T/pyhang.sh" <<EOS
+trap 'cp "$T/pyhang.xml" "$T/raw/py-at-term.xml"; exit 1' TERM
+cat "$TOP_SRCDIR/tests/fixtures/real/pytest/hang.v.log"
+"$HELPER" sleep 300 &
+wait \$!
+EOS
+"$RESMON_RUN" -q -i 0 -o "$T/pyhang.json" --timeout=1h --junit="$T/pyhang.xml" -- sh "$T/pyhang.sh" \
+    >"$T/pyhang.out" 2>&1 &
+sup=$!
+# the unfinished line passed through (and so read by resmon-run)
+until grep -q '::test_hangs $' "$T/pyhang.out"; do sleep 0.05; done
+kill -ALRM $sup
+wait $sup
+J=$T/raw/py-at-term.xml
+[ -f "$J" ] || fail "pytest hang: no report when the command got TERM"
+junit_valid "$J" || fail "pytest hang: not valid JUnit"
+expect "pytest hang at TERM" "$(q "$J" '//testcase[@name="test_hangs"]/error/@type')" timeout
+expect "pytest hang at TERM, suite" "$(q "$J" '//testcase[@name="test_hangs"]/../@name')" tests/test_hang.py
+expect "pytest hang at TERM, the pass" "$(qn "$J" '//testcase[@name="test_quick"]')" 1
+expect "pytest hang at the end" "$(q "$T/pyhang.xml" '//testcase[@name="test_hangs"]/error/@type')" timeout
+expect "pytest hang: one testcase" "$(qn "$T/pyhang.xml" '//testcase[@name="test_hangs"]')" 1
+echo "pytest hang: the unfinished line's test is in the report written before the signal"
 
 # ---- the command killed mid-run: the report still names the test it was in -----------------
 start_hung cmdkill --junit="$T/cmdkill.xml"
@@ -142,7 +172,7 @@ kill -KILL "$(cat "$T/hang.sh.pid")"
 wait $sup
 expect "killed command status" $? 137
 J=$T/cmdkill.xml
-xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$J" || fail "killed command: not valid JUnit"
+junit_valid "$J" || fail "killed command: not valid JUnit"
 expect "killed command" "$(q "$J" '//testcase[@name="hangs.js"]/error/@type')" incomplete
 expect "killed command exit" "$(q "$J" '//testsuite[1]/properties/property[@name="resmon.exit"]/@value')" "signal KILL"
 echo "killed command: the hung test is incomplete"
@@ -157,7 +187,7 @@ kill -KILL "$(cat "$T/hang.sh.pid")"
 grep -q "wrote the JUnit report '$T/recovered.xml': 2 tests, 1 never ended" "$T/recover.err" ||
     fail "recover said: $(cat "$T/recover.err")"
 J=$T/recovered.xml
-xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$J" || fail "recovered: not valid JUnit"
+junit_valid "$J" || fail "recovered: not valid JUnit"
 expect "recovered" "$(q "$J" '//testcase[@name="hangs.js"]/error/@type')" incomplete
 expect "recovered pass" "$(qn "$J" '//testcase[@name="quick.js"]')" 1
 # A full profile is no stream: said, and nothing written.
@@ -169,7 +199,7 @@ echo "killed run: recovered report names the hung test"
 # ---- a log without tests: the command is the testcase --------------------------------------
 expect_status 2 "$RESMON_RUN" -q -i 0 -o "$T/plain.json" --junit="$T/plain.xml" -- sh -c 'exit 2'
 J=$T/plain.xml
-xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$J" || fail "no tests: not valid JUnit"
+junit_valid "$J" || fail "no tests: not valid JUnit"
 expect "command case" "$(q "$J" '//testcase/@name')" "sh -c exit 2"
 expect "command failure" "$(q "$J" '//testcase/failure/@message')" "status 2 (exit)"
 
@@ -193,7 +223,7 @@ fi
 L=$TOP_SRCDIR/tests/fixtures/real/pytest/msgs.log
 expect_status 0 "$RESMON_RUN" -i 0 -o "$T/texts.json" --junit="$T/texts.xml" -- cat "$L" >/dev/null 2>"$T/texts.err"
 J=$T/texts.xml
-xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$J" || fail "texts: not valid JUnit"
+junit_valid "$J" || fail "texts: not valid JUnit"
 expect "a failure's text" "$(q "$J" '//testcase[@name="test_assert_eq"]/failure/@message')" \
     "FAIL: assert (1 + 1) == 3"
 expect "an error's text" "$(q "$J" '//testcase[@name="test_error_in_setup"]/error/@message')" \
@@ -215,8 +245,30 @@ expect "a recovered text" "$(q "$T/textrec.xml" '//testcase[@name="test_prints"]
 grep -q '"message":"assert False"' "$T/textrec.json" || fail "the recovered profile's marker lacks the text"
 echo "texts: printed after the results, in the report, the profile and the summary"
 
+# ---- go modules: the package is the suite (a real go test -json run) ---------------------------
+# Module paths have dots ("example.com/acme/widget/calc"): the suite and classname are the
+# package, the name is the test, a subtest keeps its parent's path in its name.
+L=$TOP_SRCDIR/tests/fixtures/real/go/module.json.log
+expect_status 0 "$RESMON_RUN" -q -i 0 -o "$T/gomod.json" --junit="$T/gomod.xml" -- cat "$L" >/dev/null
+J=$T/gomod.xml
+junit_valid "$J" || fail "go module: not valid JUnit"
+expect "go suites" "$(qn "$J" //testsuite)" 2
+expect "go calc tests" "$(q "$J" '//testsuite[@name="example.com/acme/widget/calc"]/@tests')" 7
+expect "go strutil tests" "$(q "$J" '//testsuite[@name="example.com/acme/widget/strutil"]/@tests')" 4
+expect "go classname" "$(q "$J" '//testcase[@name="TestDiv"]/@classname')" example.com/acme/widget/calc
+expect "go subtest" "$(q "$J" '//testcase[@name="TestAdd/wrong"]/@classname')" example.com/acme/widget/calc
+expect "go deep subtest" "$(qn "$J" '//testsuite[@name="example.com/acme/widget/strutil"]/testcase[@name="TestShoutEmpty/nested/deeper"]/failure')" 1
+expect "go failures" "$(q "$J" /testsuites/@failures)" 5
+echo "go modules: 2 packages, 2 suites"
+
 # ---- usage ---------------------------------------------------------------------------------
-expect_status 125 "$RESMON_RUN" --no-profile --junit="$T/x.xml" -- true 2>"$T/usage.err"
-grep -q "junit" "$T/usage.err" || fail "usage: $(cat "$T/usage.err")"
+# --no-profile: the report all the same, from a stream of its own that is removed at the end.
+mkdir "$T/np" "$T/np-tmp"
+(cd "$T/np" && expect_status 0 env TMPDIR="$T/np-tmp" "$RESMON_RUN" -q --no-profile --junit="$T/np.xml" -- \
+    cat "$TOP_SRCDIR/tests/fixtures/real/pytest/msgs.log" >/dev/null)
+junit_valid "$T/np.xml" || fail "--no-profile: not valid JUnit"
+expect "--no-profile report" "$(q "$T/np.xml" '//testcase[@name="test_assert_eq"]/failure/@message')" \
+    "FAIL: assert (1 + 1) == 3"
+[ -z "$(ls -A "$T/np" "$T/np-tmp" | grep -v ':$' | grep .)" ] || fail "--no-profile left files: $(ls -A "$T/np" "$T/np-tmp")"
 expect_status 125 "$RESMON_RUN" --junit= -- true 2>/dev/null
 exit 0

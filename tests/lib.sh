@@ -66,9 +66,16 @@ otlp_decoder_available() { command -v node >/dev/null 2>&1 && [ -d "$OTLP_MODULE
 # otlp_decode FILE: FILE decoded as OTLP (tests/otlp-decode.cjs); prints its line of facts.
 otlp_decode() { node "$TOP_SRCDIR/tests/otlp-decode.cjs" "$OTLP_MODULES" "$1"; }
 
+# junit_valid FILE: FILE is valid against the schema the Jenkins xUnit plugin checks JUnit input
+# with (tests/fixtures/junit/junit-10.xsd, vendored) and against tests/fixtures/junit/junit.xsd.
+junit_valid() {
+    xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit-10.xsd" "$1" &&
+        xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$1"
+}
+
 # At the end of a passing test: every profile it left in $T is checked, and every stream (what a
 # run that was killed, or is still writing, leaves) must convert, with --recover, into one; every
-# JUnit report must be valid against tests/fixtures/junit/junit.xsd, every OTLP/JSON file pass
+# JUnit report must be valid against tests/fixtures/junit/junit-10.xsd and junit.xsd, every OTLP/JSON file pass
 # tests/otlp-check.cjs and the OTLP decoder.
 # Files under $T/raw/ are inputs a test made broken on purpose.
 check_every_profile() {
@@ -82,9 +89,9 @@ check_every_profile() {
                 { echo "FAIL: $_f: the stream does not convert: $(cat "$T/.recover.err")" >&2; return 1; }
             profile_ok "$T/.recovered.json" || { echo "FAIL: $_f: its conversion is not a valid profile" >&2; return 1; }
         elif [ "$(printf %.5s "$_head")" = '<?xml' ] && grep -q '<testsuites' "$_f"; then
-            # a JUnit report (--junit): valid against the Jenkins/Ant schema
+            # a JUnit report (--junit): valid against the Jenkins schemas
             if command -v xmllint >/dev/null 2>&1; then
-                xmllint --noout --schema "$TOP_SRCDIR/tests/fixtures/junit/junit.xsd" "$_f" 2>"$T/.xmllint.err" ||
+                junit_valid "$_f" 2>"$T/.xmllint.err" ||
                     { echo "FAIL: $_f: not a valid JUnit report: $(cat "$T/.xmllint.err")" >&2; return 1; }
             fi
             continue

@@ -164,5 +164,7 @@ if (errors.length) {
 const flat = (kvs) => Object.fromEntries((kvs || []).map((kv) => [kv.key, Object.values(kv.value)[0]]));
 const attrs = {};
 for (const { v } of spans) attrs[v.name] = { ...flat(v.attributes), 'status.code': (v.status || {}).code || 0,
-    'status.message': (v.status || {}).message || '', parent: v.parentSpanId || '' };
-console.log(JSON.stringify({ lines: n, spans: spans.length, metrics: nmetrics, points: npoints, names: metricNames, attrs }));
+    'status.message': (v.status || {}).message || '', parent: v.parentSpanId || '',
+    parentName: v.parentSpanId && ids.has(v.parentSpanId) ? ids.get(v.parentSpanId).name : '' };
+const maxLine = Math.max(...lines.slice(0, -1).map((l) => Buffer.byteLength(l) + 1));
+console.log(JSON.stringify({ lines: n, maxLine, spans: spans.length, metrics: nmetrics, points: npoints, names: metricNames, attrs }));

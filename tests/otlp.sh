@@ -150,5 +150,44 @@ expect "recovered test" "$(attr "$F" dir/hangs.js resmon.test.status)" INCOMPLET
 expect "recovered run" "$(attr "$F" "resmon-run sh" cicd.pipeline.result)" error
 echo "killed run: recovered"
 
-expect_status 125 "$RESMON_RUN" --no-profile --otlp="$T/x.jsonl" -- true 2>/dev/null
+# ---- go modules: the package is the suite, a subtest a child of its parent (real go output) ----
+expect_status 0 "$RESMON_RUN" -q -i 0 -o "$T/gomod.json" --otlp="$T/gomod.jsonl" -- \
+    cat "$TOP_SRCDIR/tests/fixtures/real/go/module.json.log" >/dev/null
+F=$(facts "$T/gomod.jsonl")
+P=example.com/acme/widget
+expect "go suite" "$(attr "$F" $P/calc/TestDiv test.suite.name)" $P/calc
+expect "go subtest's suite" "$(attr "$F" $P/strutil/TestShoutEmpty/nested/deeper test.suite.name)" $P/strutil
+expect "go test's parent" "$(attr "$F" $P/calc/TestAdd parentName)" "resmon-run cat"
+expect "go subtest's parent" "$(attr "$F" $P/calc/TestAdd/wrong parentName)" $P/calc/TestAdd
+expect "go deep subtest's parent" "$(attr "$F" $P/strutil/TestShoutEmpty/nested/deeper parentName)" \
+    $P/strutil/TestShoutEmpty/nested
+echo "go modules: suites are packages, subtests under their parents"
+
+# ---- bounded lines: a very large suite, a long run --------------------------------------------
+# The Collector's file receiver reads at most 1 MiB of a line by default: every line stays under
+# OTLP_LINE_BOUND (src/otlp.h, 1 MiB - 64 KiB), a large request goes on over several lines.
+bound=$((1024 * 1024 - 64 * 1024))
+expect_status 0 "$RESMON_RUN" -q -i 0 -o "$T/big.json" --otlp="$T/big.jsonl" -- \
+    sh -c 'echo 1..20000; seq 1 20000 | sed "s/.*/ok & - a test of a very large suite, number &/"' >/dev/null
+F=$(facts "$T/big.jsonl")
+expect "large suite spans" "$(fact "$F" spans)" 20001
+[ "$(fact "$F" maxLine)" -lt $bound ] || fail "large suite: a line of $(fact "$F" maxLine) bytes"
+[ "$(fact "$F" lines)" -gt 3 ] || fail "large suite: $(fact "$F" lines) lines"
+echo "large suite: 20000 tests in $(fact "$F" lines) lines of at most $(fact "$F" maxLine) bytes"
+# A run of 3000 samples (50 minutes at the default interval of 1 s) at -i 0.01: the command ends
+# once the stream holds them.
+expect_status 0 "$RESMON_RUN" -q -i 0.01 -o "$T/long.json" --otlp="$T/long.jsonl" -- sh -c '
+    until [ "$(grep -c "^{\"type\":\"marker\",\"name\":\"Tree CPU\"" "$1")" -ge 3000 ]; do sleep 0.2; done' \
+    sh "$T/long.json" >/dev/null
+F=$(facts "$T/long.jsonl")
+[ "$(fact "$F" points)" -ge 12000 ] || fail "long run: $(fact "$F" points) points"
+[ "$(fact "$F" maxLine)" -lt $bound ] || fail "long run: a line of $(fact "$F" maxLine) bytes"
+echo "long run: $(fact "$F" points) points in $(fact "$F" lines) lines of at most $(fact "$F" maxLine) bytes"
+
+# --no-profile: the file all the same.
+expect_status 0 env TMPDIR="$T" "$RESMON_RUN" -q --no-profile -i 0.05 --otlp="$T/np.jsonl" -- "$HELPER" burn 0.2 >/dev/null
+F=$(facts "$T/np.jsonl")
+expect "--no-profile spans" "$(fact "$F" spans)" 1
+[ "$(fact "$F" points)" -ge 4 ] || fail "--no-profile: $(fact "$F" points) points"
+! ls "$T"/resmon-stream.* >/dev/null 2>&1 || fail "--no-profile left its stream"
 exit 0

@@ -100,6 +100,20 @@ wait $sup
 [ -s "$T/raw/at-term.json" ] || fail "no Perfherder data when the command got TERM"
 grep -q '"framework":{"name":"job_resource_usage"}' "$T/raw/at-term.json" || fail "at TERM: $(cat "$T/raw/at-term.json")"
 
+# A missing MOZ_UPLOAD_DIR is made (with its parents), as mozharness makes it; one that cannot be
+# is named.
+expect_status 0 env MOZ_AUTOMATION=1 MOZ_UPLOAD_DIR="$T/missing/up4" "$RESMON_RUN" -q -i 0 -- true 2>/dev/null
+[ -f "$T/missing/up4/perfherder-data-resource-usage.json" ] || fail "missing MOZ_UPLOAD_DIR: no Perfherder data"
+[ -f "$T/missing/up4/profile_resource-usage.json" ] || fail "missing MOZ_UPLOAD_DIR: no profile"
+: >"$T/raw/a-file"
+expect_status 125 env MOZ_AUTOMATION=1 MOZ_UPLOAD_DIR="$T/raw/a-file/up" "$RESMON_RUN" -q -i 0 -- true 2>"$T/err5"
+grep -qx "resmon-run: cannot create MOZ_UPLOAD_DIR '$T/raw/a-file/up' (at '$T/raw/a-file/up'): Not a directory" \
+    "$T/err5" || fail "MOZ_UPLOAD_DIR that cannot be made: $(cat "$T/err5")"
+
+# The manual says what Treeherder does with it: its ingestion drops the framework.
+grep -q "^Treeherder's ingestion drops data of the" "$TOP_SRCDIR/man/resmon-run.1" ||
+    fail "the manual does not say that Treeherder's ingestion drops job_resource_usage"
+
 # Without MOZ_AUTOMATION: none.
 mkdir "$T/up3"
 expect_status 0 env MOZ_AUTOMATION= MOZ_UPLOAD_DIR="$T/up3" "$RESMON_RUN" -q -i 0 -- true 2>"$T/err3"

@@ -42,54 +42,114 @@ START_TEST(test_commands)
     char ids[25][32];
     for (int i = 0; i < 25; i++) {
         snprintf(ids[i], sizeof ids[i], i ? "t%d" : "50%%: a,b\r\nc", i);
-        res[i] = (struct gha_result){ids[i], "FAIL", i ? "PASS" : NULL, 1500000000};
+        res[i] = (struct gha_result){ids[i], "FAIL", i ? "PASS" : NULL, NULL, 1500000000};
     }
     char *text;
     size_t len;
     struct gha_said said = {0};
-    ck_assert_int_eq(gha_format_commands(f, res, 25, 30, &said, &text, &len), 0);
+    ck_assert_int_eq(gha_format_commands(f, res, GHA_MAX_RESULTS, false, &said, &text, &len), 0);
     ck_assert_uint_eq(strlen(text), len);
     const char *want_first = "::error title=resmon-run%3A timeout::'make' timed out after 2.00 s (sent TERM); "
                              "exit status 124; still running: a,b\n"
                              "::error title=FAIL 50%25%3A a%2Cb%0D%0Ac::50%25: a,b%0D%0Ac: FAIL (after 1.500 s)\n"
                              "::error title=FAIL t1::t1: FAIL, expected PASS (after 1.500 s)\n";
     ck_assert_msg(strncmp(text, want_first, strlen(want_first)) == 0, "%s", text);
+    /* GitHub shows 10 error annotations a step: the stop's, then 9 results, no count line */
     size_t lines = 0;
     for (const char *p = text; *p; p++)
         lines += *p == '\n';
-    ck_assert_uint_eq(lines, 1 + GHA_MAX_ANNOTATIONS + 1);
-    ck_assert_ptr_nonnull(strstr(text, "::error title=FAIL t19::"));
-    ck_assert_ptr_null(strstr(text, "t20"));
-    ck_assert_ptr_nonnull(strstr(text, "::error title=resmon-run%3A unexpected results::10 more unexpected results"));
+    ck_assert_uint_eq(lines, GHA_MAX_ANNOTATIONS);
+    ck_assert_uint_eq(GHA_MAX_ANNOTATIONS, 10);
+    ck_assert_ptr_nonnull(strstr(text, "::error title=FAIL t8::"));
+    ck_assert_ptr_null(strstr(text, "t9"));
     free(text);
 
-    /* Called again (the end, after the stop): nothing twice; only the results counted since. */
-    ck_assert_int_eq(gha_format_commands(f, res, 25, 30, &said, &text, &len), 0);
+    /* Called again (the end, after the stop) with more results: nothing past the ten. */
+    ck_assert_int_eq(gha_format_commands(f, res, 25, false, &said, &text, &len), 0);
     ck_assert_uint_eq(len, 0);
-    free(text);
-    ck_assert_int_eq(gha_format_commands(f, res, 25, 33, &said, &text, &len), 0);
-    ck_assert_str_eq(text, "::error title=resmon-run%3A unexpected results::3 more unexpected results since the last "
-                           "count (the job summary lists the first ones)\n");
     free(text);
 
     /* At a stop with 2 results, then at the end with 4: the verdict and the first two once. */
     struct gha_said stop = {0};
-    ck_assert_int_eq(gha_format_commands(f, res, 2, 2, &stop, &text, &len), 0);
+    ck_assert_int_eq(gha_format_commands(f, res, 2, false, &stop, &text, &len), 0);
     ck_assert_ptr_nonnull(strstr(text, "title=resmon-run%3A timeout::"));
     ck_assert_ptr_nonnull(strstr(text, "title=FAIL t1::"));
     free(text);
-    ck_assert_int_eq(gha_format_commands(f, res, 4, 4, &stop, &text, &len), 0);
+    ck_assert_int_eq(gha_format_commands(f, res, 4, false, &stop, &text, &len), 0);
     ck_assert_str_eq(text, "::error title=FAIL t2::t2: FAIL, expected PASS (after 1.500 s)\n"
                            "::error title=FAIL t3::t3: FAIL, expected PASS (after 1.500 s)\n");
     free(text);
 
-    /* A run that exited by itself, all as expected: nothing to say. */
+    /* A run that exited by itself, all as expected: nothing to say, and no newline either. */
     f->end = SUMMARY_EXITED;
     struct gha_said none = {0};
-    ck_assert_int_eq(gha_format_commands(f, NULL, 0, 0, &none, &text, &len), 0);
+    ck_assert_int_eq(gha_format_commands(f, NULL, 0, true, &none, &text, &len), 0);
     ck_assert_uint_eq(len, 0);
     free(text);
     free(f);
+}
+END_TEST
+
+/* The command's stderr ended mid-line: the runner reads a command only at a line's start. */
+START_TEST(test_commands_midline)
+{
+    struct summary_facts *f = facts();
+    char *text;
+    size_t len;
+    struct gha_said said = {0};
+    ck_assert_int_eq(gha_format_commands(f, NULL, 0, true, &said, &text, &len), 0);
+    const char *want = "\n::error title=resmon-run%3A timeout::";
+    ck_assert_msg(strncmp(text, want, strlen(want)) == 0, "%s", text);
+    free(text);
+    free(f);
+}
+END_TEST
+
+/* The failure text in the message; file= and line= where the harness gives them. */
+START_TEST(test_commands_location)
+{
+    struct summary_facts *f = facts();
+    f->end = SUMMARY_EXITED;
+    struct gha_result res[] = {
+        {"tests/test_a.py::TestK::test_x[1-2]", "FAIL", NULL, "assert 1 == 2", 2000000},
+        {"example.com/m/calc/TestAdd", "FAIL", NULL, "got 4\ncalc_test.go:13: Add(2, 2) = 4, want 5", 0},
+        {"t/basic.t 3 - sums", "FAIL", NULL, "Failed test 'sums'\n#   at t/basic.t line 12.", 0},
+        {"plain", "FAIL", NULL, "no location: 12 apples at noon", 0},
+    };
+    char *text;
+    size_t len;
+    struct gha_said said = {0};
+    ck_assert_int_eq(gha_format_commands(f, res, 4, false, &said, &text, &len), 0);
+    ck_assert_msg(strstr(text, "::error file=tests/test_a.py,title=FAIL tests/test_a.py%3A%3ATestK%3A%3Atest_x[1-2]::"
+                               "tests/test_a.py::TestK::test_x[1-2]: FAIL (after 0.002 s)%0Aassert 1 == 2\n"),
+                  "%s", text);
+    ck_assert_msg(strstr(text, "::error file=calc_test.go,line=13,title=FAIL example.com/m/calc/TestAdd::"), "%s", text);
+    ck_assert_msg(strstr(text, "::error file=t/basic.t,line=12,title=FAIL t/basic.t 3 - sums::"), "%s", text);
+    ck_assert_msg(strstr(text, "::error title=FAIL plain::"), "%s", text);
+    free(text);
+    const char *file;
+    size_t n;
+    unsigned line;
+    ck_assert(gha_location("tests/x.py::t", "tests/x.py:7: in t\nE   assert 0", &file, &n, &line));
+    ck_assert_uint_eq(n, 10);
+    ck_assert_uint_eq(line, 7);
+    ck_assert(!gha_location("a b", "at noon line 3", &file, &n, &line));
+    free(f);
+}
+END_TEST
+
+/* The job summary names the profile by its path in the workspace, where an upload step takes it. */
+START_TEST(test_profile_name)
+{
+    char *s = gha_profile_name("out/p.json", "/w/repo", "/w/repo/", "https://github.com/o/r/actions/runs/7");
+    ck_assert_str_eq(s, "out/p.json in the workspace (the run's artifacts: https://github.com/o/r/actions/runs/7#artifacts)");
+    free(s);
+    s = gha_profile_name("/w/repo/p.json", "/elsewhere", "/w/repo", NULL);
+    ck_assert_str_eq(s, "p.json in the workspace");
+    free(s);
+    ck_assert_ptr_null(gha_profile_name("/tmp/p.json", "/w/repo", "/w/repo", NULL));
+    ck_assert_ptr_null(gha_profile_name("/w/repository/p.json", "/", "/w/repo", NULL));
+    ck_assert_ptr_null(gha_profile_name("p.json", "/w", NULL, NULL));
 }
 END_TEST
 
@@ -107,6 +167,9 @@ START_TEST(test_markdown)
     ck_assert_msg(strstr(text, "| FAIL | x\\|y\\`\\*z\\* | 3 ms |\n") != NULL, "%s", text);
     ck_assert_msg(strstr(text, "**Tests still running at the stop**\n\n| Test |\n|---|\n| a,b |\n") != NULL, "%s", text);
     ck_assert_msg(strstr(text, "| tests | 1: 1 FAIL (1 unexpected) |\n") != NULL, "%s", text);
+    /* the figures' table has a header row of its own, not an empty one */
+    ck_assert_msg(strstr(text, "\n| Measure | Value |\n|---|---|\n| wall time | ") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, "| | |") == NULL, "%s", text);
     free(text);
     free(f);
 }
@@ -205,7 +268,7 @@ START_TEST(test_markdown_at_stop)
     size_t len;
     ck_assert_int_eq(summary_format_markdown(f, &text, &len), 0);
     ck_assert_msg(strstr(text, "exit status 124\n\n_Written at the stop, before the tree was signalled; the summary "
-                               "of the end replaces it._\n\n| | |\n") != NULL,
+                               "of the end replaces it._\n\n| Measure | Value |\n") != NULL,
                   "%s", text);
     free(text);
     free(f);
@@ -218,6 +281,9 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_active);
     tcase_add_test(tc, test_commands);
+    tcase_add_test(tc, test_commands_midline);
+    tcase_add_test(tc, test_commands_location);
+    tcase_add_test(tc, test_profile_name);
     tcase_add_test(tc, test_markdown);
     tcase_add_test(tc, test_markdown_dump);
     tcase_add_test(tc, test_markdown_at_stop);
