@@ -552,13 +552,18 @@ static void signal_command(struct sv *sv, int sig, const char *why)
         if (sig != SIGKILL && sig != SIGCONT && sig != 0 && !sv->exited)
             kill(sv->pid, SIGCONT);
     } else {
-        /* The command first: it may have left its group (setpgid). */
-        if (!sv->exited && kill(sv->pid, sig) == 0)
-            targets = 1;
-        if (sig != SIGKILL && sig != SIGCONT && sig != 0 && !sv->exited)
-            kill(sv->pid, SIGCONT);
+        /* The group (the command's pid is its id), and the command alone only when it has left
+         * the group (setpgid): each process gets the signal once. A second one, arriving while the
+         * first one's handler runs, runs the handler again (a shell's trap does), and a handler
+         * that prints its results would print them twice. Asked after the group's signal, so a
+         * command leaving its group at that moment may get it twice, never not at all. */
         int n = contain_signal_group(sv->contain, sig);
-        targets = MAX(targets, n > 0 ? (unsigned)n : 0);
+        targets = n > 0 ? (unsigned)n : 0;
+        if (!sv->exited && getpgid(sv->pid) != sv->pid && kill(sv->pid, sig) == 0) {
+            targets = MAX(targets, 1u);
+            if (sig != SIGKILL && sig != SIGCONT && sig != 0)
+                kill(sv->pid, SIGCONT);
+        }
     }
     emit_kill_step(sv, sig, targets, why);
 }
