@@ -53,6 +53,7 @@
 #include "runmarks.h"
 #include "sampler.h"
 #include "sandbox.h"
+#include "sanitize.h"
 #include "spawn.h"
 #include "stream.h"
 #include "summary.h"
@@ -919,8 +920,11 @@ static void record_oom(struct sv *sv, const struct sampler_killed *k)
     if (sv->testlog)
         testlog_each_open(sv->testlog, add_open_test, &open);
     const char *test = open.n ? open.ids[open.n - 1] : NULL;
-    log_warn("the kernel's OOM killer killed process %d of the tree (%s)%s%s", (int)k->pid, k->cmd,
-             test ? " during " : "", test ? test : "");
+    char cmd[sizeof k->cmd], during[SUMMARY_TEXT_MAX]; /* the tree's text, for a terminal (sanitize.h) */
+    sanitize_into(SANITIZE_TERMINAL, cmd, sizeof cmd, k->cmd, strlen(k->cmd));
+    sanitize_into(SANITIZE_TERMINAL, during, sizeof during, test, test ? strlen(test) : 0);
+    log_warn("the kernel's OOM killer killed process %d of the tree (%s)%s%s", (int)k->pid, cmd, test ? " during " : "",
+             during);
     if (k->pid == sv->pid)
         sv->root_oom_killed = true;
     if (sv->sum)

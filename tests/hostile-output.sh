@@ -61,3 +61,49 @@ while [ $run -le 8 ]; do
     run=$((run + 1))
 done
 echo "stop: $((N + 1)) tests and $M marks, each once, in 8 stopped runs"
+
+# ---- no control character reaches any sink raw --------------------------------------------------
+# Test ids holding ESC sequences, BEL, U+009B (CSI as a C1 control), a raw 0x9B byte, a lone CR
+# followed by a Markdown heading, and a message holding the same; they fail in one run and pass in
+# the other, so the summary, the annotations, the job summary and --compare all name them.
+# inert FILE WHAT: FILE holds no control byte but LF, no C1 control, and is valid UTF-8.
+inert() {
+    LC_ALL=C tr -d '\n' <"$1" | LC_ALL=C grep -q '[[:cntrl:]]' && fail "$2: a control character: $(od -c "$1" | head -20)"
+    LC_ALL=C grep -q "$(printf '\302[\200-\237]')" "$1" && fail "$2: a C1 control (U+0080-U+009F)"
+    iconv -f UTF-8 -t UTF-8 <"$1" >/dev/null 2>&1 || fail "$2: not UTF-8 (a raw 0x9B byte?)"
+    return 0
+}
+hostile_script() { # hostile_script FILE STATUS
+    {
+        printf '%s\n' '{"action":"test_start","test":"esc\u001b[31mred\u0007bel\u009b2Jc1"}'
+        printf '%s\n' "{\"action\":\"test_end\",\"test\":\"esc\\u001b[31mred\\u0007bel\\u009b2Jc1\",\"status\":\"$2\",\"expected\":\"PASS\",\"message\":\"m\\u001b]0;title\\u0007\\u009bx\"}"
+        printf '%s\n' '{"action":"test_start","test":"cr\r## INJECTED"}'
+        printf '%s\n' "{\"action\":\"test_end\",\"test\":\"cr\\r## INJECTED\",\"status\":\"$2\",\"expected\":\"PASS\"}"
+        printf '{"action":"test_start","test":"raw\2332J"}\n'
+        printf '{"action":"test_end","test":"raw\2332J","status":"%s","expected":"PASS"}\n' "$2"
+    } >"$1.log"
+    echo "cat '$1.log'" >"$1"
+}
+hostile_script "$T/good.sh" PASS
+hostile_script "$T/bad.sh" FAIL
+expect_status 0 "$RESMON_RUN" -q -i 0 -o "$T/good.json" -- sh "$T/good.sh" >/dev/null
+# summary, annotations, job summary (the run's stderr holds only resmon-run's text)
+expect_status 0 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/bad.md" NO_COLOR=1 \
+    "$RESMON_RUN" -i 0 -o "$T/bad.json" -- sh "$T/bad.sh" >/dev/null 2>"$T/bad.err"
+grep -q '^::error title=FAIL esc?\[31mred?bel?2Jc1::esc?\[31mred?bel?2Jc1: FAIL' "$T/bad.err" ||
+    fail "no annotation of the test with its control characters replaced: $(cat -A "$T/bad.err")"
+grep -q '^::error title=FAIL raw?2J::' "$T/bad.err" || fail "no annotation of the test with a raw 0x9B byte"
+grep -q '^  unexpected   FAIL     esc?\[31mred?bel?2Jc1' "$T/bad.err" || fail "the summary does not name the test"
+inert "$T/bad.err" "stderr (summary and annotations)"
+inert "$T/bad.md" "the job summary"
+grep -q '^## INJECTED' "$T/bad.md" && fail "the job summary: a test id made a heading"
+grep -q 'cr?## INJECTED' "$T/bad.md" || fail "the job summary does not name the test with a CR"
+# --compare, as text and as Markdown
+expect_status 1 "$RESMON_RUN" --compare "$T/good.json" "$T/bad.json" >"$T/cmp.txt"
+inert "$T/cmp.txt" "--compare"
+grep -q '^  esc?\[31mred?bel?2Jc1  PASS -> FAIL$' "$T/cmp.txt" || fail "--compare does not name the test: $(cat -A "$T/cmp.txt")"
+expect_status 1 "$RESMON_RUN" --compare --markdown "$T/good.json" "$T/bad.json" >"$T/cmp.md"
+inert "$T/cmp.md" "--compare --markdown"
+grep -q '^## INJECTED' "$T/cmp.md" && fail "--compare --markdown: a test id made a heading: $(cat -A "$T/cmp.md")"
+grep -q '^| cr ## INJECTED | PASS | FAIL |$' "$T/cmp.md" || fail "--compare --markdown: no row of the test with a CR"
+echo "control characters: none raw in the summary, the annotations, the job summary and --compare"
