@@ -1870,8 +1870,10 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         }
     }
 
-    /* Interpose on the output only when something needs to see it. */
-    bool interpose = o->output_timeout_ns > 0 || (!o->no_profile && o->parse_formats);
+    /* Interpose on the output only when something needs to see it: the output timeout, or the
+     * test-log parsers, for the profile or for the summary (which --no-profile keeps). */
+    bool parse = o->parse_formats && (!o->no_profile || sv.sum);
+    bool interpose = o->output_timeout_ns > 0 || parse;
     if (interpose) {
         if ((r = make_pipe(child_out)) < 0 || (r = make_pipe(child_err)) < 0) {
             log_errno(r, "cannot create pipes");
@@ -1919,7 +1921,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         goto out;
     }
     struct testlog_probe tprobe = {probe_tree_cpu, probe_tree_rss, probe_leaked, &sv};
-    if (interpose && o->parse_formats && !o->no_profile) {
+    if (parse) { /* without a profile there is no sink: the parsers only count, for the summary */
         struct testlog_config tcfg = {
             .formats = o->parse_formats,
             .log_info = o->log_info,

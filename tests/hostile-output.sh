@@ -107,3 +107,67 @@ inert "$T/cmp.md" "--compare --markdown"
 grep -q '^## INJECTED' "$T/cmp.md" && fail "--compare --markdown: a test id made a heading: $(cat -A "$T/cmp.md")"
 grep -q '^| cr ## INJECTED | PASS | FAIL |$' "$T/cmp.md" || fail "--compare --markdown: no row of the test with a CR"
 echo "control characters: none raw in the summary, the annotations, the job summary and --compare"
+
+# ---- an annotation's title is cut between characters ----------------------------------------------
+# "FAIL " and 121 bytes of id, then a three-byte character across the title's 128-byte bound.
+long=$(printf '%0121d' 0 | tr 0 a)
+cat >"$T/long.sh" <<EOS
+echo '{"action":"test_start","test":"$long漢字"}'
+echo '{"action":"test_end","test":"$long漢字","status":"FAIL","expected":"PASS"}'
+EOS
+expect_status 0 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/long.md" "$RESMON_RUN" -q -i 0 -o "$T/long.json" \
+    -- sh "$T/long.sh" >/dev/null 2>"$T/long.err"
+grep '^::error' "$T/long.err" >"$T/long.ann"
+iconv -f UTF-8 -t UTF-8 <"$T/long.ann" >/dev/null 2>&1 || fail "an annotation cut inside a character: $(od -c "$T/long.ann" | sed -n 8,10p)"
+grep -q "^::error title=FAIL $long::$long漢字: FAIL" "$T/long.ann" || fail "the annotation's title: $(cat "$T/long.ann")"
+echo "annotation: a title cut at its bound stays UTF-8"
+
+# ---- --no-profile: the summary still counts the tests -------------------------------------------
+cat >"$T/np.sh" <<EOS
+echo '{"action":"test_start","test":"d/pass.js"}'
+echo '{"action":"test_end","test":"d/pass.js","status":"PASS"}'
+echo '{"action":"test_start","test":"d/fail.js"}'
+echo '{"action":"test_end","test":"d/fail.js","status":"FAIL","expected":"PASS"}'
+EOS
+expect_status 0 env NO_COLOR=1 "$RESMON_RUN" --no-profile -i 0 -- sh "$T/np.sh" >"$T/np.out" 2>"$T/np.err"
+grep -q '^  tests        2: 1 PASS, 1 FAIL (1 unexpected)$' "$T/np.err" || fail "--no-profile: no tests in the summary: $(cat "$T/np.err")"
+grep -q '^  unexpected   FAIL     d/fail.js$' "$T/np.err" || fail "--no-profile: the failure is not named"
+expect "--no-profile: output passed through" "$(grep -c action "$T/np.out")" 4
+[ -z "$(find "$T" -name 'np*.json')" ] || fail "--no-profile wrote a file"
+echo "--no-profile: the summary counts the tests"
+
+# ---- --recover writes strict JSON: no lone surrogate from a stream ------------------------------
+# The stream a killed run left, with lines that escape lone surrogates appended: in a marker's
+# payload, a late message, a test still open. A pair and an escaped backslash before "ud800" are
+# not lone surrogates, and stay.
+cat >"$T/hang.sh" <<EOS
+echo '{"action":"test_start","test":"dir/hangs.js"}'
+exec "$HELPER" sleep 300
+EOS
+"$RESMON_RUN" -q -i 0 -o "$T/killed.json" -- sh "$T/hang.sh" >/dev/null 2>&1 &
+sup=$!
+stream_shows "$T/killed.json" '"kind":"test","key":"dir/hangs.js"'
+kill -KILL $sup
+{ wait $sup; } 2>/dev/null # killed: the shell would say so
+cat >>"$T/killed.json" <<'EOS'
+{"type":"marker","name":"test","startTime":40.0,"endTime":41.0,"data":{"type":"Test","test":"dir/lone\ud800.js","name":"lone\ud800.js \ud83d\ude00 \\ud800","status":"FAIL","expected":"PASS","color":"orange"},"category":2}
+{"type":"message","test":"dir/lone\ud800.js","message":"a low one \udc00 alone"}
+{"type":"marker","name":"Phase","startTime":40.0,"endTime":41.0,"data":{"type":"Phase","phase":"p\udbff","cpuTime":1.0},"category":2}
+{"type":"open","kind":"test","key":"dir/open\udc00.js","name":"test","startTime":42.0,"category":2,"data":{"type":"Test","test":"dir/open\udc00.js","name":"open\udc00.js"}}
+EOS
+expect_status 0 "$RESMON_RUN" --recover "$T/killed.json" -o "$T/recovered.json" 2>/dev/null
+node -e '
+const p = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+const lone = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const bad = [], seen = {};
+(function walk(v) {
+  if (typeof v === "string") { if (lone.test(v)) bad.push(JSON.stringify(v)); seen[v] = 1; }
+  else if (v && typeof v === "object") for (const k in v) walk(v[k]);
+})(p);
+if (bad.length) { console.error("lone surrogates: " + bad.join(" ")); process.exit(1); }
+for (const want of ["dir/lone\ufffd.js", "lone\ufffd.js \u{1f600} \\ud800", "a low one \ufffd alone", "p\ufffd", "dir/open\ufffd.js"])
+  if (!seen[want]) { console.error("missing: " + JSON.stringify(want)); process.exit(1); }
+' "$T/recovered.json" || fail "--recover: the profile is not strict JSON"
+facts=$(frontend "$T/recovered.json") || fail "--recover: the front-end does not load the profile"
+expect "--recover: tests" "$(type_count "$facts" Test)" 3
+echo "--recover: lone surrogates become U+FFFD, a pair and an escaped backslash stay"
