@@ -1964,7 +1964,8 @@ static int close_open(struct conv *c, double end_ms, const char *status)
         size_t slen = c->side.len - soff;
         if (slen > REC_LEN_MASK)
             continue;
-        lone_surrogates(c->side.buf + soff, slen, c->side.buf + soff);
+        if (slen)
+            lone_surrogates(c->side.buf + soff, slen, c->side.buf + soff);
         r = add_rec(c, id, st, en, category_of(c, f.has_cat ? &f.cat : NULL), soff, slen, true);
         if (r < 0)
             return r;
