@@ -14,6 +14,7 @@
 #include "jsonw.h"
 #include "profile.h"
 #include "results.h"
+#include "sanitize.h"
 #include "util.h"
 
 /* The whole file at fd, gunzipped when it is gzip (NUL-terminated; *len bytes). */
@@ -246,15 +247,13 @@ static void outf(struct out *o, const char *fmt, ...)
     o->len += (size_t)n;
 }
 
-/* Text from a run in Markdown: what would format or break a table is escaped. */
+static void put_out(void *ctx, const char *p, size_t len) { outf(ctx, "%.*s", (int)len, p); }
+
+/* Text from a run (a test id, a status, a file name): in Markdown, what would format or break a
+ * table is escaped; either way no control character reaches the reader (sanitize.h). */
 static void md(struct out *o, bool markdown, const char *s)
 {
-    if (!markdown) {
-        outf(o, "%s", s);
-        return;
-    }
-    for (; *s; s++)
-        outf(o, "%s%c", strchr("\\`*_[]<>|~&", *s) ? "\\" : "", *s == '\n' ? ' ' : *s);
+    sanitize(markdown ? SANITIZE_MARKDOWN : SANITIZE_TERMINAL, s, strlen(s), put_out, o);
 }
 
 static int by_id(const void *a, const void *b)
@@ -420,10 +419,15 @@ static void list(struct out *o, enum list l, struct row *rows, size_t n, double 
                 snprintf(old, sizeof old, "%s", status_of(a));
             if (b)
                 snprintf(new_, sizeof new_, "%s", status_of(b));
+            old[sanitize_uncut(old, strlen(old))] = new_[sanitize_uncut(new_, strlen(new_))] = '\0';
         }
         outf(o, markdown ? "| " : "  ");
         md(o, markdown, (a ? a : b)->id);
-        outf(o, markdown ? " | %s | %s |\n" : "  %s -> %s\n", old, new_);
+        outf(o, markdown ? " | " : "  ");
+        md(o, markdown, old);
+        outf(o, markdown ? " | " : " -> ");
+        md(o, markdown, new_);
+        outf(o, markdown ? " |\n" : "\n");
     }
     if (n > COMPARE_MAX_LIST)
         outf(o, markdown ? "\n... and %zu more\n" : "  ... and %zu more\n", n - COMPARE_MAX_LIST);
@@ -479,8 +483,13 @@ int compare_format(const struct results *old, const struct results *new_, const 
             outf(&o, " \xe2\x86\x92 ");
             md(&o, true, new_name);
             outf(&o, "\n\n");
-        } else
-            outf(&o, "resmon-run: comparing '%s' (old) with '%s' (new)\n\n", old_name, new_name);
+        } else {
+            outf(&o, "resmon-run: comparing '");
+            md(&o, false, old_name);
+            outf(&o, "' (old) with '");
+            md(&o, false, new_name);
+            outf(&o, "' (new)\n\n");
+        }
         totals(&o, old, new_, old_name, new_name, opt->markdown);
         outf(&o, opt->markdown ? "\n%zu new failure%s, %zu fixed, %zu slower and %zu fatter (past %g%%), %zu new, %zu gone\n"
                                : "\n%zu new failure%s, %zu fixed, %zu slower and %zu fatter (past %g%%), %zu new, %zu gone\n",

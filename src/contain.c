@@ -1046,16 +1046,22 @@ int contain_signal_all(struct contain *c, int sig)
     int count = 0;
     /* The group first: it reaches the usual case in one call, and processes forked while we walk
      * the list inherit the group. */
-    if (c->root > 0 && kill(-c->root, sig) == 0)
+    bool group = c->root > 0 && kill(-c->root, sig) == 0;
+    if (group)
         count++;
     pid_t *pids = NULL;
     size_t n = 0;
     int r = contain_members(c, &pids, &n);
     if (r < 0)
         return count > 0 ? count : r;
-    for (size_t i = 0; i < n; i++)
-        if (signal_member(c, pids[i], sig) == 0)
+    for (size_t i = 0; i < n; i++) {
+        /* The group's members have theirs: a second signal, arriving while the first one's handler
+         * runs, runs it again (a shell's trap does). */
+        if (group && getpgid(pids[i]) == c->root)
             count++;
+        else if (signal_member(c, pids[i], sig) == 0)
+            count++;
+    }
     if (sig != SIGKILL && sig != SIGCONT && sig != 0) {
         if (c->root > 0)
             kill(-c->root, SIGCONT);

@@ -95,8 +95,8 @@ int contain_members(struct contain *c, pid_t **ret_pids, size_t *ret_n);
  * CONT, so a stopped member gets it. Returns the number of processes in the group signalled
  * (0 or the group's size is not known: 1 when the group exists), or -errno. */
 int contain_signal_group(struct contain *c, int sig);
-/* Send sig to every member (the group of the command and every listed pid, so setsid escapers are
- * reached); CONT after it unless sig is KILL or CONT. Returns the number of processes signalled
+/* Send sig to every member once (the group of the command, and every listed pid outside it, so
+ * setsid escapers are reached); CONT after it unless sig is KILL or CONT. Returns the number of processes signalled
  * (>= 0) or -errno. */
 int contain_signal_all(struct contain *c, int sig);
 /* One kill pass: SIGKILL to every member alive now (cgroup.kill in the cgroup tier, and the

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sanitize.h"
 #include "util.h"
 #include "outfile.h"
 
@@ -41,26 +42,15 @@ static void put(struct out *o, const char *s, size_t n)
 
 static void puts_(struct out *o, const char *s) { put(o, s, strlen(s)); }
 
-/* The runner's escaping: data (a message), or a property value as well. */
+static void put_on(void *ctx, const char *p, size_t n) { put(ctx, p, n); }
+
+/* The runner's escaping, and no control character (sanitize.h): data (a message), or a property
+ * value as well. A character snprintf cut in two at a buffer's end is left out: the text stays
+ * UTF-8. */
 static void escaped(struct out *o, const char *s, bool property)
 {
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '%': puts_(o, "%25"); break;
-        case '\r': puts_(o, "%0D"); break;
-        case '\n': puts_(o, "%0A"); break;
-        case ':':
-        case ',':
-            if (property) {
-                char e[4];
-                snprintf(e, sizeof e, "%%%02X", (unsigned)*s);
-                puts_(o, e);
-            } else
-                put(o, s, 1);
-            break;
-        default: put(o, s, 1);
-        }
-    }
+    size_t n = s ? sanitize_uncut(s, strlen(s)) : 0;
+    sanitize(property ? SANITIZE_GHA_PROPERTY : SANITIZE_GHA_DATA, s, n, put_on, o);
 }
 
 /* The runner's escaping of n bytes of a property value. */

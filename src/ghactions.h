@@ -23,7 +23,9 @@
  * and nobody's text is touched.
  *
  * Escaping is the runner's: in a message '%', CR and LF become %25, %0D, %0A; in a property (the
- * title) ':' and ',' become %3A and %2C as well. Pure formatting, except gha_summary_put().
+ * title) ':' and ',' become %3A and %2C as well; other control characters and bytes that are not
+ * UTF-8 become '?' (sanitize.h), and a title or message cut at its bound never ends inside a
+ * character. Pure formatting, except gha_summary_put().
  */
 #ifndef RESMON_GHACTIONS_H
 #define RESMON_GHACTIONS_H

@@ -355,6 +355,46 @@ static size_t array_count(const char *v, size_t n)
     return count;
 }
 
+static unsigned hex4(const char *s)
+{
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++)
+        v = v << 4 | (unsigned)(s[i] <= '9' ? s[i] - '0' : (s[i] | 0x20) - 'a' + 10);
+    return v;
+}
+
+/* Whether the JSON text s[0..n) (validated) has a \u escape of a lone surrogate in a string.
+ * Strict JSON has none (RFC 8259 section 8.2: a surrogate alone is no character, and has no UTF-8
+ * form), resmon-run's writer never makes one, but a stream given to --recover may hold them. With
+ * fix (s itself, or a copy of it), each becomes \ufffd there: the same six bytes. */
+static bool lone_surrogates(const char *s, size_t n, char *fix)
+{
+    bool found = false, in_string = false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"')
+            in_string = !in_string;
+        if (!in_string || s[i] != '\\')
+            continue;
+        if (s[i + 1] != 'u') {
+            i++; /* an escaped quote or backslash is not one of ours */
+            continue;
+        }
+        unsigned cp = hex4(s + i + 2);
+        if (cp >= 0xD800 && cp <= 0xDBFF && i + 12 <= n && s[i + 6] == '\\' && s[i + 7] == 'u' &&
+            hex4(s + i + 8) >= 0xDC00 && hex4(s + i + 8) <= 0xDFFF) {
+            i += 11; /* a pair: one character */
+            continue;
+        }
+        if (cp >= 0xD800 && cp <= 0xDFFF) {
+            found = true;
+            if (fix)
+                memcpy(fix + i + 2, "fffd", 4);
+        }
+        i += 5;
+    }
+    return found;
+}
+
 /* Decode the raw text of a JSON string (validated) and append it re-escaped canonically, so two
  * spellings of one name intern to one stringArray entry. */
 static void canonical_string(struct jsonw *w, const char *s, size_t n)
@@ -1397,6 +1437,7 @@ static int take_message(struct conv *c, const char *line, size_t len)
         jsonw_append(&c->side, "}", 1);
         if (jsonw_failed(&c->side))
             return -ENOMEM;
+        lone_surrogates(c->side.buf + off, c->side.len - off, c->side.buf + off);
         c->message_bytes += c->side.len - off;
         rc->off = off;
         rc->len_cat = (uint32_t)(c->side.len - off) | (rc->len_cat & ~REC_LEN_MASK);
@@ -1580,6 +1621,17 @@ static int take_marker(struct conv *c, const char *line, size_t len, uint64_t of
             dlen = sl;
             side = true;
         }
+    }
+    if (side)
+        lone_surrogates(c->side.buf + doff, dlen, c->side.buf + doff);
+    else if (dlen && !c->rd.trusted && lone_surrogates(data->val, dlen, NULL)) {
+        /* the payload as strict JSON, from the side buffer */
+        doff = c->side.len;
+        jsonw_append(&c->side, data->val, dlen);
+        if (jsonw_failed(&c->side))
+            return -ENOMEM;
+        lone_surrogates(data->val, dlen, c->side.buf + doff);
+        side = true;
     }
     r = add_rec(c, id, st, en, category_of(c, cat), doff, dlen, side);
     if (r == 0 && dlen && name->val_len == 6 && memcmp(name->val, "\"test\"", 6) == 0)
@@ -1913,6 +1965,8 @@ static int close_open(struct conv *c, double end_ms, const char *status)
         size_t slen = c->side.len - soff;
         if (slen > REC_LEN_MASK)
             continue;
+        if (slen)
+            lone_surrogates(c->side.buf + soff, slen, c->side.buf + soff);
         r = add_rec(c, id, st, en, category_of(c, f.has_cat ? &f.cat : NULL), soff, slen, true);
         if (r < 0)
             return r;

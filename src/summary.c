@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "jsonw.h"
+#include "sanitize.h"
 #include "util.h"
 
 /* ---- series -------------------------------------------------------------------------------- */
@@ -60,19 +61,11 @@ double summary_series_value(const struct summary_series *s, size_t i)
 
 /* ---- bounded lists ------------------------------------------------------------------------- */
 
-/* Copy at most size-1 bytes of s, cut at a character boundary; control bytes become '?' so a
- * hostile test name cannot move the cursor or recolour the terminal. */
+/* Copy at most size-1 bytes of s, cut at a character boundary, safe for a terminal (sanitize.h)
+ * so a hostile test name cannot move the cursor or recolour the terminal. */
 static void copy_text(char *dst, size_t size, const char *s, size_t n)
 {
-    if (!s)
-        s = "", n = 0;
-    if (n > size - 1)
-        n = utf8_valid_prefix(s, size - 1);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        dst[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
-    }
-    dst[n] = '\0';
+    sanitize_into(SANITIZE_TERMINAL, dst, size, s, s ? n : 0);
 }
 
 static void copy_status(char *dst, size_t size, const char *status)
@@ -646,20 +639,12 @@ int summary_format(const struct summary_facts *f, const struct summary_style *st
 
 /* ---- Markdown (a CI's job summary) ------------------------------------------------------- */
 
-/* Text in Markdown: the punctuation GitHub-flavoured Markdown gives a meaning inside a line is
- * escaped (a backslash escape is valid before any ASCII punctuation; what only means something
- * at a line's start cannot, after "| "), a line break becomes a space, so a test id can neither
- * format nor break a table. */
+static void md_put(void *ctx, const char *p, size_t len) { buf_add(ctx, p, len); }
+
+/* Text in Markdown, so that a test id can neither format nor break a table (sanitize.h). */
 static void md_text(struct buf *b, const char *s)
 {
-    for (; s && *s; s++) {
-        if (strchr("\\`*_[]<>|~&", *s))
-            buf_add(b, "\\", 1);
-        if (*s == '\n' || *s == '\r')
-            buf_add(b, " ", 1);
-        else
-            buf_add(b, s, 1);
-    }
+    sanitize(SANITIZE_MARKDOWN, s, s ? strlen(s) : 0, md_put, b);
 }
 
 static void md_row(struct buf *b, const char *name, const char *value)

@@ -54,6 +54,7 @@
 #include "runmarks.h"
 #include "sampler.h"
 #include "sandbox.h"
+#include "sanitize.h"
 #include "spawn.h"
 #include "stream.h"
 #include "summary.h"
@@ -559,13 +560,18 @@ static void signal_command(struct sv *sv, int sig, const char *why)
         if (sig != SIGKILL && sig != SIGCONT && sig != 0 && !sv->exited)
             kill(sv->pid, SIGCONT);
     } else {
-        /* The command first: it may have left its group (setpgid). */
-        if (!sv->exited && kill(sv->pid, sig) == 0)
-            targets = 1;
-        if (sig != SIGKILL && sig != SIGCONT && sig != 0 && !sv->exited)
-            kill(sv->pid, SIGCONT);
+        /* The group (the command's pid is its id), and the command alone only when it has left
+         * the group (setpgid): each process gets the signal once. A second one, arriving while the
+         * first one's handler runs, runs the handler again (a shell's trap does), and a handler
+         * that prints its results would print them twice. Asked after the group's signal, so a
+         * command leaving its group at that moment may get it twice, never not at all. */
         int n = contain_signal_group(sv->contain, sig);
-        targets = MAX(targets, n > 0 ? (unsigned)n : 0);
+        targets = n > 0 ? (unsigned)n : 0;
+        if (!sv->exited && getpgid(sv->pid) != sv->pid && kill(sv->pid, sig) == 0) {
+            targets = MAX(targets, 1u);
+            if (sig != SIGKILL && sig != SIGCONT && sig != 0)
+                kill(sv->pid, SIGCONT);
+        }
     }
     emit_kill_step(sv, sig, targets, why);
 }
@@ -938,8 +944,11 @@ static void record_oom(struct sv *sv, const struct sampler_killed *k)
     if (sv->testlog)
         testlog_each_open(sv->testlog, add_open_test, &open);
     const char *test = open.n ? open.ids[open.n - 1] : NULL;
-    log_warn("the kernel's OOM killer killed process %d of the tree (%s)%s%s", (int)k->pid, k->cmd,
-             test ? " during " : "", test ? test : "");
+    char cmd[sizeof k->cmd], during[SUMMARY_TEXT_MAX]; /* the tree's text, for a terminal (sanitize.h) */
+    sanitize_into(SANITIZE_TERMINAL, cmd, sizeof cmd, k->cmd, strlen(k->cmd));
+    sanitize_into(SANITIZE_TERMINAL, during, sizeof during, test, test ? strlen(test) : 0);
+    log_warn("the kernel's OOM killer killed process %d of the tree (%s)%s%s", (int)k->pid, cmd, test ? " during " : "",
+             during);
     if (k->pid == sv->pid)
         sv->root_oom_killed = true;
     if (sv->sum)
@@ -1937,10 +1946,12 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         }
     }
 
-    /* Interpose on the output only when something needs to see it. */
-    /* A stream without a profile where only the reports want it (--no-profile --junit). */
+    /* Interpose on the output only when something needs to see it: the output timeout, or the
+     * test-log parsers, for the stream (the profile, or only the reports: --no-profile --junit)
+     * or for the summary (which --no-profile keeps). */
     bool want_stream = !o->no_profile || o->junit || o->otlp;
-    bool interpose = o->output_timeout_ns > 0 || (want_stream && o->parse_formats);
+    bool parse = o->parse_formats && (want_stream || sv.sum);
+    bool interpose = o->output_timeout_ns > 0 || parse;
     if (interpose) {
         if ((r = make_pipe(child_out)) < 0 || (r = make_pipe(child_err)) < 0) {
             log_errno(r, "cannot create pipes");
@@ -1988,7 +1999,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         goto out;
     }
     struct testlog_probe tprobe = {probe_tree_cpu, probe_tree_rss, probe_leaked, &sv};
-    if (interpose && o->parse_formats && want_stream) {
+    if (parse) { /* without a stream there is no sink: the parsers only count, for the summary */
         struct testlog_config tcfg = {
             .formats = o->parse_formats,
             .log_info = o->log_info,
