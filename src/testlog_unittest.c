@@ -106,22 +106,28 @@ struct desc {
 };
 
 /* A method name that is no identifier ("test_X_(Advanced)", "test_pair_(1, 2)": generated
- * tests): only the form that repeats it, "name (mod.Class.name)", tells where it ends. */
-static bool parse_desc_any(const char *line, size_t len, struct desc *ret)
+ * tests): only the form that repeats it, "name (mod.Class.name)", tells where it ends. first: the
+ * length of the name's identifier prefix; the dotted name's run of identifier characters and dots
+ * then stops at the same character, so the '.' before the repeated name is first + 1 before that
+ * stop. A few " (" are tried: a description has its own at once. */
+static bool parse_desc_any(const char *line, size_t len, size_t first, struct desc *ret)
 {
     size_t lim = len < TESTLOG_ID_MAX ? len : TESTLOG_ID_MAX;
-    for (const char *q = line; (q = memmem(q + 1, (size_t)(line + lim - q - 1), " (", 2));) {
+    const char *q = line;
+    for (int tries = 0; tries < 8 && (q = memmem(q + 1, (size_t)(line + lim - q - 1), " (", 2)); tries++) {
         size_t i = (size_t)(q - line), j = i + 2, k = j;
         while (k < len && (ident_char(line[k]) || line[k] == '.'))
             k++;
-        for (size_t p = j; p < k; p++)
-            if (line[p] == '.' && len - p - 1 > i && !memcmp(line + p + 1, line, i) &&
-                line[p + 1 + i] == ')') {
-                ret->name = tl_str_make(line, i);
-                ret->dotted = tl_str_make(line + j, p + 1 + i - j);
-                ret->end = p + 2 + i;
-                return true;
-            }
+        if (k < j + first + 1)
+            continue;
+        size_t p = k - first - 1;
+        if (line[p] == '.' && len - p - 1 > i && line[p + 1 + i] == ')' &&
+            !memcmp(line + p + 1, line, i)) {
+            ret->name = tl_str_make(line, i);
+            ret->dotted = tl_str_make(line + j, p + 1 + i - j);
+            ret->end = p + 2 + i;
+            return true;
+        }
     }
     return false;
 }
@@ -134,7 +140,7 @@ static bool parse_desc(const char *line, size_t len, struct desc *ret)
     while (i < len && ident_char(line[i]))
         i++;
     if (i > 0 && i + 3 <= len && memchr("()[],-", line[i], 6))
-        return parse_desc_any(line, len, ret); /* rare: plain text costs no search */
+        return parse_desc_any(line, len, i, ret); /* rare: plain text costs no search */
     if (i == 0 || i + 3 > len || line[i] != ' ' || line[i + 1] != '(')
         return false;
     size_t d = i + 2, j = d;
