@@ -152,10 +152,9 @@ const struct marker_type testlog_logprocess_type = {
     .nfields = ARRAY_SIZE(logprocess_fields),
 };
 
-#define TL_MAX_OPEN 1024   /* open tests; beyond, the oldest is closed as INCOMPLETE */
 #define TL_MAX_NEST 64     /* open suites and groups */
 #define TL_MAX_PROCS 256   /* open mozlog processes */
-#define TL_ID_MAX 4096     /* longest test id / name kept (longer ones are cut) */
+#define TL_ID_MAX TESTLOG_ID_MAX
 
 struct sbuf {
     char *p;
@@ -207,6 +206,8 @@ struct testlog {
     size_t npair_rows;
     uint16_t by_byte[256];
     uint16_t dotted, can_busy, busy;
+    uint16_t can_capture, capturing; /* parsers that may capture lines (tl_format.captures); those
+                                        that do now: the first of them gets every line alone */
 
     char *strip;
     size_t strip_cap;
@@ -216,6 +217,7 @@ struct testlog {
 
     struct open_test *open; /* ordered by start: the most recent is last */
     size_t nopen, open_cap;
+    uint64_t open_bytes; /* what the open tests hold (TESTLOG_OPEN_BYTES_MAX) */
     struct open_span nest[TL_MAX_NEST];
     size_t nnest;
     struct open_span *procs;
@@ -390,6 +392,8 @@ int testlog_new(const struct testlog_config *cfg, const struct marker_sink *sink
             if (f->busy(s->state))
                 tl->busy |= bit;
         }
+        if (f->captures)
+            tl->can_capture |= bit;
     }
     *ret = tl;
     return 0;
@@ -1256,6 +1260,11 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
     record_result(tl, scope, id, ev->status, ev->expected, msg, unexpected, end - start, cpu, rss);
 }
 
+static uint64_t open_cost(size_t id_n, size_t scope_n)
+{
+    return sizeof(struct open_test) + id_n + scope_n + 2;
+}
+
 /* Close open test i with ev's result at end, and remove it from the table. */
 static void close_open(struct testlog *tl, size_t i, const struct tl_event *ev, uint64_t end)
 {
@@ -1264,6 +1273,7 @@ static void close_open(struct testlog *tl, size_t i, const struct tl_event *ev, 
     close_line(tl, ot);
     /* keep order; keep the slot's buffers for reuse by moving it to the end */
     struct open_test keep = *ot;
+    tl->open_bytes -= open_cost(ot->id.n, ot->scope.n);
     memmove(&tl->open[i], &tl->open[i + 1], (tl->nopen - i - 1) * sizeof *tl->open);
     tl->nopen--;
     keep.id.n = keep.scope.n = 0;
@@ -1316,8 +1326,11 @@ static void test_start(struct testlog *tl, const struct tl_event *ev, uint64_t t
     ssize_t dup = find_open(tl, id, ev->scope, false);
     if (dup >= 0) /* started again without an end: the first run never finished */
         close_with_status(tl, (size_t)dup, "INCOMPLETE", NULL, t);
-    if (tl->nopen == TL_MAX_OPEN)
-        close_with_status(tl, 0, "INCOMPLETE", NULL, t);
+    struct tl_str scope = ev->scope;
+    if (scope.n > TL_ID_MAX)
+        scope.n = utf8_valid_prefix(scope.p, TL_ID_MAX);
+    if (tl->open_bytes + open_cost(id.n, scope.n) > TESTLOG_OPEN_BYTES_MAX)
+        return; /* no room: its end will come as a test without a start */
     if (tl->nopen == tl->open_cap) {
         size_t cap = tl->open_cap ? tl->open_cap * 2 : 16;
         struct open_test *o = realloc(tl->open, cap * sizeof *o);
@@ -1328,8 +1341,9 @@ static void test_start(struct testlog *tl, const struct tl_event *ev, uint64_t t
         tl->open_cap = cap;
     }
     struct open_test *ot = &tl->open[tl->nopen];
-    if (sbuf_set(&ot->id, id.p, id.n) < 0 || sbuf_set(&ot->scope, ev->scope.p, ev->scope.n) < 0)
+    if (sbuf_set(&ot->id, id.p, id.n) < 0 || sbuf_set(&ot->scope, scope.p, scope.n) < 0)
         return;
+    tl->open_bytes += open_cost(id.n, scope.n);
     ot->start_ns = t;
     cost_from(tl, ot, t);
     ot->timeoutfactor = ev->timeoutfactor;
@@ -1761,6 +1775,10 @@ static __attribute__((noinline)) void dispatch(struct testlog *tl, const char *l
     struct tl_event ev[TL_MAX_EVENTS];
     uint16_t cand = by_start(tl, s, n) | tl->busy;
     uint16_t maybe = tl->dotted & ~cand; /* decided by the first word, when their turn comes */
+    if (tl->capturing) {
+        cand = tl->capturing & (uint16_t)-tl->capturing;
+        maybe = 0;
+    }
     for (;;) {
         if (maybe && (!cand || __builtin_ctz(maybe) < __builtin_ctz(cand))) {
             if (first_word_dotted(s, n, false))
@@ -1779,6 +1797,12 @@ static __attribute__((noinline)) void dispatch(struct testlog *tl, const char *l
                 tl->busy |= (uint16_t)(1u << i);
             else
                 tl->busy &= (uint16_t)~(1u << i);
+        }
+        if ((tl->can_capture >> i) & 1) {
+            if (fs->f->captures(fs->state))
+                tl->capturing |= (uint16_t)(1u << i);
+            else
+                tl->capturing &= (uint16_t)~(1u << i);
         }
         if (k <= 0)
             continue;
@@ -1823,7 +1847,9 @@ void testlog_tree_sample(struct testlog *tl, uint64_t rss)
 
 void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const char *id), void *ctx)
 {
-    char name[2 * TL_ID_MAX + 2]; /* scope/id, as the test's marker names it */
+    char *name = malloc(2 * TL_ID_MAX + 2); /* scope/id, as the test's marker names it */
+    if (!name)
+        return;
     for (size_t i = 0; i < tl->nopen; i++) {
         const struct open_test *ot = &tl->open[i];
         size_t o = 0;
@@ -1837,6 +1863,7 @@ void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const cha
         name[o + ot->id.n] = '\0';
         fn(ctx, name);
     }
+    free(name);
 }
 
 const char *testlog_open_at(const struct testlog *tl, uint64_t t_ns)
@@ -1857,6 +1884,8 @@ void testlog_finish(struct testlog *tl, uint64_t now_ns, bool timed_out)
             handle(tl, &ev[j], now_ns);
         if (((tl->can_busy >> i) & 1) && !fs->f->busy(fs->state))
             tl->busy &= (uint16_t)~(1u << i);
+        if (((tl->can_capture >> i) & 1) && !fs->f->captures(fs->state))
+            tl->capturing &= (uint16_t)~(1u << i);
     }
     tl->finishing = true; /* what the tests still open run is not left behind */
     while (tl->nopen)

@@ -7,7 +7,10 @@
  * test, GoogleTest, best-effort text) after stripping, for matching only, a trailing '\r', ANSI
  * escapes and CI prefixes; only the formats whose lines can start with the line's first two bytes
  * are tried (a prefilter that changes no result: see testlog.c), so plain text costs a few
- * nanoseconds a line. A line that does not parse is simply output. Parsers are pure functions
+ * nanoseconds a line. A parser that reads a section where the harness shows a test's own output
+ * again (pytest's reports, unittest's failure blocks) captures the lines: they go to it alone, so
+ * that nothing a test printed becomes a result of another format. A line that does not parse is
+ * simply output. Parsers are pure functions
  * of (line, len) → test events (testlog_*.c); this module keys open tests by id (+ subsuite or
  * package) so interleaved parallel output pairs correctly, and emits markers on the sink.
  *
@@ -128,6 +131,14 @@ struct testlog_result {
 #define TESTLOG_SLOWEST_MAX 10
 /* Longest message a test marker (and the summary) keeps, in bytes; longer ones are cut. */
 #define TESTLOG_MESSAGE_MAX 1024
+/* Longest test id (and scope) kept whole, in bytes; longer ones are cut at a UTF-8 character's
+ * start. Parametrised pytest ids and generated go subtest names reach several KiB. */
+#define TESTLOG_ID_MAX 16384
+/* Memory the open tests may hold (their ids, scopes and table slots): a start that would go
+ * beyond it is not tracked (its result then comes as a test of its own, without a start). No
+ * open test is ever ended before its end for want of room: suites keep thousands of nested
+ * subtests open at once. */
+#define TESTLOG_OPEN_BYTES_MAX (UINT64_C(64) << 20)
 #define TESTLOG_UNEXPECTED_MAX 100
 
 struct testlog;

@@ -119,6 +119,11 @@ struct tl_format {
     const char *const *pairs;
     bool dotted_word;
     bool (*busy)(const void *state);
+    /* The lines that follow are a test's output as the harness shows it again (pytest's report
+     * sections, unittest's failure blocks): while this returns true, every line goes to this
+     * parser alone, so that what a test printed is not taken for results of another format.
+     * Asked after each call of parse, as busy is; a parser that captures is busy. NULL: never. */
+    bool (*captures)(const void *state);
 };
 
 /* The formats (testlog_registry.h). */

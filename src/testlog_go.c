@@ -16,7 +16,8 @@
  *
  * Text (-v): "=== RUN   TestX" opens TestX; "=== CONT  TestX" resumes it after a pause
  * (t.Parallel); "--- PASS|FAIL|SKIP: TestX/sub (0.01s)" (indented 4 spaces per subtest level)
- * closes it with that duration; "ok  \tpkg\t0.01s" and "FAIL\tpkg\t..."
+ * closes it with that duration (a "--- FAIL:" indented deeper than its name has levels, or not
+ * by a multiple of 4, is text the test logged); "ok  \tpkg\t0.01s" and "FAIL\tpkg\t..."
  * end package pkg (TLE_SUITE_END with duration; no start was printed for it, and `go test` prints a
  * package's -v output in one piece, so tests carry no scope here).
  *
@@ -70,8 +71,8 @@ struct go_late {
 };
 
 struct go_state {
-    char pkg[512], test[1024], msg[2048];
-    char cur[512]; /* -v text: the test that ran last (its output lines are its own) */
+    char pkg[512], test[TESTLOG_ID_MAX], msg[2048];
+    char cur[TESTLOG_ID_MAX]; /* -v text: the test that ran last (its output lines are its own) */
     size_t cur_n;
     struct go_msg msgs[GO_MSGS];
     unsigned next_msg;
@@ -311,6 +312,11 @@ static int parse_result(struct go_state *st, const char *p, size_t m, size_t dep
     }
     if (!name.n)
         return 0;
+    size_t levels = 0; /* a result is indented at most one level per '/' of its name */
+    for (const char *q = name.p; (q = memchr(q, '/', (size_t)(name.p + name.n - q))); q++)
+        levels++;
+    if (depth > levels)
+        return 0; /* deeper: text a test logged (go's test2json does not take it either) */
     int n = close_late(st, depth < GO_LATE_LEVELS ? depth : GO_LATE_LEVELS, ev);
     ev += n;
     tl_set_result(ev, name, tl_str_make(NULL, 0), oc);
@@ -377,8 +383,10 @@ static int go_text_line(struct go_state *st, const char *line, size_t len, struc
         size_t i = 0;
         while (i < len && line[i] == ' ')
             i++;
-        if (i + 4 < len && line[i] == '-' && line[i + 1] == '-' && line[i + 2] == '-')
-            return parse_result(st, line + i, len - i, i / 4, ev);
+        int r;
+        if (i + 4 < len && line[i] == '-' && line[i + 1] == '-' && line[i + 2] == '-' &&
+            i % 4 == 0 && (r = parse_result(st, line + i, len - i, i / 4, ev)))
+            return r;
         /* a test's output, which is not a result: its failure text is noted */
         if (!late_text(st, tl_str_make(line, len)))
             note_msg(st, tl_str_make(NULL, 0), tl_str_make(st->cur, st->cur_n), tl_str_make(line, len));

@@ -17,8 +17,9 @@
  *     that opens it, as pytest -s output does.
  * Lines that start with a status ("FAILED tests/x.py::t - assert 0", the short summary) are not
  * results, nor is a node id alone on its line without a trailing space (the warnings summary
- * lists the tests that warned so). A node id must contain ".py::" in its first word; it ends at
- * its first space, unless a parameter list "[" is open there: then at the "]" that closes it
+ * lists the tests that warned so). A node id is a first word whose file part (before "::") is a
+ * .py file, a data file a conftest collects ("tests/x/y.txt::", "t/x.fif::case") or empty
+ * (--pyargs: "::TestRot90::test_basic"); it ends at its first space, unless a parameter list "[" is open there: then at the "]" that closes it
  * before a space or the end (parametrised ids may hold spaces: "test_sep[ -2014-01-01]").
  *
  * Failure texts come after every result, in sections ("==== FAILURES ====", "==== ERRORS ====",
@@ -36,6 +37,9 @@
  *     it begins with the reason (its full form), else the reason. The reports wait for their
  *     summary line in the state (the last PY_REPORTS of them); without a short summary (-rN)
  *     they name no test, and no message comes.
+ * The reports and the PASSES section (-rP, -rA) show the tests' captured output and tracebacks
+ * again: while in them the parser captures every line (tl_format.captures), so that nothing a
+ * test printed ("ok 1 - x", "t.py::x PASSED") becomes a result of this or any other format.
  */
 #include "testlog_formats.h"
 
@@ -50,11 +54,12 @@ struct pytest_report {
     char text[TESTLOG_MESSAGE_MAX];
 };
 
-enum pytest_section { PY_RESULTS, PY_REPORTS_SECTION, PY_SUMMARY };
+/* PY_OUTPUT: the PASSES section (-rP, -rA), the passed tests' captured output again */
+enum pytest_section { PY_RESULTS, PY_REPORTS_SECTION, PY_OUTPUT, PY_SUMMARY };
 
 struct pytest_state {
     bool pending;
-    char id[1024];
+    char id[TESTLOG_ID_MAX];
     size_t id_len;
     enum pytest_section section;
     bool errors;     /* the reports section is ERRORS */
@@ -136,15 +141,26 @@ static bool late_status(struct pytest_state *st, const char *line, size_t len, s
     return false;
 }
 
+/* The first word p[0..n) is a node id: its file part (before the first "::") is a .py file, a
+ * data file a conftest collects (a name with an extension: "tests/x/y.txt::", "t/x.fif::"), or
+ * empty (--pyargs: "::TestRot90::test_basic"); it holds no ':' itself. */
 static bool is_nodeid(const char *p, size_t n)
 {
-    /* memchr for the dots: memmem's setup costs more than a whole short word */
-    for (const char *q = p, *end = p + n; n > 5 && end - q >= 5; q++) {
-        q = memchr(q, '.', (size_t)(end - q) - 4);
+    /* memchr for the colons: memmem's setup costs more than a whole short word */
+    for (const char *q = p, *end = p + n; end - q >= 2; q++) {
+        q = memchr(q, ':', (size_t)(end - q) - 1);
         if (!q)
             return false;
-        if (!memcmp(q + 1, "py::", 4))
+        if (q[1] != ':')
+            return false; /* a ':' in the file part: a time, a URL, "file.c:12:" */
+        if (q == p)
+            return n > 2 && q[2] != ':';
+        if (q - p >= 3 && !memcmp(q - 3, ".py", 3))
             return true;
+        for (const char *d = q - 1; d > p && d[-1] != '/'; d--)
+            if (*d == '.' && d[-1] != '.')
+                return true; /* a file name with an extension */
+        return false;
     }
     return false;
 }
@@ -305,7 +321,9 @@ static bool section_line(struct pytest_state *st, const char *line, size_t len, 
         if (tl_str_eq(t, "FAILURES") || tl_str_eq(t, "ERRORS")) {
             st->section = PY_REPORTS_SECTION;
             st->errors = t.p[0] == 'E';
-        } else if (tl_str_eq(t, "short test summary info"))
+        } else if (tl_str_eq(t, "PASSES"))
+            st->section = PY_OUTPUT;
+        else if (tl_str_eq(t, "short test summary info"))
             st->section = PY_SUMMARY;
         return st->section != PY_RESULTS || st->pending == false;
     }
@@ -361,8 +379,8 @@ static int pytest_parse(void *state, const char *line, size_t len, uint64_t arri
         return 1;
     }
 
-    /* Node ids are short: bound the search so a huge line costs no more than a small one. */
-    size_t scan = len < 4096 ? len : 4096;
+    /* Bound the search (at the longest id kept) so a huge line costs no more than a long id. */
+    size_t scan = len < TESTLOG_ID_MAX ? len : TESTLOG_ID_MAX;
     const char *sp = memchr(line, ' ', scan);
     size_t first = sp ? (size_t)(sp - line) : scan;
     if ((!sp && len > scan) || !is_nodeid(line, first))
@@ -402,14 +420,24 @@ static bool pytest_busy(const void *state)
     return st->pending || st->section != PY_RESULTS;
 }
 
+/* The reports and the PASSES section show the tests' output and tracebacks again: no line of
+ * theirs is a result, of pytest or of any other format (a test that printed "ok 1 - x"). */
+static bool pytest_captures(const void *state)
+{
+    const struct pytest_state *st = state;
+    return st->section == PY_REPORTS_SECTION || st->section == PY_OUTPUT;
+}
+
 const struct tl_format tl_format_pytest = {
     .name = "pytest",
     .bit = TL_FMT_PYTEST,
     .state_size = sizeof(struct pytest_state),
     .parse = pytest_parse,
     .release = NULL,
-    /* "[gw0] ..." (xdist), a section's rule "====", or a first word holding ".py::" */
-    .pairs = (const char *const[]){"[g", "==", NULL},
+    /* "[gw0] ..." (xdist), a section's rule "====", a --pyargs id "::Test...", or a first word
+     * holding a file name ("x.py::", "data.txt::") */
+    .pairs = (const char *const[]){"[g", "==", "::", NULL},
     .dotted_word = true,
     .busy = pytest_busy,
+    .captures = pytest_captures,
 };

@@ -44,11 +44,12 @@ enum unittest_block {
 struct unittest_state {
     bool pending;   /* started, result to come on a line of its own */
     bool candidate; /* "test_x (mod.C)" seen on the previous line */
-    char id[1024];
+    char id[TESTLOG_ID_MAX];
     size_t id_len;
+    unsigned output; /* lines of the pending test's output so far */
     enum unittest_block block;
     bool exc; /* the exception's lines have begun */
-    char bid[1024]; /* the block's test */
+    char bid[TESTLOG_ID_MAX]; /* the block's test */
     size_t bid_len;
     char msg[TESTLOG_MESSAGE_MAX];
     size_t msg_n;
@@ -104,6 +105,33 @@ struct desc {
     size_t end;
 };
 
+/* A method name that is no identifier ("test_X_(Advanced)", "test_pair_(1, 2)": generated
+ * tests): only the form that repeats it, "name (mod.Class.name)", tells where it ends. first: the
+ * length of the name's identifier prefix; the dotted name's run of identifier characters and dots
+ * then stops at the same character, so the '.' before the repeated name is first + 1 before that
+ * stop. A few " (" are tried: a description has its own at once. */
+static bool parse_desc_any(const char *line, size_t len, size_t first, struct desc *ret)
+{
+    size_t lim = len < TESTLOG_ID_MAX ? len : TESTLOG_ID_MAX;
+    const char *q = line;
+    for (int tries = 0; tries < 8 && (q = memmem(q + 1, (size_t)(line + lim - q - 1), " (", 2)); tries++) {
+        size_t i = (size_t)(q - line), j = i + 2, k = j;
+        while (k < len && (ident_char(line[k]) || line[k] == '.'))
+            k++;
+        if (k < j + first + 1)
+            continue;
+        size_t p = k - first - 1;
+        if (line[p] == '.' && len - p - 1 > i && line[p + 1 + i] == ')' &&
+            !memcmp(line + p + 1, line, i)) {
+            ret->name = tl_str_make(line, i);
+            ret->dotted = tl_str_make(line + j, p + 1 + i - j);
+            ret->end = p + 2 + i;
+            return true;
+        }
+    }
+    return false;
+}
+
 static bool parse_desc(const char *line, size_t len, struct desc *ret)
 {
     size_t i = 0;
@@ -111,6 +139,8 @@ static bool parse_desc(const char *line, size_t len, struct desc *ret)
         return false;
     while (i < len && ident_char(line[i]))
         i++;
+    if (i > 0 && i + 3 <= len && memchr("()[],-", line[i], 6))
+        return parse_desc_any(line, len, i, ret); /* rare: plain text costs no search */
     if (i == 0 || i + 3 > len || line[i] != ' ' || line[i + 1] != '(')
         return false;
     size_t d = i + 2, j = d;
@@ -236,6 +266,7 @@ static int after_desc(struct unittest_state *st, const char *p, size_t n, struct
         return 2;
     }
     st->pending = true;
+    st->output = 0;
     return 1;
 }
 
@@ -271,6 +302,8 @@ static int unittest_parse(void *state, const char *line, size_t len, uint64_t ar
         if (at)
             return after_desc(st, line + at, len - at, ev);
     }
+    if (st->pending)
+        st->output++;
     if (st->pending && len < 200) {
         enum tl_outcome oc;
         struct tl_str msg;
@@ -299,6 +332,17 @@ static bool unittest_busy(const void *state)
     return st->pending || st->candidate || st->block != UT_NONE;
 }
 
+/* What a test prints between its description and its result is its output, as is a failure's
+ * block (its traceback, -b's captured output): no line of theirs is another format's result.
+ * A pending test whose result never comes stops capturing after UT_OUTPUT_MAX lines. */
+#define UT_OUTPUT_MAX 10000
+static bool unittest_captures(const void *state)
+{
+    const struct unittest_state *st = state;
+    return (st->pending && st->output < UT_OUTPUT_MAX) || st->block == UT_DOC ||
+           st->block == UT_TRACE;
+}
+
 const struct tl_format tl_format_unittest = {
     .name = "unittest",
     .bit = TL_FMT_UNITTEST,
@@ -309,5 +353,6 @@ const struct tl_format tl_format_unittest = {
     .first_bytes = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_",
     .pairs = (const char *const[]){"==", NULL},
     .busy = unittest_busy,
+    .captures = unittest_captures,
     .flush = unittest_flush,
 };

@@ -375,21 +375,71 @@ END_TEST
 
 START_TEST(test_many_open_bounded)
 {
+    /* thousands open at once (a suite's nested subtests): none is ended before its end */
     struct cap c = {0};
     struct testlog *tl = tl_make(&c, TL_FMT_TBPL, false);
     char line[64];
-    for (int i = 0; i < 3000; i++) {
+    for (int i = 0; i < 9000; i++) {
         snprintf(line, sizeof line, "TEST-START | t%d", i);
         feed(tl, line, i);
     }
     struct cap open = {0};
     testlog_each_open(tl, collect, &open);
-    ck_assert_uint_eq(open.n, 1024);
-    ck_assert_str_eq(open.lines[0], "t1976"); /* the oldest were closed as INCOMPLETE */
+    ck_assert_uint_eq(open.n, 9000);
+    ck_assert_str_eq(open.lines[0], "t0");
     cap_free(&open);
     struct testlog_stats st;
     testlog_get_stats(tl, &st);
-    ck_assert_uint_eq(st.by_status[TL_STATUS_INCOMPLETE], 3000 - 1024);
+    ck_assert_uint_eq(st.tests, 0);
+    for (int i = 8999; i >= 0; i--) {
+        snprintf(line, sizeof line, "TEST-PASS | t%d | took 1ms", i);
+        feed(tl, line, 10000 + i);
+    }
+    testlog_get_stats(tl, &st);
+    ck_assert_uint_eq(st.by_status[TL_STATUS_PASS], 9000);
+    ck_assert_uint_eq(st.by_status[TL_STATUS_INCOMPLETE], 0);
+    ck_assert_uint_eq(st.ends_unmatched, 0);
+    testlog_free(tl);
+    cap_free(&c);
+}
+END_TEST
+
+START_TEST(test_open_memory_bounded)
+{
+    /* the open tests' memory is bounded: past TESTLOG_OPEN_BYTES_MAX a start is not tracked,
+     * and no open test is ended for it; the untracked test's result is a test of its own */
+    struct cap c = {0};
+    struct testlog *tl = tl_make(&c, TL_FMT_TBPL, false);
+    size_t idn = TESTLOG_ID_MAX - 16;
+    char *line = malloc(idn + 64);
+    ck_assert_ptr_nonnull(line);
+    size_t fit = (size_t)(TESTLOG_OPEN_BYTES_MAX / idn), n = fit + 10;
+    for (size_t i = 0; i < n; i++) {
+        int k = snprintf(line, 64, "TEST-START | %08zu", i);
+        memset(line + k, 'x', idn - 8);
+        line[(size_t)k + idn - 8] = '\0';
+        feed(tl, line, (double)i);
+    }
+    struct cap open = {0};
+    testlog_each_open(tl, collect, &open);
+    ck_assert_uint_lt(open.n, n);
+    ck_assert_uint_gt(open.n, fit / 2);
+    ck_assert_uint_eq(strlen(open.lines[0]), idn); /* kept whole */
+    size_t kept = open.n;
+    cap_free(&open);
+    struct testlog_stats st;
+    testlog_get_stats(tl, &st);
+    ck_assert_uint_eq(st.tests, 0); /* none ended for want of room */
+    int k = snprintf(line, 64, "TEST-PASS | %08zu", n - 1);
+    memset(line + k, 'x', idn - 8);
+    memcpy(line + k + idn - 8, " | took 1ms", 11);
+    feed(tl, line, (double)n);
+    testlog_get_stats(tl, &st);
+    ck_assert_uint_eq(st.by_status[TL_STATUS_PASS], 1);
+    testlog_each_open(tl, collect, &open);
+    ck_assert_uint_eq(open.n, kept);
+    cap_free(&open);
+    free(line);
     testlog_free(tl);
     cap_free(&c);
 }
@@ -783,6 +833,7 @@ int main(void)
     tcase_add_test(tc, test_go_resume_and_late_end);
     tcase_add_test(tc, test_open_lines_within_a_chunk);
     tcase_add_test(tc, test_many_open_bounded);
+    tcase_add_test(tc, test_open_memory_bounded);
     tcase_add_test(tc, test_slowest_and_unexpected);
     tcase_add_test(tc, test_no_formats_no_sink);
     tcase_add_test(tc, test_messages_kept);
