@@ -40,7 +40,8 @@ struct ctest_state {
     /* --output-on-failure: the text after a failed result, for the test named msg_id */
     bool collecting;
     size_t msg_n, id_n;
-    char msg[TESTLOG_MESSAGE_MAX], id[CTEST_NAME];
+    unsigned cur; /* id[cur] names it: the other may still be in an event of this call */
+    char msg[TESTLOG_MESSAGE_MAX], id[2][CTEST_NAME];
 };
 
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -134,12 +135,13 @@ static int result_line(struct ctest_state *st, const char *s, size_t n, struct t
             name = tl_str_make(head.p, (size_t)(dots - head.p));
     } else {
         const char *p = memmem(head.p, head.n, "   Passed", 9);
-        if (!p)
+        if (!p) {
             p = memmem(head.p, head.n, "***", 3);
-        if (!p)
-            return 0;
-        while (p > head.p && p[-1] != ' ')
-            p--; /* "Subprocess aborted***Exception:" */
+            if (!p)
+                return 0;
+            while (p > head.p && p[-1] != ' ')
+                p--; /* "Subprocess aborted***Exception:" */
+        }
         status = tl_trim(tl_str_make(p, (size_t)(head.p + head.n - p)));
         if (!name.n)
             name = tl_trim(tl_str_make(head.p, (size_t)(p - head.p)));
@@ -180,7 +182,8 @@ static int result_line(struct ctest_state *st, const char *s, size_t n, struct t
     /* --output-on-failure: the text that follows is this test's */
     st->collecting = oc != TL_PASSED && oc != TL_SKIPPED;
     st->msg_n = 0;
-    st->id_n = tl_copy(st->id, sizeof st->id, name).n;
+    st->cur ^= 1;
+    st->id_n = tl_copy(st->id[st->cur], sizeof st->id[0], name).n;
     return 1;
 }
 
@@ -192,7 +195,7 @@ static int take_message(struct ctest_state *st, struct tl_event *ev)
     if (!had)
         return 0;
     tl_event_init(ev, TLE_TEST_MESSAGE);
-    ev->id = tl_str_make(st->id, st->id_n);
+    ev->id = tl_str_make(st->id[st->cur], st->id_n);
     ev->message = tl_str_make(st->msg, st->msg_n);
     return 1;
 }
