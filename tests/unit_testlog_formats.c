@@ -192,7 +192,7 @@ static void check_fixture(const struct tl_format *fmt, const char *name)
 static const struct tl_format *const formats[] = {
     &tl_format_tap,      &tl_format_go,      &tl_format_gtest, &tl_format_pytest,
     &tl_format_unittest, &tl_format_libtest, &tl_format_check, &tl_format_ctest,
-    &tl_format_meson,    &tl_format_teamcity, &tl_format_cmocka,
+    &tl_format_meson,    &tl_format_teamcity, &tl_format_cmocka, &tl_format_catch2,
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -874,6 +874,47 @@ START_TEST(shape_cmocka)
 }
 END_TEST
 
+
+/* Catch2 -s: a test case's sections are one test; its failed assertions are its text; a line of
+ * dashes that is no header is nothing; the totals end the last test case. */
+START_TEST(shape_catch2)
+{
+    shapes(&tl_format_catch2,
+           "-------------------------------------------------------------------------------\n"
+           "sections\n"
+           "  first\n"
+           "-------------------------------------------------------------------------------\n"
+           "t.cpp:12\n"
+           "...............................................................................\n"
+           "t.cpp:12: PASSED:\n"
+           "  REQUIRE( true )\n"
+           "-------------------------------------------------------------------------------\n"
+           "sections\n"
+           "  second\n"
+           "-------------------------------------------------------------------------------\n"
+           "t.cpp:12\n"
+           "...............................................................................\n"
+           "t.cpp:13: FAILED:\n"
+           "  REQUIRE( false )\n"
+           "-------------------------------------------------------------------------------\n"
+           "not a header\n"
+           "-------------------------------------------------------------------------------\n"
+           "-------------------------------------------------------------------------------\n"
+           "slow\n"
+           "-------------------------------------------------------------------------------\n"
+           "t.cpp:16\n"
+           "...............................................................................\n"
+           "t.cpp:16: PASSED:\n"
+           "===============================================================================\n"
+           "test cases: 2 | 1 passed | 1 failed\n",
+           "6 TEST_START id=sections at=1000000\n"
+           "24 TEST_END id=sections status=FAIL expected=PASS unexpected=1 at=16000000 "
+           "msg=t.cpp:13: FAILED:\\x0a  REQUIRE( false )\n"
+           "24 TEST_START id=slow at=20000000\n"
+           "26 TEST_END id=slow status=PASS unexpected=0 at=25000000\n");
+}
+END_TEST
+
 /* Each new format's lines are its own: no other parser takes them (ctest's and meson's "K/N"
  * lines, cmocka's brackets, TeamCity's messages), nor do they take each other's. */
 START_TEST(foreign_lines)
@@ -927,7 +968,7 @@ static Suite *suite(void)
         {"shape_go", shape_go},
         {"shape_ctest", shape_ctest},  {"shape_meson", shape_meson},
         {"shape_teamcity", shape_teamcity}, {"shape_cmocka", shape_cmocka},
-        {"foreign_lines", foreign_lines},
+        {"foreign_lines", foreign_lines}, {"shape_catch2", shape_catch2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);

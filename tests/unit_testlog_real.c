@@ -107,6 +107,9 @@ static const struct corpus {
     {"meson/quirks-j2", ID_SAME, .flags = C_CRASH_FAILS},
     {"cmocka/quirks", ID_SAME, .flags = C_CRASH_FAILS | C_ERROR_FAILS},
     {"teamcity/catch2", ID_SAME},
+    /* Catch2's console names failed test cases only, unless -s */
+    {"catch2/default", ID_SAME, .flags = C_FAILED_ONLY},
+    {"catch2/s", ID_SAME},
 };
 
 static int cmp_str(const void *a, const void *b)
