@@ -15,6 +15,7 @@
  *   tl_format_teamcity  "teamcity"  TeamCity service messages (##teamcity[testStarted ...])
  *   tl_format_cmocka    "cmocka"    cmocka's default output
  *   tl_format_catch2    "catch2"    Catch2's console reporter (default and -s)
+ *   tl_format_doctest   "doctest"   doctest's console reporter (default, -s, -d)
  *
  * Each is pure (no I/O, no globals), keeps bounded state in the zeroed block the core allocates
  * (state_size; no release function needed: none owns memory between calls), and rejects a line

@@ -193,6 +193,7 @@ static const struct tl_format *const formats[] = {
     &tl_format_tap,      &tl_format_go,      &tl_format_gtest, &tl_format_pytest,
     &tl_format_unittest, &tl_format_libtest, &tl_format_check, &tl_format_ctest,
     &tl_format_meson,    &tl_format_teamcity, &tl_format_cmocka, &tl_format_catch2,
+    &tl_format_doctest,
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -915,6 +916,35 @@ START_TEST(shape_catch2)
 }
 END_TEST
 
+
+/* doctest -d: the duration line ends a test case, the verdict after it (should_fail) decides its
+ * status; a TEST SUITE line in the header; the totals end the last one. */
+START_TEST(shape_doctest)
+{
+    shapes(&tl_format_doctest,
+           "===============================================================================\n"
+           "t.cpp:16:\n"
+           "TEST CASE:  should fail\n"
+           "t.cpp:16: ERROR: CHECK( false ) is NOT correct!\n"
+           "  values: CHECK( false )\n"
+           "0.000036 s: should fail\n"
+           "Failed as expected so marking it as not failed\n"
+           "===============================================================================\n"
+           "t.cpp:18:\n"
+           "TEST SUITE: suite a\n"
+           "TEST CASE:  in a suite\n"
+           "t.cpp:19: FATAL ERROR: REQUIRE( 2 == 3 ) is NOT correct!\n"
+           "===============================================================================\n"
+           "[doctest] test cases:  2 | 1 passed | 1 failed\n",
+           "3 TEST_START id=should fail at=1000000\n"
+           "11 TEST_END id=should fail status=FAIL expected=FAIL unexpected=0 dur=0.036 at=6000000 "
+           "msg=t.cpp:16: ERROR: CHECK( false ) is NOT correct!\\x0a  values: CHECK( false )\n"
+           "11 TEST_START id=in a suite at=8000000\n"
+           "14 TEST_END id=in a suite status=FAIL expected=PASS unexpected=1 at=12000000 "
+           "msg=t.cpp:19: FATAL ERROR: REQUIRE( 2 == 3 ) is NOT correct!\n");
+}
+END_TEST
+
 /* Each new format's lines are its own: no other parser takes them (ctest's and meson's "K/N"
  * lines, cmocka's brackets, TeamCity's messages), nor do they take each other's. */
 START_TEST(foreign_lines)
@@ -969,6 +999,7 @@ static Suite *suite(void)
         {"shape_ctest", shape_ctest},  {"shape_meson", shape_meson},
         {"shape_teamcity", shape_teamcity}, {"shape_cmocka", shape_cmocka},
         {"foreign_lines", foreign_lines}, {"shape_catch2", shape_catch2},
+        {"shape_doctest", shape_doctest},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);

@@ -54,6 +54,9 @@ enum { C_FAILED_ONLY = 1, C_SECOND_RUN = 2, C_INTERLEAVED = 4 };
  * (ctest's "Exception", meson's "killed by signal", cmocka's caught signal), a TIMEOUT (ctest's
  * JUnit) or an ERROR (cmocka's failed setup) marker is a FAIL there. */
 enum { C_CRASH_FAILS = 8, C_TIMEOUT_FAILS = 16, C_ERROR_FAILS = 32 };
+/* C_UNPASSED_ONLY: the log names only the tests that did not simply pass (doctest's default
+ * console prints failed, may_fail and should_fail test cases): the report's PASS are left out */
+enum { C_UNPASSED_ONLY = 64 };
 
 static const struct corpus {
     const char *name; /* tests/fixtures/real/<name>.log and .tests */
@@ -110,6 +113,9 @@ static const struct corpus {
     /* Catch2's console names failed test cases only, unless -s */
     {"catch2/default", ID_SAME, .flags = C_FAILED_ONLY},
     {"catch2/s", ID_SAME},
+    {"doctest/default", ID_SAME, .flags = C_UNPASSED_ONLY},
+    {"doctest/s", ID_SAME},
+    {"doctest/d", ID_SAME},
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -527,10 +533,11 @@ START_TEST(test_corpus)
     snprintf(path, sizeof path, "%s/tests/fixtures/real/%s.tests", fixture_dir(), c->name);
     read_truth(path, c->map, &want);
     drop_one(&want, c->report_only);
-    if (c->flags & C_FAILED_ONLY) {
+    if (c->flags & (C_FAILED_ONLY | C_UNPASSED_ONLY)) {
         size_t k = 0;
         for (size_t i = 0; i < want.n; i++)
-            if (!strncmp(want.lines[i], "FAIL\t", 5))
+            if (!strncmp(want.lines[i], "FAIL\t", 5) ||
+                ((c->flags & C_UNPASSED_ONLY) && strncmp(want.lines[i], "PASS\t", 5)))
                 want.lines[k++] = want.lines[i];
             else
                 free(want.lines[i]);
