@@ -158,7 +158,8 @@ static int tc_parse(void *state, const char *line, size_t len, uint64_t arrival_
     size_t w = 0;
     while (w < body.n && body.p[w] != ' ')
         w++;
-    struct tl_str kind = tl_str_make(body.p, w), rawname, flow = tl_str_make(NULL, 0), v;
+    /* without a flowId the flow is "" (a NULL pointer may not be given to memcmp/memcpy) */
+    struct tl_str kind = tl_str_make(body.p, w), rawname, flow = TL_LIT(""), v;
     if (!attr(body, "name", &rawname))
         return 0;
     attr(body, "flowId", &flow);
