@@ -10,6 +10,12 @@
  *   tl_format_unittest  "unittest"  Python unittest -v
  *   tl_format_libtest   "libtest"   Rust libtest, text and --format=json
  *   tl_format_check     "check"     Check's console output (CK_NORMAL / CK_VERBOSE)
+ *   tl_format_ctest     "ctest"     CMake's ctest, plain, -V, -j N, --output-on-failure
+ *   tl_format_meson     "meson"     meson test
+ *   tl_format_teamcity  "teamcity"  TeamCity service messages (##teamcity[testStarted ...])
+ *   tl_format_cmocka    "cmocka"    cmocka's default output
+ *   tl_format_catch2    "catch2"    Catch2's console reporter (default and -s)
+ *   tl_format_doctest   "doctest"   doctest's console reporter (default, -s, -d)
  *
  * Each is pure (no I/O, no globals), keeps bounded state in the zeroed block the core allocates
  * (state_size; no release function needed: none owns memory between calls), and rejects a line
@@ -113,6 +119,10 @@ bool tl_parse_number(struct tl_str s, double *ret);
 bool tl_parse_rfc3339(struct tl_str s, double *ret_ms);
 /* Case-insensitive prefix test of s against lowercase lit. */
 bool tl_iprefix(struct tl_str s, const char *lit);
+
+/* A cmocka group's first line, "[==========] Running N test(s)." (testlog_cmocka.c): the gtest
+ * parser leaves the run it starts alone. */
+bool tl_cmocka_run_line(const char *line, size_t len);
 
 /* For the core's payloads (testlog.c), here so that unit tests can hold it to jsonw:
  * ns / 1e6, negated when neg, as jsonw_double(v, 3) writes it (without snprintf in nearly every

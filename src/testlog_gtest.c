@@ -19,6 +19,9 @@
  * tests as "[  FAILED  ] Suite.Name" without a time: after that line nothing is a result until the
  * next "[==========] Running ...". Result lines without a time outside the summary are results
  * (--gtest_print_time=0).
+ *
+ * cmocka prints lines of the same shape; from its "[==========] Running N test(s)." to
+ * GoogleTest's next "[==========] Running ..." nothing is taken here (testlog_cmocka.c reads it).
  */
 #include "testlog_formats.h"
 
@@ -27,6 +30,7 @@
 #include "testlog.h"
 
 struct gtest_state {
+    bool cmocka; /* in a cmocka run (testlog_cmocka.c), up to GoogleTest's next "Running" */
     bool in_summary;
     bool in_test;    /* a RUN line opened a test */
     bool collecting; /* after its first "file:line: Failure": the lines are its message */
@@ -74,6 +78,16 @@ static int gtest_parse(void *state, const char *line, size_t len, uint64_t arriv
                        struct tl_event *ev)
 {
     struct gtest_state *st = state;
+    if (tl_cmocka_run_line(line, len)) {
+        st->cmocka = true;
+        st->in_test = st->collecting = false;
+        return 0;
+    }
+    if (st->cmocka) {
+        if (!TL_PREFIX(line, len, "[==========] Running "))
+            return 0;
+        st->cmocka = false;
+    }
     if (len == 0 || line[0] != '[') {
         if (st->collecting) {
             /* a line of the failure's text */

@@ -191,7 +191,9 @@ static void check_fixture(const struct tl_format *fmt, const char *name)
 
 static const struct tl_format *const formats[] = {
     &tl_format_tap,      &tl_format_go,      &tl_format_gtest, &tl_format_pytest,
-    &tl_format_unittest, &tl_format_libtest, &tl_format_check,
+    &tl_format_unittest, &tl_format_libtest, &tl_format_check, &tl_format_ctest,
+    &tl_format_meson,    &tl_format_teamcity, &tl_format_cmocka, &tl_format_catch2,
+    &tl_format_doctest,
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -731,6 +733,248 @@ START_TEST(shape_go)
 }
 END_TEST
 
+
+/* ctest -j2 --output-on-failure: Start lines ahead of their results, a name the result line
+ * cuts (taken from the Start line), the output after a failed result as its message, the
+ * exception kinds, Not Run, Disabled, a regular-expression failure's reason; -V's "N: " lines
+ * and the closing list are no results. */
+START_TEST(shape_ctest)
+{
+    shapes(&tl_format_ctest,
+           "Test project /tmp/b\n"
+           "      Start  3: fails\n"
+           "      Start 12: a_very_long_test_name_that_ctest_cuts_in_its_result_line\n"
+           " 1/14 Test  #3: fails ............................***Failed    0.08 sec\n"
+           "running fail\n"
+           "check failed: expected 3, got 2\n"
+           "      Start  6: segfaults\n"
+           "6: [  FAILED  ] Not.AResult (3 ms)\n"
+           " 2/14 Test #12: a_very_long_test_name_that_ctest_cu   Passed    1.50 sec\n"
+           " 3/14 Test  #6: segfaults ........................***Exception: SegFault  0.10 sec\n"
+           " 4/14 Test  #7: aborts ...........................Subprocess aborted***Exception:   0.05 sec\n"
+           " 5/14 Test  #9: not_built ........................***Not Run   0.00 sec\n"
+           "10/14 Test #10: disabled .........................***Not Run (Disabled)   0.00 sec\n"
+           "11/14 Test #13: regex_fails ......................***Failed  Error regular expression found in output. Regex=[running]  0.05 sec\n"
+           "12/14 Test  #5: hangs ............................***Timeout   0.96 sec\n"
+           "running hang\n"
+           "13/14 Test  #4: skips ............................***Skipped   0.02 sec\n"
+           "14/14 Test  #2: math.add with spaces .............   Passed    0.02 sec\n"
+           "50% tests passed, 7 tests failed out of 14\n"
+           "The following tests FAILED:\n"
+           "\t  3 - fails (Failed)\n",
+           "2 TEST_START id=fails\n"
+           "3 TEST_START id=a_very_long_test_name_that_ctest_cuts_in_its_result_line\n"
+           "4 TEST_END id=fails status=FAIL expected=PASS unexpected=1 dur=80.000\n"
+           "7 TEST_MESSAGE id=fails msg=running fail\\x0acheck failed: expected 3, got 2\n"
+           "7 TEST_START id=segfaults\n"
+           "9 TEST_END id=a_very_long_test_name_that_ctest_cuts_in_its_result_line status=PASS unexpected=0 dur=1500.000\n"
+           "10 TEST_END id=segfaults status=CRASH expected=PASS unexpected=1 dur=100.000 msg=SegFault\n"
+           "11 TEST_END id=aborts status=CRASH expected=PASS unexpected=1 dur=50.000 msg=Subprocess aborted\n"
+           "12 TEST_END id=not_built status=ERROR expected=PASS unexpected=1 dur=0.000 msg=Not Run\n"
+           "13 TEST_END id=disabled status=SKIP unexpected=0 dur=0.000 msg=Disabled\n"
+           "14 TEST_END id=regex_fails status=FAIL expected=PASS unexpected=1 dur=50.000 msg=Error regular expression found in output. Regex=[running]\n"
+           "15 TEST_END id=hangs status=TIMEOUT expected=PASS unexpected=1 dur=960.000\n"
+           "17 TEST_MESSAGE id=hangs msg=running hang\n"
+           "17 TEST_END id=skips status=SKIP unexpected=0 dur=20.000\n"
+           "18 TEST_END id=math.add with spaces status=PASS unexpected=0 dur=20.000\n");
+}
+END_TEST
+
+/* meson test: -v's RUNNING opens a test; a signal is a CRASH; should_fail results; TAP points as
+ * meson shows them and the "Summary of Failures" are no results. */
+START_TEST(shape_meson)
+{
+    shapes(&tl_format_meson,
+           " 1/11 meson_quirks / passes               RUNNING       \n"
+           ">>> MALLOC_PERTURB_=255 /tmp/b/t pass\n"
+           " 1/11 meson_quirks / passes               OK              0.28s\n"
+           " 6/11 meson_quirks / segfaults            FAIL            0.11s   killed by signal 11 SIGSEGV\n"
+           " 7/11 meson_quirks / expected failure     EXPECTEDFAIL    0.08s   exit status 1\n"
+           " 8/11 meson_quirks / unexpected pass      UNEXPECTEDPASS  0.11s\n"
+           " 9/11 meson_quirks:extra / slow           OK              0.38s\n"
+           "\xe2\x96\xb6 11/11 - second                          FAIL          \n"
+           "11/11 meson_quirks / hangs                TIMEOUT         1.33s   killed by signal 15 SIGTERM\n"
+           "Summary of Failures:\n"
+           " 6/11 meson_quirks / segfaults            FAIL            0.11s   killed by signal 11 SIGSEGV\n"
+           "Ok:                 3   \n"
+           " 1/1 other / x  SKIP  0.00s   exit status 77\n",
+           "1 TEST_START id=meson_quirks / passes\n"
+           "3 TEST_END id=meson_quirks / passes status=PASS unexpected=0 dur=280.000\n"
+           "4 TEST_END id=meson_quirks / segfaults status=CRASH expected=PASS unexpected=1 dur=110.000 msg=killed by signal 11 SIGSEGV\n"
+           "5 TEST_END id=meson_quirks / expected failure status=FAIL expected=FAIL unexpected=0 dur=80.000 msg=exit status 1\n"
+           "6 TEST_END id=meson_quirks / unexpected pass status=PASS expected=FAIL unexpected=1 dur=110.000\n"
+           "7 TEST_END id=meson_quirks:extra / slow status=PASS unexpected=0 dur=380.000\n"
+           "9 TEST_END id=meson_quirks / hangs status=TIMEOUT expected=PASS unexpected=1 dur=1330.000 msg=killed by signal 15 SIGTERM\n"
+           "13 TEST_END id=other / x status=SKIP unexpected=0 dur=0.000 msg=exit status 77\n");
+}
+END_TEST
+
+/* TeamCity: two flows interleaved, each test's failure kept for its own testFinished; escapes
+ * in names and texts; an ignored test; message and details on lines of their own. */
+START_TEST(shape_teamcity)
+{
+    shapes(&tl_format_teamcity,
+           "##teamcity[testSuiteStarted name='suite' flowId='1']\n"
+           "##teamcity[testStarted name='a |'quoted|' |[x|]' flowId='1']\n"
+           "##teamcity[testStarted name='a |'quoted|' |[x|]' flowId='2']\n"
+           "##teamcity[testFailed name='a |'quoted|' |[x|]' flowId='2' message='line one|nline two' details='at x.c:3 |0x00e9']\n"
+           "##teamcity[testFinished name='a |'quoted|' |[x|]' flowId='1' duration='12']\n"
+           "##teamcity[testFinished name='a |'quoted|' |[x|]' flowId='2' duration='7']\n"
+           "##teamcity[testStarted name='skipped' flowId='1']\n"
+           "##teamcity[testIgnored name='skipped' flowId='1' message='not on this OS']\n"
+           "##teamcity[testFinished name='skipped' flowId='1']\n"
+           "##teamcity[message text='hello' status='NORMAL']\n"
+           "##teamcity[progressMessage 'compiling']\n"
+           "##teamcity[testSuiteFinished name='suite' flowId='1']\n",
+           "1 SUITE_START id=suite\n"
+           "2 TEST_START id=a 'quoted' [x]\n"
+           "3 TEST_START id=a 'quoted' [x]\n"
+           "5 TEST_END id=a 'quoted' [x] status=PASS unexpected=0 dur=12.000\n"
+           "6 TEST_END id=a 'quoted' [x] status=FAIL expected=PASS unexpected=1 dur=7.000 msg=line one\\x0aline two\\x0aat x.c:3 \\xc3\\xa9\n"
+           "7 TEST_START id=skipped\n"
+           "9 TEST_END id=skipped status=SKIP unexpected=0 msg=not on this OS\n"
+           "12 SUITE_END id=suite\n");
+}
+END_TEST
+
+/* cmocka: a bracketed line the test prints that names another test is its output; the failure
+ * text from the ERROR/LINE lines and the lines between; a caught signal; a failed setup; the
+ * summary lists are no results; GoogleTest's parser takes none of it. */
+START_TEST(shape_cmocka)
+{
+    static const char log[] =
+        "[==========] Running 4 test(s).\n"
+        "[ RUN      ] prints\n"
+        "[  FAILED  ] printed by the test\n"
+        "[       OK ] prints\n"
+        "[ RUN      ] fails_msg\n"
+        "ERROR: explicit failure 42\n"
+        "[  ERROR   ] --- [   LINE   ] --- t.c:14: error: Failure!\n"
+        "[  FAILED  ] fails_msg\n"
+        "[ RUN      ] segfaults\n"
+        "[  ERROR   ] --- Test failed with exception: Segmentation fault(11)\n"
+        "[  FAILED  ] segfaults\n"
+        "[ RUN      ] after_setup\n"
+        "Could not run test: Test setup failed\n"
+        "[  ERROR   ] after_setup\n"
+        "[==========] 4 test(s) run.\n"
+        "[  PASSED  ] 1 test(s).\n"
+        "[  FAILED  ] 2 test(s), listed below:\n"
+        "[  FAILED  ] fails_msg\n"
+        "[  FAILED  ] segfaults\n";
+    shapes(&tl_format_cmocka, log,
+           "2 TEST_START id=prints\n"
+           "4 TEST_END id=prints status=PASS unexpected=0\n"
+           "5 TEST_START id=fails_msg\n"
+           "8 TEST_END id=fails_msg status=FAIL expected=PASS unexpected=1 msg=ERROR: explicit failure 42\\x0at.c:14: error: Failure!\n"
+           "9 TEST_START id=segfaults\n"
+           "11 TEST_END id=segfaults status=CRASH expected=PASS unexpected=1 msg=Test failed with exception: Segmentation fault(11)\n"
+           "12 TEST_START id=after_setup\n"
+           "14 TEST_END id=after_setup status=ERROR expected=PASS unexpected=1 msg=Could not run test: Test setup failed\n");
+    shapes(&tl_format_gtest, log, "");
+}
+END_TEST
+
+
+/* Catch2 -s: a test case's sections are one test; its failed assertions are its text; a line of
+ * dashes that is no header is nothing; the totals end the last test case. */
+START_TEST(shape_catch2)
+{
+    shapes(&tl_format_catch2,
+           "-------------------------------------------------------------------------------\n"
+           "sections\n"
+           "  first\n"
+           "-------------------------------------------------------------------------------\n"
+           "t.cpp:12\n"
+           "...............................................................................\n"
+           "t.cpp:12: PASSED:\n"
+           "  REQUIRE( true )\n"
+           "-------------------------------------------------------------------------------\n"
+           "sections\n"
+           "  second\n"
+           "-------------------------------------------------------------------------------\n"
+           "t.cpp:12\n"
+           "...............................................................................\n"
+           "t.cpp:13: FAILED:\n"
+           "  REQUIRE( false )\n"
+           "-------------------------------------------------------------------------------\n"
+           "not a header\n"
+           "-------------------------------------------------------------------------------\n"
+           "-------------------------------------------------------------------------------\n"
+           "slow\n"
+           "-------------------------------------------------------------------------------\n"
+           "t.cpp:16\n"
+           "...............................................................................\n"
+           "t.cpp:16: PASSED:\n"
+           "===============================================================================\n"
+           "test cases: 2 | 1 passed | 1 failed\n",
+           "6 TEST_START id=sections at=1000000\n"
+           "24 TEST_END id=sections status=FAIL expected=PASS unexpected=1 at=16000000 "
+           "msg=t.cpp:13: FAILED:\\x0a  REQUIRE( false )\n"
+           "24 TEST_START id=slow at=20000000\n"
+           "26 TEST_END id=slow status=PASS unexpected=0 at=25000000\n");
+}
+END_TEST
+
+
+/* doctest -d: the duration line ends a test case, the verdict after it (should_fail) decides its
+ * status; a TEST SUITE line in the header; the totals end the last one. */
+START_TEST(shape_doctest)
+{
+    shapes(&tl_format_doctest,
+           "===============================================================================\n"
+           "t.cpp:16:\n"
+           "TEST CASE:  should fail\n"
+           "t.cpp:16: ERROR: CHECK( false ) is NOT correct!\n"
+           "  values: CHECK( false )\n"
+           "0.000036 s: should fail\n"
+           "Failed as expected so marking it as not failed\n"
+           "===============================================================================\n"
+           "t.cpp:18:\n"
+           "TEST SUITE: suite a\n"
+           "TEST CASE:  in a suite\n"
+           "t.cpp:19: FATAL ERROR: REQUIRE( 2 == 3 ) is NOT correct!\n"
+           "===============================================================================\n"
+           "[doctest] test cases:  2 | 1 passed | 1 failed\n",
+           "3 TEST_START id=should fail at=1000000\n"
+           "11 TEST_END id=should fail status=FAIL expected=FAIL unexpected=0 dur=0.036 at=6000000 "
+           "msg=t.cpp:16: ERROR: CHECK( false ) is NOT correct!\\x0a  values: CHECK( false )\n"
+           "11 TEST_START id=in a suite at=8000000\n"
+           "14 TEST_END id=in a suite status=FAIL expected=PASS unexpected=1 at=12000000 "
+           "msg=t.cpp:19: FATAL ERROR: REQUIRE( 2 == 3 ) is NOT correct!\n");
+}
+END_TEST
+
+/* Each new format's lines are its own: no other parser takes them (ctest's and meson's "K/N"
+ * lines, cmocka's brackets, TeamCity's messages), nor do they take each other's. */
+START_TEST(foreign_lines)
+{
+    static const struct {
+        const struct tl_format *owner;
+        const char *line;
+    } lines[] = {
+        {&tl_format_ctest, " 1/14 Test  #1: passes ...........................   Passed    0.03 sec"},
+        {&tl_format_ctest, "13/14 Test #13: regex ***Failed  Error regular expression found in output. Regex=[ok 1]  0.02 sec"},
+        {&tl_format_ctest, "      Start  1: passes"},
+        {&tl_format_meson, " 1/11 meson_quirks / passes               OK              0.27s"},
+        {&tl_format_meson, "10/11 meson_quirks / tap                  FAIL            0.14s   1/2 subtests passed"},
+        {&tl_format_teamcity, "##teamcity[testStarted name='ok 1 - x' flowId='1']"},
+        {&tl_format_teamcity, "##teamcity[testFinished name='[ RUN      ] A.b' flowId='1' duration='3']"},
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        for (size_t f = 0; f < NFORMATS; f++) {
+            if (formats[f] == lines[i].owner)
+                continue;
+            void *state = calloc(1, formats[f]->state_size ? formats[f]->state_size : 1);
+            struct tl_event ev[TL_MAX_EVENTS];
+            int k = formats[f]->parse(state, lines[i].line, strlen(lines[i].line), 1000000, ev);
+            ck_assert_msg(k == 0, "%s took %s's \"%s\"", formats[f]->name, lines[i].owner->name,
+                          lines[i].line);
+            free(state);
+        }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("testlog_formats");
@@ -752,6 +996,10 @@ static Suite *suite(void)
         {"shape_check", shape_check},  {"shape_prove", shape_prove},
         {"shape_tap_node", shape_tap_node}, {"shape_gtest", shape_gtest},
         {"shape_go", shape_go},
+        {"shape_ctest", shape_ctest},  {"shape_meson", shape_meson},
+        {"shape_teamcity", shape_teamcity}, {"shape_cmocka", shape_cmocka},
+        {"foreign_lines", foreign_lines}, {"shape_catch2", shape_catch2},
+        {"shape_doctest", shape_doctest},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);
