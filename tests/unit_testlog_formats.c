@@ -191,7 +191,8 @@ static void check_fixture(const struct tl_format *fmt, const char *name)
 
 static const struct tl_format *const formats[] = {
     &tl_format_tap,      &tl_format_go,      &tl_format_gtest, &tl_format_pytest,
-    &tl_format_unittest, &tl_format_libtest, &tl_format_check,
+    &tl_format_unittest, &tl_format_libtest, &tl_format_check,    &tl_format_mocha,
+    &tl_format_jest,
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -731,6 +732,109 @@ START_TEST(shape_go)
 }
 END_TEST
 
+/* mocha spec: a result counts only at the level below the innermost suite; a title line is a
+ * suite only when its first child follows; failures are numbered in order; the summary's count
+ * must be the passes seen. Lines a test prints in between are none of these. */
+START_TEST(shape_mocha)
+{
+    shapes(&tl_format_mocha,
+           "  \xe2\x9c\x94 root test\n"
+           "  Suite A\n"
+           "    \xe2\x9c\x94 slow one (120ms)\n"
+           "  \xe2\x9c\x94 printed by a test at the wrong level\n"
+           "  1 passing (3ms)\n"
+           "    2) printed, out of order\n"
+           "  - printed bullet\n"
+           "    1) fails\n"
+           "    inner\n"
+           "      \xe2\x9c\x94 deep\n"
+           "      - pending one\n"
+           "  B\n"
+           "    2) \"before all\" hook for \"x\"\n"
+           "  3 passing (9ms)\n"
+           "  1 pending\n"
+           "  2 failing\n"
+           "  1) Suite A\n"
+           "       fails:\n"
+           "     Error: two\n"
+           "lines\n"
+           "      at Context.<anonymous> (t.js:1:1)\n"
+           "  2) B\n"
+           "       \"before all\" hook for \"x\":\n"
+           "      AssertionError [ERR_ASSERTION]: 1 == 2\n"
+           "      + expected - actual\n"
+           "      -1\n"
+           "  \xe2\x9c\x94 next run\n",
+           "1 ANCHOR id=\n"
+           "1 TEST_END id=root test status=PASS unexpected=0\n"
+           "3 ANCHOR id=\n"
+           "3 TEST_END id=Suite A slow one status=PASS unexpected=0 dur=120.000\n"
+           "8 ANCHOR id=\n"
+           "8 TEST_END id=Suite A fails status=FAIL expected=PASS unexpected=1 dur=5.000 since=3000000\n"
+           "10 ANCHOR id=\n"
+           "10 TEST_END id=Suite A inner deep status=PASS unexpected=0 dur=2.000 since=8000000\n"
+           "11 ANCHOR id=\n"
+           "11 TEST_END id=Suite A inner pending one status=SKIP unexpected=0 dur=1.000 since=10000000\n"
+           "13 ANCHOR id=\n"
+           "13 TEST_END id=B \"before all\" hook for \"x\" status=ERROR expected=PASS unexpected=1 dur=2.000 since=11000000\n"
+           "14 ANCHOR id=\n"
+           "21 TEST_MESSAGE id=Suite A fails msg=Error: two\\x0alines\n"
+           "25 TEST_MESSAGE id=B \"before all\" hook for \"x\" msg=AssertionError [ERR_ASSERTION]: 1 == 2\n"
+           "27 ANCHOR id=\n"
+           "27 TEST_END id=next run status=PASS unexpected=0\n");
+}
+END_TEST
+
+/* jest: tree lines under a file's result line, "●" blocks (a test's message with --verbose, the
+ * failed test itself without), console blocks taken whole as output, "● Console". */
+START_TEST(shape_jest)
+{
+    shapes(&tl_format_jest,
+           "  \xe2\x9c\x93 before any file line\n"
+           "  console.log\n"
+           "    ok 1 - tap lookalike\n"
+           "      \xe2\x9c\x93 not a test\n"
+           "      at Object.log (a.test.js:3:13)\n"
+           "FAIL src/a.test.js (5.2 s)\n"
+           "  \xe2\x9c\x93 root (2 ms)\n"
+           "  Outer\n"
+           "    \xe2\x9c\x95 fails (1.5 s)\n"
+           "    \xe2\x97\x8b skipped skip me\n"
+           "    \xe2\x9c\x8e todo later\n"
+           "  \xe2\x97\x8f Outer \xe2\x80\xba fails\n"
+           "    expect(received).toBe(expected)\n"
+           "    Expected: 3\n"
+           "    > 7 |     expect(1).toBe(3);\n"
+           "      at Object.toBe (a.test.js:7:21)\n"
+           "FAIL b.test.js\n"
+           "  \xe2\x97\x8f Console\n"
+           "    console.error\n"
+           "      PASS fake.test.js\n"
+           "      at Object.error (b.test.js:2:3)\n"
+           "  \xe2\x97\x8f Outer \xe2\x80\xba fails too\n"
+           "    thrown: boom\n"
+           "Tests:       2 failed, 1 passed, 3 total\n"
+           "  \xe2\x9c\x93 after the summary\n",
+           "2 OUTPUT id= msg=  console.log\n"
+           "3 OUTPUT id= msg=    ok 1 - tap lookalike\n"
+           "4 OUTPUT id= msg=      \\xe2\\x9c\\x93 not a test\n"
+           "5 OUTPUT id= msg=      at Object.log (a.test.js:3:13)\n"
+           "6 ANCHOR id=\n"
+           "7 TEST_END id=root scope=src/a.test.js status=PASS unexpected=0 dur=2.000\n"
+           "9 TEST_END id=Outer \\xe2\\x80\\xba fails scope=src/a.test.js status=FAIL expected=PASS unexpected=1 dur=1500.000\n"
+           "10 TEST_END id=Outer \\xe2\\x80\\xba skip me scope=src/a.test.js status=SKIP unexpected=0\n"
+           "11 TEST_END id=Outer \\xe2\\x80\\xba later scope=src/a.test.js status=SKIP unexpected=0\n"
+           "15 TEST_MESSAGE id=Outer \\xe2\\x80\\xba fails scope=src/a.test.js msg=expect(received).toBe(expected)\\x0aExpected: 3\n"
+           "17 ANCHOR id=\n"
+           "18 OUTPUT id= msg=Console\n"
+           "19 OUTPUT id= msg=    console.error\n"
+           "20 OUTPUT id= msg=      PASS fake.test.js\n"
+           "21 OUTPUT id= msg=      at Object.error (b.test.js:2:3)\n"
+           "22 TEST_END id=Outer \\xe2\\x80\\xba fails too scope=b.test.js status=FAIL expected=PASS unexpected=1\n"
+           "24 TEST_MESSAGE id=Outer \\xe2\\x80\\xba fails too scope=b.test.js msg=thrown: boom\n");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("testlog_formats");
@@ -751,7 +855,8 @@ static Suite *suite(void)
         {"shape_unittest", shape_unittest}, {"shape_libtest", shape_libtest},
         {"shape_check", shape_check},  {"shape_prove", shape_prove},
         {"shape_tap_node", shape_tap_node}, {"shape_gtest", shape_gtest},
-        {"shape_go", shape_go},
+        {"shape_go", shape_go},        {"shape_mocha", shape_mocha},
+        {"shape_jest", shape_jest},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);
