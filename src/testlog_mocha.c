@@ -22,12 +22,14 @@
  * ('"before all" hook for "x"') is an ERROR under the suite's title.
  *
  * What makes a line a result, so that a test's own output is not taken for one: its indentation
- * must be exactly the level below the innermost suite (mocha prints nothing else there), a
- * failure's number must be the next one, and a pending "- title" counts only once the run has
- * shown a passed or failed test. Any other indented line at a suite's level or above it is taken
- * as a suite title (the only thing mocha prints there); so a line a test prints at such an
- * indentation renames the suite's later tests, until mocha's next title at that level. A summary
- * line ("N passing (...)") counts only after a result, and its failure blocks only in order.
+ * must be exactly the level below the innermost suite (mocha prints nothing else there: a suite's
+ * tests come before its child suites), a failure's number must be the next one, and a pending
+ * "- title" counts only once the run has shown a passed or failed test. An indented line at a
+ * suite's level or above it, not shaped like a result, is a suite title only when the next
+ * indented line is one level deeper (mocha prints a title just before the suite's first child);
+ * so a line a test prints is mistaken for a title only when a result one level deeper follows
+ * it, and a line it prints in the very shape of a result at that level is taken for one. The
+ * summary's "N passing" counts only when N is the number of passes seen.
  *
  * Timing: no line marks a test's start. A test ran from the previous result line to its own
  * (t.duration_ms, t.since_ns; the first of a run has no start), unless mocha printed "(Nms)".

@@ -12,6 +12,7 @@
 TL_FORMAT(mozlog, MOZLOG, NULL)
 TL_FORMAT(tbpl, TBPL, NULL)
 TL_FORMAT(mach, MACH, NULL)
+/* before the text formats: it takes jest's console blocks, a test's output, whole */
 TL_FORMAT(jest, JEST, NULL)
 TL_FORMAT(tap, TAP, NULL)
 TL_FORMAT(go, GO, "gotest")
@@ -20,4 +21,5 @@ TL_FORMAT(pytest, PYTEST, NULL)
 TL_FORMAT(unittest, UNITTEST, NULL)
 TL_FORMAT(libtest, LIBTEST, NULL)
 TL_FORMAT(check, CHECK, NULL)
+/* last: any indented line may be one of its suite titles, which it takes from no one */
 TL_FORMAT(mocha, MOCHA, NULL)
