@@ -10,6 +10,7 @@
  *   tl_format_unittest  "unittest"  Python unittest -v
  *   tl_format_libtest   "libtest"   Rust libtest, text and --format=json
  *   tl_format_check     "check"     Check's console output (CK_NORMAL / CK_VERBOSE)
+ *   tl_format_vitest    "vitest"    vitest's default and verbose reporters (testlog_vitest.c)
  *   tl_format_jest      "jest"      jest's default and --verbose reporters (testlog_jest.c)
  *   tl_format_mocha     "mocha"     mocha's spec reporter (testlog_mocha.c)
  *
@@ -30,7 +31,7 @@
  *     FAIL, gtest FAILED, Check :F: and :S:...)   FAIL     PASS      true
  *   skipped / ignored (any format, TAP ok # SKIP,
  *     a prove file skipped as a whole, mocha
- *     pending, jest skipped and todo)             SKIP     -         false
+ *     pending, jest and vitest skipped and todo)  SKIP     -         false
  *   known failure (TAP # TODO not ok, pytest
  *     XFAIL, unittest "expected failure")         FAIL     FAIL      false
  *   unexpected pass (TAP # TODO ok, pytest XPASS,
@@ -74,6 +75,7 @@
  *   libtest: id = "a::b", Check: id = "tcase:test" (same as its TAP form).
  *   mocha: id = the full title ("Suite Inner test", as mocha's fullTitle()), scope empty.
  *   jest: id = describe titles and the test's joined by " › ", scope = the test file.
+ *   vitest: id = describe titles and the test's joined by " > ", scope = the test file.
  */
 #ifndef RESMON_TESTLOG_FORMATS_H
 #define RESMON_TESTLOG_FORMATS_H

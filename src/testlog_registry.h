@@ -12,7 +12,9 @@
 TL_FORMAT(mozlog, MOZLOG, NULL)
 TL_FORMAT(tbpl, TBPL, NULL)
 TL_FORMAT(mach, MACH, NULL)
-/* before the text formats: it takes jest's console blocks, a test's output, whole */
+/* before the text formats: vitest and jest take what a test printed (vitest's "stdout |" blocks,
+ * jest's console blocks) whole, as that test's output */
+TL_FORMAT(vitest, VITEST, NULL)
 TL_FORMAT(jest, JEST, NULL)
 TL_FORMAT(tap, TAP, NULL)
 TL_FORMAT(go, GO, "gotest")

@@ -1,8 +1,8 @@
 #!/bin/sh
-# The JavaScript harnesses end to end: real logs of mocha's spec reporter and jest's --verbose and
-# default reporters (tests/fixtures/real/{mocha,jest}), replayed by a small script as the harness
-# wrote them (mocha on stdout, jest on stderr), through resmon-run: the output passes through byte
-# for byte, and the profile (loaded by the front-end's own loader) and the JUnit report hold
+# The JavaScript harnesses end to end: real logs of mocha's spec reporter, jest's --verbose and
+# default reporters and vitest's verbose one (tests/fixtures/real/{mocha,jest,vitest}), replayed
+# by a small script as the harness wrote them (mocha and vitest on stdout, jest on stderr),
+# through resmon-run: the output passes through byte for byte, and the profile (loaded by the front-end's own loader) and the JUnit report hold
 # exactly the harness's own report's tests (NAME.tests), each with its status, colour and, for a
 # failure, its message.
 . "$TOP_SRCDIR/tests/lib.sh"
@@ -81,4 +81,11 @@ m=$(message_of "__tests__/calc.test.js/Calculator › add › fails on purpose")
 [ "$m" = 'expect(received).toBe(expected) // Object.is equality\nExpected: 3\nReceived: 2' ] ||
     fail "jest default: message: $m"
 echo "jest/default: the $_n failed tests"
+frontend "$P"
+
+# ---- vitest --reporter=verbose (its results on stdout) --------------------------------------
+replay vitest/verbose 1
+expect_all vitest/verbose
+m=$(message_of "test/other.test.js/Other file > deep > deeper > fails three levels in")
+[ "$m" = "expected 'abc' to be 'abd' // Object.is equality" ] || fail "vitest: message: $m"
 frontend "$P"

@@ -192,7 +192,7 @@ static void check_fixture(const struct tl_format *fmt, const char *name)
 static const struct tl_format *const formats[] = {
     &tl_format_tap,      &tl_format_go,      &tl_format_gtest, &tl_format_pytest,
     &tl_format_unittest, &tl_format_libtest, &tl_format_check,    &tl_format_mocha,
-    &tl_format_jest,
+    &tl_format_jest,     &tl_format_vitest,
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -835,6 +835,42 @@ START_TEST(shape_jest)
 }
 END_TEST
 
+/* vitest: verbose lines (file and titles), the default reporter's failed file and its tests, a
+ * passed file (its tests unnamed), "→" messages with unindented continuation lines, "stdout |"
+ * blocks taken whole up to the next result. */
+START_TEST(shape_vitest)
+{
+    shapes(&tl_format_vitest,
+           " \xe2\x9c\x93 t/a.test.js > Outer > adds 1ms\n"
+           " \xc3\x97 t/a.test.js > Outer > fails 1.5s\n"
+           "   \xe2\x86\x92 first line\n"
+           "second line\n"
+           "stdout | t/a.test.js > Outer > prints\n"
+           "ok 1 - tap lookalike\n"
+           " \xe2\x86\x93 t/a.test.js > Outer > skipped\n"
+           " \xe2\x9d\xaf t/b.test.js (2 tests | 1 failed) 30ms\n"
+           "   \xe2\x9c\x93 root 0ms\n"
+           "   \xc3\x97 In > broken 3ms\n"
+           "     \xe2\x86\x92 boom\n"
+           " \xe2\x9c\x93 t/c.test.js (2 tests) 4ms\n"
+           "   \xe2\x9c\x93 not listed by vitest here 1ms\n"
+           " Test Files  1 failed | 2 passed (3)\n",
+           "1 TEST_END id=Outer > adds scope=t/a.test.js status=PASS unexpected=0 dur=1.000\n"
+           "2 TEST_END id=Outer > fails scope=t/a.test.js status=FAIL expected=PASS unexpected=1 dur=1500.000\n"
+           "3 ANCHOR id=\n"
+           "4 ANCHOR id=\n"
+           "5 TEST_MESSAGE id=Outer > fails scope=t/a.test.js msg=first line\\x0asecond line\n"
+           "5 OUTPUT id= msg=stdout | t/a.test.js > Outer > prints\n"
+           "6 OUTPUT id= msg=ok 1 - tap lookalike\n"
+           "7 TEST_END id=Outer > skipped scope=t/a.test.js status=SKIP unexpected=0\n"
+           "8 ANCHOR id=\n"
+           "9 TEST_END id=root scope=t/b.test.js status=PASS unexpected=0 dur=0.000\n"
+           "10 TEST_END id=In > broken scope=t/b.test.js status=FAIL expected=PASS unexpected=1 dur=3.000\n"
+           "11 ANCHOR id=\n"
+           "12 TEST_MESSAGE id=In > broken scope=t/b.test.js msg=boom\n");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("testlog_formats");
@@ -856,7 +892,7 @@ static Suite *suite(void)
         {"shape_check", shape_check},  {"shape_prove", shape_prove},
         {"shape_tap_node", shape_tap_node}, {"shape_gtest", shape_gtest},
         {"shape_go", shape_go},        {"shape_mocha", shape_mocha},
-        {"shape_jest", shape_jest},
+        {"shape_jest", shape_jest},    {"shape_vitest", shape_vitest},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);
