@@ -12,7 +12,7 @@
  *   tl_format_check     "check"     Check's console output (CK_NORMAL / CK_VERBOSE)
  *   tl_format_vitest    "vitest"    vitest's default and verbose reporters (testlog_vitest.c)
  *   tl_format_jest      "jest"      jest's default and --verbose reporters (testlog_jest.c)
- *   tl_format_mocha     "mocha"     mocha's spec reporter (testlog_mocha.c)
+ *   tl_format_mocha     "mocha"     mocha's spec and json-stream reporters (testlog_mocha.c)
  *
  * Each is pure (no I/O, no globals), keeps bounded state in the zeroed block the core allocates
  * (state_size; no release function needed: none owns memory between calls), and rejects a line

@@ -1,4 +1,5 @@
-/* mocha's default "spec" reporter (testlog_formats.h has the result mapping).
+/* mocha's default "spec" reporter and its json-stream reporter (testlog_formats.h has the result
+ * mapping).
  *
  * mocha prints a suite's title when the suite starts and a test's line when the test ends,
  * indented by two spaces a level; a suite's own tests run (and print) before its child suites:
@@ -31,6 +32,12 @@
  * it, and a line it prints in the very shape of a result at that level is taken for one. The
  * summary's "N passing" counts only when N is the number of passes seen.
  *
+ * json-stream (--reporter json-stream): one JSON array a line, ["pass", {...}] and ["fail", {...}]
+ * with "title", "fullTitle", "duration" (ms), and for a failure "err" and "stack": a result whose
+ * id is fullTitle, lasting its duration, with the stack's head (the error's name and message, as
+ * the spec reporter prints it) as message; ["start", ...] and ["end", ...] (the totals) name no
+ * test. json-stream writes no event for a pending test: those leave no result.
+ *
  * Timing: no line marks a test's start. A test ran from the previous result line to its own
  * (t.duration_ms, t.since_ns; the first of a run has no start), unless mocha printed "(Nms)".
  * The failure texts come as TLE_TEST_MESSAGE when a block's stack begins (or the next block, or
@@ -38,6 +45,8 @@
  * indentation, blank lines left out.
  */
 #include "testlog_formats.h"
+
+#include <cjson/cJSON.h>
 
 #include "testlog.h"
 
@@ -225,10 +234,66 @@ static int failures(struct mocha_state *st, const char *line, size_t len, struct
     return 0;
 }
 
+/* A json-stream line: its events (0: not one). */
+static int json_stream(struct mocha_state *st, const char *line, size_t len, struct tl_event *ev)
+{
+    cJSON *a = cJSON_ParseWithLength(line, len);
+    const cJSON *kind = cJSON_GetArrayItem(a, 0), *o = cJSON_GetArrayItem(a, 1);
+    int n = 0;
+    if (!cJSON_IsArray(a) || !cJSON_IsString(kind) || !cJSON_IsObject(o))
+        goto out;
+    const char *k = kind->valuestring;
+    if (!strcmp(k, "start") || !strcmp(k, "end")) {
+        tl_event_init(ev, TLE_ANCHOR);
+        n = 1;
+        goto out;
+    }
+    bool pass = !strcmp(k, "pass");
+    if (!pass && strcmp(k, "fail"))
+        goto out;
+    const cJSON *full = cJSON_GetObjectItemCaseSensitive(o, "fullTitle"),
+                *title = cJSON_GetObjectItemCaseSensitive(o, "title"),
+                *dur = cJSON_GetObjectItemCaseSensitive(o, "duration"),
+                *stack = cJSON_GetObjectItemCaseSensitive(o, "stack"),
+                *err = cJSON_GetObjectItemCaseSensitive(o, "err");
+    if (!cJSON_IsString(full) || !full->valuestring[0])
+        goto out;
+    struct tl_str id = tl_copy(st->out, sizeof st->out, tl_str_make(full->valuestring, strlen(full->valuestring)));
+    enum tl_outcome oc = pass ? TL_PASSED : TL_FAILED;
+    if (!pass && cJSON_IsString(title) &&
+        hook_title(tl_str_make(title->valuestring, strlen(title->valuestring))))
+        oc = TL_ERRORED;
+    tl_set_result(ev, id, tl_str_make(NULL, 0), oc);
+    if (cJSON_IsNumber(dur) && dur->valuedouble >= 0)
+        ev->t.duration_ms = dur->valuedouble;
+    const cJSON *text = cJSON_IsString(stack) ? stack : cJSON_IsString(err) ? err : NULL;
+    if (!pass && text) {
+        /* the stack's head: up to its first frame */
+        const char *s = text->valuestring, *f = strstr(s, "\n    at ");
+        st->msg_n = 0;
+        for (const char *p = s, *end = f ? f : s + strlen(s); p < end;) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            struct tl_str l = tl_str_make(p, (size_t)((nl ? nl : end) - p));
+            while (l.n && l.p[l.n - 1] == ' ')
+                l.n--;
+            if (l.n)
+                tl_append_line(st->msg, sizeof st->msg, &st->msg_n, l);
+            p = nl ? nl + 1 : end;
+        }
+        ev->message = tl_str_make(st->msg, st->msg_n);
+    }
+    n = 1;
+out:
+    cJSON_Delete(a);
+    return n;
+}
+
 static int mocha_parse(void *state, const char *line, size_t len, uint64_t arrival_ns,
                        struct tl_event *ev)
 {
     struct mocha_state *st = state;
+    if (len > 2 && line[0] == '[' && line[1] == '"')
+        return json_stream(st, line, len, ev);
     if (st->section == MO_FAILURES)
         return failures(st, line, len, ev);
     size_t ind = indent_of(line, len);
@@ -324,8 +389,8 @@ const struct tl_format tl_format_mocha = {
     .parse = mocha_parse,
     .release = NULL,
     .flush = mocha_flush,
-    /* every line mocha's spec reporter writes while idle is indented */
+    /* every line mocha's spec reporter writes while idle is indented; json-stream's are arrays */
     .first_bytes = " ",
-    .pairs = NULL,
+    .pairs = (const char *const[]){"[\"", NULL},
     .busy = mocha_busy,
 };

@@ -785,6 +785,27 @@ START_TEST(shape_mocha)
 }
 END_TEST
 
+/* mocha json-stream: pass and fail events (a hook's failure an ERROR, the stack's head the
+ * message), start and end name no test, other arrays are not it. */
+START_TEST(shape_mocha_json_stream)
+{
+    shapes(&tl_format_mocha,
+           "[\"start\",{\"total\":3}]\n"
+           "[\"pass\",{\"title\":\"t\",\"fullTitle\":\"S t\",\"duration\":12}]\n"
+           "[\"fail\",{\"title\":\"\\\"before all\\\" hook for \\\"u\\\"\",\"fullTitle\":\"S h\",\"duration\":1,"
+           "\"err\":\"boom\",\"stack\":\"Error: boom\\nsecond\\n    at x (a.js:1:1)\"}]\n"
+           "[\"fail\",{\"title\":\"v\",\"fullTitle\":\"S v\",\"err\":\"no stack\"}]\n"
+           "[\"other\",{\"fullTitle\":\"S w\"}]\n"
+           "[\"pass\",{\"title\":\"x\"}]\n"
+           "[\"end\",{\"passes\":1,\"failures\":2}]\n",
+           "1 ANCHOR id=\n"
+           "2 TEST_END id=S t status=PASS unexpected=0 dur=12.000\n"
+           "3 TEST_END id=S h status=ERROR expected=PASS unexpected=1 dur=1.000 msg=Error: boom\\x0asecond\n"
+           "4 TEST_END id=S v status=FAIL expected=PASS unexpected=1 msg=no stack\n"
+           "7 ANCHOR id=\n");
+}
+END_TEST
+
 /* jest: tree lines under a file's result line, "●" blocks (a test's message with --verbose, the
  * failed test itself without), console blocks taken whole as output, "● Console". */
 START_TEST(shape_jest)
@@ -893,6 +914,7 @@ static Suite *suite(void)
         {"shape_tap_node", shape_tap_node}, {"shape_gtest", shape_gtest},
         {"shape_go", shape_go},        {"shape_mocha", shape_mocha},
         {"shape_jest", shape_jest},    {"shape_vitest", shape_vitest},
+        {"shape_mocha_json_stream", shape_mocha_json_stream},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);
