@@ -368,7 +368,7 @@ void cli_print_help(bool timeout_mode)
           "                             (costlier on a busy machine; see the manual)\n"
           "      --parse=FORMATS        auto (default), none, or a comma list of: mozlog, tbpl,\n"
           "                             mach, vitest, jest, tap, go, gtest, pytest, unittest,\n"
-          "                             libtest, check, mocha\n"
+          "                             libtest, check, rspec, mocha\n"
           "      --log-info             also record INFO and DEBUG log lines as markers\n"
           "      --process-output       also record mozlog process_output lines as markers\n"
           "      --product=NAME         product name in the profile (default: COMMAND's name)\n"

@@ -12,6 +12,7 @@
  *   tl_format_check     "check"     Check's console output (CK_NORMAL / CK_VERBOSE)
  *   tl_format_vitest    "vitest"    vitest's default and verbose reporters (testlog_vitest.c)
  *   tl_format_jest      "jest"      jest's default and --verbose reporters (testlog_jest.c)
+ *   tl_format_rspec     "rspec"     RSpec's pending and failure lists (testlog_rspec.c)
  *   tl_format_mocha     "mocha"     mocha's spec and json-stream reporters (testlog_mocha.c)
  *
  * Each is pure (no I/O, no globals), keeps bounded state in the zeroed block the core allocates
@@ -31,7 +32,8 @@
  *     FAIL, gtest FAILED, Check :F: and :S:...)   FAIL     PASS      true
  *   skipped / ignored (any format, TAP ok # SKIP,
  *     a prove file skipped as a whole, mocha
- *     pending, jest and vitest skipped and todo)  SKIP     -         false
+ *     pending, jest and vitest skipped and todo,
+ *     RSpec pending)                              SKIP     -         false
  *   known failure (TAP # TODO not ok, pytest
  *     XFAIL, unittest "expected failure")         FAIL     FAIL      false
  *   unexpected pass (TAP # TODO ok, pytest XPASS,
@@ -76,6 +78,7 @@
  *   mocha: id = the full title ("Suite Inner test", as mocha's fullTitle()), scope empty.
  *   jest: id = describe titles and the test's joined by " › ", scope = the test file.
  *   vitest: id = describe titles and the test's joined by " > ", scope = the test file.
+ *   rspec: id = the example's full description, scope empty.
  */
 #ifndef RESMON_TESTLOG_FORMATS_H
 #define RESMON_TESTLOG_FORMATS_H

@@ -221,6 +221,10 @@ static int jest_parse(void *state, const char *line, size_t len, uint64_t arriva
     struct jest_state *st = state;
     size_t ind = indent_of(line, len);
     struct tl_str c = tl_str_make(line + ind, len - ind);
+    /* the prefilter offers no other unindented line: none may change the state */
+    if (!ind && !TL_PREFIX(line, len, "PA") && !TL_PREFIX(line, len, "FA") &&
+        !TL_PREFIX(line, len, "Te"))
+        return 0;
 
     if (st->console) {
         if (ind >= st->console + 1) {

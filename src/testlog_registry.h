@@ -23,5 +23,6 @@ TL_FORMAT(pytest, PYTEST, NULL)
 TL_FORMAT(unittest, UNITTEST, NULL)
 TL_FORMAT(libtest, LIBTEST, NULL)
 TL_FORMAT(check, CHECK, NULL)
+TL_FORMAT(rspec, RSPEC, NULL)
 /* last: any indented line may be one of its suite titles, which it takes from no one */
 TL_FORMAT(mocha, MOCHA, NULL)

@@ -192,7 +192,7 @@ static void check_fixture(const struct tl_format *fmt, const char *name)
 static const struct tl_format *const formats[] = {
     &tl_format_tap,      &tl_format_go,      &tl_format_gtest, &tl_format_pytest,
     &tl_format_unittest, &tl_format_libtest, &tl_format_check,    &tl_format_mocha,
-    &tl_format_jest,     &tl_format_vitest,
+    &tl_format_jest,     &tl_format_vitest,  &tl_format_rspec,
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -806,6 +806,40 @@ START_TEST(shape_mocha_json_stream)
 }
 END_TEST
 
+/* RSpec's lists: a pending entry's reason, a failure's lines after "Failure/Error:" up to the
+ * backtrace, entries only in order and only inside a list. */
+START_TEST(shape_rspec)
+{
+    shapes(&tl_format_rspec,
+           "  1) before any list\n"
+           "Pending: (Failures listed here are expected and do not affect your suite's status)\n"
+           "  1) C is skipped\n"
+           "     # no time\n"
+           "     # ./spec/c_spec.rb:17\n"
+           "Failures:\n"
+           "  1) C raises\n"
+           "     Failure/Error: raise \"x\"\n"
+           "     RuntimeError:\n"
+           "       first line\n"
+           "     # ./spec/c_spec.rb:22:in `block'\n"
+           "  3) out of order\n"
+           "  2) C add fails\n"
+           "     Failure/Error: expect(1 + 1).to eq(3)\n"
+           "       expected: 3\n"
+           "            got: 2\n"
+           "Finished in 0.1 seconds\n"
+           "  3) after the lists\n",
+           "2 ANCHOR id=\n"
+           "3 TEST_END id=C is skipped status=SKIP unexpected=0\n"
+           "4 TEST_MESSAGE id=C is skipped msg=no time\n"
+           "6 ANCHOR id=\n"
+           "7 TEST_END id=C raises status=FAIL expected=PASS unexpected=1\n"
+           "11 TEST_MESSAGE id=C raises msg=RuntimeError:\\x0afirst line\n"
+           "13 TEST_END id=C add fails status=FAIL expected=PASS unexpected=1\n"
+           "17 TEST_MESSAGE id=C add fails msg=expected: 3\\x0a     got: 2\n");
+}
+END_TEST
+
 /* jest: tree lines under a file's result line, "●" blocks (a test's message with --verbose, the
  * failed test itself without), console blocks taken whole as output, "● Console". */
 START_TEST(shape_jest)
@@ -914,7 +948,7 @@ static Suite *suite(void)
         {"shape_tap_node", shape_tap_node}, {"shape_gtest", shape_gtest},
         {"shape_go", shape_go},        {"shape_mocha", shape_mocha},
         {"shape_jest", shape_jest},    {"shape_vitest", shape_vitest},
-        {"shape_mocha_json_stream", shape_mocha_json_stream},
+        {"shape_mocha_json_stream", shape_mocha_json_stream}, {"shape_rspec", shape_rspec},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);
