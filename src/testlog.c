@@ -37,7 +37,9 @@ static const struct tl_format *const format_table[] = {
 #undef TL_FORMAT
 };
 
-_Static_assert(ARRAY_SIZE(format_table) <= 16, "prefilter masks are 16 bits");
+/* A set of parsers, by slot index: the prefilter's masks. */
+typedef uint32_t fmt_mask;
+_Static_assert(ARRAY_SIZE(format_table) <= 32, "prefilter masks are 32 bits");
 _Static_assert(ARRAY_SIZE(format_table) == TL_FMT_COUNT, "one parser a format");
 
 /* The names --parse accepts: each format's own (tl_format.name) and its alias (an alias of NULL
@@ -200,13 +202,13 @@ struct testlog {
      * byte a (by_byte[a]); those that also take a line whose first word holds a '.'; those that
      * may ever be busy; those busy now. Rows exist only for the first bytes of named pairs (a
      * few dozen), not a 128 KiB table filled at every start. */
-    uint16_t by_first[256];
+    fmt_mask by_first[256];
     uint8_t pair_row[256];
-    uint16_t (*pair_rows)[256];
+    fmt_mask (*pair_rows)[256];
     size_t npair_rows;
-    uint16_t by_byte[256];
-    uint16_t dotted, can_busy, busy;
-    uint16_t can_capture, capturing; /* parsers that may capture lines (tl_format.captures); those
+    fmt_mask by_byte[256];
+    fmt_mask dotted, can_busy, busy;
+    fmt_mask can_capture, capturing; /* parsers that may capture lines (tl_format.captures); those
                                         that do now: the first of them gets every line alone */
 
     char *strip;
@@ -327,7 +329,7 @@ static int add_pair_row(struct testlog *tl, unsigned a)
     size_t n = tl->npair_rows + 1;
     if (n > UINT8_MAX + 1)
         return -ENOMEM; /* 255 rows: more than there are first bytes in use */
-    uint16_t(*rows)[256] = realloc(tl->pair_rows, n * sizeof *rows);
+    fmt_mask(*rows)[256] = realloc(tl->pair_rows, n * sizeof *rows);
     if (!rows)
         return -ENOMEM;
     memset(rows[n - 1], 0, sizeof *rows);
@@ -368,7 +370,7 @@ int testlog_new(const struct testlog_config *cfg, const struct marker_sink *sink
                 return -ENOMEM;
             }
         }
-        uint16_t bit = (uint16_t)(1u << slot);
+        fmt_mask bit = (fmt_mask)(1u << slot);
         bool any = (!f->first_bytes && !f->pairs) || cfg->no_prefilter;
         for (unsigned a = 0; a < 256; a++) {
             if (any || (a && f->first_bytes && strchr(f->first_bytes, (int)a))) {
@@ -634,7 +636,7 @@ static inline bool has_escape(const char *s, size_t n)
 }
 
 /* The idle parsers that may take stripped line s (n > 0 bytes) by its first bytes. */
-static uint16_t by_start(const struct testlog *tl, const char *s, size_t n)
+static fmt_mask by_start(const struct testlog *tl, const char *s, size_t n)
 {
     unsigned char a = (unsigned char)s[0];
     if (n < 2)
@@ -678,7 +680,7 @@ static bool surely_untaken(const struct testlog *tl, const char *s, size_t n)
         n -= off;
     }
     /* s[0] is the stripped line's first byte; so is s[1] its second unless an escape starts there */
-    uint16_t cand = n >= 2 && s[1] == '\x1b' ? tl->by_byte[(unsigned char)s[0]] : by_start(tl, s, n);
+    fmt_mask cand = n >= 2 && s[1] == '\x1b' ? tl->by_byte[(unsigned char)s[0]] : by_start(tl, s, n);
     return !cand && !(tl->dotted && first_word_dotted(s, n, true));
 }
 
@@ -1773,10 +1775,10 @@ static __attribute__((noinline)) void dispatch(struct testlog *tl, const char *l
     if (!n)
         return;
     struct tl_event ev[TL_MAX_EVENTS];
-    uint16_t cand = by_start(tl, s, n) | tl->busy;
-    uint16_t maybe = tl->dotted & ~cand; /* decided by the first word, when their turn comes */
+    fmt_mask cand = by_start(tl, s, n) | tl->busy;
+    fmt_mask maybe = tl->dotted & ~cand; /* decided by the first word, when their turn comes */
     if (tl->capturing) {
-        cand = tl->capturing & (uint16_t)-tl->capturing;
+        cand = tl->capturing & (fmt_mask)-tl->capturing;
         maybe = 0;
     }
     for (;;) {
@@ -1789,20 +1791,20 @@ static __attribute__((noinline)) void dispatch(struct testlog *tl, const char *l
         if (!cand)
             return;
         unsigned i = (unsigned)__builtin_ctz(cand);
-        cand &= (uint16_t)(cand - 1);
+        cand &= (fmt_mask)(cand - 1);
         struct fmt_slot *fs = &tl->fmts[i];
         int k = fs->f->parse(fs->state, s, n, arrival_ns, ev);
         if ((tl->can_busy >> i) & 1) {
             if (fs->f->busy(fs->state))
-                tl->busy |= (uint16_t)(1u << i);
+                tl->busy |= (fmt_mask)(1u << i);
             else
-                tl->busy &= (uint16_t)~(1u << i);
+                tl->busy &= (fmt_mask)~(1u << i);
         }
         if ((tl->can_capture >> i) & 1) {
             if (fs->f->captures(fs->state))
-                tl->capturing |= (uint16_t)(1u << i);
+                tl->capturing |= (fmt_mask)(1u << i);
             else
-                tl->capturing &= (uint16_t)~(1u << i);
+                tl->capturing &= (fmt_mask)~(1u << i);
         }
         if (k <= 0)
             continue;
@@ -1883,9 +1885,9 @@ void testlog_finish(struct testlog *tl, uint64_t now_ns, bool timed_out)
         for (int j = 0; j < k && j < TL_MAX_EVENTS; j++)
             handle(tl, &ev[j], now_ns);
         if (((tl->can_busy >> i) & 1) && !fs->f->busy(fs->state))
-            tl->busy &= (uint16_t)~(1u << i);
+            tl->busy &= (fmt_mask)~(1u << i);
         if (((tl->can_capture >> i) & 1) && !fs->f->captures(fs->state))
-            tl->capturing &= (uint16_t)~(1u << i);
+            tl->capturing &= (fmt_mask)~(1u << i);
     }
     tl->finishing = true; /* what the tests still open run is not left behind */
     while (tl->nopen)

@@ -3,8 +3,8 @@
  * crashes, errors — and what each test cost the process tree.
  *
  * The supervisor feeds complete lines (linebuf.h) from the command's stdout and stderr with their
- * arrival time. Per line, formats are tried in priority order (mozlog JSON, TBPL, mach, TAP, go
- * test, GoogleTest, best-effort text) after stripping, for matching only, a trailing '\r', ANSI
+ * arrival time. Per line, formats are tried in priority order (mozlog JSON, TBPL, mach, vitest, jest,
+ * TAP, go test, GoogleTest, ..., mocha: testlog_registry.h) after stripping, for matching only, a trailing '\r', ANSI
  * escapes and CI prefixes; only the formats whose lines can start with the line's first two bytes
  * are tried (a prefilter that changes no result: see testlog.c), so plain text costs a few
  * nanoseconds a line. A parser that reads a section where the harness shows a test's own output

@@ -16,6 +16,10 @@
  *   tl_format_cmocka    "cmocka"    cmocka's default output
  *   tl_format_catch2    "catch2"    Catch2's console reporter (default and -s)
  *   tl_format_doctest   "doctest"   doctest's console reporter (default, -s, -d)
+ *   tl_format_vitest    "vitest"    vitest's default and verbose reporters (testlog_vitest.c)
+ *   tl_format_jest      "jest"      jest's default and --verbose reporters (testlog_jest.c)
+ *   tl_format_rspec     "rspec"     RSpec's pending and failure lists (testlog_rspec.c)
+ *   tl_format_mocha     "mocha"     mocha's spec and json-stream reporters (testlog_mocha.c)
  *
  * Each is pure (no I/O, no globals), keeps bounded state in the zeroed block the core allocates
  * (state_size; no release function needed: none owns memory between calls), and rejects a line
@@ -33,14 +37,18 @@
  *   failed (TAP not ok, also with # SKIP, go
  *     FAIL, gtest FAILED, Check :F: and :S:...)   FAIL     PASS      true
  *   skipped / ignored (any format, TAP ok # SKIP,
- *     a prove file skipped as a whole)            SKIP     -         false
+ *     a prove file skipped as a whole, mocha
+ *     pending, jest and vitest skipped and todo,
+ *     RSpec pending)                              SKIP     -         false
  *   known failure (TAP # TODO not ok, pytest
  *     XFAIL, unittest "expected failure")         FAIL     FAIL      false
  *   unexpected pass (TAP # TODO ok, pytest XPASS,
  *     unittest "unexpected success")              PASS     FAIL      true
  *   error outside the test body (pytest ERROR,
  *     unittest ERROR, Check :E:, a prove file
- *     whose plan was missing or not met)          ERROR    PASS      true
+ *     whose plan was missing or not met, a
+ *     failed mocha hook, a jest file that could
+ *     not run)                                    ERROR    PASS      true
  *   Check "Test timeout expired", libtest "time
  *     limit exceeded", Node testTimeoutFailure    TIMEOUT  PASS      true
  *   Check "Received signal"                       CRASH    PASS      true
@@ -73,6 +81,10 @@
  *   gtest: id = "Suite.Name", scope empty; suites are TLE_SUITE_START/END with id = suite.
  *   pytest: id = node id ("tests/test_a.py::TestC::test_x[p]"), unittest: id = "mod.Class.test",
  *   libtest: id = "a::b", Check: id = "tcase:test" (same as its TAP form).
+ *   mocha: id = the full title ("Suite Inner test", as mocha's fullTitle()), scope empty.
+ *   jest: id = describe titles and the test's joined by " › ", scope = the test file.
+ *   vitest: id = describe titles and the test's joined by " > ", scope = the test file.
+ *   rspec: id = the example's full description, scope empty.
  */
 #ifndef RESMON_TESTLOG_FORMATS_H
 #define RESMON_TESTLOG_FORMATS_H

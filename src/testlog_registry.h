@@ -12,6 +12,10 @@
 TL_FORMAT(mozlog, MOZLOG, NULL)
 TL_FORMAT(tbpl, TBPL, NULL)
 TL_FORMAT(mach, MACH, NULL)
+/* before the text formats: vitest and jest take what a test printed (vitest's "stdout |" blocks,
+ * jest's console blocks) whole, as that test's output */
+TL_FORMAT(vitest, VITEST, NULL)
+TL_FORMAT(jest, JEST, NULL)
 TL_FORMAT(tap, TAP, NULL)
 TL_FORMAT(go, GO, "gotest")
 TL_FORMAT(gtest, GTEST, "googletest")
@@ -25,3 +29,6 @@ TL_FORMAT(teamcity, TEAMCITY, NULL)
 TL_FORMAT(cmocka, CMOCKA, NULL)
 TL_FORMAT(catch2, CATCH2, NULL)
 TL_FORMAT(doctest, DOCTEST, NULL)
+TL_FORMAT(rspec, RSPEC, NULL)
+/* last: any indented line may be one of its suite titles, which it takes from no one */
+TL_FORMAT(mocha, MOCHA, NULL)

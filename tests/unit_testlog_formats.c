@@ -193,7 +193,8 @@ static const struct tl_format *const formats[] = {
     &tl_format_tap,      &tl_format_go,      &tl_format_gtest, &tl_format_pytest,
     &tl_format_unittest, &tl_format_libtest, &tl_format_check, &tl_format_ctest,
     &tl_format_meson,    &tl_format_teamcity, &tl_format_cmocka, &tl_format_catch2,
-    &tl_format_doctest,
+    &tl_format_doctest,  &tl_format_mocha,    &tl_format_jest,   &tl_format_vitest,
+    &tl_format_rspec,
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -975,6 +976,200 @@ START_TEST(foreign_lines)
 }
 END_TEST
 
+/* mocha spec: a result counts only at the level below the innermost suite; a title line is a
+ * suite only when its first child follows; failures are numbered in order; the summary's count
+ * must be the passes seen. Lines a test prints in between are none of these. */
+START_TEST(shape_mocha)
+{
+    shapes(&tl_format_mocha,
+           "  \xe2\x9c\x94 root test\n"
+           "  Suite A\n"
+           "    \xe2\x9c\x94 slow one (120ms)\n"
+           "  \xe2\x9c\x94 printed by a test at the wrong level\n"
+           "  1 passing (3ms)\n"
+           "    2) printed, out of order\n"
+           "  - printed bullet\n"
+           "    1) fails\n"
+           "    inner\n"
+           "      \xe2\x9c\x94 deep\n"
+           "      - pending one\n"
+           "  B\n"
+           "    2) \"before all\" hook for \"x\"\n"
+           "  3 passing (9ms)\n"
+           "  1 pending\n"
+           "  2 failing\n"
+           "  1) Suite A\n"
+           "       fails:\n"
+           "     Error: two\n"
+           "lines\n"
+           "      at Context.<anonymous> (t.js:1:1)\n"
+           "  2) B\n"
+           "       \"before all\" hook for \"x\":\n"
+           "      AssertionError [ERR_ASSERTION]: 1 == 2\n"
+           "      + expected - actual\n"
+           "      -1\n"
+           "  \xe2\x9c\x94 next run\n",
+           "1 ANCHOR id=\n"
+           "1 TEST_END id=root test status=PASS unexpected=0\n"
+           "3 ANCHOR id=\n"
+           "3 TEST_END id=Suite A slow one status=PASS unexpected=0 dur=120.000\n"
+           "8 ANCHOR id=\n"
+           "8 TEST_END id=Suite A fails status=FAIL expected=PASS unexpected=1 dur=5.000 since=3000000\n"
+           "10 ANCHOR id=\n"
+           "10 TEST_END id=Suite A inner deep status=PASS unexpected=0 dur=2.000 since=8000000\n"
+           "11 ANCHOR id=\n"
+           "11 TEST_END id=Suite A inner pending one status=SKIP unexpected=0 dur=1.000 since=10000000\n"
+           "13 ANCHOR id=\n"
+           "13 TEST_END id=B \"before all\" hook for \"x\" status=ERROR expected=PASS unexpected=1 dur=2.000 since=11000000\n"
+           "14 ANCHOR id=\n"
+           "21 TEST_MESSAGE id=Suite A fails msg=Error: two\\x0alines\n"
+           "25 TEST_MESSAGE id=B \"before all\" hook for \"x\" msg=AssertionError [ERR_ASSERTION]: 1 == 2\n"
+           "27 ANCHOR id=\n"
+           "27 TEST_END id=next run status=PASS unexpected=0\n");
+}
+END_TEST
+
+/* mocha json-stream: pass and fail events (a hook's failure an ERROR, the stack's head the
+ * message), start and end name no test, other arrays are not it. */
+START_TEST(shape_mocha_json_stream)
+{
+    shapes(&tl_format_mocha,
+           "[\"start\",{\"total\":3}]\n"
+           "[\"pass\",{\"title\":\"t\",\"fullTitle\":\"S t\",\"duration\":12}]\n"
+           "[\"fail\",{\"title\":\"\\\"before all\\\" hook for \\\"u\\\"\",\"fullTitle\":\"S h\",\"duration\":1,"
+           "\"err\":\"boom\",\"stack\":\"Error: boom\\nsecond\\n    at x (a.js:1:1)\"}]\n"
+           "[\"fail\",{\"title\":\"v\",\"fullTitle\":\"S v\",\"err\":\"no stack\"}]\n"
+           "[\"other\",{\"fullTitle\":\"S w\"}]\n"
+           "[\"pass\",{\"title\":\"x\"}]\n"
+           "[\"end\",{\"passes\":1,\"failures\":2}]\n",
+           "1 ANCHOR id=\n"
+           "2 TEST_END id=S t status=PASS unexpected=0 dur=12.000\n"
+           "3 TEST_END id=S h status=ERROR expected=PASS unexpected=1 dur=1.000 msg=Error: boom\\x0asecond\n"
+           "4 TEST_END id=S v status=FAIL expected=PASS unexpected=1 msg=no stack\n"
+           "7 ANCHOR id=\n");
+}
+END_TEST
+
+/* RSpec's lists: a pending entry's reason, a failure's lines after "Failure/Error:" up to the
+ * backtrace, entries only in order and only inside a list. */
+START_TEST(shape_rspec)
+{
+    shapes(&tl_format_rspec,
+           "  1) before any list\n"
+           "Pending: (Failures listed here are expected and do not affect your suite's status)\n"
+           "  1) C is skipped\n"
+           "     # no time\n"
+           "     # ./spec/c_spec.rb:17\n"
+           "Failures:\n"
+           "  1) C raises\n"
+           "     Failure/Error: raise \"x\"\n"
+           "     RuntimeError:\n"
+           "       first line\n"
+           "     # ./spec/c_spec.rb:22:in `block'\n"
+           "  3) out of order\n"
+           "  2) C add fails\n"
+           "     Failure/Error: expect(1 + 1).to eq(3)\n"
+           "       expected: 3\n"
+           "            got: 2\n"
+           "Finished in 0.1 seconds\n"
+           "  3) after the lists\n",
+           "2 ANCHOR id=\n"
+           "3 TEST_END id=C is skipped status=SKIP unexpected=0\n"
+           "4 TEST_MESSAGE id=C is skipped msg=no time\n"
+           "6 ANCHOR id=\n"
+           "7 TEST_END id=C raises status=FAIL expected=PASS unexpected=1\n"
+           "11 TEST_MESSAGE id=C raises msg=RuntimeError:\\x0afirst line\n"
+           "13 TEST_END id=C add fails status=FAIL expected=PASS unexpected=1\n"
+           "17 TEST_MESSAGE id=C add fails msg=expected: 3\\x0a     got: 2\n");
+}
+END_TEST
+
+/* jest: tree lines under a file's result line, "●" blocks (a test's message with --verbose, the
+ * failed test itself without), console blocks taken whole as output, "● Console". */
+START_TEST(shape_jest)
+{
+    shapes(&tl_format_jest,
+           "  \xe2\x9c\x93 before any file line\n"
+           "  console.log\n"
+           "    ok 1 - tap lookalike\n"
+           "      \xe2\x9c\x93 not a test\n"
+           "      at Object.log (a.test.js:3:13)\n"
+           "FAIL src/a.test.js (5.2 s)\n"
+           "  \xe2\x9c\x93 root (2 ms)\n"
+           "  Outer\n"
+           "    \xe2\x9c\x95 fails (1.5 s)\n"
+           "    \xe2\x97\x8b skipped skip me\n"
+           "    \xe2\x9c\x8e todo later\n"
+           "  \xe2\x97\x8f Outer \xe2\x80\xba fails\n"
+           "    expect(received).toBe(expected)\n"
+           "    Expected: 3\n"
+           "    > 7 |     expect(1).toBe(3);\n"
+           "      at Object.toBe (a.test.js:7:21)\n"
+           "FAIL b.test.js\n"
+           "  \xe2\x97\x8f Console\n"
+           "    console.error\n"
+           "      PASS fake.test.js\n"
+           "      at Object.error (b.test.js:2:3)\n"
+           "  \xe2\x97\x8f Outer \xe2\x80\xba fails too\n"
+           "    thrown: boom\n"
+           "Tests:       2 failed, 1 passed, 3 total\n"
+           "  \xe2\x9c\x93 after the summary\n",
+           "2 OUTPUT id= msg=  console.log\n"
+           "3 OUTPUT id= msg=    ok 1 - tap lookalike\n"
+           "4 OUTPUT id= msg=      \\xe2\\x9c\\x93 not a test\n"
+           "5 OUTPUT id= msg=      at Object.log (a.test.js:3:13)\n"
+           "6 ANCHOR id=\n"
+           "7 TEST_END id=root scope=src/a.test.js status=PASS unexpected=0 dur=2.000\n"
+           "9 TEST_END id=Outer \\xe2\\x80\\xba fails scope=src/a.test.js status=FAIL expected=PASS unexpected=1 dur=1500.000\n"
+           "10 TEST_END id=Outer \\xe2\\x80\\xba skip me scope=src/a.test.js status=SKIP unexpected=0\n"
+           "11 TEST_END id=Outer \\xe2\\x80\\xba later scope=src/a.test.js status=SKIP unexpected=0\n"
+           "15 TEST_MESSAGE id=Outer \\xe2\\x80\\xba fails scope=src/a.test.js msg=expect(received).toBe(expected)\\x0aExpected: 3\n"
+           "17 ANCHOR id=\n"
+           "18 OUTPUT id= msg=Console\n"
+           "19 OUTPUT id= msg=    console.error\n"
+           "20 OUTPUT id= msg=      PASS fake.test.js\n"
+           "21 OUTPUT id= msg=      at Object.error (b.test.js:2:3)\n"
+           "22 TEST_END id=Outer \\xe2\\x80\\xba fails too scope=b.test.js status=FAIL expected=PASS unexpected=1\n"
+           "24 TEST_MESSAGE id=Outer \\xe2\\x80\\xba fails too scope=b.test.js msg=thrown: boom\n");
+}
+END_TEST
+
+/* vitest: verbose lines (file and titles), the default reporter's failed file and its tests, a
+ * passed file (its tests unnamed), "→" messages with unindented continuation lines, "stdout |"
+ * blocks taken whole up to the next result. */
+START_TEST(shape_vitest)
+{
+    shapes(&tl_format_vitest,
+           " \xe2\x9c\x93 t/a.test.js > Outer > adds 1ms\n"
+           " \xc3\x97 t/a.test.js > Outer > fails 1.5s\n"
+           "   \xe2\x86\x92 first line\n"
+           "second line\n"
+           "stdout | t/a.test.js > Outer > prints\n"
+           "ok 1 - tap lookalike\n"
+           " \xe2\x86\x93 t/a.test.js > Outer > skipped\n"
+           " \xe2\x9d\xaf t/b.test.js (2 tests | 1 failed) 30ms\n"
+           "   \xe2\x9c\x93 root 0ms\n"
+           "   \xc3\x97 In > broken 3ms\n"
+           "     \xe2\x86\x92 boom\n"
+           " \xe2\x9c\x93 t/c.test.js (2 tests) 4ms\n"
+           "   \xe2\x9c\x93 not listed by vitest here 1ms\n"
+           " Test Files  1 failed | 2 passed (3)\n",
+           "1 TEST_END id=Outer > adds scope=t/a.test.js status=PASS unexpected=0 dur=1.000\n"
+           "2 TEST_END id=Outer > fails scope=t/a.test.js status=FAIL expected=PASS unexpected=1 dur=1500.000\n"
+           "3 ANCHOR id=\n"
+           "4 ANCHOR id=\n"
+           "5 TEST_MESSAGE id=Outer > fails scope=t/a.test.js msg=first line\\x0asecond line\n"
+           "5 OUTPUT id= msg=stdout | t/a.test.js > Outer > prints\n"
+           "6 OUTPUT id= msg=ok 1 - tap lookalike\n"
+           "7 TEST_END id=Outer > skipped scope=t/a.test.js status=SKIP unexpected=0\n"
+           "8 ANCHOR id=\n"
+           "9 TEST_END id=root scope=t/b.test.js status=PASS unexpected=0 dur=0.000\n"
+           "10 TEST_END id=In > broken scope=t/b.test.js status=FAIL expected=PASS unexpected=1 dur=3.000\n"
+           "11 ANCHOR id=\n"
+           "12 TEST_MESSAGE id=In > broken scope=t/b.test.js msg=boom\n");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("testlog_formats");
@@ -999,7 +1194,9 @@ static Suite *suite(void)
         {"shape_ctest", shape_ctest},  {"shape_meson", shape_meson},
         {"shape_teamcity", shape_teamcity}, {"shape_cmocka", shape_cmocka},
         {"foreign_lines", foreign_lines}, {"shape_catch2", shape_catch2},
-        {"shape_doctest", shape_doctest},
+        {"shape_doctest", shape_doctest}, {"shape_mocha", shape_mocha},
+        {"shape_jest", shape_jest},    {"shape_vitest", shape_vitest},
+        {"shape_mocha_json_stream", shape_mocha_json_stream}, {"shape_rspec", shape_rspec},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);
