@@ -1162,24 +1162,26 @@ static int counter_take(struct counter *k, const char *data, size_t len, double 
     if (!isfinite(v))
         return 0;
     double t = isnan(end) ? start : end;
-    if (!k->n)
+    if (!k->n) {
+        /* The front-end takes a counter's first sample as its origin and draws nothing of it (a
+         * rate needs the time before it; a level is the sum of the changes): every counter starts
+         * with a zero at the start of the first interval it measured, so that its first sample,
+         * e.g. the CPU of the run's first second, is drawn and counted. */
         k->first_start = start;
+        int r = counter_push(k, start, 0);
+        if (r < 0)
+            return r;
+    }
     switch (k->kind) {
     case MCOUNT_AMOUNT:
         return counter_push(k, t, v);
     case MCOUNT_SHARE:
         return counter_push(k, t, isnan(end) ? 0 : v * (end - start));
-    case MCOUNT_LEVEL:
-        if (!k->n) {
-            /* A level is drawn as the sum of the changes: start from zero, so that the sum is the
-             * level itself. */
-            int r = counter_push(k, start, 0);
-            if (r < 0)
-                return r;
-        }
+    case MCOUNT_LEVEL: {
         double d = v - k->level;
         k->level = v;
         return counter_push(k, t, d);
+    }
     }
     return 0;
 }
@@ -1806,7 +1808,7 @@ static void side_key(struct conv *c, bool comma, const char *key)
  * for a test (status given) its status and colour; with cost, what the tree's counters say it
  * cost, in the fields its type has (cpuTime, maxRSS, cpuPercent) and the data lacks. */
 static void close_payload(struct conv *c, const struct member *data, const char *status, bool cost, double st,
-                          double en)
+                          double en, bool cut)
 {
     bool has_status = false, has_color = false, has_cpu = false, has_rss = false, has_pct = false, any = false;
     const struct marker_type *mt = NULL;
@@ -1823,7 +1825,26 @@ static void close_payload(struct conv *c, const struct member *data, const char 
             if (key_is(&m, "type") && m.val[0] == '"')
                 mt = marker_type_find(m.val + 1, m.val_len - 2);
         }
-    if (data) {
+    if (data && cut) {
+        /* A recovered command did not end where its record does: what it was doing after is
+         * unknown, so its open line's "still running" is replaced by when the record stops. */
+        jsonw_append(&c->side, "{", 1);
+        bool sep = false;
+        obj_begin(&it, data->val, data->val + data->val_len);
+        while (obj_next(&it, &m) > 0) {
+            if (key_is(&m, "exit") || key_is(&m, "reason"))
+                continue;
+            jsonw_append(&c->side, sep ? ",\"" : "\"", sep ? 2 : 1);
+            jsonw_append(&c->side, m.key, m.key_len);
+            jsonw_append(&c->side, "\":", 2);
+            jsonw_append(&c->side, m.val, m.val_len);
+            sep = true;
+        }
+        char text[96];
+        int n = snprintf(text, sizeof text, ",\"exit\":\"unknown: the record was cut off at %.3f s\"", en / 1000);
+        jsonw_append(&c->side, text + !sep, (size_t)n - !sep);
+        jsonw_append(&c->side, ",\"reason\":\"cut-off\"", 19);
+    } else if (data) {
         const char *close = data->val + data->val_len - 1;
         jsonw_append(&c->side, data->val, (size_t)(close - data->val));
     } else {
@@ -1869,8 +1890,9 @@ static void close_payload(struct conv *c, const struct member *data, const char 
     jsonw_append(&c->side, "}", 1);
 }
 
-/* Close every open entry left without its close line, at end_ms, in stream order. */
-static int close_open(struct conv *c, double end_ms, const char *status)
+/* Close every open entry left without its close line, at end_ms, in stream order; cut: the run
+ * that wrote the stream is gone (recovery), so the command did not run to end_ms. */
+static int close_open(struct conv *c, double end_ms, const char *status, bool cut)
 {
     struct open_set *os = &c->opens;
     /* (offset, entry) pairs sorted by offset */
@@ -1906,7 +1928,8 @@ static int close_open(struct conv *c, double end_ms, const char *status)
         size_t soff = c->side.len;
         bool has_data = f.has_data && f.data.val[0] == '{';
         if (has_data || is_test)
-            close_payload(c, has_data ? &f.data : NULL, is_test ? status : NULL, cost, st, en);
+            close_payload(c, has_data ? &f.data : NULL, is_test ? status : NULL, cost, st, en,
+                          cut && val_is_str(&f.kind, "command"));
         if (jsonw_failed(&c->side))
             return -ENOMEM;
         size_t slen = c->side.len - soff;
@@ -2361,7 +2384,7 @@ static int conv_write(struct conv *c, int out_fd, const struct profile_end *end,
             c->gz = &zs;
     }
     if (r == 0)
-        r = close_open(c, end_ms, status);
+        r = close_open(c, end_ms, status, end && end->recovered);
     if (r == 0)
         r = note_left_out(c, end_ms);
     if (r == 0)
@@ -2647,6 +2670,6 @@ int profile_recover(const char *in_path, const char *out_path, bool gzip, struct
     /* A stream a live run is writing: converting it in place would take its path from under it. */
     if ((!out_path || strcmp(out_path, in_path) == 0) && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK)
         return -EBUSY;
-    struct profile_end end = {.end_ms = -1, .open_status = "INCOMPLETE", .gzip = gzip};
+    struct profile_end end = {.end_ms = -1, .open_status = "INCOMPLETE", .gzip = gzip, .recovered = true};
     return profile_finalize(fd, AT_FDCWD, out_path ? out_path : in_path, &end, ret_stats);
 }

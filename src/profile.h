@@ -81,6 +81,8 @@ struct profile_end {
     int *lock_fd;            /* not NULL: the profile, locked (flock) before it is renamed into
                                 place, stays open in *lock_fd (the one there before is closed), so
                                 that while a run lives its path is never free for another run */
+    bool recovered;          /* the stream of a run that is gone (--recover): the command, still
+                                open, is shown as cut off where the record ends, not as running */
 };
 
 /* Whether a profile written to path is compressed by default: its name ends in ".gz". */

@@ -41,12 +41,62 @@ expect_counters() {
 # wait_samples STREAM N: until the stream holds N samples of the tree (bounded: 20 s).
 wait_samples() {
     _n=0
-    while [ "$(grep -c '"type":"marker","name":"Tree CPU"' "$1")" -lt "$2" ]; do
+    while [ "$(cat "$1" 2>/dev/null | grep -c '"type":"marker","name":"Tree CPU"')" -lt "$2" ]; do
         _n=$((_n + 1))
         [ $_n -lt 400 ] || fail "$1: no samples reach the stream"
         read -r -t 0.05 _ <&9 || :
     done
 }
+
+# first_interval FILE WHAT: every counter starts with a zero origin (the front-end draws nothing of
+# a counter's first sample), so that what Tree CPU draws, its samples after the first, adds up to
+# the tree's CPU time the command marker holds, within 5%.
+first_interval() {
+    node -e '
+const fs = require("fs"), zlib = require("zlib");
+let b = fs.readFileSync(process.argv[1]);
+if (b[0] === 0x1f) b = zlib.gunzipSync(b);
+const p = JSON.parse(b), t = p.threads[0], bad = [];
+let cmd = null;
+for (let i = 0; i < t.markers.length; i++) if (t.stringArray[t.markers.name[i]] === "command") cmd = t.markers.data[i];
+for (const c of p.counters) {
+  const s = c.sampleGroups[0].samples;
+  if (s.count[0] !== 0) bad.push(`${c.name} starts with ${s.count[0]} at ${s.time[0]} ms, which the front-end does not draw`);
+}
+const cpu = p.counters.find((c) => c.name === "Tree CPU").sampleGroups[0].samples;
+const drawn = cpu.count.slice(1).reduce((a, x) => a + x, 0);
+if (!cmd || !(cmd.cpuTime > 0)) bad.push(`no command CPU time: ${JSON.stringify(cmd)}`);
+else if (Math.abs(drawn - cmd.cpuTime) > 0.05 * cmd.cpuTime)
+  bad.push(`Tree CPU draws ${drawn.toFixed(1)} ms of the ${cmd.cpuTime} ms the tree used`);
+if (bad.length) { console.error(bad.join("\n")); process.exit(1); }
+' "$1" || fail "$2: a counter loses its first interval"
+}
+
+# ---- the first interval of every counter: a normal, a stopped and a recovered run --------------
+# The tree burns CPU from its start, sampled every 200 ms: a lost first interval is a third of it.
+P="$T/first-normal.json"
+"$RESMON_RUN" -q -i 0.2 -o "$P" -- "$HELPER" burn 0.6 || fail "first-interval run failed"
+facts "$P" >/dev/null
+first_interval "$P" normal
+P="$T/first-stopped.json"
+"$RESMON_RUN" -q -i 0.2 -t 0.7 -o "$P" -- "$HELPER" burn 30
+[ $? = 124 ] || fail "first-interval: the timeout did not stop the run"
+facts "$P" >/dev/null
+first_interval "$P" stopped
+S="$T/first-killed.json"
+"$RESMON_RUN" -q -i 0.2 -o "$S" -- "$HELPER" burn 30 &
+sup=$!
+wait_samples "$S" 3
+kill -KILL $sup
+wait $sup 2>/dev/null
+"$RESMON_RUN" --recover "$S" -o "$T/first-recovered.json" 2>/dev/null || fail "first-interval: recover failed"
+f=$(facts "$T/first-recovered.json" Command)
+first_interval "$T/first-recovered.json" recovered
+# the command was cut off where the record ends, not "still running"
+case "$f" in *"Exit (exit, string)=unknown: the record was cut off at "*" s;"*"Ended by (reason, string)=cut-off"*) ;;
+*) fail "recovered: the command does not say it was cut off: $f" ;; esac
+n=$(markers "$T/first-recovered.json" command | grep -c 'still running')
+[ "$n" = 0 ] || fail "recovered: the command still reads as running"
 
 # ---- a normal run ------------------------------------------------------------------------------
 P="$T/normal.json"
@@ -157,7 +207,7 @@ wait $sup 2>/dev/null
 "$RESMON_RUN" --recover "$S" -o "$T/recovered.json" 2>/dev/null || fail "recover failed"
 f=$(facts "$T/recovered.json" Command,Phase,Process)
 expect_counters "$f" recovered
-case "$f" in *"label Command:command: "*"Ended by (reason, string)=running"*) ;; *) fail "recovered: no command marker: $f" ;; esac
+case "$f" in *"label Command:command: "*"Ended by (reason, string)=cut-off"*) ;; *) fail "recovered: no command marker: $f" ;; esac
 root=$(markers "$T/recovered.json" process | grep -F '"cmd":"sh -c ')
 [ -n "$root" ] || fail "recovered: no process marker for the root, which still ran: $(markers "$T/recovered.json" process)"
 ph=$(markers "$T/recovered.json" Phase | cut -f5)
