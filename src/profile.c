@@ -1349,6 +1349,44 @@ static bool payload_names(struct conv *c, const char *data, size_t len, const ch
     return false;
 }
 
+/* ,"messageLines":[...] in c->side when the JSON string text (quotes included) holds more than
+ * one line: the lines of a message, which the front-end shows a row each (a string field is shown
+ * on one line). The text is cut at its \n escapes; a \r before one, and empty last lines, go. */
+static void side_message_lines(struct conv *c, const char *text, size_t len)
+{
+    const char *b = text + 1, *e = text + len - 1, *last = b; /* last: the end of the text's last
+                                                                 character that ends no line */
+    const char *first_nl = NULL;
+    for (const char *p = b; p < e; p++) {
+        bool eol = *p == '\\' && p + 1 < e && (p[1] == 'n' || p[1] == 'r');
+        if (eol && p[1] == 'n' && !first_nl && last > b)
+            first_nl = p;
+        p += *p == '\\' && p + 1 < e;
+        if (!eol)
+            last = p + 1;
+    }
+    if (!first_nl || first_nl >= last)
+        return;
+    static const char open[] = ",\"messageLines\":[\"";
+    jsonw_append(&c->side, open, sizeof open - 1);
+    const char *line = b;
+    for (const char *p = b; p < last; p++) {
+        if (*p != '\\')
+            continue;
+        if (p[1] == 'n') {
+            const char *end = p;
+            if (end - line >= 2 && end[-2] == '\\' && end[-1] == 'r' && (end - line < 3 || end[-3] != '\\'))
+                end -= 2;
+            jsonw_append(&c->side, line, (size_t)(end - line));
+            jsonw_append(&c->side, "\",\"", 3);
+            line = p + 2;
+        }
+        p++;
+    }
+    jsonw_append(&c->side, line, (size_t)(last - line));
+    jsonw_append(&c->side, "\"]", 2);
+}
+
 /* {"type":"message","test":NAME,"message":TEXT}: the target of that name gets the message, in a
  * payload of its own in c->side (the first target after the last one filled is tried first: a
  * harness prints its failures' texts in the order the tests ended). 1 taken (a message nothing
@@ -1387,7 +1425,7 @@ static int take_message(struct conv *c, const char *line, size_t len)
             continue;
         t->rec = REC_NONE;
         c->target_next = i + 1;
-        size_t add = plen + msg.val_len + 12;
+        size_t add = plen + 2 * msg.val_len + 32; /* the message, and its lines */
         if (c->message_bytes + add > MSG_SIDE_MAX)
             return 1;
         const char *close = data + plen - 1; /* a validated object ends in its '}' */
@@ -1395,6 +1433,7 @@ static int take_message(struct conv *c, const char *line, size_t len)
         jsonw_append(&c->side, data, (size_t)(close - data));
         jsonw_append(&c->side, ",\"message\":", 11);
         jsonw_append(&c->side, msg.val, msg.val_len);
+        side_message_lines(c, msg.val, msg.val_len);
         jsonw_append(&c->side, "}", 1);
         if (jsonw_failed(&c->side))
             return -ENOMEM;
@@ -1861,7 +1900,8 @@ static void close_payload(struct conv *c, const struct member *data, const char 
         comma = true;
     }
     if (status && !has_color) {
-        const char *color = strcmp(status, "TIMEOUT") == 0 ? "yellow" : "orange";
+        /* the colours of testlog.h's Test markers: a hung test is purple, not a skipped yellow */
+        const char *color = strcmp(status, "TIMEOUT") == 0 ? "purple" : "orange";
         side_key(c, comma, "color");
         jsonw_append(&c->side, "\"", 1);
         jsonw_append(&c->side, color, strlen(color));

@@ -32,7 +32,7 @@
  * close line (a kill between the two then leaves a duplicate, never a loss). Opens of the same
  * (kind,key) nest: a close ends the most recent open one. Any (kind,key) still open at the end of
  * the stream becomes a marker from its start to profilingEndTime; for kind "test" the payload gets
- * "status":open_status and "color" ("yellow" for TIMEOUT, "orange" otherwise) unless it already
+ * "status":open_status and "color" ("purple" for TIMEOUT, "orange" otherwise) unless it already
  * has them. Lines with other fields are tolerated; unknown keys are ignored.
  *
  * MARKER LIMIT. Memory (a record per marker) and the profile's size grow with the markers, and a

@@ -7,7 +7,8 @@
 //   * every marker of a type with a colour field has a colour the front-end knows;
 //   * every counter has samples.
 // Usage: node frontend-check.cjs VALIDATOR SCHEMAS.json FILE
-// Prints one line of facts on success ("ok markers=N counters=A|B tracks=X|Y types=T:N,...")
+// Prints one line of facts on success ("ok markers=N counters=A|B tracks=X|Y types=T:N,...
+// threads=A|B loadMs=N hidden=X|Y colors=TYPE:c/d,... rows=CATEGORY / NAME (N)|...")
 // for the shell tests to look into; exits 1 with the reasons otherwise. With FFCHECK_LABELS=T,U
 // it also prints, for a few markers of each of those types, one line "label TYPE NAME: tooltip
 // | table | chart | field=value; ..." as the front-end formats them.
@@ -61,10 +62,20 @@ for (const g of (r.tracks && r.tracks.global) || []) {
   for (const l of g.local || []) tracks.push(l.name);
 }
 const types = Object.entries(r.markerTypes || {}).map(([t, n]) => `${t}:${n}`);
+// the tracks the timeline hides, the colours of each marker type, the rows of the run's thread's
+// marker chart
+const hidden = [];
+for (const g of (r.tracks && r.tracks.global) || []) {
+  if (g.hidden) hidden.push(g.name);
+  for (const l of g.local || []) if (l.hidden || g.hidden) hidden.push(l.name);
+}
+const colors = Object.entries(r.colors || {}).map(([t, c]) => `${t}:${Object.keys(c).sort().join('/')}`);
+const rows = ((r.perThread || [])[0] || {}).markerChartRows || [];
 console.log(
   `ok markers=${r.markers} counters=${(r.counters || []).map((c) => c.name).join('|')} ` +
     `tracks=${tracks.join('|')} types=${types.join(',')} threads=${(r.threads || []).map((t) => t.name).join('|')} ` +
-    `loadMs=${(r.parseMs || 0) + (r.viewMs || 0)}`
+    `loadMs=${(r.parseMs || 0) + (r.viewMs || 0)} hidden=${hidden.join('|')} colors=${colors.join(',')} ` +
+    `rows=${rows.join('|')}`
 );
 for (const type of (process.env.FFCHECK_LABELS || '').split(',').filter(Boolean)) {
   for (const [key, list] of Object.entries(r.samples || {})) {

@@ -186,7 +186,7 @@ for how in timeout output-timeout TERM INT parent timeout-form; do
     # a CI that kills the run now keeps) and in the final one.
     for F in "$P.at-signal" "$P"; do
         expect_test "$F" stop/open-test.js "$([ $how = timeout ] || [ $how = output-timeout ] || [ $how = timeout-form ] && echo TIMEOUT || echo INCOMPLETE)" \
-            "$([ $how = timeout ] || [ $how = output-timeout ] || [ $how = timeout-form ] && echo yellow || echo orange)"
+            "$([ $how = timeout ] || [ $how = output-timeout ] || [ $how = timeout-form ] && echo purple || echo orange)"
     done
 done
 unset HELPER_KEEP_AT_SIGNAL
@@ -217,6 +217,44 @@ case "$t" in *'"status":"INCOMPLETE"'*'"cpuTime":'*) ;; *) fail "recovered: the 
 cpu=$(printf '%s\n' "$t" | sed 's/.*"cpuTime":\([0-9.]*\).*/\1/')
 ge "$cpu" 50 || fail "recovered: the open test burned for 300 ms but cost $cpu ms"
 case "$f" in *"CPU Time (cpuTime, duration)= ()"*|*"CPU time:  ()"*) fail "recovered: an empty CPU label: $f" ;; esac
+
+# ---- failures, readable ------------------------------------------------------------------------
+# A failure's message of several lines is shown line by line; an expected failure says so; a hung
+# test is not coloured as a skipped one; every unexpected result is an instant in a row of its own
+# (a failing test shorter than a pixel is still there to hover).
+L="$T/failures.log"
+echo '{"action":"suite_start","time":1767225600000,"tests":{}}' >"$L"
+for t in pass:PASS:PASS skip:SKIP:SKIP xfail:FAIL:FAIL fail:FAIL:PASS hang:TIMEOUT:PASS; do
+    n=${t%%:*} ex=${t##*:} st=${t#*:} st=${st%:*} msg=
+    [ $n = fail ] && msg=',"message":"assert a == b\n- 1\n+ 2"'
+    printf '{"action":"test_start","time":1767225600001,"test":"f/%s.js"}\n' $n >>"$L"
+    printf '{"action":"test_end","time":1767225600002,"test":"f/%s.js","status":"%s","expected":"%s"%s}\n' \
+        $n $st $ex "$msg" >>"$L"
+done
+P="$T/failures.json"
+"$RESMON_RUN" -q -i 0.05 -o "$P" -- cat "$L" >/dev/null || fail "failures run failed"
+f=$(FFPROF_SAMPLES=10 facts "$P" Test,TestResult)
+case "$f" in *"label Test:test: fail.js | FAIL — f/fail.js |"*'Message, line by line (messageLines, list)=[list] ["assert a == b","- 1","+ 2"]'*) ;;
+*) fail "failures: the message is not shown line by line: $f" ;; esac
+case "$f" in *"label Test:test: xfail.js | "*"Outcome (outcome, string)=expected failure"*) ;;
+*) fail "failures: the expected failure does not say so: $f" ;; esac
+case "$f" in *" colors="*"Test:green/orange/purple/yellow,"*) ;; *) fail "failures: TIMEOUT's colour is SKIP's: $f" ;; esac
+case "$f" in *" rows="*"Other / unexpected result (2)"*) ;; *) fail "failures: no row of unexpected results: $f" ;; esac
+case "$f" in *"label TestResult:unexpected result: TIMEOUT: f/hang.js"*) ;; *) fail "failures: the hung test's result: $f" ;; esac
+
+# A hung TAP test: TAP prints a test only with its result, so none is open; the stop names the
+# one running by what came before it.
+P="$T/tap-hang.json"
+new_events
+"$RESMON_RUN" -q -i 0.05 -o "$P" -- sh -c 'printf "1..3\nok 1 - first\nok 2 - second\n# 3 hangs\n"
+    "$0" wait-file "$1" "\"test\":\"second\"" && exec "$0" sleep 30' "$HELPER" "$P" >/dev/null 2>&1 &
+sup=$!
+wait_event "found *" >/dev/null
+wait_event "ready *" >/dev/null
+kill -ALRM $sup
+wait $sup
+f=$(facts "$P" Timeout)
+case "$f" in *'Open tests (openTests, list)=[list] ["after 2, second"]'*) ;; *) fail "tap hang: open tests: $f" ;; esac
 
 # ---- past the marker limit ---------------------------------------------------------------------
 P="$T/limit.json"
