@@ -2131,8 +2131,45 @@ static void out_thread_default(struct conv *c, const char *meta, size_t len)
     out_put(c, rest, strlen(rest));
 }
 
-/* The counters with samples, in the processed format of version 47: one sample group each. */
-static int write_counters(struct conv *c)
+/* HIDDEN COUNTERS. A counter that stayed at zero the whole run (no major fault, no pressure)
+ * carries nothing to look at: it goes to a process of its own, ZERO_PID, whose one thread is left
+ * out of meta.initialVisibleThreads, so that the front-end hides its track and its counters' (the
+ * timeline's "hidden tracks" menu shows them). */
+#define ZERO_PID "zero"
+#define ZERO_NAME "Counters that stayed at zero"
+
+static bool counter_is_zero(const struct counter *k)
+{
+    for (size_t j = 0; j < k->n; j++)
+        if (k->count[j] != 0)
+            return false;
+    return true;
+}
+
+static bool any_zero_counter(const struct conv *c)
+{
+    for (unsigned i = 0; i < c->ncounters; i++)
+        if (c->counters[i].n && counter_is_zero(&c->counters[i]))
+            return true;
+    return false;
+}
+
+/* The thread of ZERO_PID: no samples, no markers. */
+static void out_zero_thread(struct conv *c)
+{
+    const char *rest = stream_thread_fields(), *tables = strstr(rest, "\"samples\":");
+    OUT_LIT(c, ",{\"processType\":\"default\",\"processName\":\"" ZERO_NAME "\",\"processStartupTime\":0,"
+               "\"processShutdownTime\":null,\"registerTime\":0,\"unregisterTime\":null,\"pausedRanges\":[],"
+               "\"showMarkersInTimeline\":false,\"name\":\"" ZERO_NAME "\",\"isMainThread\":true,"
+               "\"pid\":\"" ZERO_PID "\",\"tid\":0,");
+    out_put(c, tables, strlen(tables));
+    OUT_LIT(c, ",\"stringArray\":[\"(root)\"],\"markers\":{\"data\":[],\"name\":[],\"startTime\":[],"
+               "\"endTime\":[],\"phase\":[],\"category\":[],\"stack\":[],\"length\":0}}");
+}
+
+/* The counters with samples, in the processed format of version 47: one sample group each; one
+ * that stayed at zero belongs to the thread zero_thread of ZERO_PID (HIDDEN COUNTERS). */
+static int write_counters(struct conv *c, size_t zero_thread)
 {
     bool first = true;
     c->counters_written = 0;
@@ -2152,7 +2189,11 @@ static int write_counters(struct conv *c)
         out_put(c, k->category, strlen(k->category));
         OUT_LIT(c, ",\"description\":");
         out_put(c, k->description, strlen(k->description));
-        OUT_LIT(c, ",\"pid\":\"0\",\"mainThreadIndex\":0");
+        if (counter_is_zero(k)) {
+            OUT_LIT(c, ",\"pid\":\"" ZERO_PID "\",\"mainThreadIndex\":");
+            out_uint(c, zero_thread);
+        } else
+            OUT_LIT(c, ",\"pid\":\"0\",\"mainThreadIndex\":0");
         if (k->display) {
             OUT_LIT(c, ",\"display\":");
             out_put(c, k->display, strlen(k->display));
@@ -2191,10 +2232,13 @@ static int write_profile(struct conv *c, double end_ms)
         OUT_LIT(c, ",");
     OUT_LIT(c, "\"profilingEndTime\":");
     out_ms(c, end_ms);
-    size_t dumped = pstacks_processes(c->stacks);
-    if (dumped) {
+    /* the run's thread, then one per dumped process, then the one of HIDDEN COUNTERS */
+    size_t dumped = pstacks_processes(c->stacks), zero_thread = 1 + dumped;
+    bool zero = any_zero_counter(c);
+    if (dumped || zero) {
         /* The front-end hides threads without samples when others have some: the run's own
-         * thread (markers, counters) stays shown beside the dumped processes. */
+         * thread (markers, counters) stays shown beside the dumped processes; the thread of the
+         * counters at zero is hidden. */
         OUT_LIT(c, ",\"initialVisibleThreads\":[");
         for (size_t i = 0; i <= dumped; i++) {
             if (i)
@@ -2298,8 +2342,10 @@ static int write_profile(struct conv *c, double end_ms)
             out_put(c, c->tmp.buf, c->tmp.len);
         }
     }
+    if (zero)
+        out_zero_thread(c);
     OUT_LIT(c, "],\"counters\":[");
-    int r = write_counters(c);
+    int r = write_counters(c, zero_thread);
     if (r < 0)
         return r;
     OUT_LIT(c, "]}");

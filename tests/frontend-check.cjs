@@ -5,7 +5,8 @@
 //   * every marker's type has a schema, every data key is a field of it, and a field it lacks
 //     is one its type declares optional (the marker types of this build: check-profile --schemas);
 //   * every marker of a type with a colour field has a colour the front-end knows;
-//   * every counter has samples.
+//   * every counter has samples; one that stayed at zero is hidden, the others are shown;
+//   * no other top-level track has the name of the run's own.
 // Usage: node frontend-check.cjs VALIDATOR SCHEMAS.json FILE
 // Prints one line of facts on success ("ok markers=N counters=A|B tracks=X|Y types=T:N,...
 // threads=A|B loadMs=N hidden=X|Y colors=TYPE:c/d,... rows=CATEGORY / NAME (N)|...")
@@ -52,6 +53,22 @@ for (const [type, colors] of Object.entries(r.colors || {}))
     if (c.startsWith('(') || c.includes('INVALID')) problems.push(`${type}: colour ${c}`);
 for (const c of r.counters || [])
   if (!c.samples) problems.push(`counter ${c.name} has no samples`);
+// A counter that stayed at zero is hidden, one that measured something is shown; no two tracks of
+// the timeline's top level share a name.
+const globals = (r.tracks && r.tracks.global) || [];
+for (const g of globals)
+  for (const l of g.local || []) {
+    if (l.type !== 'counter') continue;
+    const c = (r.counters || [])[l.counterIndex];
+    if (!c) continue;
+    const zero = c.countMin === 0 && c.countMax === 0;
+    const hidden = l.hidden || g.hidden;
+    if (zero && !hidden) problems.push(`counter ${c.name} stayed at zero but its track is shown`);
+    if (!zero && hidden) problems.push(`counter ${c.name} measured something but its track is hidden`);
+  }
+const run = globals.find((g) => g.pid === '0');
+if (run && globals.some((g) => g !== run && g.name === run.name))
+  problems.push(`the run's track and another top-level track are both named ${run.name}`);
 if (problems.length) {
   console.error(`frontend-check: ${file}:\n  ` + problems.join('\n  '));
   process.exit(1);

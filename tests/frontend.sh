@@ -16,17 +16,19 @@ facts() {
 }
 
 # The machine's and the tree's CPU and memory are counter tracks, each drawn once: no marker graph
-# of the same name beside it.
-# Pressure (where the kernel keeps it) and the tree's major faults are counters too.
+# of the same name beside it. Pressure (where the kernel keeps it) and the tree's major faults are
+# counters too. The tracks are named for what they measure (the counters keep their names) and go
+# in the order someone looking into a stop wants them: the tree's CPU and memory first, then the
+# machine's (frontend-check.cjs: a counter that stayed at zero is hidden, the others shown).
 expect_counters() {
     _facts=$1 _what=$2
     case "$_facts" in *" counters=CPU Use|Memory|Tree CPU|Tree Memory|Tree Major Faults"[\ \|]*) ;;
     *) fail "$_what: counters: $_facts" ;; esac
-    want="CPU Use|Memory|Tree CPU|Tree Memory|Tree Major Faults"
+    want="Tree CPU|Tree Memory|Machine CPU|Machine Memory|Tree Major Faults"
     if [ -r /proc/pressure/memory ]; then
         case "$_facts" in *"|Tree Major Faults|CPU Pressure|Memory Pressure|IO Pressure"[\ \|]*) ;;
         *) fail "$_what: no pressure counters: $_facts" ;; esac
-        want="$want|CPU Pressure|Memory Pressure|IO Pressure"
+        want="$want|Machine CPU Pressure|Machine Memory Pressure|Machine IO Pressure"
     fi
     tracks=$(printf '%s\n' "$_facts" | sed 's/.* tracks=\(.*\) types=.*/\1/')
     printf '%s\n' "$want" | tr '|' '\n' >"$T/.want"
@@ -34,6 +36,8 @@ expect_counters() {
         n=$(printf '%s\n' "$tracks" | tr '|' '\n' | grep -cx "$t")
         [ "$n" = 1 ] || fail "$_what: $n tracks named '$t': $tracks"
     done <"$T/.want"
+    case "$tracks" in *"resmon-run|Tree CPU|Tree Memory|Machine CPU|Machine Memory|"*) ;;
+    *) fail "$_what: the tracks are not in order: $tracks" ;; esac
     # the run's thread first (then, after a stop, one per process dumped)
     case "$_facts" in *" threads=resmon-run "* | *" threads=resmon-run|"*) ;; *) fail "$_what: the thread has no name: $_facts" ;; esac
 }
@@ -104,6 +108,16 @@ P="$T/normal.json"
 f=$(facts "$P" Command)
 expect_counters "$f" normal
 case "$f" in *"Ended by (reason, string)=exit"*) ;; *) fail "normal: the command's reason: $f" ;; esac
+# The run's own thread is the process's track, named resmon-run, without a bar across the whole run
+# in the timeline (the command, drawn there in the default black); the tree's major faults, none
+# in this run, are hidden with the other counters that stayed at zero.
+case "$f" in *" tracks=resmon-run|"*) ;; *) fail "normal: the run's track: $f" ;; esac
+case "$f" in *" hidden=Counters that stayed at zero|"*"Tree Major Faults"*) ;; *) fail "normal: major faults shown: $f" ;; esac
+node -e '
+const p = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+const s = p.meta.markerSchema.find((s) => s.name === "Command");
+if (s.display.includes("timeline-overview")) process.exit(1);
+' "$P" || fail "normal: the command is drawn across the timeline's overview"
 case "$f" in *"Tree CPU time (cpuTime, duration)="*"Tree peak RSS (sampled) (maxRSS, bytes)="*) ;;
 *) fail "normal: the command marker lacks the tree's CPU and peak: $f" ;; esac
 # The counters hold the figures the markers hold: the tree's memory reaches the 40 MiB allocated.
@@ -168,9 +182,9 @@ for how in timeout output-timeout TERM INT parent timeout-form; do
         # what the helper was doing: a thread of its own, the marker of its dump (not as
         # resmon-timeout, where the dump is off unless asked)
         if [ $how = timeout-form ]; then
-            case "$f" in *" threads=resmon-run "*) ;; *) fail "$how $F: resmon-timeout dumped: $f" ;; esac
+            case "$f" in *" threads=resmon-run|helper"*) fail "$how $F: resmon-timeout dumped: $f" ;; esac
         else
-            case "$f" in *"ProcessDump:"*" threads=resmon-run|helper "*) ;;
+            case "$f" in *"ProcessDump:"*" threads=resmon-run|helper"[\ \|]*) ;;
             *) fail "$how $F: the dumped helper is not shown: $f" ;; esac
         fi
     done
