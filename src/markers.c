@@ -54,6 +54,7 @@ static const struct marker_type *const types[] = {
     &marker_text_type,
     &testlog_test_type,
     &testlog_status_type,
+    &testlog_result_type,
     &testlog_crash_type,
     &sampler_mem_type,
     &sampler_io_type,

@@ -32,25 +32,28 @@ const struct marker_type pressure_type = {
 };
 
 /* One counter per resource and scope, each the "some" figure as a share of the interval. */
-#define PRESSURE_COUNTER(id, cname, cat, mname, fld, colour, weight, what)                                 \
+#define PRESSURE_COUNTER(id, cname, label, cat, mname, fld, colour, weight, what)                          \
     static const struct marker_counter id = {                                                                \
         .name = cname, .category = cat,                                                                      \
         .description = "Share of the time at least one task " what " waited for " cat,                      \
         .marker = mname, .type = &pressure_type, .field = fld, .kind = MCOUNT_AMOUNT,                        \
         .display = "{\"graphType\":\"line-rate\",\"unit\":\"percent\",\"color\":\"" colour "\","           \
-                   "\"markerSchemaLocation\":null,\"sortWeight\":" #weight ",\"label\":\"" cname "\","       \
+                   "\"markerSchemaLocation\":null,\"sortWeight\":" #weight ",\"label\":\"" label "\","       \
                    "\"tooltipRows\":[{\"type\":\"value\",\"source\":\"rate\",\"format\":{\"unit\":\"percent\"}," \
                    "\"label\":\"of the time a task waited\"}]}",                                          \
     }
-PRESSURE_COUNTER(cpu_counter, "CPU Pressure", "CPU", "Pressure", PR_CPU_SOME, "red", 110, "of the machine");
-PRESSURE_COUNTER(mem_counter, "Memory Pressure", "Memory", "Pressure", PR_MEM_SOME, "red", 111, "of the machine");
-PRESSURE_COUNTER(io_counter, "IO Pressure", "IO", "Pressure", PR_IO_SOME, "red", 112, "of the machine");
-PRESSURE_COUNTER(tree_cpu_counter, "Tree CPU Pressure", "CPU", "Tree Pressure", PR_CPU_SOME, "magenta", 113,
-                 "of the tree");
-PRESSURE_COUNTER(tree_mem_counter, "Tree Memory Pressure", "Memory", "Tree Pressure", PR_MEM_SOME, "magenta", 114,
-                 "of the tree");
-PRESSURE_COUNTER(tree_io_counter, "Tree IO Pressure", "IO", "Tree Pressure", PR_IO_SOME, "magenta", 115,
-                 "of the tree");
+PRESSURE_COUNTER(cpu_counter, "CPU Pressure", "Machine CPU Pressure", "CPU", "Pressure", PR_CPU_SOME, "red", 107,
+                 "of the machine");
+PRESSURE_COUNTER(mem_counter, "Memory Pressure", "Machine Memory Pressure", "Memory", "Pressure", PR_MEM_SOME, "red",
+                 108, "of the machine");
+PRESSURE_COUNTER(io_counter, "IO Pressure", "Machine IO Pressure", "IO", "Pressure", PR_IO_SOME, "red", 109,
+                 "of the machine");
+PRESSURE_COUNTER(tree_cpu_counter, "Tree CPU Pressure", "Tree CPU Pressure", "CPU", "Tree Pressure", PR_CPU_SOME,
+                 "magenta", 104, "of the tree");
+PRESSURE_COUNTER(tree_mem_counter, "Tree Memory Pressure", "Tree Memory Pressure", "Memory", "Tree Pressure",
+                 PR_MEM_SOME, "magenta", 105, "of the tree");
+PRESSURE_COUNTER(tree_io_counter, "Tree IO Pressure", "Tree IO Pressure", "IO", "Tree Pressure", PR_IO_SOME, "magenta",
+                 106, "of the tree");
 
 const struct marker_counter *const *pressure_counters(size_t *ret_n)
 {

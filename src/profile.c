@@ -1203,24 +1203,26 @@ static int counter_take(struct counter *k, const char *data, size_t len, double 
     if (!isfinite(v))
         return 0;
     double t = isnan(end) ? start : end;
-    if (!k->n)
+    if (!k->n) {
+        /* The front-end takes a counter's first sample as its origin and draws nothing of it (a
+         * rate needs the time before it; a level is the sum of the changes): every counter starts
+         * with a zero at the start of the first interval it measured, so that its first sample,
+         * e.g. the CPU of the run's first second, is drawn and counted. */
         k->first_start = start;
+        int r = counter_push(k, start, 0);
+        if (r < 0)
+            return r;
+    }
     switch (k->kind) {
     case MCOUNT_AMOUNT:
         return counter_push(k, t, v);
     case MCOUNT_SHARE:
         return counter_push(k, t, isnan(end) ? 0 : v * (end - start));
-    case MCOUNT_LEVEL:
-        if (!k->n) {
-            /* A level is drawn as the sum of the changes: start from zero, so that the sum is the
-             * level itself. */
-            int r = counter_push(k, start, 0);
-            if (r < 0)
-                return r;
-        }
+    case MCOUNT_LEVEL: {
         double d = v - k->level;
         k->level = v;
         return counter_push(k, t, d);
+    }
     }
     return 0;
 }
@@ -1388,6 +1390,44 @@ static bool payload_names(struct conv *c, const char *data, size_t len, const ch
     return false;
 }
 
+/* ,"messageLines":[...] in c->side when the JSON string text (quotes included) holds more than
+ * one line: the lines of a message, which the front-end shows a row each (a string field is shown
+ * on one line). The text is cut at its \n escapes; a \r before one, and empty last lines, go. */
+static void side_message_lines(struct conv *c, const char *text, size_t len)
+{
+    const char *b = text + 1, *e = text + len - 1, *last = b; /* last: the end of the text's last
+                                                                 character that ends no line */
+    const char *first_nl = NULL;
+    for (const char *p = b; p < e; p++) {
+        bool eol = *p == '\\' && p + 1 < e && (p[1] == 'n' || p[1] == 'r');
+        if (eol && p[1] == 'n' && !first_nl && last > b)
+            first_nl = p;
+        p += *p == '\\' && p + 1 < e;
+        if (!eol)
+            last = p + 1;
+    }
+    if (!first_nl || first_nl >= last)
+        return;
+    static const char open[] = ",\"messageLines\":[\"";
+    jsonw_append(&c->side, open, sizeof open - 1);
+    const char *line = b;
+    for (const char *p = b; p < last; p++) {
+        if (*p != '\\')
+            continue;
+        if (p[1] == 'n') {
+            const char *end = p;
+            if (end - line >= 2 && end[-2] == '\\' && end[-1] == 'r' && (end - line < 3 || end[-3] != '\\'))
+                end -= 2;
+            jsonw_append(&c->side, line, (size_t)(end - line));
+            jsonw_append(&c->side, "\",\"", 3);
+            line = p + 2;
+        }
+        p++;
+    }
+    jsonw_append(&c->side, line, (size_t)(last - line));
+    jsonw_append(&c->side, "\"]", 2);
+}
+
 /* {"type":"message","test":NAME,"message":TEXT}: the target of that name gets the message, in a
  * payload of its own in c->side (the first target after the last one filled is tried first: a
  * harness prints its failures' texts in the order the tests ended). 1 taken (a message nothing
@@ -1426,7 +1466,7 @@ static int take_message(struct conv *c, const char *line, size_t len)
             continue;
         t->rec = REC_NONE;
         c->target_next = i + 1;
-        size_t add = plen + msg.val_len + 12;
+        size_t add = plen + 2 * msg.val_len + 32; /* the message, and its lines */
         if (c->message_bytes + add > MSG_SIDE_MAX)
             return 1;
         const char *close = data + plen - 1; /* a validated object ends in its '}' */
@@ -1434,6 +1474,7 @@ static int take_message(struct conv *c, const char *line, size_t len)
         jsonw_append(&c->side, data, (size_t)(close - data));
         jsonw_append(&c->side, ",\"message\":", 11);
         jsonw_append(&c->side, msg.val, msg.val_len);
+        side_message_lines(c, msg.val, msg.val_len);
         jsonw_append(&c->side, "}", 1);
         if (jsonw_failed(&c->side))
             return -ENOMEM;
@@ -1859,7 +1900,7 @@ static void side_key(struct conv *c, bool comma, const char *key)
  * for a test (status given) its status and colour; with cost, what the tree's counters say it
  * cost, in the fields its type has (cpuTime, maxRSS, cpuPercent) and the data lacks. */
 static void close_payload(struct conv *c, const struct member *data, const char *status, bool cost, double st,
-                          double en)
+                          double en, bool cut)
 {
     bool has_status = false, has_color = false, has_cpu = false, has_rss = false, has_pct = false, any = false;
     const struct marker_type *mt = NULL;
@@ -1876,7 +1917,26 @@ static void close_payload(struct conv *c, const struct member *data, const char 
             if (key_is(&m, "type") && m.val[0] == '"')
                 mt = marker_type_find(m.val + 1, m.val_len - 2);
         }
-    if (data) {
+    if (data && cut) {
+        /* A recovered command did not end where its record does: what it was doing after is
+         * unknown, so its open line's "still running" is replaced by when the record stops. */
+        jsonw_append(&c->side, "{", 1);
+        bool sep = false;
+        obj_begin(&it, data->val, data->val + data->val_len);
+        while (obj_next(&it, &m) > 0) {
+            if (key_is(&m, "exit") || key_is(&m, "reason"))
+                continue;
+            jsonw_append(&c->side, sep ? ",\"" : "\"", sep ? 2 : 1);
+            jsonw_append(&c->side, m.key, m.key_len);
+            jsonw_append(&c->side, "\":", 2);
+            jsonw_append(&c->side, m.val, m.val_len);
+            sep = true;
+        }
+        char text[96];
+        int n = snprintf(text, sizeof text, ",\"exit\":\"unknown: the record was cut off at %.3f s\"", en / 1000);
+        jsonw_append(&c->side, text + !sep, (size_t)n - !sep);
+        jsonw_append(&c->side, ",\"reason\":\"cut-off\"", 19);
+    } else if (data) {
         const char *close = data->val + data->val_len - 1;
         jsonw_append(&c->side, data->val, (size_t)(close - data->val));
     } else {
@@ -1893,7 +1953,8 @@ static void close_payload(struct conv *c, const struct member *data, const char 
         comma = true;
     }
     if (status && !has_color) {
-        const char *color = strcmp(status, "TIMEOUT") == 0 ? "yellow" : "orange";
+        /* the colours of testlog.h's Test markers: a hung test is purple, not a skipped yellow */
+        const char *color = strcmp(status, "TIMEOUT") == 0 ? "purple" : "orange";
         side_key(c, comma, "color");
         jsonw_append(&c->side, "\"", 1);
         jsonw_append(&c->side, color, strlen(color));
@@ -1922,8 +1983,9 @@ static void close_payload(struct conv *c, const struct member *data, const char 
     jsonw_append(&c->side, "}", 1);
 }
 
-/* Close every open entry left without its close line, at end_ms, in stream order. */
-static int close_open(struct conv *c, double end_ms, const char *status)
+/* Close every open entry left without its close line, at end_ms, in stream order; cut: the run
+ * that wrote the stream is gone (recovery), so the command did not run to end_ms. */
+static int close_open(struct conv *c, double end_ms, const char *status, bool cut)
 {
     struct open_set *os = &c->opens;
     /* (offset, entry) pairs sorted by offset */
@@ -1959,7 +2021,8 @@ static int close_open(struct conv *c, double end_ms, const char *status)
         size_t soff = c->side.len;
         bool has_data = f.has_data && f.data.val[0] == '{';
         if (has_data || is_test)
-            close_payload(c, has_data ? &f.data : NULL, is_test ? status : NULL, cost, st, en);
+            close_payload(c, has_data ? &f.data : NULL, is_test ? status : NULL, cost, st, en,
+                          cut && val_is_str(&f.kind, "command"));
         if (jsonw_failed(&c->side))
             return -ENOMEM;
         size_t slen = c->side.len - soff;
@@ -2123,8 +2186,45 @@ static void out_thread_default(struct conv *c, const char *meta, size_t len)
     out_put(c, rest, strlen(rest));
 }
 
-/* The counters with samples, in the processed format of version 47: one sample group each. */
-static int write_counters(struct conv *c)
+/* HIDDEN COUNTERS. A counter that stayed at zero the whole run (no major fault, no pressure)
+ * carries nothing to look at: it goes to a process of its own, ZERO_PID, whose one thread is left
+ * out of meta.initialVisibleThreads, so that the front-end hides its track and its counters' (the
+ * timeline's "hidden tracks" menu shows them). */
+#define ZERO_PID "zero"
+#define ZERO_NAME "Counters that stayed at zero"
+
+static bool counter_is_zero(const struct counter *k)
+{
+    for (size_t j = 0; j < k->n; j++)
+        if (k->count[j] != 0)
+            return false;
+    return true;
+}
+
+static bool any_zero_counter(const struct conv *c)
+{
+    for (unsigned i = 0; i < c->ncounters; i++)
+        if (c->counters[i].n && counter_is_zero(&c->counters[i]))
+            return true;
+    return false;
+}
+
+/* The thread of ZERO_PID: no samples, no markers. */
+static void out_zero_thread(struct conv *c)
+{
+    const char *rest = stream_thread_fields(), *tables = strstr(rest, "\"samples\":");
+    OUT_LIT(c, ",{\"processType\":\"default\",\"processName\":\"" ZERO_NAME "\",\"processStartupTime\":0,"
+               "\"processShutdownTime\":null,\"registerTime\":0,\"unregisterTime\":null,\"pausedRanges\":[],"
+               "\"showMarkersInTimeline\":false,\"name\":\"" ZERO_NAME "\",\"isMainThread\":true,"
+               "\"pid\":\"" ZERO_PID "\",\"tid\":0,");
+    out_put(c, tables, strlen(tables));
+    OUT_LIT(c, ",\"stringArray\":[\"(root)\"],\"markers\":{\"data\":[],\"name\":[],\"startTime\":[],"
+               "\"endTime\":[],\"phase\":[],\"category\":[],\"stack\":[],\"length\":0}}");
+}
+
+/* The counters with samples, in the processed format of version 47: one sample group each; one
+ * that stayed at zero belongs to the thread zero_thread of ZERO_PID (HIDDEN COUNTERS). */
+static int write_counters(struct conv *c, size_t zero_thread)
 {
     bool first = true;
     c->counters_written = 0;
@@ -2144,7 +2244,11 @@ static int write_counters(struct conv *c)
         out_put(c, k->category, strlen(k->category));
         OUT_LIT(c, ",\"description\":");
         out_put(c, k->description, strlen(k->description));
-        OUT_LIT(c, ",\"pid\":\"0\",\"mainThreadIndex\":0");
+        if (counter_is_zero(k)) {
+            OUT_LIT(c, ",\"pid\":\"" ZERO_PID "\",\"mainThreadIndex\":");
+            out_uint(c, zero_thread);
+        } else
+            OUT_LIT(c, ",\"pid\":\"0\",\"mainThreadIndex\":0");
         if (k->display) {
             OUT_LIT(c, ",\"display\":");
             out_put(c, k->display, strlen(k->display));
@@ -2183,10 +2287,13 @@ static int write_profile(struct conv *c, double end_ms)
         OUT_LIT(c, ",");
     OUT_LIT(c, "\"profilingEndTime\":");
     out_ms(c, end_ms);
-    size_t dumped = pstacks_processes(c->stacks);
-    if (dumped) {
+    /* the run's thread, then one per dumped process, then the one of HIDDEN COUNTERS */
+    size_t dumped = pstacks_processes(c->stacks), zero_thread = 1 + dumped;
+    bool zero = any_zero_counter(c);
+    if (dumped || zero) {
         /* The front-end hides threads without samples when others have some: the run's own
-         * thread (markers, counters) stays shown beside the dumped processes. */
+         * thread (markers, counters) stays shown beside the dumped processes; the thread of the
+         * counters at zero is hidden. */
         OUT_LIT(c, ",\"initialVisibleThreads\":[");
         for (size_t i = 0; i <= dumped; i++) {
             if (i)
@@ -2290,8 +2397,10 @@ static int write_profile(struct conv *c, double end_ms)
             out_put(c, c->tmp.buf, c->tmp.len);
         }
     }
+    if (zero)
+        out_zero_thread(c);
     OUT_LIT(c, "],\"counters\":[");
-    int r = write_counters(c);
+    int r = write_counters(c, zero_thread);
     if (r < 0)
         return r;
     OUT_LIT(c, "]}");
@@ -2416,7 +2525,7 @@ static int conv_write(struct conv *c, int out_fd, const struct profile_end *end,
             c->gz = &zs;
     }
     if (r == 0)
-        r = close_open(c, end_ms, status);
+        r = close_open(c, end_ms, status, end && end->recovered);
     if (r == 0)
         r = note_left_out(c, end_ms);
     if (r == 0)
@@ -2702,6 +2811,6 @@ int profile_recover(const char *in_path, const char *out_path, bool gzip, struct
     /* A stream a live run is writing: converting it in place would take its path from under it. */
     if ((!out_path || strcmp(out_path, in_path) == 0) && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK)
         return -EBUSY;
-    struct profile_end end = {.end_ms = -1, .open_status = "INCOMPLETE", .gzip = gzip};
+    struct profile_end end = {.end_ms = -1, .open_status = "INCOMPLETE", .gzip = gzip, .recovered = true};
     return profile_finalize(fd, AT_FDCWD, out_path ? out_path : in_path, &end, ret_stats);
 }

@@ -32,7 +32,7 @@
  * close line (a kill between the two then leaves a duplicate, never a loss). Opens of the same
  * (kind,key) nest: a close ends the most recent open one. Any (kind,key) still open at the end of
  * the stream becomes a marker from its start to profilingEndTime; for kind "test" the payload gets
- * "status":open_status and "color" ("yellow" for TIMEOUT, "orange" otherwise) unless it already
+ * "status":open_status and "color" ("purple" for TIMEOUT, "orange" otherwise) unless it already
  * has them. Lines with other fields are tolerated; unknown keys are ignored.
  *
  * MARKER LIMIT. Memory (a record per marker) and the profile's size grow with the markers, and a
@@ -81,6 +81,8 @@ struct profile_end {
     int *lock_fd;            /* not NULL: the profile, locked (flock) before it is renamed into
                                 place, stays open in *lock_fd (the one there before is closed), so
                                 that while a run lives its path is never free for another run */
+    bool recovered;          /* the stream of a run that is gone (--recover): the command, still
+                                open, is shown as cut off where the record ends, not as running */
 };
 
 /* Whether a profile written to path is compressed by default: its name ends in ".gz". */

@@ -25,7 +25,8 @@ const struct marker_type runmarks_command_type = {
     .tooltip_label = "{marker.name}: {marker.data.cmd}",
     .table_label = "{marker.data.cmd} \xe2\x80\x94 {marker.data.exit} ({marker.data.reason})",
     .chart_label = "{marker.data.cmd}",
-    .display = "[\"marker-chart\",\"marker-table\",\"timeline-overview\"]",
+    /* not in the timeline's overview: it spans the whole run, a bar in the default black there */
+    .display = "[\"marker-chart\",\"marker-table\"]",
     .fields = command_fields,
     .nfields = ARRAY_SIZE(command_fields),
 };

@@ -168,13 +168,17 @@ const struct marker_type sampler_treecount_type = {
 };
 
 /* Counters: the front-end's counter display (graph type, unit, colour, label, tooltip rows). A
- * rate's "rate" is count per ms: CPU ms per ms is cores, a share per ms of a share is the share. */
+ * rate's "rate" is count per ms: CPU ms per ms is cores, a share per ms of a share is the share.
+ * The tracks go in the order of their sortWeight, what someone looking into a stop wants first
+ * first: the tree's CPU and memory (100, 101), the machine's (102, 103), pressure (pressure.c,
+ * 104..109), the tree's major faults (110). A label names the track for what it measures (the
+ * counter's name stays, for the tools that read it). */
 static const struct marker_counter cpu_counter = {
     .name = "CPU Use", .category = "CPU",
     .description = "CPU use of the whole machine (100% = every core busy)",
     .marker = "CPU Use", .type = &sampler_cpu_type, .field = CPU_BUSY, .kind = MCOUNT_SHARE,
     .display = "{\"graphType\":\"line-rate\",\"unit\":\"percent\",\"color\":\"yellow\","
-               "\"markerSchemaLocation\":null,\"sortWeight\":100,\"label\":\"CPU Use\",\"tooltipRows\":["
+               "\"markerSchemaLocation\":null,\"sortWeight\":102,\"label\":\"Machine CPU\",\"tooltipRows\":["
                "{\"type\":\"value\",\"source\":\"rate\",\"format\":{\"unit\":\"percent\"},"
                "\"label\":\"of the machine's CPU\"}]}",
 };
@@ -183,7 +187,7 @@ static const struct marker_counter mem_counter = {
     .description = "Memory used on the machine (total - free - buffers - cache)",
     .marker = "Memory", .type = &sampler_mem_type, .field = MEM_USED, .kind = MCOUNT_LEVEL,
     .display = "{\"graphType\":\"line-accumulated\",\"unit\":\"bytes\",\"color\":\"orange\","
-               "\"markerSchemaLocation\":null,\"sortWeight\":101,\"label\":\"Memory\",\"tooltipRows\":["
+               "\"markerSchemaLocation\":null,\"sortWeight\":103,\"label\":\"Machine Memory\",\"tooltipRows\":["
                "{\"type\":\"value\",\"source\":\"accumulated\",\"format\":{\"unit\":\"bytes\"},"
                "\"label\":\"used on the machine\"},"
                "{\"type\":\"value\",\"source\":\"count-range\",\"format\":{\"unit\":\"bytes\"},"
@@ -194,7 +198,7 @@ const struct marker_counter sampler_tree_cpu_counter = {
     .description = "CPU use of the command's process tree (100% = one core)",
     .marker = "Tree CPU", .type = &sampler_treecpu_type, .field = TREECPU_CPUTIME, .kind = MCOUNT_AMOUNT,
     .display = "{\"graphType\":\"line-rate\",\"unit\":\"percent\",\"color\":\"green\","
-               "\"markerSchemaLocation\":null,\"sortWeight\":102,\"label\":\"Tree CPU\",\"tooltipRows\":["
+               "\"markerSchemaLocation\":null,\"sortWeight\":100,\"label\":\"Tree CPU\",\"tooltipRows\":["
                "{\"type\":\"value\",\"source\":\"rate\",\"format\":{\"unit\":\"percent\"},"
                "\"label\":\"CPU of the tree (100% = one core)\"},"
                "{\"type\":\"separator\"},"
@@ -208,7 +212,7 @@ const struct marker_counter sampler_tree_mem_counter = {
     .description = "Resident memory of the command's process tree (summed over its processes)",
     .marker = "Tree Memory", .type = &sampler_treemem_type, .field = TREEMEM_RSS, .kind = MCOUNT_LEVEL,
     .display = "{\"graphType\":\"line-accumulated\",\"unit\":\"bytes\",\"color\":\"purple\","
-               "\"markerSchemaLocation\":null,\"sortWeight\":103,\"label\":\"Tree Memory\",\"tooltipRows\":["
+               "\"markerSchemaLocation\":null,\"sortWeight\":101,\"label\":\"Tree Memory\",\"tooltipRows\":["
                "{\"type\":\"value\",\"source\":\"accumulated\",\"format\":{\"unit\":\"bytes\"},"
                "\"label\":\"resident in the tree\"},"
                "{\"type\":\"value\",\"source\":\"count-range\",\"format\":{\"unit\":\"bytes\"},"
@@ -221,7 +225,7 @@ static const struct marker_counter majflt_counter = {
     .description = "Major page faults of the command's process tree (pages read back from disk or swap)",
     .marker = "Tree Memory", .type = &sampler_treemem_type, .field = TREEMEM_MAJFLT, .kind = MCOUNT_AMOUNT,
     .display = "{\"graphType\":\"line-rate\",\"unit\":\"number\",\"color\":\"grey\","
-               "\"markerSchemaLocation\":null,\"sortWeight\":104,\"label\":\"Tree Major Faults\",\"tooltipRows\":["
+               "\"markerSchemaLocation\":null,\"sortWeight\":110,\"label\":\"Tree Major Faults\",\"tooltipRows\":["
                "{\"type\":\"value\",\"source\":\"count\",\"format\":{\"unit\":\"number\"},"
                "\"label\":\"major page faults in the sample\"},"
                "{\"type\":\"value\",\"source\":\"selection-total\",\"format\":{\"unit\":\"number\"},"

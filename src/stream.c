@@ -469,11 +469,14 @@ static void write_meta(struct jsonw *w, const struct stream_meta *m, bool *used)
     jsonw_obj_close(w);
 }
 
-/* The thread object of profile-format.md §4 after processName (stringArray and markers excluded). */
+/* The thread object of profile-format.md §4 after processName (stringArray and markers excluded),
+ * but the main thread of its process: the front-end then draws its markers in the process's own
+ * track, named after the thread (resmon-run), and not in a track below one named after the
+ * product, which a dumped process of the same name (profile_stacks.h) would share. */
 static const char thread_rest[] =
     "\"processStartupTime\":0,\"processShutdownTime\":null,\"registerTime\":0,"
     "\"unregisterTime\":null,\"pausedRanges\":[],\"showMarkersInTimeline\":true,\"name\":\"resmon-run\","
-    "\"isMainThread\":false,\"pid\":\"0\",\"tid\":0,"
+    "\"isMainThread\":true,\"pid\":\"0\",\"tid\":0,"
     "\"samples\":{\"weightType\":\"samples\",\"weight\":null,\"stack\":[],\"time\":[],\"length\":0},"
     "\"stackTable\":{\"frame\":[0],\"prefix\":[null],\"category\":[0],\"subcategory\":[0],\"length\":1},"
     "\"frameTable\":{\"address\":[-1],\"inlineDepth\":[0],\"category\":[null],\"subcategory\":[0],"

@@ -16,6 +16,7 @@
 #include "testlog.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,15 +71,21 @@ static const char *const status_names[TL_STATUS_COUNT] = {
 /* test is the full name: the id, after its scope and a '/' when the format scopes it (go's
  * package, a TAP file or parent subtest, a mozlog subsuite), so that tests of different scopes
  * never share a name; scope is that scope alone, for tools. */
-enum { TEST_TEST, TEST_NAME, TEST_SCOPE, TEST_STATUS, TEST_EXPECTED, TEST_MESSAGE, TEST_TIMEOUTFACTOR,
-       TEST_CPU, TEST_RSS, TEST_LEAKED, TEST_LEAKED_CMDS, TEST_COLOR };
+enum { TEST_TEST, TEST_NAME, TEST_SCOPE, TEST_STATUS, TEST_EXPECTED, TEST_OUTCOME, TEST_MESSAGE,
+       TEST_MESSAGE_LINES, TEST_TIMEOUTFACTOR, TEST_CPU, TEST_RSS, TEST_LEAKED, TEST_LEAKED_CMDS, TEST_COLOR };
 static const struct marker_field test_fields[] = {
     [TEST_TEST] = MARKER_FIELD("test", "Test Name", "string", 0),
     [TEST_NAME] = MARKER_FIELD("name", "Short Name", "string", MF_HIDDEN),
     [TEST_SCOPE] = MARKER_FIELD("scope", "Scope", "string", MF_OPTIONAL | MF_HIDDEN),
     [TEST_STATUS] = MARKER_FIELD("status", "Status", "string", 0),
     [TEST_EXPECTED] = MARKER_FIELD("expected", "Expected", "string", MF_OPTIONAL),
+    /* a result other than a pass that the harness expected (xfail, a known failure): "expected"
+     * is left out there (it equals the status), so a bare FAIL would read as a failure */
+    [TEST_OUTCOME] = MARKER_FIELD("outcome", "Outcome", "string", MF_OPTIONAL),
     [TEST_MESSAGE] = MARKER_FIELD("message", "Message", "string", MF_OPTIONAL),
+    /* A string field is shown on one line: a message of several lines (an assertion's diff) is
+     * also given line by line, which the front-end shows one row each. */
+    [TEST_MESSAGE_LINES] = MARKER_FIELD("messageLines", "Message, line by line", "list", MF_OPTIONAL),
     [TEST_TIMEOUTFACTOR] = MARKER_FIELD("timeoutfactor", "Timeout Factor", "integer", MF_OPTIONAL),
     [TEST_CPU] = MARKER_FIELD("cpuTime", "Tree CPU time", "duration", MF_OPTIONAL),
     [TEST_RSS] = MARKER_FIELD("maxRSS", "Tree peak RSS while it ran (sampled)", "bytes", MF_OPTIONAL),
@@ -97,9 +104,10 @@ const struct marker_type testlog_test_type = {
     .nfields = ARRAY_SIZE(test_fields),
 };
 
-enum { STATUS_MESSAGE, STATUS_TEST, STATUS_SUBTEST, STATUS_STACK, STATUS_COLOR };
+enum { STATUS_MESSAGE, STATUS_MESSAGE_LINES, STATUS_TEST, STATUS_SUBTEST, STATUS_STACK, STATUS_COLOR };
 static const struct marker_field status_fields[] = {
     [STATUS_MESSAGE] = MARKER_FIELD("message", "Message", "string", MF_OPTIONAL),
+    [STATUS_MESSAGE_LINES] = MARKER_FIELD("messageLines", "Message, line by line", "list", MF_OPTIONAL),
     [STATUS_TEST] = MARKER_FIELD("test", "Test Name", "string", MF_OPTIONAL),
     [STATUS_SUBTEST] = MARKER_FIELD("subtest", "Subtest", "string", MF_OPTIONAL),
     /* not "stack": the front-end reserves data.stack for a backtrace object */
@@ -123,6 +131,29 @@ static const struct marker_field crash_fields[] = {
     [CRASH_MINIDUMP] = MARKER_FIELD("minidump", "Minidump", "string", MF_OPTIONAL),
     [CRASH_COLOR] = MARKER_FIELD("color", NULL, NULL, MF_HIDDEN),
 };
+/* An instant at the end of each test with an unexpected result, in a row of its own ("unexpected
+ * result"): a failing test shorter than a pixel of the chart is still there to see and hover. */
+enum { RESULT_TEST, RESULT_STATUS, RESULT_EXPECTED, RESULT_MESSAGE, RESULT_MESSAGE_LINES, RESULT_COLOR };
+static const struct marker_field result_fields[] = {
+    [RESULT_TEST] = MARKER_FIELD("test", "Test Name", "string", 0),
+    [RESULT_STATUS] = MARKER_FIELD("status", "Status", "string", 0),
+    [RESULT_EXPECTED] = MARKER_FIELD("expected", "Expected", "string", MF_OPTIONAL),
+    [RESULT_MESSAGE] = MARKER_FIELD("message", "Message", "string", MF_OPTIONAL),
+    [RESULT_MESSAGE_LINES] = MARKER_FIELD("messageLines", "Message, line by line", "list", MF_OPTIONAL),
+    [RESULT_COLOR] = MARKER_FIELD("color", NULL, NULL, MF_HIDDEN),
+};
+const struct marker_type testlog_result_type = {
+    .name = "TestResult",
+    .tooltip_label = "{marker.data.status}: {marker.data.test}",
+    .table_label = "{marker.data.status} \xe2\x80\x94 {marker.data.test}",
+    .chart_label = "{marker.data.status}",
+    .display = "[\"marker-chart\",\"marker-table\"]",
+    .color_field = "color",
+    .description = "A test's unexpected result, at its end",
+    .fields = result_fields,
+    .nfields = ARRAY_SIZE(result_fields),
+};
+
 const struct marker_type testlog_crash_type = {
     .name = "Crash",
     .table_label = "{marker.data.signature} \xe2\x80\x94 {marker.data.test}",
@@ -233,6 +264,10 @@ struct testlog {
     unsigned anchor_head, nanchors;
 
     struct testlog_stats stats;
+    /* The last test that ended, when no start line announced it (TAP, pytest without -v print a
+     * test only with its result): what a hang in the next one is known by ("after N, name"). */
+    bool last_unannounced;
+    char last_name[256];
     struct testlog_result slowest[TESTLOG_SLOWEST_MAX];
     size_t nslowest;
     struct testlog_result *unexp;
@@ -743,7 +778,10 @@ static bool is_unexpected(const struct tl_event *ev)
 
 static const char *color_for(struct tl_str status, bool unexpected)
 {
-    if (status_is(status, "SKIP", "TIMEOUT"))
+    /* a hung test is not a skipped one: each its own colour */
+    if (str_eq(status, "TIMEOUT"))
+        return "purple";
+    if (str_eq(status, "SKIP"))
         return "yellow";
     if (status_is(status, "CRASH", "ERROR"))
         return "red";
@@ -887,6 +925,33 @@ static void put_str(struct testlog *tl, const char *p, size_t n)
 }
 
 static void put_cstr(struct testlog *tl, const char *s) { put_str(tl, s, strlen(s)); }
+
+/* A message and, when it has several lines, the same lines as a list in field lines. */
+static void put_message(struct testlog *tl, const struct marker_field *f, const struct marker_field *lines,
+                        struct tl_str msg)
+{
+    put_field(&tl->ob, f);
+    put_str(tl, msg.p, msg.n);
+    size_t n = msg.n;
+    while (n && (msg.p[n - 1] == '\n' || msg.p[n - 1] == '\r'))
+        n--;
+    if (!memchr(msg.p, '\n', n))
+        return;
+    put_field(&tl->ob, lines);
+    PUT(&tl->ob, "[");
+    for (const char *p = msg.p, *e = msg.p + n; p <= e;) {
+        const char *nl = memchr(p, '\n', (size_t)(e - p));
+        const char *end = nl ? nl : e;
+        size_t len = (size_t)(end - p);
+        if (len && p[len - 1] == '\r')
+            len--;
+        if (p != msg.p)
+            PUT(&tl->ob, ",");
+        put_str(tl, p, len);
+        p = end + 1;
+    }
+    PUT(&tl->ob, "]");
+}
 
 static void put_uint(struct obuf *b, uint64_t v)
 {
@@ -1156,6 +1221,12 @@ static uint64_t late_start_ns(uint64_t d) { return slack_ns(d) + d / 4; }
 static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_str scope,
                       struct tl_str id, const struct tl_event *ev, uint64_t end)
 {
+    tl->last_unannounced = !ot;
+    if (!ot) {
+        int n = snprintf(tl->last_name, sizeof tl->last_name, "%.*s%s", (int)MIN(scope.n, 128), scope.p,
+                         scope.n ? "/" : "");
+        snprintf(tl->last_name + n, sizeof tl->last_name - (size_t)n, "%.*s", (int)MIN(id.n, 255), id.p);
+    }
     uint64_t start = end;
     bool cost = false;
     uint64_t cpu = 0, rss = 0;
@@ -1222,11 +1293,14 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
         put_field(b, &test_fields[TEST_EXPECTED]);
         put_str(tl, ev->expected.p, ev->expected.n);
     }
-    struct tl_str msg = bounded_message(ev->message);
-    if (msg.n) {
-        put_field(b, &test_fields[TEST_MESSAGE]);
-        put_str(tl, msg.p, msg.n);
+    if (!unexpected && !(str_eq(ev->status, "PASS") || str_eq(ev->status, "OK") || str_eq(ev->status, "SKIP") ||
+                         str_eq(ev->status, "NOTRUN"))) {
+        put_field(b, &test_fields[TEST_OUTCOME]);
+        put_cstr(tl, str_eq(ev->status, "FAIL") ? "expected failure" : "expected");
     }
+    struct tl_str msg = bounded_message(ev->message);
+    if (msg.n)
+        put_message(tl, &test_fields[TEST_MESSAGE], &test_fields[TEST_MESSAGE_LINES], msg);
     int64_t tf = ev->timeoutfactor ? ev->timeoutfactor : (ot ? ot->timeoutfactor : 0);
     if (tf) {
         put_field(b, &test_fields[TEST_TIMEOUTFACTOR]);
@@ -1259,6 +1333,25 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
     PUT(b, "}");
     if (ob_end(b))
         marker_emit(&tl->sink, "test", start, end, CAT_TASKS, b->p, b->n);
+    if (unexpected) {
+        ob_reset(b);
+        PUT(b, "{\"type\":\"TestResult\"");
+        put_field(b, &result_fields[RESULT_TEST]);
+        put_scoped(tl, scope, "/", id);
+        put_field(b, &result_fields[RESULT_STATUS]);
+        put_str(tl, ev->status.p, ev->status.n);
+        if (ev->expected.n && !str_same(ev->expected, ev->status)) {
+            put_field(b, &result_fields[RESULT_EXPECTED]);
+            put_str(tl, ev->expected.p, ev->expected.n);
+        }
+        if (msg.n)
+            put_message(tl, &result_fields[RESULT_MESSAGE], &result_fields[RESULT_MESSAGE_LINES], msg);
+        put_field(b, &result_fields[RESULT_COLOR]);
+        put_cstr(tl, color_for(ev->status, unexpected));
+        PUT(b, "}");
+        if (ob_end(b))
+            marker_emit(&tl->sink, "unexpected result", end, MARKER_INSTANT, CAT_OTHER, b->p, b->n);
+    }
     record_result(tl, scope, id, ev->status, ev->expected, msg, unexpected, end - start, cpu, rss);
 }
 
@@ -1454,10 +1547,8 @@ static void emit_status_instant(struct testlog *tl, const char *name, uint64_t t
         put_field(b, &status_fields[STATUS_SUBTEST]);
         put_str(tl, subtest.p, subtest.n);
     }
-    if (message.n) {
-        put_field(b, &status_fields[STATUS_MESSAGE]);
-        put_str(tl, message.p, message.n);
-    }
+    if (message.n)
+        put_message(tl, &status_fields[STATUS_MESSAGE], &status_fields[STATUS_MESSAGE_LINES], message);
     if (stack.n) {
         put_field(b, &status_fields[STATUS_STACK]);
         put_str(tl, stack.p, stack.n);
@@ -1863,6 +1954,10 @@ void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const cha
         if (ot->id.n)
             memcpy(name + o, ot->id.p, ot->id.n);
         name[o + ot->id.n] = '\0';
+        fn(ctx, name);
+    }
+    if (!tl->nopen && tl->last_unannounced && tl->stats.tests) {
+        snprintf(name, 2 * TL_ID_MAX + 2, "after %" PRIu64 ", %s", tl->stats.tests, tl->last_name);
         fn(ctx, name);
     }
     free(name);

@@ -33,8 +33,9 @@
 #include "markers.h"
 
 /* The marker types this module owns (markers.h): Test ("test" markers), TestStatus (subtest
- * results and log lines at a level), Crash, LogProcess (processes the harness reports). */
-extern const struct marker_type testlog_test_type, testlog_status_type, testlog_crash_type,
+ * results and log lines at a level), TestResult (an "unexpected result" instant at the end of each
+ * test with one), Crash, LogProcess (processes the harness reports). */
+extern const struct marker_type testlog_test_type, testlog_status_type, testlog_result_type, testlog_crash_type,
     testlog_logprocess_type;
 
 /* Formats (testlog_registry.h), as bits for --parse=LIST: TL_FMT_MOZLOG, TL_FMT_TAP, ... */
@@ -158,7 +159,9 @@ void testlog_tree_sample(struct testlog *tl, uint64_t rss);
  * the line's completion. Nothing is done for a line no parser can take. */
 void testlog_line_begins(struct testlog *tl, const char *head, size_t len, uint64_t arrival_ns);
 /* Call fn for each open test, named as its marker will be ("scope/id"; for the timeout marker and
- * the summary). */
+ * the summary). With none open after a test no start line announced (TAP, pytest without -v: a
+ * test shows only with its result), the one running is known only by what came before it: fn
+ * gets "after N, NAME" (N tests ended, the last NAME). */
 void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const char *id), void *ctx);
 /* The innermost test open now that had started by t_ns (NULL: none): the test a process started
  * at t_ns ran under. Valid until the next call into the module. */

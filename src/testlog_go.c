@@ -79,6 +79,12 @@ struct go_state {
     struct go_late late[GO_LATE_LEVELS];
     struct go_late sent[GO_LATE_LEVELS]; /* the closed reports' events point here: a line may
                                             close a level and open it again */
+    /* The first failing subtest's text, for its parent (see failure_text): the parent's key
+     * (package U+001F test), "sub: text", and the parent's message built from it. */
+    char cause_key[512];
+    size_t cause_key_n;
+    char cause[1024], cause_msg[1024];
+    size_t cause_n;
 };
 
 static size_t msg_key(char *dst, size_t cap, struct tl_str pkg, struct tl_str test)
@@ -87,6 +93,33 @@ static size_t msg_key(char *dst, size_t cap, struct tl_str pkg, struct tl_str te
     if (n < cap)
         dst[n++] = '\x1f';
     return n + tl_copy(dst + n, cap - n, test).n;
+}
+
+/* The message of a failed test: its own text, or, when it printed none (a parent test that failed
+ * only through a subtest, whose result go prints after the subtests' in -v and -json), its first
+ * failing subtest's, as "TestX/sub: text". A subtest's text is kept for its parent meanwhile. */
+static struct tl_str failure_text(struct go_state *st, struct tl_str pkg, struct tl_str name, struct tl_str msg)
+{
+    char key[512];
+    size_t kn = msg_key(key, sizeof key, pkg, name);
+    if (!msg.n && st->cause_n && st->cause_key_n == kn && !memcmp(st->cause_key, key, kn)) {
+        memcpy(st->cause_msg, st->cause, st->cause_n);
+        msg = tl_str_make(st->cause_msg, st->cause_n);
+        st->cause_n = 0;
+    }
+    const char *slash = name.n ? memrchr(name.p, '/', name.n) : NULL;
+    if (!slash || !msg.n)
+        return msg;
+    char pkey[512];
+    size_t pn = msg_key(pkey, sizeof pkey, pkg, tl_str_make(name.p, (size_t)(slash - name.p)));
+    if (st->cause_n && st->cause_key_n == pn && !memcmp(st->cause_key, pkey, pn))
+        return msg; /* the first failing subtest is the cause */
+    memcpy(st->cause_key, pkey, pn);
+    st->cause_key_n = pn;
+    int n = snprintf(st->cause, sizeof st->cause, "%.*s: %.*s", (int)(name.n < 256 ? name.n : 256), name.p,
+                     (int)msg.n, msg.p);
+    st->cause_n = n < 0 ? 0 : (size_t)n < sizeof st->cause ? (size_t)n : sizeof st->cause - 1;
+    return msg;
 }
 
 /* "    x_test.go:12: text": the text after the location, or empty when the line is not one. */
@@ -244,6 +277,8 @@ static int parse_json(struct go_state *st, const char *line, size_t len, struct 
             tl_set_result(ev, test, pkg, oc);
             ev->t.late = true;
             struct tl_str m = take_msg(st, pkg, test);
+            if (oc == TL_FAILED)
+                m = failure_text(st, pkg, test, m);
             if (oc != TL_PASSED)
                 ev->message = m;
         } else {
@@ -323,6 +358,8 @@ static int parse_result(struct go_state *st, const char *p, size_t m, size_t dep
     ev->t.duration_ms = secs * 1000.0;
     ev->t.late = true;
     struct tl_str msg = take_msg(st, tl_str_make(NULL, 0), name);
+    if (oc == TL_FAILED)
+        msg = failure_text(st, tl_str_make(NULL, 0), name, msg);
     if (oc != TL_PASSED)
         ev->message = msg;
     if (oc == TL_FAILED && depth < GO_LATE_LEVELS) {

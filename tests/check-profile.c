@@ -480,15 +480,42 @@ static int check_full(const cJSON *root)
     if ((r = check_thread_common(threads->child, false)) || (r = check_markers(threads->child, ncat)) ||
         (r = check_counters(cJSON_GetObjectItemCaseSensitive(root, "counters"))))
         return r;
-    /* after it, the processes dumped at a stop, one thread each, shown with the run's */
-    for (const cJSON *th = threads->child->next; th; th = th->next)
-        if ((r = check_thread_common(th, true)) || (r = check_dumped(th)))
+    /* after it, the processes dumped at a stop, one thread each, shown with the run's; last, the
+     * one of the counters that stayed at zero (profile.c, HIDDEN COUNTERS), hidden */
+    int nthreads = cJSON_GetArraySize(threads), zero = -1, k = 1;
+    for (const cJSON *th = threads->child->next; th; th = th->next, k++) {
+        const cJSON *pid = cJSON_GetObjectItemCaseSensitive(th, "pid");
+        if (cJSON_IsString(pid) && !strcmp(pid->valuestring, "zero")) {
+            if (th->next || table_len(th, "markers") != 0 || table_len(th, "samples") != 0 ||
+                !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(th, "isMainThread")))
+                return fail("the thread of the counters at zero is not the last, or has samples or markers");
+            zero = k;
+        } else if ((r = check_thread_common(th, true)) || (r = check_dumped(th)))
             return r;
-    int nthreads = cJSON_GetArraySize(threads);
+    }
+    const cJSON *c;
+    bool any_zero = false;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(root, "counters"))
+    {
+        const cJSON *smp = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(c, "sampleGroups"), 0), "samples");
+        bool all_zero = true;
+        const cJSON *n;
+        cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(smp, "count")) all_zero &= n->valuedouble == 0;
+        const char *pid = cJSON_GetObjectItemCaseSensitive(c, "pid")->valuestring;
+        int main = (int)cJSON_GetObjectItemCaseSensitive(c, "mainThreadIndex")->valuedouble;
+        any_zero |= all_zero;
+        if (all_zero ? strcmp(pid, "zero") || main != zero : strcmp(pid, "0") || main != 0)
+            return fail("counter %s: pid %s, thread %d (a counter at zero belongs to the hidden thread)",
+                        cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring, pid, main);
+    }
+    if (any_zero != (zero >= 0))
+        return fail("a thread of the counters at zero without any, or the other way round");
     const cJSON *visible = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "meta"),
                                                             "initialVisibleThreads");
-    if (nthreads > 1 && (!cJSON_IsArray(visible) || cJSON_GetArraySize(visible) != nthreads))
-        return fail("meta.initialVisibleThreads does not list every thread");
+    int shown = nthreads - (zero >= 0);
+    if (nthreads > 1 && (!cJSON_IsArray(visible) || cJSON_GetArraySize(visible) != shown))
+        return fail("meta.initialVisibleThreads does not list every thread but the hidden one");
     return 0;
 }
 

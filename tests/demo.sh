@@ -3,6 +3,7 @@
 # gone, its child really crashed, and the hanging test is what the timeout stops (exit 124).
 # Event-driven: resmon-run is told to time out (SIGALRM) once the hanging test has started.
 . "$TOP_SRCDIR/tests/lib.sh"
+. "$TOP_SRCDIR/tests/itlib.sh"
 DEMO="$TOP_BUILDDIR/tests/demo/demo-suite"
 [ -x "$DEMO" ] || fail "no $DEMO"
 mkdir "$T/tmp"
@@ -40,6 +41,8 @@ grep -q 'demo/hangs-forever *waiting' "$T/err" || fail "no progress on stderr"
 if [ -s "$T/profile.json" ]; then
     grep -q '"demo/hangs-forever"' "$T/profile.json" || fail "the profile does not name the hanging test"
     grep -q '"TIMEOUT"' "$T/profile.json" || fail "the profile has no TIMEOUT status"
+    # the test that burns two cores first is drawn: Tree CPU shows all the CPU the tree used
+    if command -v node >/dev/null 2>&1; then first_interval "$T/profile.json" demo; fi
 else
     echo "note: no profile written by this build; profile checks not run"
 fi

@@ -5,9 +5,11 @@
 //   * every marker's type has a schema, every data key is a field of it, and a field it lacks
 //     is one its type declares optional (the marker types of this build: check-profile --schemas);
 //   * every marker of a type with a colour field has a colour the front-end knows;
-//   * every counter has samples.
+//   * every counter has samples; one that stayed at zero is hidden, the others are shown;
+//   * no other top-level track has the name of the run's own.
 // Usage: node frontend-check.cjs VALIDATOR SCHEMAS.json FILE
-// Prints one line of facts on success ("ok markers=N counters=A|B tracks=X|Y types=T:N,...")
+// Prints one line of facts on success ("ok markers=N counters=A|B tracks=X|Y types=T:N,...
+// threads=A|B loadMs=N hidden=X|Y colors=TYPE:c/d,... rows=CATEGORY / NAME (N)|...")
 // for the shell tests to look into; exits 1 with the reasons otherwise. With FFCHECK_LABELS=T,U
 // it also prints, for a few markers of each of those types, one line "label TYPE NAME: tooltip
 // | table | chart | field=value; ..." as the front-end formats them.
@@ -51,6 +53,22 @@ for (const [type, colors] of Object.entries(r.colors || {}))
     if (c.startsWith('(') || c.includes('INVALID')) problems.push(`${type}: colour ${c}`);
 for (const c of r.counters || [])
   if (!c.samples) problems.push(`counter ${c.name} has no samples`);
+// A counter that stayed at zero is hidden, one that measured something is shown; no two tracks of
+// the timeline's top level share a name.
+const globals = (r.tracks && r.tracks.global) || [];
+for (const g of globals)
+  for (const l of g.local || []) {
+    if (l.type !== 'counter') continue;
+    const c = (r.counters || [])[l.counterIndex];
+    if (!c) continue;
+    const zero = c.countMin === 0 && c.countMax === 0;
+    const hidden = l.hidden || g.hidden;
+    if (zero && !hidden) problems.push(`counter ${c.name} stayed at zero but its track is shown`);
+    if (!zero && hidden) problems.push(`counter ${c.name} measured something but its track is hidden`);
+  }
+const run = globals.find((g) => g.pid === '0');
+if (run && globals.some((g) => g !== run && g.name === run.name))
+  problems.push(`the run's track and another top-level track are both named ${run.name}`);
 if (problems.length) {
   console.error(`frontend-check: ${file}:\n  ` + problems.join('\n  '));
   process.exit(1);
@@ -61,10 +79,20 @@ for (const g of (r.tracks && r.tracks.global) || []) {
   for (const l of g.local || []) tracks.push(l.name);
 }
 const types = Object.entries(r.markerTypes || {}).map(([t, n]) => `${t}:${n}`);
+// the tracks the timeline hides, the colours of each marker type, the rows of the run's thread's
+// marker chart
+const hidden = [];
+for (const g of (r.tracks && r.tracks.global) || []) {
+  if (g.hidden) hidden.push(g.name);
+  for (const l of g.local || []) if (l.hidden || g.hidden) hidden.push(l.name);
+}
+const colors = Object.entries(r.colors || {}).map(([t, c]) => `${t}:${Object.keys(c).sort().join('/')}`);
+const rows = ((r.perThread || [])[0] || {}).markerChartRows || [];
 console.log(
   `ok markers=${r.markers} counters=${(r.counters || []).map((c) => c.name).join('|')} ` +
     `tracks=${tracks.join('|')} types=${types.join(',')} threads=${(r.threads || []).map((t) => t.name).join('|')} ` +
-    `loadMs=${(r.parseMs || 0) + (r.viewMs || 0)}`
+    `loadMs=${(r.parseMs || 0) + (r.viewMs || 0)} hidden=${hidden.join('|')} colors=${colors.join(',')} ` +
+    `rows=${rows.join('|')}`
 );
 for (const type of (process.env.FFCHECK_LABELS || '').split(',').filter(Boolean)) {
   for (const [key, list] of Object.entries(r.samples || {})) {

@@ -16,17 +16,19 @@ facts() {
 }
 
 # The machine's and the tree's CPU and memory are counter tracks, each drawn once: no marker graph
-# of the same name beside it.
-# Pressure (where the kernel keeps it) and the tree's major faults are counters too.
+# of the same name beside it. Pressure (where the kernel keeps it) and the tree's major faults are
+# counters too. The tracks are named for what they measure (the counters keep their names) and go
+# in the order someone looking into a stop wants them: the tree's CPU and memory first, then the
+# machine's (frontend-check.cjs: a counter that stayed at zero is hidden, the others shown).
 expect_counters() {
     _facts=$1 _what=$2
     case "$_facts" in *" counters=CPU Use|Memory|Tree CPU|Tree Memory|Tree Major Faults"[\ \|]*) ;;
     *) fail "$_what: counters: $_facts" ;; esac
-    want="CPU Use|Memory|Tree CPU|Tree Memory|Tree Major Faults"
+    want="Tree CPU|Tree Memory|Machine CPU|Machine Memory|Tree Major Faults"
     if [ -r /proc/pressure/memory ]; then
         case "$_facts" in *"|Tree Major Faults|CPU Pressure|Memory Pressure|IO Pressure"[\ \|]*) ;;
         *) fail "$_what: no pressure counters: $_facts" ;; esac
-        want="$want|CPU Pressure|Memory Pressure|IO Pressure"
+        want="$want|Machine CPU Pressure|Machine Memory Pressure|Machine IO Pressure"
     fi
     tracks=$(printf '%s\n' "$_facts" | sed 's/.* tracks=\(.*\) types=.*/\1/')
     printf '%s\n' "$want" | tr '|' '\n' >"$T/.want"
@@ -34,6 +36,13 @@ expect_counters() {
         n=$(printf '%s\n' "$tracks" | tr '|' '\n' | grep -cx "$t")
         [ "$n" = 1 ] || fail "$_what: $n tracks named '$t': $tracks"
     done <"$T/.want"
+    # (of those shown: one that stayed at zero, as the tree's CPU in a short run measured in
+    # clock ticks, is hidden)
+    ranks=$(printf '%s\n' "${tracks%%|Counters that stayed at zero|*}" | tr '|' '\n' | awk '
+        $0 == "Tree CPU" { print 1 } $0 == "Tree Memory" { print 2 }
+        $0 == "Machine CPU" { print 3 } $0 == "Machine Memory" { print 4 }' | tr '\n' ' ')
+    [ "$ranks" = "$(printf '%s\n' $ranks | sort -n | tr '\n' ' ')" ] || fail "$_what: the tracks are not in order: $tracks"
+    case "$tracks" in *"resmon-run|Tree "*) ;; *) fail "$_what: the tree's tracks do not come first: $tracks" ;; esac
     # the run's thread first (then, after a stop, one per process dumped)
     case "$_facts" in *" threads=resmon-run "* | *" threads=resmon-run|"*) ;; *) fail "$_what: the thread has no name: $_facts" ;; esac
 }
@@ -41,12 +50,38 @@ expect_counters() {
 # wait_samples STREAM N: until the stream holds N samples of the tree (bounded: 20 s).
 wait_samples() {
     _n=0
-    while [ "$(grep -c '"type":"marker","name":"Tree CPU"' "$1")" -lt "$2" ]; do
+    while [ "$(cat "$1" 2>/dev/null | grep -c '"type":"marker","name":"Tree CPU"')" -lt "$2" ]; do
         _n=$((_n + 1))
         [ $_n -lt 400 ] || fail "$1: no samples reach the stream"
         read -r -t 0.05 _ <&9 || :
     done
 }
+
+# ---- the first interval of every counter: a normal, a stopped and a recovered run --------------
+# The tree burns CPU from its start, sampled every 200 ms: a lost first interval is a third of it.
+P="$T/first-normal.json"
+"$RESMON_RUN" -q -i 0.2 -o "$P" -- "$HELPER" burn 0.6 || fail "first-interval run failed"
+facts "$P" >/dev/null
+first_interval "$P" normal
+P="$T/first-stopped.json"
+"$RESMON_RUN" -q -i 0.2 -t 0.7 -o "$P" -- "$HELPER" burn 30
+[ $? = 124 ] || fail "first-interval: the timeout did not stop the run"
+facts "$P" >/dev/null
+first_interval "$P" stopped
+S="$T/first-killed.json"
+"$RESMON_RUN" -q -i 0.2 -o "$S" -- "$HELPER" burn 30 &
+sup=$!
+wait_samples "$S" 3
+kill -KILL $sup
+wait $sup 2>/dev/null
+"$RESMON_RUN" --recover "$S" -o "$T/first-recovered.json" 2>/dev/null || fail "first-interval: recover failed"
+f=$(facts "$T/first-recovered.json" Command)
+first_interval "$T/first-recovered.json" recovered
+# the command was cut off where the record ends, not "still running"
+case "$f" in *"Exit (exit, string)=unknown: the record was cut off at "*" s;"*"Ended by (reason, string)=cut-off"*) ;;
+*) fail "recovered: the command does not say it was cut off: $f" ;; esac
+n=$(markers "$T/first-recovered.json" command | grep -c 'still running')
+[ "$n" = 0 ] || fail "recovered: the command still reads as running"
 
 # ---- a normal run ------------------------------------------------------------------------------
 P="$T/normal.json"
@@ -54,6 +89,16 @@ P="$T/normal.json"
 f=$(facts "$P" Command)
 expect_counters "$f" normal
 case "$f" in *"Ended by (reason, string)=exit"*) ;; *) fail "normal: the command's reason: $f" ;; esac
+# The run's own thread is the process's track, named resmon-run, without a bar across the whole run
+# in the timeline (the command, drawn there in the default black); the tree's major faults, none
+# in this run, are hidden with the other counters that stayed at zero.
+case "$f" in *" tracks=resmon-run|"*) ;; *) fail "normal: the run's track: $f" ;; esac
+case "$f" in *" hidden=Counters that stayed at zero|"*"Tree Major Faults"*) ;; *) fail "normal: major faults shown: $f" ;; esac
+node -e '
+const p = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+const s = p.meta.markerSchema.find((s) => s.name === "Command");
+if (s.display.includes("timeline-overview")) process.exit(1);
+' "$P" || fail "normal: the command is drawn across the timeline's overview"
 case "$f" in *"Tree CPU time (cpuTime, duration)="*"Tree peak RSS (sampled) (maxRSS, bytes)="*) ;;
 *) fail "normal: the command marker lacks the tree's CPU and peak: $f" ;; esac
 # The counters hold the figures the markers hold: the tree's memory reaches the 40 MiB allocated.
@@ -118,9 +163,9 @@ for how in timeout output-timeout TERM INT parent timeout-form; do
         # what the helper was doing: a thread of its own, the marker of its dump (not as
         # resmon-timeout, where the dump is off unless asked)
         if [ $how = timeout-form ]; then
-            case "$f" in *" threads=resmon-run "*) ;; *) fail "$how $F: resmon-timeout dumped: $f" ;; esac
+            case "$f" in *" threads=resmon-run|helper"*) fail "$how $F: resmon-timeout dumped: $f" ;; esac
         else
-            case "$f" in *"ProcessDump:"*" threads=resmon-run|helper "*) ;;
+            case "$f" in *"ProcessDump:"*" threads=resmon-run|helper"[\ \|]*) ;;
             *) fail "$how $F: the dumped helper is not shown: $f" ;; esac
         fi
     done
@@ -136,7 +181,7 @@ for how in timeout output-timeout TERM INT parent timeout-form; do
     # a CI that kills the run now keeps) and in the final one.
     for F in "$P.at-signal" "$P"; do
         expect_test "$F" stop/open-test.js "$([ $how = timeout ] || [ $how = output-timeout ] || [ $how = timeout-form ] && echo TIMEOUT || echo INCOMPLETE)" \
-            "$([ $how = timeout ] || [ $how = output-timeout ] || [ $how = timeout-form ] && echo yellow || echo orange)"
+            "$([ $how = timeout ] || [ $how = output-timeout ] || [ $how = timeout-form ] && echo purple || echo orange)"
     done
 done
 unset HELPER_KEEP_AT_SIGNAL
@@ -157,7 +202,7 @@ wait $sup 2>/dev/null
 "$RESMON_RUN" --recover "$S" -o "$T/recovered.json" 2>/dev/null || fail "recover failed"
 f=$(facts "$T/recovered.json" Command,Phase,Process)
 expect_counters "$f" recovered
-case "$f" in *"label Command:command: "*"Ended by (reason, string)=running"*) ;; *) fail "recovered: no command marker: $f" ;; esac
+case "$f" in *"label Command:command: "*"Ended by (reason, string)=cut-off"*) ;; *) fail "recovered: no command marker: $f" ;; esac
 root=$(markers "$T/recovered.json" process | grep -F '"cmd":"sh -c ')
 [ -n "$root" ] || fail "recovered: no process marker for the root, which still ran: $(markers "$T/recovered.json" process)"
 ph=$(markers "$T/recovered.json" Phase | cut -f5)
@@ -167,6 +212,44 @@ case "$t" in *'"status":"INCOMPLETE"'*'"cpuTime":'*) ;; *) fail "recovered: the 
 cpu=$(printf '%s\n' "$t" | sed 's/.*"cpuTime":\([0-9.]*\).*/\1/')
 ge "$cpu" 50 || fail "recovered: the open test burned for 300 ms but cost $cpu ms"
 case "$f" in *"CPU Time (cpuTime, duration)= ()"*|*"CPU time:  ()"*) fail "recovered: an empty CPU label: $f" ;; esac
+
+# ---- failures, readable ------------------------------------------------------------------------
+# A failure's message of several lines is shown line by line; an expected failure says so; a hung
+# test is not coloured as a skipped one; every unexpected result is an instant in a row of its own
+# (a failing test shorter than a pixel is still there to hover).
+L="$T/failures.log"
+echo '{"action":"suite_start","time":1767225600000,"tests":{}}' >"$L"
+for t in pass:PASS:PASS skip:SKIP:SKIP xfail:FAIL:FAIL fail:FAIL:PASS hang:TIMEOUT:PASS; do
+    n=${t%%:*} ex=${t##*:} st=${t#*:} st=${st%:*} msg=
+    [ $n = fail ] && msg=',"message":"assert a == b\n- 1\n+ 2"'
+    printf '{"action":"test_start","time":1767225600001,"test":"f/%s.js"}\n' $n >>"$L"
+    printf '{"action":"test_end","time":1767225600002,"test":"f/%s.js","status":"%s","expected":"%s"%s}\n' \
+        $n $st $ex "$msg" >>"$L"
+done
+P="$T/failures.json"
+"$RESMON_RUN" -q -i 0.05 -o "$P" -- cat "$L" >/dev/null || fail "failures run failed"
+f=$(FFPROF_SAMPLES=10 facts "$P" Test,TestResult)
+case "$f" in *"label Test:test: fail.js | FAIL — f/fail.js |"*'Message, line by line (messageLines, list)=[list] ["assert a == b","- 1","+ 2"]'*) ;;
+*) fail "failures: the message is not shown line by line: $f" ;; esac
+case "$f" in *"label Test:test: xfail.js | "*"Outcome (outcome, string)=expected failure"*) ;;
+*) fail "failures: the expected failure does not say so: $f" ;; esac
+case "$f" in *" colors="*"Test:green/orange/purple/yellow,"*) ;; *) fail "failures: TIMEOUT's colour is SKIP's: $f" ;; esac
+case "$f" in *" rows="*"Other / unexpected result (2)"*) ;; *) fail "failures: no row of unexpected results: $f" ;; esac
+case "$f" in *"label TestResult:unexpected result: TIMEOUT: f/hang.js"*) ;; *) fail "failures: the hung test's result: $f" ;; esac
+
+# A hung TAP test: TAP prints a test only with its result, so none is open; the stop names the
+# one running by what came before it.
+P="$T/tap-hang.json"
+new_events
+"$RESMON_RUN" -q -i 0.05 -o "$P" -- sh -c 'printf "1..3\nok 1 - first\nok 2 - second\n# 3 hangs\n"
+    "$0" wait-file "$1" "\"test\":\"second\"" && exec "$0" sleep 30' "$HELPER" "$P" >/dev/null 2>&1 &
+sup=$!
+wait_event "found *" >/dev/null
+wait_event "ready *" >/dev/null
+kill -ALRM $sup
+wait $sup
+f=$(facts "$P" Timeout)
+case "$f" in *'Open tests (openTests, list)=[list] ["after 2, second"]'*) ;; *) fail "tap hang: open tests: $f" ;; esac
 
 # ---- past the marker limit ---------------------------------------------------------------------
 P="$T/limit.json"

@@ -80,3 +80,27 @@ duration() {
 }
 
 now_ns() { date +%s%N; }
+
+# first_interval FILE WHAT: every counter starts with a zero origin (the front-end draws nothing of
+# a counter's first sample), so that what Tree CPU draws, its samples after the first, adds up to
+# the tree's CPU time the command marker holds, within 5%.
+first_interval() {
+    node -e '
+const fs = require("fs"), zlib = require("zlib");
+let b = fs.readFileSync(process.argv[1]);
+if (b[0] === 0x1f) b = zlib.gunzipSync(b);
+const p = JSON.parse(b), t = p.threads[0], bad = [];
+let cmd = null;
+for (let i = 0; i < t.markers.length; i++) if (t.stringArray[t.markers.name[i]] === "command") cmd = t.markers.data[i];
+for (const c of p.counters) {
+  const s = c.sampleGroups[0].samples;
+  if (s.count[0] !== 0) bad.push(`${c.name} starts with ${s.count[0]} at ${s.time[0]} ms, which the front-end does not draw`);
+}
+const cpu = p.counters.find((c) => c.name === "Tree CPU").sampleGroups[0].samples;
+const drawn = cpu.count.slice(1).reduce((a, x) => a + x, 0);
+if (!cmd || !(cmd.cpuTime > 0)) bad.push(`no command CPU time: ${JSON.stringify(cmd)}`);
+else if (Math.abs(drawn - cmd.cpuTime) > 0.05 * cmd.cpuTime)
+  bad.push(`Tree CPU draws ${drawn.toFixed(1)} ms of the ${cmd.cpuTime} ms the tree used`);
+if (bad.length) { console.error(bad.join("\n")); process.exit(1); }
+' "$1" || fail "$2: a counter loses its first interval"
+}

@@ -73,7 +73,7 @@ for tier in $tiers; do
     case "$lim" in "the tree used "*" s of CPU time, the limit is 0.5 s") ;; *) fail "$tier: cpu: limit text '$lim'" ;; esac
     used=$(echo "$lim" | sed 's/the tree used \([0-9.]*\) s.*/\1/')
     ge "$used" 0.5 || fail "$tier: cpu: stopped at $used s, before the limit"
-    expect_test "$T/cpu-$tier.json" burns TIMEOUT yellow
+    expect_test "$T/cpu-$tier.json" burns TIMEOUT purple
     cpu=$(val "$(markers "$T/cpu-$tier.json" command | cut -f5)" cpuTime)
     ge 1500 "$cpu" || fail "$tier: cpu: the tree used $cpu ms against a 500 ms limit"
     no_survivors "$HELPER burn 30"

@@ -113,7 +113,7 @@ for how in TERM INT HUP QUIT timeout parent; do
     status=INCOMPLETE
     [ $how = timeout ] && status=TIMEOUT
     color=orange
-    [ $how = timeout ] && color=yellow
+    [ $how = timeout ] && color=purple
     expect_test "$P" stop/open-test.js $status $color
     [ "$(count "$P" kill)" -ge 1 ] || fail "$how: no kill marker in the final profile"
     # at the stop, after the dump, at the end

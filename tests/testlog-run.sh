@@ -201,7 +201,7 @@ alarmed "$RESMON_RUN" -i 0.05 -o "$P" -- "$HELPER" sigcheck "$P" 30
 st=$?
 [ "$st" = 124 ] || fail "hang: status $st"
 "$CHECK" "$P" || fail "hang: invalid profile"
-expect_test "$P" stop/open-test.js TIMEOUT yellow
+expect_test "$P" stop/open-test.js TIMEOUT purple
 case "$(markers "$P" timeout | cut -f5)" in
 *'"openTests":["stop/open-test.js"]'*) ;;
 *) fail "hang: the timeout marker does not name the open test: $(markers "$P" timeout)" ;;

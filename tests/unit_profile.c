@@ -487,12 +487,12 @@ START_TEST(test_open_state_closed)
     ck_assert_uint_eq(st.skipped_lines, 1);
     ck_assert_int_ge(find_marker(p, "test|10.000|20.000|2|{\"type\":\"Test\",\"test\":\"t1\",\"status\":\"PASS\"}"), 0);
     ck_assert_int_ge(find_marker(p, "test|20.000|50.000|2|{\"type\":\"Test\",\"test\":\"t2\",\"name\":\"t2\","
-                                    "\"status\":\"TIMEOUT\",\"color\":\"yellow\"}"),
+                                    "\"status\":\"TIMEOUT\",\"color\":\"purple\"}"),
                      0);
     ck_assert_int_ge(find_marker(p, "Phase|5.500|50.000|1|{\"type\":\"Phase\",\"phase\":\"run\"}"), 0);
     ck_assert_int_ge(find_marker(p, "suite|1.000|50.000|0|null"), 0);
-    ck_assert_int_ge(find_marker(p, "test|30.000|50.000|0|{\"type\":\"Test\",\"status\":\"CRASH\",\"color\":\"yellow\"}"), 0);
-    ck_assert_int_ge(find_marker(p, "test|31.000|50.000|0|{\"type\":\"Test\",\"status\":\"TIMEOUT\",\"color\":\"yellow\"}"), 0);
+    ck_assert_int_ge(find_marker(p, "test|30.000|50.000|0|{\"type\":\"Test\",\"status\":\"CRASH\",\"color\":\"purple\"}"), 0);
+    ck_assert_int_ge(find_marker(p, "test|31.000|50.000|0|{\"type\":\"Test\",\"status\":\"TIMEOUT\",\"color\":\"purple\"}"), 0);
     cJSON_Delete(p);
 
     /* Recovery semantics: INCOMPLETE at the last timestamp seen. */
@@ -556,7 +556,9 @@ START_TEST(test_counters_and_costs)
     ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(cpu, "display"), "graphType")->valuestring, "line-rate");
     const cJSON *cs = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(cpu, "sampleGroups"), 0), "samples");
     char *txt = cJSON_PrintUnformatted(cs);
-    ck_assert_str_eq(txt, "{\"time\":[100,200,300],\"count\":[10,80,40],\"length\":3}");
+    /* from a zero at the first interval's start: the front-end draws nothing of a counter's first
+     * sample, and the 10 ms of 0..100 must be drawn */
+    ck_assert_str_eq(txt, "{\"time\":[0,100,200,300],\"count\":[0,10,80,40],\"length\":4}");
     free(txt);
     /* a level: the changes, from zero, so that their sum is the level */
     const cJSON *ms = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(mem, "sampleGroups"), 0), "samples");
@@ -566,7 +568,7 @@ START_TEST(test_counters_and_costs)
     /* The open test, closed at 300: half of the 80 ms of 100..200 and the 40 of 200..300; its peak
      * is the highest sample inside it. */
     ck_assert_int_ge(find_marker(p, "test|150.000|300.000|0|{\"type\":\"Test\",\"test\":\"t\",\"name\":\"t\","
-                                    "\"status\":\"TIMEOUT\",\"color\":\"yellow\",\"cpuTime\":80,\"maxRSS\":5000}"),
+                                    "\"status\":\"TIMEOUT\",\"color\":\"purple\",\"cpuTime\":80,\"maxRSS\":5000}"),
                      0);
     ck_assert_int_ge(find_marker(p, "back|50.000|50.000|0|null"), 0);
     cJSON_Delete(p);
@@ -750,7 +752,9 @@ START_TEST(test_late_messages)
     ck_assert_uint_eq(st.markers, 6);
     ck_assert_uint_eq(st.skipped_lines, 1); /* the message line without a test */
     ck_assert_int_ge(find_marker(p, "test|1.000|1.000|2|{\"type\":\"Test\",\"test\":\"a\",\"status\":\"FAIL\","
-                                    "\"color\":\"orange\",\"message\":\"assert 1 == 2\\nwhere 1 = f()\"}"), 0);
+                                    "\"color\":\"orange\",\"message\":\"assert 1 == 2\\nwhere 1 = f()\","
+                                    /* the front-end shows a string on one line: its lines as a list */
+                                    "\"messageLines\":[\"assert 1 == 2\",\"where 1 = f()\"]}"), 0);
     ck_assert_int_ge(find_marker(p, "test|2.000|2.000|2|{\"type\":\"Test\",\"test\":\"ok\",\"status\":\"PASS\","
                                     "\"color\":\"green\"}"), 0);
     ck_assert_int_ge(find_marker(p, "test|3.000|3.000|2|{\"type\":\"Test\",\"test\":\"own\",\"status\":\"FAIL\","
@@ -921,7 +925,7 @@ START_TEST(test_marker_limit)
     ck_assert_uint_eq(st.markers, 9); /* 3 passes, 2 failures, process, command, the open test, the note */
     ck_assert_int_ge(find_marker(p, "fail|6.000|null|0|{\"type\":\"Test\",\"color\":\"red\"}"), 0);
     ck_assert_int_ge(find_marker(p, "command|10.000|null|0|{\"type\":\"Command\",\"cmd\":\"x\"}"), 0);
-    ck_assert_int_ge(find_marker(p, "test|11.000|20.000|0|{\"type\":\"Test\",\"status\":\"TIMEOUT\",\"color\":\"yellow\"}"), 0);
+    ck_assert_int_ge(find_marker(p, "test|11.000|20.000|0|{\"type\":\"Test\",\"status\":\"TIMEOUT\",\"color\":\"purple\"}"), 0);
     ck_assert_int_ge(find_marker(p, "markers left out|20.000|null|0|{\"type\":\"Warning\",\"message\":\"3 markers "
                                     "past the limit of 3 were left out (2 of them expected passes)\","
                                     "\"color\":\"orange\"}"),

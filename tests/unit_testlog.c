@@ -94,7 +94,7 @@ START_TEST(test_open_table_and_finish)
     testlog_finish(tl, MS(50), true);
     ck_assert_int_ge(cap_find(&c, "M test 10.000 50.000 2 {\"type\":\"Test\",\"test\":\"a\",\"name\":\"a\","
                                   "\"status\":\"TIMEOUT\",\"message\":\"still running when the run "
-                                  "timed out\",\"color\":\"yellow\",\"cpuTime\":20.0,\"maxRSS\":300}"),
+                                  "timed out\",\"color\":\"purple\",\"cpuTime\":20.0,\"maxRSS\":300}"),
                      0);
     ck_assert_int_ge(cap_find(&c, "M test 20.000 50.000 2 {\"type\":\"Test\",\"test\":\"b\""), 0);
     ck_assert_uint_eq(cap_count(&c, "S {\"type\":\"close\""), 2);

@@ -44,7 +44,7 @@ START_TEST(test_end_closes_most_recent)
     ck_assert_int_ge(cap_find(&c, "M test 20.000 30.000 2 {\"type\":\"Test\",\"test\":\"two\""), 0);
     ck_assert_int_ge(cap_find(&c, "M test 10.000 40.000 2 {\"type\":\"Test\",\"test\":\"one\","
                                   "\"name\":\"one\",\"status\":\"TIMEOUT\",\"expected\":\"PASS\","
-                                  "\"message\":\"took too long\",\"color\":\"yellow\"}"),
+                                  "\"message\":\"took too long\",\"color\":\"purple\"}"),
                      0);
     struct testlog_stats st;
     testlog_get_stats(tl, &st);

@@ -39,16 +39,20 @@ START_TEST(test_exact_test_marker)
          "\"status\":\"TIMEOUT\",\"expected\":\"PASS\",\"message\":\"timed out\","
          "\"extra\":{\"timeoutfactor\":4}}",
          301);
-    ck_assert_uint_eq(c.n, 3);
+    ck_assert_uint_eq(c.n, 4);
     ck_assert_str_eq(c.lines[0], "S {\"type\":\"open\",\"kind\":\"test\",\"key\":\"dom/x/test_a.js\","
                                  "\"name\":\"test\",\"startTime\":100.0,\"category\":2,\"cost\":true,\"data\":{"
                                  "\"type\":\"Test\",\"test\":\"dom/x/test_a.js\",\"name\":\"test_a.js\"}}");
     ck_assert_str_eq(c.lines[1],
                      "M test 100.000 300.000 2 {\"type\":\"Test\",\"test\":\"dom/x/test_a.js\","
                      "\"name\":\"test_a.js\",\"status\":\"TIMEOUT\",\"expected\":\"PASS\","
-                     "\"message\":\"timed out\",\"timeoutfactor\":4,\"color\":\"yellow\","
+                     "\"message\":\"timed out\",\"timeoutfactor\":4,\"color\":\"purple\","
                      "\"cpuTime\":10.0,\"maxRSS\":5000}");
-    ck_assert_str_eq(c.lines[2], "S {\"type\":\"close\",\"kind\":\"test\",\"key\":\"dom/x/test_a.js\"}");
+    /* the unexpected result again, an instant in a row of its own: seen however short the test */
+    ck_assert_str_eq(c.lines[2], "M unexpected result 300.000 - 0 {\"type\":\"TestResult\",\"test\":\"dom/x/test_a.js\","
+                                 "\"status\":\"TIMEOUT\",\"expected\":\"PASS\",\"message\":\"timed out\","
+                                 "\"color\":\"purple\"}");
+    ck_assert_str_eq(c.lines[3], "S {\"type\":\"close\",\"kind\":\"test\",\"key\":\"dom/x/test_a.js\"}");
     struct testlog_stats st;
     testlog_get_stats(tl, &st);
     ck_assert_uint_eq(st.tests, 1);
