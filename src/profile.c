@@ -2128,7 +2128,7 @@ static int write_profile(struct conv *c, double end_ms)
         OUT_LIT(c, ",");
     OUT_LIT(c, "\"profilingEndTime\":");
     out_ms(c, end_ms);
-    size_t dumped = pstacks_processes(c->stacks);
+    size_t dumped = pstacks_threads(c->stacks);
     if (dumped) {
         /* The front-end hides threads without samples when others have some: the run's own
          * thread (markers, counters) stays shown beside the dumped processes. */
@@ -2227,7 +2227,7 @@ static int write_profile(struct conv *c, double end_ms)
     if (c->stacks) {
         /* the processes dumped at a stop, a thread each (profile_stacks.h) */
         jsonw_reset(&c->tmp);
-        pstacks_write(c->stacks, &c->tmp);
+        pstacks_write(c->stacks, c->ncat, &c->tmp);
         if (jsonw_failed(&c->tmp))
             return -ENOMEM;
         if (c->tmp.len) {
