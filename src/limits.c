@@ -52,7 +52,7 @@ struct limits {
     struct contain *contain;
     unsigned by_kernel; /* CONTAIN_LIMIT_* */
     const char *how;
-    uint64_t oom_base, refused_base; /* the run's cgroup counters at the start */
+    uint64_t oom_base, refused_base, high_base; /* the run's cgroup counters at the start */
     /* OOM attribution */
     bool cg_oom;              /* the run's memory cgroup counts its OOM kills */
     uint64_t oom_seen;        /* the count last read */
@@ -112,7 +112,7 @@ int limits_new(const struct limits_config *cfg, struct contain *c, struct limits
     l->contain = c;
     l->vmstat_fd = -1;
     if (c && (cfg->memory || cfg->tasks)) {
-        int r = contain_set_limits(c, cfg->memory, cfg->tasks, &l->how);
+        int r = contain_set_limits(c, cfg->memory, cfg->tasks, cfg->stop_first, &l->how);
         l->by_kernel = r > 0 ? (unsigned)r : 0;
     }
     struct contain_events ev = {0};
@@ -121,6 +121,7 @@ int limits_new(const struct limits_config *cfg, struct contain *c, struct limits
     l->cg_oom = ev.have_oom;
     l->oom_base = ev.oom_kills;
     l->refused_base = ev.tasks_refused;
+    l->high_base = ev.high_events;
     /* Without the run's own count: the cgroup it started in where that counts (other jobs' kills
      * are not in it), else the machine's. Both say "oom_kill N". */
     char home[4096];
@@ -177,7 +178,10 @@ void limits_describe(const struct limits *l, char *buf, size_t size)
     if (l->cfg.memory) {
         fmt_size(a, sizeof a, l->cfg.memory);
         if (l->by_kernel & CONTAIN_LIMIT_MEMORY)
-            ADD("memory %s: enforced by the kernel (%s; no swap past it)", a, l->how ? l->how : "cgroup");
+            ADD("memory %s: enforced by the kernel (%s; no swap past it%s)", a, l->how ? l->how : "cgroup",
+                l->by_kernel & CONTAIN_LIMIT_MEMORY_HIGH   ? "; the run stopped at its high mark, an eighth below"
+                : l->by_kernel & CONTAIN_LIMIT_MEMORY_HOLD ? "; the tree held at it, then the run stopped"
+                                                           : "");
         else
             ADD("memory %s: the tree's summed RSS checked at each sample (no memory controller here)", a);
     }
@@ -210,6 +214,18 @@ enum limit_kind limits_check(struct limits *l, const struct limits_reading *r, c
         if (l->by_kernel & CONTAIN_LIMIT_MEMORY) {
             if (ev.have_oom && ev.oom_kills > l->oom_base) {
                 snprintf(text, size, "the kernel's OOM killer killed in the tree at the limit of %s", a);
+                return LIMIT_MEMORY;
+            }
+            if ((l->by_kernel & CONTAIN_LIMIT_MEMORY_HOLD) && ev.under_oom) {
+                snprintf(text, size, "the tree's memory reached the limit of %s, held there by the kernel: "
+                         "stopped before any OOM kill", a);
+                return LIMIT_MEMORY;
+            }
+            /* past the high mark: stopped while the tree is alive, before the OOM killer */
+            if ((l->by_kernel & CONTAIN_LIMIT_MEMORY_HIGH) && ev.have_high && ev.high_events > l->high_base) {
+                fmt_size(b, sizeof b, l->cfg.memory - MAX(l->cfg.memory / 8, (uint64_t)1 << 20));
+                snprintf(text, size, "the tree's memory passed %s, near the limit of %s: stopped before the "
+                         "kernel's OOM killer", b, a);
                 return LIMIT_MEMORY;
             }
         } else if (r->rss_known && r->rss > l->cfg.memory) {

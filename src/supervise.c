@@ -1837,7 +1837,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         log_msg("containment: %s%s%s%s", contain_tier_name(contain_tier(sv.contain)),
                 why ? " (" : "", why ? why : "", why ? ")" : "");
     /* Limits the kernel enforces are set before the command exists (it joins them at its fork). */
-    struct limits_config lcfg = {o->memory_limit, o->cpu_limit_ns, o->tasks_limit, NULL};
+    struct limits_config lcfg = {o->memory_limit, o->cpu_limit_ns, o->tasks_limit, NULL, o->interval_ns > 0};
     if ((r = limits_new(&lcfg, sv.contain, &sv.limits)) < 0) {
         log_errno(r, "cannot set up the limits");
         goto out;
