@@ -53,6 +53,7 @@ struct limits {
     unsigned by_kernel; /* CONTAIN_LIMIT_* */
     const char *how;
     uint64_t oom_base, refused_base, high_base; /* the run's cgroup counters at the start */
+    struct sampler_killed victim; /* the OOM killer's first victim in the tree (pid 0: none seen) */
     /* OOM attribution */
     bool cg_oom;              /* the run's memory cgroup counts its OOM kills */
     uint64_t oom_seen;        /* the count last read */
@@ -213,7 +214,11 @@ enum limit_kind limits_check(struct limits *l, const struct limits_reading *r, c
         fmt_size(a, sizeof a, l->cfg.memory);
         if (l->by_kernel & CONTAIN_LIMIT_MEMORY) {
             if (ev.have_oom && ev.oom_kills > l->oom_base) {
-                snprintf(text, size, "the kernel's OOM killer killed in the tree at the limit of %s", a);
+                if (l->victim.pid)
+                    snprintf(text, size, "the kernel's OOM killer killed in the tree at the limit of %s: process %d, %s",
+                             a, (int)l->victim.pid, l->victim.cmd);
+                else
+                    snprintf(text, size, "the kernel's OOM killer killed in the tree at the limit of %s", a);
                 return LIMIT_MEMORY;
             }
             if ((l->by_kernel & CONTAIN_LIMIT_MEMORY_HOLD) && ev.under_oom) {
@@ -303,6 +308,8 @@ size_t limits_oom_take(struct limits *l, uint64_t now, struct sampler_killed *ou
         if (l->credit && n < max) {
             out[n++] = p->k;
             l->credit--;
+            if (!l->victim.pid)
+                l->victim = p->k;
         } else if (now - p->noted_ns <= PENDING_NS)
             l->pending[keep++] = *p;
     }

@@ -83,11 +83,17 @@ for tier in $tiers; do
         [ "$st" = 124 ] || fail "$tier: memory limit, -i 0: exit $st: $(cat "$T/mem.err")"
         stopped "$T/mem0-$tier.json" memory
         lim=$(val "$(markers "$T/mem0-$tier.json" timeout | cut -f5)" limit)
-        case "$lim" in *"OOM killer killed in the tree at the limit of 32 MiB"*) ;;
+        # the stop names the OOM kill and its victim
+        case "$lim" in *"OOM killer killed in the tree at the limit of 32 MiB: process "[0-9]*", $HELPER alloc 128 30") ;;
         *) fail "$tier: memory (kernel, -i 0): limit text '$lim'" ;; esac
         [ "$(count "$T/mem0-$tier.json" "OOM kill")" -ge 1 ] || fail "$tier: memory (kernel, -i 0): no OOM kill marker"
         no_survivors "$HELPER alloc 128 30"
         echo "$tier: memory limit, no sampling: the OOM killer's kill: $lim"
+        # the command itself the victim: nothing alive at the stop, and no empty table says so
+        $RESMON_RUN -i 0 --containment=$tier -o "$T/mem1-$tier.json" --memory-limit=32M -- "$HELPER" alloc 128 30 \
+            >"$T/mem.out" 2>"$T/mem.err"
+        _t=$(markers "$T/mem1-$tier.json" timeout | cut -f5)
+        [ -n "$_t" ] && ! has_key "$_t" liveProcesses || fail "$tier: memory, nothing alive: the stop marker: $_t"
     fi
 
     # cpu: two burners against 0.5 s of the tree's CPU, with samples far apart (-i 10): the timer
