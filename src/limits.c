@@ -160,6 +160,22 @@ static void fmt_size(char *out, size_t size, uint64_t v)
         snprintf(out, size, "%.1f %s", d, unit[u]);
 }
 
+/* v in binary units, then as the front-end's memory graphs show it (decimal kB/MB/GB, three
+ * significant digits): "32 MiB (33.6 MB)", so the limit reads against the track. */
+static void fmt_size_graph(char *out, size_t size, uint64_t v)
+{
+    static const char *const unit[] = {"B", "kB", "MB", "GB"};
+    char bin[32];
+    fmt_size(bin, sizeof bin, v);
+    double d = (double)v;
+    size_t u = 0;
+    if (d >= 1e4)
+        while (d >= 1000 && u + 1 < ARRAY_SIZE(unit))
+            d /= 1000, u++;
+    int frac = d >= 100 || u == 0 ? 0 : d >= 10 ? 1 : 2;
+    snprintf(out, size, "%s (%.*f %s)", bin, frac, d, unit[u]);
+}
+
 static void fmt_secs(char *out, size_t size, uint64_t ns)
 {
     snprintf(out, size, "%.3g s", (double)ns / 1e9);
@@ -204,14 +220,14 @@ void limits_describe(const struct limits *l, char *buf, size_t size)
 
 enum limit_kind limits_check(struct limits *l, const struct limits_reading *r, char *text, size_t size)
 {
-    char a[32], b[32];
+    char a[64], b[64];
     if (!l)
         return LIMIT_NONE;
     struct contain_events ev = {0};
     if (l->by_kernel)
         contain_events(l->contain, &ev);
     if (l->cfg.memory) {
-        fmt_size(a, sizeof a, l->cfg.memory);
+        fmt_size_graph(a, sizeof a, l->cfg.memory);
         if (l->by_kernel & CONTAIN_LIMIT_MEMORY) {
             if (ev.have_oom && ev.oom_kills > l->oom_base) {
                 if (l->victim.pid)
@@ -228,13 +244,13 @@ enum limit_kind limits_check(struct limits *l, const struct limits_reading *r, c
             }
             /* past the high mark: stopped while the tree is alive, before the OOM killer */
             if ((l->by_kernel & CONTAIN_LIMIT_MEMORY_HIGH) && ev.have_high && ev.high_events > l->high_base) {
-                fmt_size(b, sizeof b, l->cfg.memory - MAX(l->cfg.memory / 8, (uint64_t)1 << 20));
+                fmt_size_graph(b, sizeof b, l->cfg.memory - MAX(l->cfg.memory / 8, (uint64_t)1 << 20));
                 snprintf(text, size, "the tree's memory passed %s, near the limit of %s: stopped before the "
                          "kernel's OOM killer", b, a);
                 return LIMIT_MEMORY;
             }
         } else if (r->rss_known && r->rss > l->cfg.memory) {
-            fmt_size(b, sizeof b, r->rss);
+            fmt_size_graph(b, sizeof b, r->rss);
             snprintf(text, size, "the tree's RSS reached %s, past the limit of %s", b, a);
             return LIMIT_MEMORY;
         }

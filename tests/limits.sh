@@ -46,13 +46,13 @@ for tier in $tiers; do
         # cgroup v2: stopped at memory.high (28 MiB), before the OOM killer, the tree alive: the
         # dump has the process that held the memory
         how="kernel, high mark"
-        case "$lim" in *"memory passed 28 MiB, near the limit of 32 MiB: stopped before the kernel's OOM killer"*) ;;
+        case "$lim" in *"memory passed 28 MiB (29.4 MB), near the limit of 32 MiB (33.6 MB): stopped before the kernel's OOM killer"*) ;;
         *) fail "$tier: memory (high mark): limit text '$lim'" ;; esac
         [ "$(count "$T/mem-$tier.json" "OOM kill")" = 0 ] || fail "$tier: memory (high mark): the OOM killer acted first"
     elif grep -q "memory 32 MiB: enforced by the kernel.*the tree held at it" "$T/mem.err"; then
         # cgroup v1: the leaf's OOM killer off, the kernel held the tree at the limit, alive
         how="kernel, held"
-        case "$lim" in *"memory reached the limit of 32 MiB, held there by the kernel: stopped before any OOM kill"*) ;;
+        case "$lim" in *"memory reached the limit of 32 MiB (33.6 MB), held there by the kernel: stopped before any OOM kill"*) ;;
         *) fail "$tier: memory (held): limit text '$lim'" ;; esac
         [ "$(count "$T/mem-$tier.json" "OOM kill")" = 0 ] || fail "$tier: memory (held): an OOM kill"
     elif grep -q "memory 32 MiB: enforced by the kernel" "$T/mem.err"; then
@@ -61,7 +61,7 @@ for tier in $tiers; do
         how=sampled
         grep -q "memory 32 MiB: the tree's summed RSS checked at each sample" "$T/mem.err" ||
             fail "$tier: memory: -v does not say who enforces it: $(cat "$T/mem.err")"
-        case "$lim" in *"past the limit of 32 MiB"*) ;; *) fail "$tier: memory (sampled): limit text '$lim'" ;; esac
+        case "$lim" in *"past the limit of 32 MiB (33.6 MB)"*) ;; *) fail "$tier: memory (sampled): limit text '$lim'" ;; esac
     fi
     # stopped by resmon-run (the high mark, or its own check): the dump recorded the process that
     # held the memory, alive, before the first signal
@@ -84,7 +84,7 @@ for tier in $tiers; do
         stopped "$T/mem0-$tier.json" memory
         lim=$(val "$(markers "$T/mem0-$tier.json" timeout | cut -f5)" limit)
         # the stop names the OOM kill and its victim
-        case "$lim" in *"OOM killer killed in the tree at the limit of 32 MiB: process "[0-9]*", $HELPER alloc 128 30") ;;
+        case "$lim" in *"OOM killer killed in the tree at the limit of 32 MiB (33.6 MB): process "[0-9]*", $HELPER alloc 128 30") ;;
         *) fail "$tier: memory (kernel, -i 0): limit text '$lim'" ;; esac
         [ "$(count "$T/mem0-$tier.json" "OOM kill")" -ge 1 ] || fail "$tier: memory (kernel, -i 0): no OOM kill marker"
         no_survivors "$HELPER alloc 128 30"
