@@ -114,15 +114,21 @@ START_TEST(test_parked_child)
     ck_assert_ptr_nonnull(strstr(w.buf, "\"time\":12.5"));
     ck_assert_ptr_nonnull(strstr(w.buf, "\"start\":12.5,\"threadStart\":12.5,"));
     ck_assert_ptr_nonnull(strstr(w.buf, "\"state\":\"S\""));
-    /* the frame's library, and its source line from this file's debuginfo */
+    /* the frame's library, and its source line from this file's debuginfo (but for clang's
+     * DWARF 5 line tables, where libdw 0.188 finds no line: eu-addr2line neither) */
+#ifdef __clang__
+    bool lines = false;
+#else
+    bool lines = true;
+#endif
     for (size_t k = 0; !vg && k < t->nframes; k++)
         if (strcmp(t->frames[k], "forensics_test_parked_here") == 0) {
             ck_assert_str_eq(t->libs[k], "unit_forensics");
-            ck_assert_msg(t->files[k] && strstr(t->files[k], "unit_forensics.c") && t->lines[k] > 0,
+            ck_assert_msg(!lines || (t->files[k] && strstr(t->files[k], "unit_forensics.c") && t->lines[k] > 0),
                           "no source line: %s:%d", t->files[k] ? t->files[k] : "-", t->lines[k]);
         }
     ck_assert(vg || strstr(w.buf, "\"unit_forensics\""));
-    ck_assert(vg || strstr(w.buf, "unit_forensics.c\""));
+    ck_assert(vg || !lines || strstr(w.buf, "unit_forensics.c\""));
     jsonw_release(&w);
 #else
     ck_assert_str_eq(p->error, "stacks unavailable: built without libdw");
