@@ -590,7 +590,7 @@ static int v1_setup(struct contain *c, int which, const char *ctl, const char *f
     return 0;
 }
 
-int contain_set_limits(struct contain *c, uint64_t memory, uint64_t tasks, const char **ret_how)
+int contain_set_limits(struct contain *c, uint64_t memory, uint64_t tasks, bool stop_first, const char **ret_how)
 {
     unsigned done = 0;
     bool v2 = false, v1 = false;
@@ -602,6 +602,13 @@ int contain_set_limits(struct contain *c, uint64_t memory, uint64_t tasks, const
             write_at(rdfd, "memory.swap.max", "0"); /* the limit is not to be dodged by swapping */
             done |= CONTAIN_LIMIT_MEMORY;
             v2 = true;
+            /* The high mark: past it the kernel reclaims and throttles the tree's allocations,
+             * and counts it (memory.events high), which gives the supervisor the time to stop
+             * the run, dump and finalize before the OOM killer acts at memory.max. */
+            uint64_t margin = MAX(memory / 8, (uint64_t)1 << 20);
+            snprintf(num, sizeof num, "%llu", (unsigned long long)(memory > 2 * margin ? memory - margin : 0));
+            if (stop_first && memory > 2 * margin && write_at(rdfd, "memory.high", num) == 0)
+                done |= CONTAIN_LIMIT_MEMORY_HIGH;
         }
         if (rdfd >= 0)
             close(rdfd);
@@ -620,6 +627,14 @@ int contain_set_limits(struct contain *c, uint64_t memory, uint64_t tasks, const
         v1_setup(c, V1_MEMORY, "memory", "memory.limit_in_bytes", memory, "memory.memsw.limit_in_bytes") == 0) {
         done |= CONTAIN_LIMIT_MEMORY;
         v1 = true;
+        /* Its OOM killer off for the leaf: at the limit the kernel holds the tree's allocations
+         * (memory.oom_control says under_oom) instead of killing, and the supervisor stops the
+         * run, dump first, with the tree alive. */
+        int rdfd = stop_first ? openat(c->v1[V1_MEMORY].dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        if (rdfd >= 0 && write_at(rdfd, "memory.oom_control", "1") == 0)
+            done |= CONTAIN_LIMIT_MEMORY_HOLD;
+        if (rdfd >= 0)
+            close(rdfd);
     }
     if (tasks && !(done & CONTAIN_LIMIT_TASKS) && v1_setup(c, V1_PIDS, "pids", "pids.max", tasks, NULL) == 0) {
         done |= CONTAIN_LIMIT_TASKS;
@@ -657,6 +672,10 @@ void contain_events(struct contain *c, struct contain_events *ret)
     char buf[64];
     if (keyed(v2, "memory.events", "oom_kill", &v) || keyed(c->v1[V1_MEMORY].dirfd, "memory.oom_control", "oom_kill", &v))
         ret->have_oom = true, ret->oom_kills = v;
+    if (keyed(c->v1[V1_MEMORY].dirfd, "memory.oom_control", "under_oom", &v))
+        ret->under_oom = v != 0;
+    if (keyed(v2, "memory.events", "high", &v))
+        ret->have_high = true, ret->high_events = v;
     if (keyed(v2, "pids.events", "max", &v) || keyed(c->v1[V1_PIDS].dirfd, "pids.events", "max", &v))
         ret->have_tasks = true, ret->tasks_refused = v;
     if ((v2 >= 0 && read_file_at(v2, "memory.peak", buf, sizeof buf) > 0) ||

@@ -52,10 +52,16 @@ int contain_child_join(const struct contain *c, bool v2_joined);
  * run's in the cgroup v1 hierarchy of that controller (hybrid layouts keep memory and pids there;
  * the command joins it too, in either tier). What a controller cannot do here is the caller's to
  * do by sampling (the supervisor). */
-enum { CONTAIN_LIMIT_MEMORY = 1, CONTAIN_LIMIT_TASKS = 2 };
+enum { CONTAIN_LIMIT_MEMORY = 1, CONTAIN_LIMIT_TASKS = 2, CONTAIN_LIMIT_MEMORY_HIGH = 4, CONTAIN_LIMIT_MEMORY_HOLD = 8 };
 /* memory: bytes (0: none); tasks: count (0: none). Returns the CONTAIN_LIMIT_* the kernel enforces
- * now (>= 0), and in *ret_how a static text saying with what. */
-int contain_set_limits(struct contain *c, uint64_t memory, uint64_t tasks, const char **ret_how);
+ * now (>= 0), and in *ret_how a static text saying with what.
+ * stop_first: the supervisor checks contain_events at each sample and stops the run (dump first)
+ * when the tree nears or reaches the memory limit, so the kernel is told not to kill first:
+ * with cgroup v2, memory.high an eighth below memory.max (1 MiB at least; MEMORY_HIGH): past it
+ * the kernel throttles the tree and counts it (high_events); with cgroup v1, the leaf's OOM
+ * killer off (MEMORY_HOLD): at the limit the kernel holds the tree's allocations (under_oom).
+ * Without it (no sampling) the OOM killer acts at the limit. */
+int contain_set_limits(struct contain *c, uint64_t memory, uint64_t tasks, bool stop_first, const char **ret_how);
 
 /* What the kernel's controllers counted since the run began (where they are there). */
 struct contain_events {
@@ -64,6 +70,9 @@ struct contain_events {
     bool have_tasks;
     uint64_t tasks_refused; /* forks refused at the tasks limit */
     uint64_t memory_peak;   /* bytes, 0: unknown */
+    bool have_high;
+    uint64_t high_events;   /* times the tree's memory went past memory.high (cgroup v2) */
+    bool under_oom;         /* the tree is held at the limit (cgroup v1, its OOM killer off) */
 };
 void contain_events(struct contain *c, struct contain_events *ret);
 

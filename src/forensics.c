@@ -125,6 +125,9 @@ static int proc_facts(pid_t pid, struct forensics_process *p)
             continue; /* ended meanwhile */
         t->tid = tids[i];
         t->state = st.state;
+        t->start_ns = start_of(st.starttime);
+        long hz = sysconf(_SC_CLK_TCK);
+        t->cpu_ns = hz > 0 ? (st.utime + st.stime) * (NSEC_PER_SEC / (uint64_t)hz) : 0;
         snprintf(t->comm, sizeof t->comm, "%s", st.comm);
         p->nthreads++;
     }
@@ -132,6 +135,17 @@ static int proc_facts(pid_t pid, struct forensics_process *p)
 }
 
 /* ---- stacks ------------------------------------------------------------------------------- */
+
+/* The frame arrays of t, FORENSICS_MAX_FRAMES each. false: out of memory. */
+static bool alloc_frames(struct forensics_thread *t)
+{
+    t->frames = calloc(FORENSICS_MAX_FRAMES, sizeof *t->frames);
+    t->pcs = calloc(FORENSICS_MAX_FRAMES, sizeof *t->pcs);
+    t->files = calloc(FORENSICS_MAX_FRAMES, sizeof *t->files);
+    t->lines = calloc(FORENSICS_MAX_FRAMES, sizeof *t->lines);
+    t->libs = calloc(FORENSICS_MAX_FRAMES, sizeof *t->libs);
+    return t->frames && t->pcs && t->files && t->lines && t->libs;
+}
 
 #ifdef HAVE_LIBDW
 
@@ -206,6 +220,7 @@ struct walk {
     Dwfl *dwfl;
     struct forensics_thread *t;
     int err;
+    const char *exe; /* the process's executable (its source lines only), NULL: unknown */
 };
 
 static uint64_t rd_le(const unsigned char *p, unsigned size)
@@ -316,6 +331,32 @@ static char *name_of(Dwfl *dwfl, Dwarf_Addr pc)
     return s;
 }
 
+/* Frame k's module (its file's base name) and, where debuginfo has it, source file and line: of
+ * the executable's own code only. Reading the C library's line tables from its debuginfo took ~300 ms
+ * per process, out of a dump's budget; the program under test is where the lines
+ * that matter are. */
+static void where_of(const struct walk *w, Dwarf_Addr pc, size_t k)
+{
+    struct forensics_thread *t = w->t;
+    Dwfl_Module *m = dwfl_addrmodule(w->dwfl, pc);
+    if (!m)
+        return;
+    const char *mname = dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+    if (mname && *mname) {
+        const char *base = strrchr(mname, '/');
+        t->libs[k] = strdup(base ? base + 1 : mname);
+    }
+    if (!mname || !w->exe || strcmp(mname, w->exe) != 0)
+        return;
+    Dwfl_Line *line = dwfl_module_getsrc(m, pc);
+    int lineno = 0;
+    const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+    if (file && *file && lineno > 0) {
+        t->files[k] = strdup(file);
+        t->lines[k] = lineno;
+    }
+}
+
 static int on_frame(Dwfl_Frame *frame, void *arg)
 {
     struct walk *w = arg;
@@ -332,6 +373,7 @@ static int on_frame(Dwfl_Frame *frame, void *arg)
         return DWARF_CB_ABORT;
     }
     t->frames[t->nframes] = name;
+    where_of(w, at, t->nframes);
     t->pcs[t->nframes++] = pc;
     return t->nframes < FORENSICS_MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
@@ -399,9 +441,7 @@ static void kernel_frames(pid_t pid, struct forensics_thread *t)
         if (n <= 0 || !strcmp(text, "0"))
             return;
     }
-    t->frames = calloc(FORENSICS_MAX_FRAMES, sizeof *t->frames);
-    t->pcs = calloc(FORENSICS_MAX_FRAMES, sizeof *t->pcs);
-    if (!t->frames || !t->pcs)
+    if (!alloc_frames(t))
         return;
     /* "[<0>] function+0x4b6/0x5d0" per line, or the wchan's bare "function" */
     for (char *line = text, *next; *line && t->nframes < FORENSICS_MAX_FRAMES; line = next) {
@@ -418,6 +458,7 @@ static void kernel_frames(pid_t pid, struct forensics_thread *t)
             return;
         memcpy(name, fn, len);
         memcpy(name + len, " [kernel]", sizeof " [kernel]");
+        t->libs[t->nframes] = strdup("kernel");
         t->frames[t->nframes++] = name;
     }
     if (t->nframes)
@@ -467,6 +508,10 @@ static size_t stacks_of(struct forensics_process *p, const struct forensics_hold
             stopped[i] = true, any++;
     }
     Dwfl *dwfl = any ? open_dwfl(p->pid) : NULL;
+    char path[64], exe[PATH_MAX] = "";
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)p->pid);
+    ssize_t len = dwfl ? readlink(path, exe, sizeof exe - 1) : -1;
+    exe[len > 0 ? len : 0] = '\0';
     for (size_t i = 0; i < p->nthreads; i++) {
         struct forensics_thread *t = &p->threads[i];
         if (!stopped[i] || t->error)
@@ -480,13 +525,11 @@ static size_t stacks_of(struct forensics_process *p, const struct forensics_hold
             cut++;
             continue;
         }
-        t->frames = calloc(FORENSICS_MAX_FRAMES, sizeof *t->frames);
-        t->pcs = calloc(FORENSICS_MAX_FRAMES, sizeof *t->pcs);
-        if (!t->frames || !t->pcs) {
+        if (!alloc_frames(t)) {
             t->error = "out of memory";
             continue;
         }
-        struct walk w = {dwfl, t, 0};
+        struct walk w = {dwfl, t, 0, exe[0] ? exe : NULL};
         t->at_ns = now_ns();
         if (dwfl_getthread_frames(dwfl, t->tid, on_frame, &w) != 0 && !t->nframes) {
             t->error = "no frame could be unwound";
@@ -602,10 +645,16 @@ void forensics_report_free(struct forensics_report *r)
         struct forensics_process *p = &r->procs[i];
         for (size_t j = 0; j < p->nthreads; j++) {
             struct forensics_thread *t = &p->threads[j];
-            for (size_t k = 0; k < t->nframes; k++)
+            for (size_t k = 0; k < t->nframes; k++) {
                 free(t->frames[k]);
+                free(t->files[k]);
+                free(t->libs[k]);
+            }
             free(t->frames);
             free(t->pcs);
+            free(t->files);
+            free(t->lines);
+            free(t->libs);
         }
         free(p->threads);
         free(p->cmd);
@@ -864,7 +913,7 @@ void forensics_dump_payload(struct jsonw *w, const struct forensics_process *p)
 }
 
 void forensics_stack_line(struct jsonw *w, const struct forensics_process *p, const struct forensics_thread *t,
-                          double time_ms)
+                          double (*ms_of)(void *ctx, uint64_t ns), void *ctx)
 {
     jsonw_reset(w);
     jsonw_obj_open(w);
@@ -875,11 +924,33 @@ void forensics_stack_line(struct jsonw *w, const struct forensics_process *p, co
     jsonw_kv_str(w, "process", p->cmd);
     jsonw_kv_str(w, "name", p->comm);
     jsonw_kv_str(w, "thread", t->comm);
-    jsonw_kv_double(w, "time", time_ms, 3);
+    char state[2] = {t->state ? t->state : '?', '\0'};
+    jsonw_kv_str(w, "state", state);
+    jsonw_kv_double(w, "cpu", (double)t->cpu_ns / 1e6, 3);
+    if (p->start_ns)
+        jsonw_kv_double(w, "start", ms_of(ctx, p->start_ns), 3);
+    if (t->start_ns)
+        jsonw_kv_double(w, "threadStart", ms_of(ctx, t->start_ns), 3);
+    jsonw_kv_double(w, "time", ms_of(ctx, t->at_ns), 3);
     jsonw_key(w, "frames");
     jsonw_arr_open(w);
     for (size_t k = 0; k < t->nframes; k++)
         jsonw_str(w, t->frames[k]);
+    jsonw_arr_close(w);
+    jsonw_key(w, "files");
+    jsonw_arr_open(w);
+    for (size_t k = 0; k < t->nframes; k++)
+        t->files && t->files[k] ? jsonw_str(w, t->files[k]) : jsonw_null(w);
+    jsonw_arr_close(w);
+    jsonw_key(w, "lines");
+    jsonw_arr_open(w);
+    for (size_t k = 0; k < t->nframes; k++)
+        t->lines && t->lines[k] ? jsonw_int(w, t->lines[k]) : jsonw_null(w);
+    jsonw_arr_close(w);
+    jsonw_key(w, "libs");
+    jsonw_arr_open(w);
+    for (size_t k = 0; k < t->nframes; k++)
+        t->libs && t->libs[k] ? jsonw_str(w, t->libs[k]) : jsonw_null(w);
     jsonw_arr_close(w);
     jsonw_obj_close(w);
 }

@@ -57,7 +57,13 @@ struct forensics_thread {
     char **frames;     /* innermost first: the function's name, else "module+0xoffset", else
                           "0xaddress" */
     uint64_t *pcs;     /* the frames' addresses */
+    char **files;      /* each frame's source file, from debuginfo (NULL: unknown) */
+    int *lines;        /* and line (0: unknown) */
+    char **libs;       /* each frame's module (executable or library) by its file name (NULL:
+                          unknown; kernel frames: "kernel") */
     uint64_t at_ns;    /* when its stack was taken (0: none was) */
+    uint64_t start_ns; /* when the thread started (CLOCK_MONOTONIC, as the process's), 0: unknown */
+    uint64_t cpu_ns;   /* CPU time it used (user + system, /proc's clock ticks) */
     const char *error; /* static text: why there is no stack (NULL: frames are the stack) */
 };
 
@@ -151,13 +157,16 @@ void forensics_text(const struct forensics_report *r, struct jsonw *w);
 extern const struct marker_type forensics_dump_type;
 void forensics_dump_payload(struct jsonw *w, const struct forensics_process *p);
 
-/* The stream's stack line of one thread (profile.h: the converter makes each dumped process a
- * thread of the profile with one sample per thread), time_ms when its stack was taken:
- *   {"type":"stack","pid":P,"ppid":P,"tid":T,"process":CMD,"name":COMM,"thread":TCOMM,"time":MS,
- *    "frames":[innermost first]}
+/* The stream's stack line of one thread (profile_stacks.h: the converter makes each dumped thread
+ * a thread of the profile), time_ms when its stack was taken, start_ms when the process started,
+ * thread_ms when the thread did (ms_of converts the monotonic clock to the stream's ms; a time it
+ * does not know is left out):
+ *   {"type":"stack","pid":P,"ppid":P,"tid":T,"process":CMD,"name":COMM,"thread":TCOMM,
+ *    "state":"R","cpu":MS,"start":MS,"threadStart":MS,"time":MS,
+ *    "frames":[innermost first],"files":[S|null],"lines":[N|null],"libs":[S|null]}
  * w is reset first. */
 void forensics_stack_line(struct jsonw *w, const struct forensics_process *p, const struct forensics_thread *t,
-                          double time_ms);
+                          double (*ms_of)(void *ctx, uint64_t ns), void *ctx);
 
 /* The first n frames of t as one line ("a < b < c"), for the summary. Appended to w. */
 void forensics_top_frames(const struct forensics_thread *t, size_t n, struct jsonw *w);

@@ -52,7 +52,8 @@ struct limits {
     struct contain *contain;
     unsigned by_kernel; /* CONTAIN_LIMIT_* */
     const char *how;
-    uint64_t oom_base, refused_base; /* the run's cgroup counters at the start */
+    uint64_t oom_base, refused_base, high_base; /* the run's cgroup counters at the start */
+    struct sampler_killed victim; /* the OOM killer's first victim in the tree (pid 0: none seen) */
     /* OOM attribution */
     bool cg_oom;              /* the run's memory cgroup counts its OOM kills */
     uint64_t oom_seen;        /* the count last read */
@@ -112,7 +113,7 @@ int limits_new(const struct limits_config *cfg, struct contain *c, struct limits
     l->contain = c;
     l->vmstat_fd = -1;
     if (c && (cfg->memory || cfg->tasks)) {
-        int r = contain_set_limits(c, cfg->memory, cfg->tasks, &l->how);
+        int r = contain_set_limits(c, cfg->memory, cfg->tasks, cfg->stop_first, &l->how);
         l->by_kernel = r > 0 ? (unsigned)r : 0;
     }
     struct contain_events ev = {0};
@@ -121,6 +122,7 @@ int limits_new(const struct limits_config *cfg, struct contain *c, struct limits
     l->cg_oom = ev.have_oom;
     l->oom_base = ev.oom_kills;
     l->refused_base = ev.tasks_refused;
+    l->high_base = ev.high_events;
     /* Without the run's own count: the cgroup it started in where that counts (other jobs' kills
      * are not in it), else the machine's. Both say "oom_kill N". */
     char home[4096];
@@ -158,6 +160,22 @@ static void fmt_size(char *out, size_t size, uint64_t v)
         snprintf(out, size, "%.1f %s", d, unit[u]);
 }
 
+/* v in binary units, then as the front-end's memory graphs show it (decimal kB/MB/GB, three
+ * significant digits): "32 MiB (33.6 MB)", so the limit reads against the track. */
+static void fmt_size_graph(char *out, size_t size, uint64_t v)
+{
+    static const char *const unit[] = {"B", "kB", "MB", "GB"};
+    char bin[32];
+    fmt_size(bin, sizeof bin, v);
+    double d = (double)v;
+    size_t u = 0;
+    if (d >= 1e4)
+        while (d >= 1000 && u + 1 < ARRAY_SIZE(unit))
+            d /= 1000, u++;
+    int frac = d >= 100 || u == 0 ? 0 : d >= 10 ? 1 : 2;
+    snprintf(out, size, "%s (%.*f %s)", bin, frac, d, unit[u]);
+}
+
 static void fmt_secs(char *out, size_t size, uint64_t ns)
 {
     snprintf(out, size, "%.3g s", (double)ns / 1e9);
@@ -177,7 +195,10 @@ void limits_describe(const struct limits *l, char *buf, size_t size)
     if (l->cfg.memory) {
         fmt_size(a, sizeof a, l->cfg.memory);
         if (l->by_kernel & CONTAIN_LIMIT_MEMORY)
-            ADD("memory %s: enforced by the kernel (%s; no swap past it)", a, l->how ? l->how : "cgroup");
+            ADD("memory %s: enforced by the kernel (%s; no swap past it%s)", a, l->how ? l->how : "cgroup",
+                l->by_kernel & CONTAIN_LIMIT_MEMORY_HIGH   ? "; the run stopped at its high mark, an eighth below"
+                : l->by_kernel & CONTAIN_LIMIT_MEMORY_HOLD ? "; the tree held at it, then the run stopped"
+                                                           : "");
         else
             ADD("memory %s: the tree's summed RSS checked at each sample (no memory controller here)", a);
     }
@@ -199,21 +220,37 @@ void limits_describe(const struct limits *l, char *buf, size_t size)
 
 enum limit_kind limits_check(struct limits *l, const struct limits_reading *r, char *text, size_t size)
 {
-    char a[32], b[32];
+    char a[64], b[64];
     if (!l)
         return LIMIT_NONE;
     struct contain_events ev = {0};
     if (l->by_kernel)
         contain_events(l->contain, &ev);
     if (l->cfg.memory) {
-        fmt_size(a, sizeof a, l->cfg.memory);
+        fmt_size_graph(a, sizeof a, l->cfg.memory);
         if (l->by_kernel & CONTAIN_LIMIT_MEMORY) {
             if (ev.have_oom && ev.oom_kills > l->oom_base) {
-                snprintf(text, size, "the kernel's OOM killer killed in the tree at the limit of %s", a);
+                if (l->victim.pid)
+                    snprintf(text, size, "the kernel's OOM killer killed in the tree at the limit of %s: process %d, %s",
+                             a, (int)l->victim.pid, l->victim.cmd);
+                else
+                    snprintf(text, size, "the kernel's OOM killer killed in the tree at the limit of %s", a);
+                return LIMIT_MEMORY;
+            }
+            if ((l->by_kernel & CONTAIN_LIMIT_MEMORY_HOLD) && ev.under_oom) {
+                snprintf(text, size, "the tree's memory reached the limit of %s, held there by the kernel: "
+                         "stopped before any OOM kill", a);
+                return LIMIT_MEMORY;
+            }
+            /* past the high mark: stopped while the tree is alive, before the OOM killer */
+            if ((l->by_kernel & CONTAIN_LIMIT_MEMORY_HIGH) && ev.have_high && ev.high_events > l->high_base) {
+                fmt_size_graph(b, sizeof b, l->cfg.memory - MAX(l->cfg.memory / 8, (uint64_t)1 << 20));
+                snprintf(text, size, "the tree's memory passed %s, near the limit of %s: stopped before the "
+                         "kernel's OOM killer", b, a);
                 return LIMIT_MEMORY;
             }
         } else if (r->rss_known && r->rss > l->cfg.memory) {
-            fmt_size(b, sizeof b, r->rss);
+            fmt_size_graph(b, sizeof b, r->rss);
             snprintf(text, size, "the tree's RSS reached %s, past the limit of %s", b, a);
             return LIMIT_MEMORY;
         }
@@ -287,6 +324,8 @@ size_t limits_oom_take(struct limits *l, uint64_t now, struct sampler_killed *ou
         if (l->credit && n < max) {
             out[n++] = p->k;
             l->credit--;
+            if (!l->victim.pid)
+                l->victim = p->k;
         } else if (now - p->noted_ns <= PENDING_NS)
             l->pending[keep++] = *p;
     }

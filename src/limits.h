@@ -3,9 +3,13 @@
  * LIMITS. --memory-limit (the tree's memory, swap included), --cpu-limit (the whole tree's CPU
  * time) and --tasks-limit (its processes and threads). Who enforces what:
  *   memory  the kernel, where a memory controller can hold the tree (the cgroup tier's leaf, or a
- *           cgroup v1 leaf of the run's); it reclaims, then its OOM killer kills in the tree, and
- *           that kill is the limit reached. Elsewhere the tree's summed RSS at each sample (shared
- *           pages counted in each process; a spike between samples is missed).
+ *           cgroup v1 leaf of the run's). With sampling on (stop_first), the run stops before the
+ *           kernel kills, so that the dump finds the tree alive: past cgroup v2's memory.high (an
+ *           eighth below the limit, where the kernel throttles the tree), or when the kernel holds
+ *           the tree at cgroup v1's limit (its OOM killer off for the leaf). Without sampling it
+ *           reclaims, then its OOM killer kills in the tree, and that kill is the limit reached.
+ *           Elsewhere the tree's summed RSS at each sample (shared pages counted in each process;
+ *           a spike between samples is missed).
  *   tasks   the kernel (pids.max) where a pids controller can hold the tree: a fork past the limit
  *           fails, and the first refusal is the limit reached. Elsewhere the count at each sample
  *           (RLIMIT_NPROC counts every process of the user, not the tree's: not used).
@@ -44,6 +48,8 @@ struct limits_config {
     uint64_t cpu_ns; /* 0: none */
     uint64_t tasks;  /* 0: none */
     const char *vmstat; /* NULL: /proc/vmstat (tests name another file) */
+    bool stop_first;    /* limits_check runs at each sample: the kernel holds the tree at the
+                           memory limit rather than kill (contain_set_limits) */
 };
 
 struct limits;

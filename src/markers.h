@@ -56,6 +56,11 @@ enum marker_category {
     CAT_OTHER = 0,
     CAT_PHASES = 1,
     CAT_TASKS = 2,
+    /* a dumped thread's state, the category of its stacks (profile_stacks.h) */
+    CAT_RUNNING = 3,
+    CAT_SLEEPING = 4,
+    CAT_DISK_WAIT = 5,
+    CAT_STOPPED = 6,
 };
 
 struct marker_sink {

@@ -2287,8 +2287,8 @@ static int write_profile(struct conv *c, double end_ms)
         OUT_LIT(c, ",");
     OUT_LIT(c, "\"profilingEndTime\":");
     out_ms(c, end_ms);
-    /* the run's thread, then one per dumped process, then the one of HIDDEN COUNTERS */
-    size_t dumped = pstacks_processes(c->stacks), zero_thread = 1 + dumped;
+    /* the run's thread, then one per dumped OS thread, then the one of HIDDEN COUNTERS */
+    size_t dumped = pstacks_threads(c->stacks), zero_thread = 1 + dumped;
     bool zero = any_zero_counter(c);
     if (dumped || zero) {
         /* The front-end hides threads without samples when others have some: the run's own
@@ -2389,7 +2389,7 @@ static int write_profile(struct conv *c, double end_ms)
     if (c->stacks) {
         /* the processes dumped at a stop, a thread each (profile_stacks.h) */
         jsonw_reset(&c->tmp);
-        pstacks_write(c->stacks, &c->tmp);
+        pstacks_write(c->stacks, c->ncat, &c->tmp);
         if (jsonw_failed(&c->tmp))
             return -ENOMEM;
         if (c->tmp.len) {

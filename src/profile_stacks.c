@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "markers.h"
 #include "util.h"
 
 struct pstacks {
@@ -65,40 +66,61 @@ void pstacks_free(struct pstacks *ps)
     free(ps);
 }
 
-/* Distinct pids in first-seen order; the caller frees. */
-static size_t distinct_pids(const struct pstacks *ps, int **ret)
+/* The dumped threads, (pid, tid) in first-seen order, grouped by process (the front-end makes a
+ * process's threads one track with its own below), the main thread first; the caller frees. */
+struct key {
+    int pid, tid;
+};
+static size_t distinct_threads(const struct pstacks *ps, struct key **ret)
 {
     *ret = NULL;
     if (!ps || !ps->n)
         return 0;
-    int *pids = malloc(ps->n * sizeof *pids);
+    struct key *k = malloc(ps->n * sizeof *k);
     size_t n = 0;
-    if (!pids)
+    if (!k)
         return 0;
     for (size_t i = 0; i < ps->n; i++) {
-        int pid = pid_of(ps->lines[i], "pid");
+        struct key x = {pid_of(ps->lines[i], "pid"), pid_of(ps->lines[i], "tid")};
         size_t j = 0;
-        while (j < n && pids[j] != pid)
+        while (j < n && (k[j].pid != x.pid || k[j].tid != x.tid))
             j++;
-        if (j == n)
-            pids[n++] = pid;
+        if (j < n)
+            continue;
+        /* after the last thread of its process (the main thread before the others), else last */
+        size_t at = n, first = n;
+        for (size_t q = 0; q < n; q++)
+            if (k[q].pid == x.pid) {
+                first = MIN(first, q);
+                at = q + 1;
+            }
+        if (x.tid == x.pid && first < n)
+            at = first;
+        memmove(&k[at + 1], &k[at], (n - at) * sizeof *k);
+        k[at] = x;
+        n++;
     }
-    *ret = pids;
+    *ret = k;
     return n;
 }
 
-size_t pstacks_processes(const struct pstacks *ps)
+size_t pstacks_threads(const struct pstacks *ps)
 {
-    int *pids;
-    size_t n = distinct_pids(ps, &pids);
-    free(pids);
+    struct key *k;
+    size_t n = distinct_threads(ps, &k);
+    free(k);
     return n;
 }
 
 /* The tables of one thread of the profile, built from its stack lines. */
 struct tables {
-    char **str;                 /* function names = stringArray; function i is named str[i] */
+    char **str;                 /* stringArray */
     size_t nstr, cstr;
+    size_t *fname, *ffile, *fres; /* funcTable: name, fileName (SIZE_MAX: none), resource (likewise) */
+    int *fline;                 /* lineNumber (0: none) */
+    size_t nfunc, cfunc;
+    size_t *rname;              /* resourceTable: a library, by name */
+    size_t nres, cres;
     size_t *prefix, *frame;     /* stackTable (prefix SIZE_MAX: none) */
     size_t nstack, cstack;
     size_t *sstack;             /* samples */
@@ -120,19 +142,58 @@ static bool grow(void **p, size_t *cap, size_t n, size_t size)
     return true;
 }
 
-static size_t func_of(struct tables *t, const char *name)
+static size_t string_of(struct tables *t, const char *s)
 {
     for (size_t i = 0; i < t->nstr; i++)
-        if (strcmp(t->str[i], name) == 0)
+        if (strcmp(t->str[i], s) == 0)
             return i;
-    char *s = strdup(name);
-    if (!s || !grow((void **)&t->str, &t->cstr, t->nstr, sizeof *t->str)) {
-        free(s);
+    char *d = strdup(s);
+    if (!d || !grow((void **)&t->str, &t->cstr, t->nstr, sizeof *t->str)) {
+        free(d);
         t->failed = true;
         return SIZE_MAX;
     }
-    t->str[t->nstr] = s;
+    t->str[t->nstr] = d;
     return t->nstr++;
+}
+
+static size_t resource_of(struct tables *t, const char *lib)
+{
+    size_t name = string_of(t, lib);
+    for (size_t i = 0; i < t->nres; i++)
+        if (t->rname[i] == name)
+            return i;
+    if (t->failed || !grow((void **)&t->rname, &t->cres, t->nres, sizeof *t->rname)) {
+        t->failed = true;
+        return SIZE_MAX;
+    }
+    t->rname[t->nres] = name;
+    return t->nres++;
+}
+
+/* One function per distinct name, source line and library; frame i is function i. */
+static size_t func_of(struct tables *t, const char *name, const char *file, int line, const char *lib)
+{
+    size_t n = string_of(t, name), f = file ? string_of(t, file) : SIZE_MAX;
+    size_t r = lib ? resource_of(t, lib) : SIZE_MAX;
+    if (t->failed)
+        return SIZE_MAX;
+    for (size_t i = 0; i < t->nfunc; i++)
+        if (t->fname[i] == n && t->ffile[i] == f && t->fline[i] == line && t->fres[i] == r)
+            return i;
+    size_t c1 = t->cfunc, c2 = t->cfunc, c3 = t->cfunc;
+    if (!grow((void **)&t->fname, &c1, t->nfunc, sizeof *t->fname) ||
+        !grow((void **)&t->ffile, &c2, t->nfunc, sizeof *t->ffile) ||
+        !grow((void **)&t->fres, &c3, t->nfunc, sizeof *t->fres) ||
+        !grow((void **)&t->fline, &t->cfunc, t->nfunc, sizeof *t->fline)) {
+        t->failed = true;
+        return SIZE_MAX;
+    }
+    t->fname[t->nfunc] = n;
+    t->ffile[t->nfunc] = f;
+    t->fres[t->nfunc] = r;
+    t->fline[t->nfunc] = line;
+    return t->nfunc++;
 }
 
 static size_t stack_of(struct tables *t, size_t prefix, size_t frame)
@@ -151,18 +212,29 @@ static size_t stack_of(struct tables *t, size_t prefix, size_t frame)
     return t->nstack++;
 }
 
+static const char *str_at(const cJSON *arr, int k)
+{
+    const cJSON *x = cJSON_GetArrayItem(arr, k);
+    return cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
 /* One sample: the root frame naming the thread, then the frames from the outermost in. */
 static void add_sample(struct tables *t, const cJSON *line)
 {
     const cJSON *th = cJSON_GetObjectItemCaseSensitive(line, "thread");
     const cJSON *tm = cJSON_GetObjectItemCaseSensitive(line, "time");
     const cJSON *frames = cJSON_GetObjectItemCaseSensitive(line, "frames");
+    const cJSON *files = cJSON_GetObjectItemCaseSensitive(line, "files");
+    const cJSON *lines = cJSON_GetObjectItemCaseSensitive(line, "lines");
+    const cJSON *libs = cJSON_GetObjectItemCaseSensitive(line, "libs");
     char root[128];
     snprintf(root, sizeof root, "thread %d %s", pid_of(line, "tid"), cJSON_IsString(th) ? th->valuestring : "");
-    size_t stack = stack_of(t, SIZE_MAX, func_of(t, root));
+    size_t stack = stack_of(t, SIZE_MAX, func_of(t, root, NULL, 0, NULL));
     for (int k = cJSON_GetArraySize(frames) - 1; k >= 0 && !t->failed; k--) {
-        const cJSON *f = cJSON_GetArrayItem(frames, k);
-        stack = stack_of(t, stack, func_of(t, cJSON_IsString(f) ? f->valuestring : "?"));
+        const char *name = str_at(frames, k), *file = str_at(files, k);
+        const cJSON *ln = cJSON_GetArrayItem(lines, k);
+        int lno = cJSON_IsNumber(ln) && ln->valuedouble >= 1 && ln->valuedouble < 1e9 ? (int)ln->valuedouble : 0;
+        stack = stack_of(t, stack, func_of(t, name ? name : "?", lno ? file : NULL, file ? lno : 0, str_at(libs, k)));
     }
     size_t c = t->csample;
     if (t->failed || !grow((void **)&t->sstack, &c, t->nsample, sizeof *t->sstack) ||
@@ -182,6 +254,11 @@ static void free_tables(struct tables *t)
     for (size_t i = 0; i < t->nstr; i++)
         free(t->str[i]);
     free(t->str);
+    free(t->fname);
+    free(t->ffile);
+    free(t->fres);
+    free(t->fline);
+    free(t->rname);
     free(t->prefix);
     free(t->frame);
     free(t->sstack);
@@ -198,69 +275,93 @@ static void repeat(struct jsonw *w, const char *key, const char *value, size_t n
     jsonw_arr_close(w);
 }
 
-static void indexes(struct jsonw *w, const char *key, const size_t *v, size_t n)
+/* "key":[...]: v's n values (SIZE_MAX: none, as null), or 0..n-1 when v is NULL. */
+static void indexes(struct jsonw *w, const char *key, const size_t *v, size_t n, bool none_is_minus1)
 {
     jsonw_key(w, key);
     jsonw_arr_open(w);
     for (size_t i = 0; i < n; i++) {
-        if (v)
-            v[i] == SIZE_MAX ? jsonw_null(w) : jsonw_uint(w, v[i]);
-        else
+        if (!v)
             jsonw_uint(w, i);
+        else if (v[i] != SIZE_MAX)
+            jsonw_uint(w, v[i]);
+        else if (none_is_minus1)
+            jsonw_int(w, -1);
+        else
+            jsonw_null(w);
     }
     jsonw_arr_close(w);
 }
 
-/* A table of n rows whose columns are constants, but the one (value NULL) holding the row's own
- * index. */
-struct column {
-    const char *key, *value;
-};
-static void identity_table(struct jsonw *w, const char *name, const struct column *cols, size_t ncols, size_t n)
+/* The category of a thread's stacks: its state (markers.h's CAT_RUNNING...), where the stream's
+ * meta has those categories (ncat: how many it has; an older stream has fewer). */
+static unsigned state_category(const cJSON *line, unsigned ncat)
 {
-    jsonw_key(w, name);
-    jsonw_obj_open(w);
-    for (size_t i = 0; i < ncols; i++) {
-        if (cols[i].value)
-            repeat(w, cols[i].key, cols[i].value, n);
-        else
-            indexes(w, cols[i].key, NULL, n);
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(line, "state");
+    unsigned cat = CAT_OTHER;
+    switch (cJSON_IsString(st) ? st->valuestring[0] : '?') {
+    case 'R': cat = CAT_RUNNING; break;
+    case 'S': case 'I': cat = CAT_SLEEPING; break;
+    case 'D': cat = CAT_DISK_WAIT; break;
+    case 'T': case 't': cat = CAT_STOPPED; break;
+    default: break;
     }
-    jsonw_kv_uint(w, "length", n);
-    jsonw_obj_close(w);
+    return cat < ncat ? cat : CAT_OTHER;
 }
 
-static void write_thread(struct jsonw *w, const cJSON *first, const struct tables *t, double at)
+static double ms_or(const cJSON *line, const char *key, double dflt)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(line, key);
+    return cJSON_IsNumber(x) ? x->valuedouble : dflt;
+}
+
+/* "key":[...]: each function's line (null: none). */
+static void lines(struct jsonw *w, const char *key, const struct tables *t)
+{
+    jsonw_key(w, key);
+    jsonw_arr_open(w);
+    for (size_t i = 0; i < t->nfunc; i++)
+        t->fline[i] ? jsonw_int(w, t->fline[i]) : jsonw_null(w);
+    jsonw_arr_close(w);
+}
+
+static void write_thread(struct jsonw *w, const cJSON *first, const struct tables *t, unsigned ncat)
 {
     const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(first, "process");
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive(first, "name");
-    int pid = pid_of(first, "pid");
-    char pidstr[16];
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(first, "thread");
+    int pid = pid_of(first, "pid"), tid = pid_of(first, "tid");
+    char pidstr[16], cat[16];
     snprintf(pidstr, sizeof pidstr, "%d", pid);
+    snprintf(cat, sizeof cat, "%u", state_category(first, ncat));
+    /* the process's life, and the thread's within it: where they are unknown (an older stream),
+     * the dump's time */
+    double at = t->nsample ? t->stime[0] : 0;
+    double start = ms_or(first, "start", at);
+    double reg = ms_or(first, "threadStart", start);
     jsonw_obj_open(w);
     jsonw_kv_str(w, "processType", "default");
     jsonw_kv_str(w, "processName", cJSON_IsString(cmd) ? cmd->valuestring : pidstr);
-    jsonw_kv_double(w, "processStartupTime", at, 3);
+    jsonw_kv_double(w, "processStartupTime", MIN(start, at), 3);
     jsonw_key(w, "processShutdownTime");
     jsonw_null(w);
-    jsonw_kv_double(w, "registerTime", at, 3);
+    jsonw_kv_double(w, "registerTime", MIN(MAX(reg, start), at), 3);
     jsonw_key(w, "unregisterTime");
     jsonw_null(w);
     jsonw_key(w, "pausedRanges");
     jsonw_arr_open(w);
     jsonw_arr_close(w);
     jsonw_kv_bool(w, "showMarkersInTimeline", false);
-    jsonw_kv_str(w, "name", cJSON_IsString(name) ? name->valuestring : pidstr);
-    jsonw_kv_bool(w, "isMainThread", true);
+    jsonw_kv_str(w, "name", cJSON_IsString(name) && name->valuestring[0] ? name->valuestring : pidstr);
+    jsonw_kv_bool(w, "isMainThread", tid == pid);
     jsonw_kv_str(w, "pid", pidstr);
-    jsonw_kv_int(w, "tid", pid);
+    jsonw_kv_int(w, "tid", tid);
 
     jsonw_key(w, "samples");
     jsonw_obj_open(w);
     jsonw_kv_str(w, "weightType", "samples");
     jsonw_key(w, "weight");
     jsonw_null(w);
-    indexes(w, "stack", t->sstack, t->nsample);
+    indexes(w, "stack", t->sstack, t->nsample, false);
     jsonw_key(w, "time");
     jsonw_arr_open(w);
     for (size_t i = 0; i < t->nsample; i++)
@@ -271,30 +372,53 @@ static void write_thread(struct jsonw *w, const cJSON *first, const struct table
 
     jsonw_key(w, "stackTable");
     jsonw_obj_open(w);
-    indexes(w, "frame", t->frame, t->nstack);
-    indexes(w, "prefix", t->prefix, t->nstack);
-    repeat(w, "category", "0", t->nstack);
+    indexes(w, "frame", t->frame, t->nstack, false);
+    indexes(w, "prefix", t->prefix, t->nstack, false);
+    repeat(w, "category", cat, t->nstack);
     repeat(w, "subcategory", "0", t->nstack);
     jsonw_kv_uint(w, "length", t->nstack);
     jsonw_obj_close(w);
 
-    /* one frame per function: frame i is function i, named by string i */
-    static const struct column frame_cols[] = {
-        {"address", "-1"}, {"inlineDepth", "0"}, {"category", "null"}, {"subcategory", "0"},
-        {"func", NULL},    {"nativeSymbol", "null"}, {"innerWindowID", "0"}, {"implementation", "null"},
-        {"line", "null"},  {"column", "null"},
-    };
-    static const struct column func_cols[] = {
-        {"isJS", "false"}, {"relevantForJS", "false"}, {"name", NULL}, {"resource", "-1"},
-        {"fileName", "null"}, {"lineNumber", "null"}, {"columnNumber", "null"},
-    };
-    identity_table(w, "frameTable", frame_cols, ARRAY_SIZE(frame_cols), t->nstr);
-    identity_table(w, "funcTable", func_cols, ARRAY_SIZE(func_cols), t->nstr);
+    /* one frame per function: frame i is function i */
+    jsonw_key(w, "frameTable");
+    jsonw_obj_open(w);
+    repeat(w, "address", "-1", t->nfunc);
+    repeat(w, "inlineDepth", "0", t->nfunc);
+    repeat(w, "category", "null", t->nfunc);
+    repeat(w, "subcategory", "0", t->nfunc);
+    indexes(w, "func", NULL, t->nfunc, false);
+    repeat(w, "nativeSymbol", "null", t->nfunc);
+    repeat(w, "innerWindowID", "0", t->nfunc);
+    repeat(w, "implementation", "null", t->nfunc);
+    lines(w, "line", t);
+    repeat(w, "column", "null", t->nfunc);
+    jsonw_kv_uint(w, "length", t->nfunc);
+    jsonw_obj_close(w);
+
+    jsonw_key(w, "funcTable");
+    jsonw_obj_open(w);
+    repeat(w, "isJS", "false", t->nfunc);
+    repeat(w, "relevantForJS", "false", t->nfunc);
+    indexes(w, "name", t->fname, t->nfunc, false);
+    indexes(w, "resource", t->fres, t->nfunc, true);
+    indexes(w, "fileName", t->ffile, t->nfunc, false);
+    lines(w, "lineNumber", t);
+    repeat(w, "columnNumber", "null", t->nfunc);
+    jsonw_kv_uint(w, "length", t->nfunc);
+    jsonw_obj_close(w);
+
+    /* a library by its name only: the profile has no libs table (nothing to symbolicate) */
+    jsonw_key(w, "resourceTable");
+    jsonw_obj_open(w);
+    repeat(w, "lib", "null", t->nres);
+    indexes(w, "name", t->rname, t->nres, false);
+    repeat(w, "host", "null", t->nres);
+    repeat(w, "type", "1", t->nres);
+    jsonw_kv_uint(w, "length", t->nres);
+    jsonw_obj_close(w);
 
     static const char rest[] =
-        "\"resourceTable\":{\"lib\":[],\"name\":[],\"host\":[],\"type\":[],\"length\":0},"
-        "\"nativeSymbols\":{\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[],\"length\":0}";
-    jsonw_append(w, ",", 1);
+        ",\"nativeSymbols\":{\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[],\"length\":0}";
     jsonw_append(w, rest, sizeof rest - 1);
     jsonw_key(w, "stringArray");
     jsonw_arr_open(w);
@@ -307,28 +431,24 @@ static void write_thread(struct jsonw *w, const cJSON *first, const struct table
     jsonw_obj_close(w);
 }
 
-void pstacks_write(const struct pstacks *ps, struct jsonw *w)
+void pstacks_write(const struct pstacks *ps, unsigned ncat, struct jsonw *w)
 {
-    int *pids;
-    size_t n = distinct_pids(ps, &pids);
+    struct key *k;
+    size_t n = distinct_threads(ps, &k);
     for (size_t p = 0; p < n; p++) {
         struct tables t = {0};
         const cJSON *first = NULL;
-        double at = 0;
         for (size_t i = 0; i < ps->n && !t.failed; i++) {
             const cJSON *line = ps->lines[i];
-            if (pid_of(line, "pid") != pids[p])
+            if (pid_of(line, "pid") != k[p].pid || pid_of(line, "tid") != k[p].tid)
                 continue;
-            if (!first) {
-                const cJSON *tm = cJSON_GetObjectItemCaseSensitive(line, "time");
+            if (!first)
                 first = line;
-                at = cJSON_IsNumber(tm) ? tm->valuedouble : 0;
-            }
             add_sample(&t, line);
         }
         if (!t.failed && first)
-            write_thread(w, first, &t, at);
+            write_thread(w, first, &t, ncat);
         free_tables(&t);
     }
-    free(pids);
+    free(k);
 }

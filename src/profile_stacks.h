@@ -1,20 +1,26 @@
 /* profile_stacks.h — the stream's stack lines (forensics.h: one per thread of a process dumped at
  * a stop) as threads of the profile, for the converter (profile.h).
  *
- * Each dumped process becomes one thread of the profile after the run's own: its own track,
- * processName its command line, name its executable's name, pid its pid (a string, as the
- * front-end wants), tid its pid. Each of its threads is one sample at the time its stack was
- * taken (made strictly increasing, 1 us apart at least, so that the Stack Chart, which draws a
- * sample until the next one, shows every thread), whose stack
- * is the thread's frames under a root frame naming the thread ("thread TID NAME"), so the Call
- * Tree and the Stack Chart show every thread of every process where it was stuck. The tables are
- * the processed format's (preprocessedProfileVersion 47): samples, stackTable, frameTable,
- * funcTable, a stringArray of its own; one function per distinct name, one frame per function.
+ * Each dumped OS thread becomes one thread of the profile after the run's own, a process's threads
+ * together (the main thread first, its track the process's, the others below it): processName the
+ * command line, name the thread's own (/proc/PID/task/TID/comm), pid the process's (a string, as
+ * the front-end wants), tid the thread's. The process's track starts when the process did and the
+ * thread's when it did (the line's "start" and "threadStart"; the dump's time when a line lacks
+ * them), so a process that ran the whole run spans it. Each stack taken is one sample at the time
+ * it was taken (made strictly increasing, 1 us apart at least), whose stack is the thread's frames
+ * under a root frame naming the thread ("thread TID NAME"). The category of every stack of a thread
+ * is its state when dumped (markers.h: Running, Sleeping, Disk wait, Stopped; Other for the rest,
+ * and for a stream whose meta lacks those categories), so the one thread spinning stands out in
+ * the activity graph. A function is a distinct name, source file and line (funcTable fileName and
+ * lineNumber, where debuginfo gave them), and library (a resource of type library, by its file's
+ * name: the profile has no libs table, nothing to symbolicate). The tables are the processed
+ * format's (preprocessedProfileVersion 47): samples, stackTable, frameTable, funcTable,
+ * resourceTable, a stringArray of its own; one frame per function.
  *
  * Stack lines are kept whole (a dump is bounded by its budget; past PSTACKS_MAX_BYTES in all,
  * lines are refused and the converter counts them as skipped). Lines that do not hold a pid, a tid
- * and an array of frame names are skipped when written. Two dumps of the same pid (a second stop)
- * add samples to the same thread.
+ * and an array of frame names are skipped when written. Two dumps of the same thread (a second
+ * stop) add samples to the same thread.
  */
 #ifndef RESMON_PROFILE_STACKS_H
 #define RESMON_PROFILE_STACKS_H
@@ -29,11 +35,12 @@ struct pstacks;
 
 /* Keep one stack line. Returns 1 when kept, 0 when refused (the bound), -ENOMEM. */
 int pstacks_add(struct pstacks **ps, const char *line, size_t len);
-/* The thread of each dumped process, comma-separated, into w (freshly initialised or reset: the
- * threads are its top-level values). Nothing when there is none. */
-void pstacks_write(const struct pstacks *ps, struct jsonw *w);
-/* Processes the lines describe (threads pstacks_write adds). */
-size_t pstacks_processes(const struct pstacks *ps);
+/* The thread of each dumped thread, comma-separated, into w (freshly initialised or reset: the
+ * threads are its top-level values). ncat: the categories the profile's meta has. Nothing when
+ * there is none. */
+void pstacks_write(const struct pstacks *ps, unsigned ncat, struct jsonw *w);
+/* Threads pstacks_write adds. */
+size_t pstacks_threads(const struct pstacks *ps);
 void pstacks_free(struct pstacks *ps);
 
 #endif

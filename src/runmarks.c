@@ -44,7 +44,7 @@ static const struct marker_field timeout_fields[] = {
     [STOP_PROCS] = MARKER_FIELD("liveProcesses", "Live processes",
                                 "{\"type\":\"table\",\"columns\":[{\"label\":\"PID\",\"type\":\"pid\"},"
                                 "{\"label\":\"Command line\",\"type\":\"string\"}]}",
-                                0),
+                                MF_OPTIONAL),
     [STOP_COLOR] = MARKER_FIELD("color", NULL, NULL, MF_HIDDEN),
 };
 const struct marker_type runmarks_timeout_type = {
@@ -206,15 +206,18 @@ void runmarks_stop_payload(struct jsonw *w, const struct runmarks_stop *s)
     for (size_t i = 0; i < s->n_open; i++)
         jsonw_str(w, s->open_tests[i]);
     jsonw_arr_close(w);
-    mpay_key(&p, STOP_PROCS);
-    jsonw_arr_open(w);
-    for (size_t i = 0; i < s->n_procs; i++) {
+    /* none alive (the OOM killer took the command): no empty table */
+    if (s->n_procs) {
+        mpay_key(&p, STOP_PROCS);
         jsonw_arr_open(w);
-        jsonw_int(w, s->procs[i].pid);
-        jsonw_strn(w, s->procs[i].cmd, s->procs[i].cmd_len);
+        for (size_t i = 0; i < s->n_procs; i++) {
+            jsonw_arr_open(w);
+            jsonw_int(w, s->procs[i].pid);
+            jsonw_strn(w, s->procs[i].cmd, s->procs[i].cmd_len);
+            jsonw_arr_close(w);
+        }
         jsonw_arr_close(w);
     }
-    jsonw_arr_close(w);
     mpay_str(&p, STOP_COLOR, "red");
     mpay_end(&p);
 }

@@ -439,14 +439,17 @@ static void write_meta(struct jsonw *w, const struct stream_meta *m, bool *used)
     META_OVERRIDE("logicalCPUs", jsonw_int(w, m->logical_cpus));
     META_OVERRIDE("physicalCPUs", jsonw_int(w, m->physical_cpus));
     META_OVERRIDE("mainMemory", jsonw_uint(w, m->main_memory));
+    /* markers.h's marker categories, then the dumped threads' states (profile_stacks.h) */
+    static const char categories[] =
+        "[{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
+        "{\"name\":\"Phases\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
+        "{\"name\":\"Tasks\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
+        "{\"name\":\"Running\",\"color\":\"red\",\"subcategories\":[\"Other\"]},"
+        "{\"name\":\"Sleeping\",\"color\":\"blue\",\"subcategories\":[\"Other\"]},"
+        "{\"name\":\"Disk wait\",\"color\":\"orange\",\"subcategories\":[\"Other\"]},"
+        "{\"name\":\"Stopped\",\"color\":\"purple\",\"subcategories\":[\"Other\"]}]";
     jsonw_key(w, "categories");
-    jsonw_raw(w,
-              "[{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
-              "{\"name\":\"Phases\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
-              "{\"name\":\"Tasks\",\"color\":\"grey\",\"subcategories\":[\"Other\"]}]",
-              strlen("[{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
-                     "{\"name\":\"Phases\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
-                     "{\"name\":\"Tasks\",\"color\":\"grey\",\"subcategories\":[\"Other\"]}]"));
+    jsonw_raw(w, categories, sizeof categories - 1);
     jsonw_key(w, "markerSchema");
     marker_schemas_write(w);
     jsonw_kv_bool(w, "usesOnlyOneStackType", true);

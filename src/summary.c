@@ -548,6 +548,11 @@ int summary_format(const struct summary_facts *f, const struct summary_style *st
             continuation(&b);
             buf_printf(&b, "          %s\n", p->stacks[j]);
         }
+        if (p->n_stacks && p->threads > p->n_stacks) {
+            continuation(&b);
+            buf_printf(&b, "          (%zu more thread%s left out)\n", p->threads - p->n_stacks,
+                       p->threads - p->n_stacks == 1 ? "" : "s");
+        }
     }
     more_rows(&b, f->alive_total, f->n_alive);
     if (f->dump_cut_processes || f->dump_cut_threads) {
@@ -786,6 +791,9 @@ int summary_format_markdown(const struct summary_facts *f, char **ret_text, size
         }
         for (size_t j = 0; j < p->n_stacks; j++)
             buf_printf(&doing[i], "%s%s", doing[i].len ? "; " : "", p->stacks[j]);
+        if (p->n_stacks && p->threads > p->n_stacks)
+            buf_printf(&doing[i], "; %zu more thread%s left out", p->threads - p->n_stacks,
+                       p->threads - p->n_stacks == 1 ? "" : "s");
         extra[i] = doing[i].p ? doing[i].p : "";
         b.failed |= doing[i].failed;
     }

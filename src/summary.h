@@ -182,7 +182,8 @@ void summary_add_open(struct summary_facts *f, const char *id, size_t id_len);
 void summary_add_alive(struct summary_facts *f, int pid, const char *cmd, size_t cmd_len);
 /* The dump's facts on an alive process (noted before by summary_add_alive; otherwise ignored):
  * its state, thread count and the test it ran under (NULL: none); summary_add_stack adds one line of its stacks (at most
- * SUMMARY_MAX_STACKS kept). */
+ * SUMMARY_MAX_STACKS kept; the caller adds the running threads first). The threads beyond those
+ * lines are counted as left out. */
 void summary_set_state(struct summary_facts *f, int pid, char state, size_t threads, const char *test);
 void summary_add_stack(struct summary_facts *f, int pid, const char *line, size_t len);
 /* Move the alive process pid ahead of those not moved so far (the hung test's processes first:

@@ -733,6 +733,8 @@ static void runtime_dump(struct sv *sv, struct forensics_process *p, int sig, ui
         jsonw_release(&cap);
 }
 
+static double sv_stream_ms(void *stream, uint64_t ns) { return stream_ms(stream, ns); }
+
 /* What every live process of the tree was doing, recorded after the stop's first finalization
  * and before its first signal: a stack line per thread and a marker per process in the stream,
  * the summary's lines, the text file. */
@@ -795,7 +797,7 @@ static void dump_tree(struct sv *sv, enum stop_cause cause)
             for (size_t j = 0; j < p->nthreads; j++) {
                 if (!p->threads[j].nframes)
                     continue; /* no stack: the marker and the text file say why */
-                forensics_stack_line(&w, p, &p->threads[j], stream_ms(sv->stream, p->threads[j].at_ns));
+                forensics_stack_line(&w, p, &p->threads[j], sv_stream_ms, sv->stream);
                 if (!jsonw_failed(&w))
                     marker_state(sv->sink, w.buf, w.len);
             }
@@ -805,11 +807,16 @@ static void dump_tree(struct sv *sv, enum stop_cause cause)
         }
         if (sv->sum) {
             summary_set_state(sv->sum, (int)p->pid, p->state, p->threads_total, p->test);
-            for (size_t j = 0; j < p->nthreads && j < SUMMARY_MAX_STACKS; j++) {
-                const struct forensics_thread *t = &p->threads[j];
+            /* the running threads first: one that spins is what a hang's reader looks for */
+            size_t shown = 0;
+            for (size_t k = 0; k < 2 * p->nthreads && shown < SUMMARY_MAX_STACKS; k++) {
+                const struct forensics_thread *t = &p->threads[k % p->nthreads];
+                if ((t->state == 'R') != (k < p->nthreads))
+                    continue;
+                shown++;
                 jsonw_reset(&w);
                 char head[96];
-                snprintf(head, sizeof head, "%d %s: ", (int)t->tid, t->comm);
+                snprintf(head, sizeof head, "%d %s (%c): ", (int)t->tid, t->comm, t->state ? t->state : '?');
                 jsonw_append(&w, head, strlen(head));
                 if (t->nframes)
                     forensics_top_frames(t, 4, &w);
@@ -1915,7 +1922,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         log_msg("containment: %s%s%s%s", contain_tier_name(contain_tier(sv.contain)),
                 why ? " (" : "", why ? why : "", why ? ")" : "");
     /* Limits the kernel enforces are set before the command exists (it joins them at its fork). */
-    struct limits_config lcfg = {o->memory_limit, o->cpu_limit_ns, o->tasks_limit, NULL};
+    struct limits_config lcfg = {o->memory_limit, o->cpu_limit_ns, o->tasks_limit, NULL, o->interval_ns > 0};
     if ((r = limits_new(&lcfg, sv.contain, &sv.limits)) < 0) {
         log_errno(r, "cannot set up the limits");
         goto out;

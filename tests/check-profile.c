@@ -12,6 +12,8 @@
  *                                       (the processes dumped at a stop): pid TAB the stack's
  *                                       frames from the innermost out, joined by " < " (its root,
  *                                       "thread TID NAME", last)
+ *   check-profile --threads FILE        one line per thread after the run's own: pid, tid, name,
+ *                                       process start, thread start, its stacks' category
  *   check-profile --schemas             the marker types of this build (markers.h) as JSON:
  *                                       {"Type":{"fields":[...],"optional":[...]},...}
  *
@@ -318,10 +320,13 @@ static int check_thread_common(const cJSON *th, bool dumped)
     const cJSON *tid = cJSON_GetObjectItemCaseSensitive(th, "tid");
     if (!dumped && (!cJSON_IsString(pid) || strcmp(pid->valuestring, "0") != 0 || !is_int(tid)))
         return fail("thread.pid must be the string \"0\" and tid a number");
-    /* a dumped process: its pid, as a string, and the same number as tid */
-    if (dumped && (!cJSON_IsString(pid) || !is_int(tid) || atof(pid->valuestring) != tid->valuedouble ||
-                   tid->valuedouble <= 0))
-        return fail("a dumped process's thread: pid must be its pid as a string, tid the same number");
+    /* a dumped thread: its process's pid, as a string, and its own tid, the same number for the
+     * main thread only */
+    const cJSON *main_thread = cJSON_GetObjectItemCaseSensitive(th, "isMainThread");
+    if (dumped && (!cJSON_IsString(pid) || !is_int(tid) || atof(pid->valuestring) <= 0 || tid->valuedouble <= 0 ||
+                   (atof(pid->valuestring) == tid->valuedouble) != cJSON_IsTrue(main_thread)))
+        return fail("a dumped thread: pid must be its process's as a string, tid its own, the same for the main "
+                    "thread only");
     const cJSON *x;
     if (!(x = cJSON_GetObjectItemCaseSensitive(th, "processShutdownTime")) || !(cJSON_IsNull(x) || cJSON_IsNumber(x)) ||
         !(x = cJSON_GetObjectItemCaseSensitive(th, "unregisterTime")) || !(cJSON_IsNull(x) || cJSON_IsNumber(x)))
@@ -435,7 +440,7 @@ static int table_len(const cJSON *th, const char *name)
 /* A dumped process's thread (profile_stacks.h): samples point into stackTable, whose prefixes
  * come before each stack, frames into frameTable, functions into funcTable, names into its
  * stringArray; no markers. */
-static int check_dumped(const cJSON *th)
+static int check_dumped(const cJSON *th, int ncat)
 {
     int r;
     const cJSON *sa = cJSON_GetObjectItemCaseSensitive(th, "stringArray");
@@ -447,8 +452,26 @@ static int check_dumped(const cJSON *th)
         (r = check_indexes(st, "stackTable", "frame", nframe, false)) ||
         (r = check_indexes(cJSON_GetObjectItemCaseSensitive(th, "frameTable"), "frameTable", "func", nfunc, false)) ||
         (r = check_indexes(cJSON_GetObjectItemCaseSensitive(th, "funcTable"), "funcTable", "name",
-                           cJSON_GetArraySize(sa), false)))
+                           cJSON_GetArraySize(sa), false)) ||
+        (r = check_indexes(cJSON_GetObjectItemCaseSensitive(th, "funcTable"), "funcTable", "fileName",
+                           cJSON_GetArraySize(sa), true)) ||
+        (r = check_indexes(cJSON_GetObjectItemCaseSensitive(th, "resourceTable"), "resourceTable", "name",
+                           cJSON_GetArraySize(sa), false)) ||
+        (r = check_indexes(st, "stackTable", "category", ncat, false)))
         return r;
+    const cJSON *res;
+    cJSON_ArrayForEach(res, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(th, "funcTable"), "resource"))
+    {
+        if (!is_int(res) || res->valuedouble < -1 || res->valuedouble >= table_len(th, "resourceTable"))
+            return fail("funcTable.resource holds an index out of range");
+    }
+    /* no sample before the thread started */
+    const cJSON *reg = cJSON_GetObjectItemCaseSensitive(th, "registerTime"), *tm;
+    cJSON_ArrayForEach(tm, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(th, "samples"), "time"))
+    {
+        if (!cJSON_IsNumber(tm) || tm->valuedouble < reg->valuedouble)
+            return fail("a dumped thread has a sample before its registerTime");
+    }
     int i = 0;
     const cJSON *p;
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(st, "prefix"))
@@ -480,7 +503,7 @@ static int check_full(const cJSON *root)
     if ((r = check_thread_common(threads->child, false)) || (r = check_markers(threads->child, ncat)) ||
         (r = check_counters(cJSON_GetObjectItemCaseSensitive(root, "counters"))))
         return r;
-    /* after it, the processes dumped at a stop, one thread each, shown with the run's; last, the
+    /* after it, the threads of the processes dumped at a stop, shown with the run's; last, the
      * one of the counters that stayed at zero (profile.c, HIDDEN COUNTERS), hidden */
     int nthreads = cJSON_GetArraySize(threads), zero = -1, k = 1;
     for (const cJSON *th = threads->child->next; th; th = th->next, k++) {
@@ -490,7 +513,7 @@ static int check_full(const cJSON *root)
                 !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(th, "isMainThread")))
                 return fail("the thread of the counters at zero is not the last, or has samples or markers");
             zero = k;
-        } else if ((r = check_thread_common(th, true)) || (r = check_dumped(th)))
+        } else if ((r = check_thread_common(th, true)) || (r = check_dumped(th, ncat)))
             return r;
     }
     const cJSON *c;
@@ -742,6 +765,40 @@ static int print_schemas(void)
     return 0;
 }
 
+/* --threads: the dumped threads, a line each: pid, tid, name, processStartupTime, registerTime,
+ * and the category of its stacks by name (every stack of a dumped thread has its state's). */
+static int print_threads(const char *buf, size_t len)
+{
+    cJSON *root = cJSON_ParseWithLength(buf, len);
+    const cJSON *threads = cJSON_GetObjectItemCaseSensitive(root, "threads");
+    const cJSON *cats = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "meta"), "categories");
+    if (!cJSON_IsArray(threads) || !cJSON_IsArray(cats)) {
+        cJSON_Delete(root);
+        return fail("not a full profile");
+    }
+    for (const cJSON *th = threads->child ? threads->child->next : NULL; th; th = th->next) {
+        const cJSON *sc = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(th, "stackTable"), "category");
+        const char *cat = "-";
+        const cJSON *c;
+        cJSON_ArrayForEach(c, sc)
+        {
+            const cJSON *name = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cats, (int)c->valuedouble), "name");
+            const char *n = cJSON_IsString(name) ? name->valuestring : "?";
+            if (strcmp(cat, "-") && strcmp(cat, n))
+                cat = "(mixed)";
+            else
+                cat = n;
+        }
+        printf("%s\t%d\t%s\t%.3f\t%.3f\t%s\n", cJSON_GetObjectItemCaseSensitive(th, "pid")->valuestring,
+               (int)cJSON_GetObjectItemCaseSensitive(th, "tid")->valuedouble,
+               cJSON_GetObjectItemCaseSensitive(th, "name")->valuestring,
+               cJSON_GetObjectItemCaseSensitive(th, "processStartupTime")->valuedouble,
+               cJSON_GetObjectItemCaseSensitive(th, "registerTime")->valuedouble, cat);
+    }
+    cJSON_Delete(root);
+    return 0;
+}
+
 /* --samples: what the dumped processes' threads hold, a line per sample. */
 static int print_samples(const char *buf, size_t len)
 {
@@ -779,7 +836,7 @@ static int print_samples(const char *buf, size_t len)
 
 int main(int argc, char **argv)
 {
-    enum { FULL, STREAM, DUMP, COUNT, META, SAMPLES } mode = FULL;
+    enum { FULL, STREAM, DUMP, COUNT, META, SAMPLES, THREADS } mode = FULL;
     if (argc == 2 && strcmp(argv[1], "--schemas") == 0)
         return print_schemas();
     bool allow_torn = false;
@@ -792,6 +849,8 @@ int main(int argc, char **argv)
             allow_torn = true;
         else if (strcmp(argv[i], "--dump") == 0)
             mode = DUMP;
+        else if (strcmp(argv[i], "--threads") == 0)
+            mode = THREADS;
         else if (strcmp(argv[i], "--samples") == 0)
             mode = SAMPLES;
         else if ((strcmp(argv[i], "--count") == 0 || strcmp(argv[i], "--meta") == 0) && i + 1 < argc) {
@@ -803,7 +862,7 @@ int main(int argc, char **argv)
         }
     }
     if (i + 1 != argc) {
-        fprintf(stderr, "usage: check-profile [--stream [--allow-torn] | --dump | --samples | --count NAME | --meta KEY] FILE\n");
+        fprintf(stderr, "usage: check-profile [--stream [--allow-torn] | --dump | --samples | --threads | --count NAME | --meta KEY] FILE\n");
         return 2;
     }
     file_name = argv[i];
@@ -825,6 +884,8 @@ int main(int argc, char **argv)
         r = for_each_marker(buf, len, dump_fn, NULL, NULL);
     else if (mode == SAMPLES)
         r = print_samples(buf, len);
+    else if (mode == THREADS)
+        r = print_threads(buf, len);
     else if (mode == COUNT) {
         struct count_ctx c = {arg, 0};
         r = for_each_marker(buf, len, count_fn, &c, NULL);

@@ -47,8 +47,43 @@ pid=$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out")
 for f in stuck_main_wait stuck_in_mutex stuck_in_read stuck_spinning; do
     line=$(stack_of "$T/p.json" "$pid" $f) || fail "no sample of $pid in $f: $(cat "$T/samples")"
     # the thread's own root, under the right process
-    case "$line" in *" < thread "[0-9]*" stuck") ;; *) fail "$f: no thread root: $line" ;; esac
+    case "$line" in *" < thread "[0-9]*" "*) ;; *) fail "$f: no thread root: $line" ;; esac
 done
+# a thread of the profile per OS thread, under its own name and tid, the process's threads under
+# its pid; each spans the process's life (the process started with the command, not at the dump),
+# and its stacks' category is its state: the one spinning thread Running, the rest Sleeping
+"$CHECK" --threads "$T/p.json" | awk -F'\t' -v p="$pid" '$1 == p' >"$T/threads"
+[ "$(cut -f3,6 "$T/threads" | sort | tr '\t\n' ':,')" = "in-mutex:Sleeping,in-read:Sleeping,spinning:Running,stuck:Sleeping," ] ||
+    fail "not a thread per OS thread with its name and state: $(cat "$T/threads")"
+[ "$(cut -f2 "$T/threads" | sort -u | wc -l)" -eq 4 ] && grep -q "^$pid	$pid	stuck	" "$T/threads" ||
+    fail "the threads' tids: $(cat "$T/threads")"
+# The process's start (/proc's, floored to a clock tick) lies between the command's start and
+# when the sampler first saw the process (its process marker); a thread's start within its life.
+tick=$((1000 / $(getconf CLK_TCK)))
+cmd_at=$(markers "$T/p.json" command | cut -f2)
+seen_at=$(markers "$T/p.json" process | awk -F'\t' -v p="\"pid\":$pid," 'index($5, p) { print $2 }')
+dump_at=$(markers "$T/p.json" "process dump" | cut -f2 | head -n 1)
+awk -F'\t' -v c="$cmd_at" -v s="$seen_at" -v d="$dump_at" -v t="$tick" '
+    { if ($4 < c - t || $4 > s + t || $5 < $4 || $5 > d) bad = 1 }
+    END { exit bad || s == "" }' "$T/threads" ||
+    fail "the threads do not start with the process (command at $cmd_at, seen at $seen_at, dump at $dump_at): $(cat "$T/threads")"
+# the front-end shows them so: its threads, under their names, a process track each with its own
+if frontend_available; then
+    node "$FFPROF" "$T/p.json" >"$T/ff.json"
+    node -e '
+        const r = JSON.parse(require("fs").readFileSync(process.argv[1]));
+        const pid = process.argv[2];
+        const th = r.threads.filter((t) => t.pid === pid);
+        const names = th.map((t) => t.name).sort().join(",");
+        if (!r.ok || names !== "in-mutex,in-read,spinning,stuck") throw new Error("threads: " + names);
+        const main = th.find((t) => t.isMainThread);
+        if (!main || main.tid !== Number(pid) || th.some((t) => t.processStartupTime !== main.processStartupTime))
+            throw new Error("process start: " + JSON.stringify(th));
+        const track = r.tracks.global.find((g) => g.pid === pid);
+        if (!track || track.mainThreadIndex !== main.index || track.local.length !== 3 || track.hidden)
+            throw new Error("tracks: " + JSON.stringify(track));
+    ' "$T/ff.json" "$pid" || fail "the front-end's threads and tracks"
+fi
 # the main thread is the process's own (tid = pid), and it waits in the join
 stack_of "$T/p.json" "$pid" stuck_main_wait | grep -q "< thread $pid stuck\$" || fail "main thread's tid"
 stack_of "$T/p.json" "$pid" main | grep -q stuck_main_wait || fail "main < stuck_main_wait"
@@ -101,13 +136,20 @@ stack_of "$T/o.json" "$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out")" stuc
 stopped 1 ALRM "$RESMON_RUN" --timeout=1h -i 0 -o "$T/v.json" -- "$STUCK" vfork
 [ $? -eq 124 ] || fail "vfork: status"
 pid=$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out")
-grep -q "^  thread [0-9]* (stuck) state D: in uninterruptible sleep (D): not traced\$" "$T/v.json.stacks.txt" ||
+grep -q "^  thread [0-9]* (in-vfork) state D: in uninterruptible sleep (D): not traced\$" "$T/v.json.stacks.txt" ||
     fail "vfork: the D thread is not said: $(cat "$T/v.json.stacks.txt")"
 "$CHECK" --samples "$T/v.json" | awk -F'\t' -v p="$pid" '$1 == p' >"$T/samples"
 [ "$(wc -l <"$T/samples")" -eq 5 ] || fail "vfork: not a sample per thread: $(cat "$T/samples")"
-grep -q "^$pid	[^<]* \[kernel\] < .*thread [0-9]* stuck\$" "$T/samples" || grep -q "^$pid	[^<]* \[kernel\] < thread [0-9]* stuck\$" "$T/samples" ||
+grep -q "^$pid	[^<]* \[kernel\] < .*thread [0-9]* in-vfork\$" "$T/samples" ||
     fail "vfork: no kernel frames for the D thread: $(cat "$T/samples")"
 stack_of "$T/v.json" "$pid" stuck_in_read >/dev/null || fail "vfork: the other threads lost their stacks"
+# the summary keeps four threads' stacks: the running one first (here the fifth listed), and says
+# how many it left out
+sed -n "/^ *alive then  *$pid /,/^ *(.* left out)\$/p" "$T/err" | grep '^  *[0-9]* [a-z-]* ([A-Z]): ' >"$T/lines"
+head -n 1 "$T/lines" | grep -q " spinning (R): stuck_spinning < " ||
+    fail "vfork: the running thread is not the summary's first: $(cat "$T/err")"
+[ "$(wc -l <"$T/lines")" -eq 4 ] && grep -q "^ *(1 more thread left out)\$" "$T/err" ||
+    fail "vfork: the summary does not say a thread was left out: $(cat "$T/err")"
 "$CHECK" --samples "$T/v.json" | awk -F'\t' -v p="$pid" '$1 != p' | grep -q " stuck_in_vfork < " ||
     fail "vfork: the child is not in stuck_in_vfork: $("$CHECK" --samples "$T/v.json")"
 

@@ -42,21 +42,60 @@ for tier in $tiers; do
     [ "$st" = 124 ] || fail "$tier: memory limit: exit $st: $(cat "$T/mem.err")"
     stopped "$T/mem-$tier.json" memory
     lim=$(val "$(markers "$T/mem-$tier.json" timeout | cut -f5)" limit)
-    if grep -q "memory 32 MiB: enforced by the kernel" "$T/mem.err"; then
-        how=kernel
-        case "$lim" in *"OOM killer killed in the tree at the limit of 32 MiB"*) ;;
-        *) fail "$tier: memory (kernel): limit text '$lim'" ;; esac
-        [ "$(count "$T/mem-$tier.json" "OOM kill")" -ge 1 ] || fail "$tier: memory (kernel): no OOM kill marker"
+    if grep -q "memory 32 MiB: enforced by the kernel.*stopped at its high mark" "$T/mem.err"; then
+        # cgroup v2: stopped at memory.high (28 MiB), before the OOM killer, the tree alive: the
+        # dump has the process that held the memory
+        how="kernel, high mark"
+        case "$lim" in *"memory passed 28 MiB (29.4 MB), near the limit of 32 MiB (33.6 MB): stopped before the kernel's OOM killer"*) ;;
+        *) fail "$tier: memory (high mark): limit text '$lim'" ;; esac
+        [ "$(count "$T/mem-$tier.json" "OOM kill")" = 0 ] || fail "$tier: memory (high mark): the OOM killer acted first"
+    elif grep -q "memory 32 MiB: enforced by the kernel.*the tree held at it" "$T/mem.err"; then
+        # cgroup v1: the leaf's OOM killer off, the kernel held the tree at the limit, alive
+        how="kernel, held"
+        case "$lim" in *"memory reached the limit of 32 MiB (33.6 MB), held there by the kernel: stopped before any OOM kill"*) ;;
+        *) fail "$tier: memory (held): limit text '$lim'" ;; esac
+        [ "$(count "$T/mem-$tier.json" "OOM kill")" = 0 ] || fail "$tier: memory (held): an OOM kill"
+    elif grep -q "memory 32 MiB: enforced by the kernel" "$T/mem.err"; then
+        fail "$tier: memory (kernel): sampling on, yet the OOM killer was left to act first: $(cat "$T/mem.err")"
     else
         how=sampled
         grep -q "memory 32 MiB: the tree's summed RSS checked at each sample" "$T/mem.err" ||
             fail "$tier: memory: -v does not say who enforces it: $(cat "$T/mem.err")"
-        case "$lim" in *"past the limit of 32 MiB"*) ;; *) fail "$tier: memory (sampled): limit text '$lim'" ;; esac
+        case "$lim" in *"past the limit of 32 MiB (33.6 MB)"*) ;; *) fail "$tier: memory (sampled): limit text '$lim'" ;; esac
     fi
+    # stopped by resmon-run (the high mark, or its own check): the dump recorded the process that
+    # held the memory, alive, before the first signal
+    case $how in kernel) ;; *)
+        markers "$T/mem-$tier.json" "process dump" | cut -f5 | grep -q '"cmd":"[^"]*alloc 128 30"' ||
+            fail "$tier: memory ($how): the dump has not the process that held the memory: $(markers "$T/mem-$tier.json" "process dump")"
+        markers "$T/mem-$tier.json" timeout | cut -f5 | grep -q '"liveProcesses":\[.*alloc 128 30"' ||
+            fail "$tier: memory ($how): the stop marker's live processes: $(markers "$T/mem-$tier.json" timeout)" ;;
+    esac
     grep -q "stopped at its memory limit" "$T/mem.err" || fail "$tier: memory: summary headline: $(cat "$T/mem.err")"
     grep -q "the run ended: memory" "$T/mem.err" || fail "$tier: memory: no -v line with the reason"
     no_survivors "$HELPER alloc 128 30"
     echo "$tier: memory limit reached ($how): $lim"
+    # without sampling nothing would stop a tree the kernel holds: its OOM killer acts at the limit
+    if [ "$how" != sampled ]; then
+        st=0
+        $RESMON_RUN -v -i 0 --containment=$tier -o "$T/mem0-$tier.json" --memory-limit=32M -- \
+            sh -c "'$HELPER' alloc 128 30; '$HELPER' sleep 30" >"$T/mem.out" 2>"$T/mem.err" || st=$?
+        [ "$st" = 124 ] || fail "$tier: memory limit, -i 0: exit $st: $(cat "$T/mem.err")"
+        stopped "$T/mem0-$tier.json" memory
+        lim=$(val "$(markers "$T/mem0-$tier.json" timeout | cut -f5)" limit)
+        # the stop names the OOM kill and its victim (its command line, or its name when it died
+        # before it was read)
+        case "$lim" in *"OOM killer killed in the tree at the limit of 32 MiB (33.6 MB): process "[0-9]*", "*helper*) ;;
+        *) fail "$tier: memory (kernel, -i 0): limit text '$lim'" ;; esac
+        [ "$(count "$T/mem0-$tier.json" "OOM kill")" -ge 1 ] || fail "$tier: memory (kernel, -i 0): no OOM kill marker"
+        no_survivors "$HELPER alloc 128 30"
+        echo "$tier: memory limit, no sampling: the OOM killer's kill: $lim"
+        # the command itself the victim: nothing alive at the stop, and no empty table says so
+        $RESMON_RUN -i 0 --containment=$tier -o "$T/mem1-$tier.json" --memory-limit=32M -- "$HELPER" alloc 128 30 \
+            >"$T/mem.out" 2>"$T/mem.err"
+        _t=$(markers "$T/mem1-$tier.json" timeout | cut -f5)
+        [ -n "$_t" ] && ! has_key "$_t" liveProcesses || fail "$tier: memory, nothing alive: the stop marker: $_t"
+    fi
 
     # cpu: two burners against 0.5 s of the tree's CPU, with samples far apart (-i 10): the timer
     # catches it, not a sample.

@@ -4,6 +4,8 @@
  *   stuck_in_read     blocks reading a pipe nobody writes
  *   stuck_spinning    a busy loop
  * and the main thread waits in stuck_main_wait (pthread_join of the mutex thread: a deadlock).
+ * Each thread has a name of its own: in-mutex, in-read, spinning (waiting, in-vfork below); the
+ * main thread keeps the process's (stuck).
  * "stuck CHILDREN" also forks that many copies of itself first, with the same threads but for the
  * busy loop, which is stuck_waiting there (a condition variable nobody signals): a large tree
  * does not have the machine's cores spinning.
@@ -166,13 +168,20 @@ int main(int argc, char **argv)
     if (pipe(pipefd) < 0)
         return 1;
     pthread_mutex_lock(&lock);
-    pthread_t tm, tr, ts;
-    if (pthread_create(&tm, NULL, stuck_in_mutex, NULL) || pthread_create(&tr, NULL, stuck_in_read, NULL) ||
-        pthread_create(&ts, NULL, copy ? stuck_waiting : stuck_spinning, NULL))
+    pthread_t tm, tr, ts, tv;
+    if (pthread_create(&tm, NULL, stuck_in_mutex, NULL) || pthread_create(&tr, NULL, stuck_in_read, NULL))
         return 1;
-    pthread_t tv;
+    /* the vfork thread before the last one: with it, the spinning thread is the fifth listed */
     if (with_vfork && pthread_create(&tv, NULL, stuck_in_vfork, NULL))
         return 1;
+    if (pthread_create(&ts, NULL, copy ? stuck_waiting : stuck_spinning, NULL))
+        return 1;
+    /* each thread its own name (/proc/PID/task/TID/comm), as the dump must show them */
+    pthread_setname_np(tm, "in-mutex");
+    pthread_setname_np(tr, "in-read");
+    pthread_setname_np(ts, copy ? "waiting" : "spinning");
+    if (with_vfork)
+        pthread_setname_np(tv, "in-vfork");
     /* Wait (yielding) until each thread is where it stays. */
     while (!tid_mutex || !tid_read || !asleep(tid_mutex) || !asleep(tid_read) ||
            (copy ? !tid_wait || !asleep(tid_wait) : spins < 1000) ||

@@ -73,6 +73,12 @@ static void end_child(pid_t pid)
 static bool yes(void *ctx, pid_t pid) { return (void)ctx, (void)pid, true; }
 static bool no(void *ctx, pid_t pid) { return (void)ctx, (void)pid, false; }
 
+static double fixed_ms(void *ctx, uint64_t ns)
+{
+    (void)ctx, (void)ns;
+    return 12.5;
+}
+
 START_TEST(test_parked_child)
 {
     pid_t pid = parked_child();
@@ -103,9 +109,26 @@ START_TEST(test_parked_child)
     jsonw_init(&w);
     forensics_text(&r, &w);
     ck_assert(vg || strstr(w.buf, " forensics_test_parked_here\n"));
-    forensics_stack_line(&w, p, t, 12.5);
+    forensics_stack_line(&w, p, t, fixed_ms, NULL);
     ck_assert(vg || strstr(w.buf, "\"forensics_test_parked_here\""));
     ck_assert_ptr_nonnull(strstr(w.buf, "\"time\":12.5"));
+    ck_assert_ptr_nonnull(strstr(w.buf, "\"start\":12.5,\"threadStart\":12.5,"));
+    ck_assert_ptr_nonnull(strstr(w.buf, "\"state\":\"S\""));
+    /* the frame's library, and its source line from this file's debuginfo (but for clang's
+     * DWARF 5 line tables, where libdw 0.188 finds no line: eu-addr2line neither) */
+#ifdef __clang__
+    bool lines = false;
+#else
+    bool lines = true;
+#endif
+    for (size_t k = 0; !vg && k < t->nframes; k++)
+        if (strcmp(t->frames[k], "forensics_test_parked_here") == 0) {
+            ck_assert_str_eq(t->libs[k], "unit_forensics");
+            ck_assert_msg(!lines || (t->files[k] && strstr(t->files[k], "unit_forensics.c") && t->lines[k] > 0),
+                          "no source line: %s:%d", t->files[k] ? t->files[k] : "-", t->lines[k]);
+        }
+    ck_assert(vg || strstr(w.buf, "\"unit_forensics\""));
+    ck_assert(vg || !lines || strstr(w.buf, "unit_forensics.c\""));
     jsonw_release(&w);
 #else
     ck_assert_str_eq(p->error, "stacks unavailable: built without libdw");

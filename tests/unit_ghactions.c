@@ -175,7 +175,8 @@ START_TEST(test_markdown)
 }
 END_TEST
 
-/* After the dump at a stop, the job summary says what each process was doing. */
+/* After the dump at a stop, the job summary says what each process was doing, and how many of its
+ * threads it left out. */
 START_TEST(test_markdown_dump)
 {
     struct summary_facts *f = facts();
@@ -190,7 +191,8 @@ START_TEST(test_markdown_dump)
     size_t len;
     ck_assert_int_eq(summary_format_markdown(f, &text, &len), 0);
     ck_assert_msg(strstr(text, "**Processes alive at the stop, and what they were doing**\n") != NULL, "%s", text);
-    ck_assert_msg(strstr(text, "| 42 | ./stuck | state S, 3 threads, in t/hang.t; thread 42 stuck: stuck\\_in\\_read \\< main |\n") !=
+    ck_assert_msg(strstr(text, "| 42 | ./stuck | state S, 3 threads, in t/hang.t; thread 42 stuck: stuck\\_in\\_read \\< main; 2 more "
+                             "threads left out |\n") !=
                       NULL,
                   "%s", text);
     ck_assert_msg(strstr(text, "| 43 | sleep 9 |  |\n") != NULL, "%s", text);

@@ -241,10 +241,11 @@ START_TEST(test_limits_check_sampled)
     ck_assert_int_eq(limits_check(l, &r, text, sizeof text), LIMIT_NONE); /* at each limit, not past */
     r.rss = (64 << 20) + 1;
     ck_assert_int_eq(limits_check(l, &r, text, sizeof text), LIMIT_MEMORY);
-    ck_assert_str_eq(text, "the tree's RSS reached 64.0 MiB, past the limit of 64 MiB");
+    /* in binary units, and as the memory graphs show them (decimal MB) */
+    ck_assert_str_eq(text, "the tree's RSS reached 64.0 MiB (67.1 MB), past the limit of 64 MiB (67.1 MB)");
     r.rss = 100 << 20;
     ck_assert_int_eq(limits_check(l, &r, text, sizeof text), LIMIT_MEMORY);
-    ck_assert_str_eq(text, "the tree's RSS reached 100 MiB, past the limit of 64 MiB");
+    ck_assert_str_eq(text, "the tree's RSS reached 100 MiB (105 MB), past the limit of 64 MiB (67.1 MB)");
     r.rss_known = false; /* an unknown RSS is no reason */
     ck_assert_int_eq(limits_check(l, &r, text, sizeof text), LIMIT_NONE);
     r.cpu_ns = 2 * NSEC_PER_SEC; /* CPU: reaching it is enough */

@@ -384,9 +384,12 @@ START_TEST(test_dumped_processes)
     cJSON *p = convert_text(
         "{\"type\":\"marker\",\"name\":\"a\",\"startTime\":1.0,\"endTime\":2.5,\"data\":{\"type\":\"Text\",\"text\":\"x\"}}\n"
         "{\"type\":\"stack\",\"pid\":100,\"ppid\":1,\"tid\":100,\"process\":\"./hung -x\",\"name\":\"hung\","
-        "\"thread\":\"hung\",\"time\":3.0,\"frames\":[\"wait\",\"loop\",\"main\"]}\n"
+        "\"thread\":\"hung\",\"state\":\"S\",\"start\":0.5,\"threadStart\":0.5,\"time\":3.0,"
+        "\"frames\":[\"wait\",\"loop\",\"main\"],\"files\":[null,\"/src/hung.c\",\"/src/hung.c\"],"
+        "\"lines\":[null,12,30],\"libs\":[\"libc.so.6\",\"hung\",\"hung\"]}\n"
         "{\"type\":\"stack\",\"pid\":100,\"ppid\":1,\"tid\":101,\"process\":\"./hung -x\",\"name\":\"hung\","
-        "\"thread\":\"worker\",\"time\":3.0,\"frames\":[\"read\",\"loop\",\"main\"]}\n"
+        "\"thread\":\"worker\",\"state\":\"R\",\"start\":0.5,\"threadStart\":1.5,\"time\":3.0,"
+        "\"frames\":[\"read\",\"loop\",\"main\"]}\n"
         "{\"type\":\"stack\",\"pid\":200,\"ppid\":100,\"tid\":200,\"process\":\"child\",\"name\":\"child\","
         "\"thread\":\"child\",\"time\":3.5,\"frames\":[\"poll\"]}\n"
         "{\"type\":\"stack\",\"pid\":300,\"tid\":300,\"time\":3.5}\n"
@@ -397,33 +400,62 @@ START_TEST(test_dumped_processes)
     /* the two lines without frames or with a pid that is not a number are skipped */
     ck_assert_uint_eq(st.skipped_lines, 2);
     const cJSON *threads = cJSON_GetObjectItem(p, "threads");
-    ck_assert_int_eq(cJSON_GetArraySize(threads), 3);
-    const cJSON *a = cJSON_GetArrayItem(threads, 1), *b = cJSON_GetArrayItem(threads, 2);
+    /* a thread of the profile per OS thread, a process's together, its main thread first */
+    ck_assert_int_eq(cJSON_GetArraySize(threads), 4);
+    const cJSON *a = cJSON_GetArrayItem(threads, 1), *w = cJSON_GetArrayItem(threads, 2),
+                *b = cJSON_GetArrayItem(threads, 3);
     ck_assert_str_eq(cJSON_GetObjectItem(a, "pid")->valuestring, "100");
     ck_assert_int_eq(cJSON_GetObjectItem(a, "tid")->valueint, 100);
     ck_assert_str_eq(cJSON_GetObjectItem(a, "processName")->valuestring, "./hung -x");
     ck_assert_str_eq(cJSON_GetObjectItem(a, "name")->valuestring, "hung");
     ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(a, "isMainThread")));
+    ck_assert_str_eq(cJSON_GetObjectItem(w, "pid")->valuestring, "100");
+    ck_assert_int_eq(cJSON_GetObjectItem(w, "tid")->valueint, 101);
+    ck_assert_str_eq(cJSON_GetObjectItem(w, "name")->valuestring, "worker");
+    ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(w, "isMainThread")));
+    /* the process's life and the thread's: from their starts, not the dump's time */
+    ck_assert(cJSON_GetObjectItem(a, "processStartupTime")->valuedouble == 0.5);
+    ck_assert(cJSON_GetObjectItem(a, "registerTime")->valuedouble == 0.5);
+    ck_assert(cJSON_GetObjectItem(w, "processStartupTime")->valuedouble == 0.5);
+    ck_assert(cJSON_GetObjectItem(w, "registerTime")->valuedouble == 1.5);
+    /* a line without them (an older stream): the dump's time */
+    ck_assert(cJSON_GetObjectItem(b, "registerTime")->valuedouble == 3.5);
     /* one sample per thread, the thread's root outermost */
-    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "samples"), "length")->valueint, 2);
+    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "samples"), "length")->valueint, 1);
     ck_assert_str_eq(sample_frames(a, 0), "wait < loop < main < thread 100 hung");
-    ck_assert_str_eq(sample_frames(a, 1), "read < loop < main < thread 101 worker");
-    /* shared functions once: wait read loop main, two roots */
-    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "funcTable"), "length")->valueint, 6);
-    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "frameTable"), "length")->valueint, 6);
-    /* the stacks share their common prefix: root, main, loop each once per thread root */
-    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "stackTable"), "length")->valueint, 8);
-    /* both stacks taken at 3.0 ms: the second is drawn a microsecond later, so both show */
-    const cJSON *times = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "samples"), "time");
-    ck_assert(cJSON_GetArrayItem(times, 0)->valuedouble == 3.0);
-    ck_assert(cJSON_GetArrayItem(times, 1)->valuedouble == 3.001);
+    ck_assert_str_eq(sample_frames(w, 0), "read < loop < main < thread 101 worker");
+    /* a function per name, file:line and library: the source and library of loop and main */
+    const cJSON *ft = cJSON_GetObjectItem(a, "funcTable"), *sa = cJSON_GetObjectItem(a, "stringArray");
+    const cJSON *rt = cJSON_GetObjectItem(a, "resourceTable");
+    ck_assert_int_eq(cJSON_GetObjectItem(ft, "length")->valueint, 4);
+    ck_assert_int_eq(cJSON_GetObjectItem(rt, "length")->valueint, 2);
+    bool loop_seen = false;
+    for (int f = 0; f < 4; f++) {
+        const char *name = cJSON_GetArrayItem(sa, cJSON_GetArrayItem(cJSON_GetObjectItem(ft, "name"), f)->valueint)->valuestring;
+        const cJSON *file = cJSON_GetArrayItem(cJSON_GetObjectItem(ft, "fileName"), f);
+        const cJSON *line = cJSON_GetArrayItem(cJSON_GetObjectItem(ft, "lineNumber"), f);
+        int res = cJSON_GetArrayItem(cJSON_GetObjectItem(ft, "resource"), f)->valueint;
+        const char *lib = res >= 0 ? cJSON_GetArrayItem(sa, cJSON_GetArrayItem(cJSON_GetObjectItem(rt, "name"), res)->valueint)->valuestring : "-";
+        if (strcmp(name, "loop") == 0) {
+            loop_seen = true;
+            ck_assert_str_eq(cJSON_GetArrayItem(sa, file->valueint)->valuestring, "/src/hung.c");
+            ck_assert_int_eq(line->valueint, 12);
+            ck_assert_str_eq(lib, "hung");
+        } else if (strcmp(name, "wait") == 0) {
+            ck_assert(cJSON_IsNull(file) && cJSON_IsNull(line));
+            ck_assert_str_eq(lib, "libc.so.6");
+        }
+    }
+    ck_assert(loop_seen);
+    /* this stream's meta has no state categories: Other */
+    ck_assert_int_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(w, "stackTable"), "category"), 0)->valueint, 0);
     ck_assert_str_eq(cJSON_GetObjectItem(b, "pid")->valuestring, "200");
     ck_assert_str_eq(sample_frames(b, 0), "poll < thread 200 child");
     ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "markers"), "length")->valueint, 0);
     /* every thread shown, the run's selected */
     const cJSON *meta = cJSON_GetObjectItem(p, "meta");
     char *v = cJSON_PrintUnformatted(cJSON_GetObjectItem(meta, "initialVisibleThreads"));
-    ck_assert_str_eq(v, "[0,1,2]");
+    ck_assert_str_eq(v, "[0,1,2,3]");
     free(v);
     v = cJSON_PrintUnformatted(cJSON_GetObjectItem(meta, "initialSelectedThreads"));
     ck_assert_str_eq(v, "[0]");
