@@ -11,6 +11,10 @@ static const char *ascii_replacement(enum sanitize_sink sink, unsigned char c, b
 {
     switch (sink) {
     case SANITIZE_TERMINAL: break;
+    case SANITIZE_TEXT_FILE:
+        if (c == '\t' || c == '\n')
+            return NULL;
+        break;
     case SANITIZE_GHA_PROPERTY:
         if (c == ':')
             return "%3A";

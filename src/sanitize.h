@@ -23,6 +23,9 @@
  *                          (\ ` * _ [ ] < > | ~ &) gets a backslash before it (valid before any
  *                          ASCII punctuation). What only means something at a line's start ('#',
  *                          '-') cannot, inside a row that starts with "| ".
+ *   SANITIZE_TEXT_FILE     a text file people read in a terminal (the dump at a stop,
+ *                          FILE.stacks.txt): as TERMINAL, but TAB and LF stay, so that the
+ *                          text keeps its lines and columns.
  *
  * Valid UTF-8 characters other than controls are kept as they are, so names in any script stay
  * readable. Pure functions, no allocation.
@@ -37,6 +40,7 @@ enum sanitize_sink {
     SANITIZE_GHA_DATA,
     SANITIZE_GHA_PROPERTY,
     SANITIZE_MARKDOWN,
+    SANITIZE_TEXT_FILE,
 };
 
 /* Hand s[0..n) (NULL: nothing), made safe for sink, to put in runs of bytes; ctx is put's. */

@@ -639,10 +639,23 @@ struct dump_fill {
     const struct jsonw *text;
 };
 
+static void put_jsonw(void *ctx, const char *p, size_t n)
+{
+    jsonw_append(ctx, p, n);
+}
+
 static int fill_dump(void *ctx, int fd)
 {
     const struct jsonw *t = ((struct dump_fill *)ctx)->text;
-    return jsonw_failed(t) ? -ENOMEM : write_all(fd, t->buf, t->len);
+    if (jsonw_failed(t))
+        return -ENOMEM;
+    /* command lines, thread names and runtimes' dumps are the command's bytes: safe to cat */
+    struct jsonw safe;
+    jsonw_init(&safe);
+    sanitize(SANITIZE_TEXT_FILE, t->buf, t->len, put_jsonw, &safe);
+    int r = jsonw_failed(&safe) ? -ENOMEM : write_all(fd, safe.buf, safe.len);
+    jsonw_release(&safe);
+    return r;
 }
 
 /* Written as the profile is (outfile.h): a FIFO, a link or someone else's file at the path is

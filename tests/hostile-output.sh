@@ -171,3 +171,17 @@ for (const want of ["dir/lone\ufffd.js", "lone\ufffd.js \u{1f600} \\ud800", "a l
 facts=$(frontend "$T/recovered.json") || fail "--recover: the front-end does not load the profile"
 expect "--recover: tests" "$(type_count "$facts" Test)" 3
 echo "--recover: lone surrogates become U+FFFD, a pair and an escaped backslash stay"
+
+# ---- the dump's text file is safe to cat ----------------------------------------------------------
+# A process whose command line holds ESC sequences, BEL, CR, U+009B and a raw 0x9B byte, alive at a
+# timeout: FILE.stacks.txt names it with those replaced, and keeps its own lines and columns.
+evil=$(printf 'evil\033[2J\007\r\302\233x\233y')
+"$RESMON_RUN" -q -t 0.5 -o "$T/dumped.json" -- bash -c 'exec -a "$1" "$0" sleep 30' "$HELPER" "$evil" >/dev/null 2>&1
+[ -s "$T/dumped.json.stacks.txt" ] || fail "no dump text beside the profile"
+LC_ALL=C tr -d '\n\t' <"$T/dumped.json.stacks.txt" >"$T/stacks.flat"
+inert "$T/stacks.flat" "the dump's text file"
+grep -q 'evil?\[2J???x?y' "$T/dumped.json.stacks.txt" ||
+    fail "the dump's text does not name the process: $(cat -A "$T/dumped.json.stacks.txt" | head -20)"
+[ "$(wc -l <"$T/dumped.json.stacks.txt")" -gt 2 ] || fail "the dump's text lost its lines"
+profile_ok "$T/dumped.json" || fail "the dumped run's profile"
+echo "the dump's text: control characters of a command line replaced, its lines kept"

@@ -86,6 +86,20 @@ START_TEST(test_markdown)
 }
 END_TEST
 
+/* A text file keeps its lines and columns, and nothing else that moves a terminal's cursor. */
+START_TEST(test_text_file)
+{
+    ck_assert_str_eq(SAFE(SANITIZE_TEXT_FILE, "pid\tcmd\n42\tsh -c 'x\x1b[2J\r\x07'\xc2\x9b\x9b\n"),
+                     "pid\tcmd\n42\tsh -c 'x?[2J?" "?'?" "?\n");
+    for (int b = 0; b < 256; b++) {
+        char in[3] = {(char)b, 'x', 'y'};
+        const char *out = safe(SANITIZE_TEXT_FILE, in, 3);
+        for (const char *p = out; *p; p++)
+            ck_assert_msg((unsigned char)*p >= 0x20 || *p == '\t' || *p == '\n', "byte %02x kept a control", b);
+    }
+}
+END_TEST
+
 /* Every byte value, alone and before an ASCII letter, in every sink: never a control, always
  * UTF-8; and no line ending in Markdown or GitHub output. */
 START_TEST(test_every_byte)
@@ -152,6 +166,7 @@ int main(void)
     tcase_add_test(tc, test_terminal);
     tcase_add_test(tc, test_github);
     tcase_add_test(tc, test_markdown);
+    tcase_add_test(tc, test_text_file);
     tcase_add_test(tc, test_every_byte);
     tcase_add_test(tc, test_into_and_cut);
     suite_add_tcase(s, tc);
