@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "markers.h"
+#include "stream.h"
 #include "util.h"
 
 struct pstacks {
@@ -351,7 +352,15 @@ static void write_thread(struct jsonw *w, const cJSON *first, const struct table
     jsonw_arr_open(w);
     jsonw_arr_close(w);
     jsonw_kv_bool(w, "showMarkersInTimeline", false);
-    jsonw_kv_str(w, "name", cJSON_IsString(name) && name->valuestring[0] ? name->valuestring : pidstr);
+    /* The front-end names a process's track after its main thread: a dumped resmon-run (nested
+     * runs) must not read as the run's own track. */
+    char tname[64];
+    const char *n = cJSON_IsString(name) && name->valuestring[0] ? name->valuestring : pidstr;
+    if (tid == pid && !strcmp(n, STREAM_RUN_THREAD_NAME)) {
+        snprintf(tname, sizeof tname, "%s (pid %d)", n, pid);
+        n = tname;
+    }
+    jsonw_kv_str(w, "name", n);
     jsonw_kv_bool(w, "isMainThread", tid == pid);
     jsonw_kv_str(w, "pid", pidstr);
     jsonw_kv_int(w, "tid", tid);

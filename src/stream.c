@@ -478,7 +478,7 @@ static void write_meta(struct jsonw *w, const struct stream_meta *m, bool *used)
  * product, which a dumped process of the same name (profile_stacks.h) would share. */
 static const char thread_rest[] =
     "\"processStartupTime\":0,\"processShutdownTime\":null,\"registerTime\":0,"
-    "\"unregisterTime\":null,\"pausedRanges\":[],\"showMarkersInTimeline\":true,\"name\":\"resmon-run\","
+    "\"unregisterTime\":null,\"pausedRanges\":[],\"showMarkersInTimeline\":true,\"name\":\"" STREAM_RUN_THREAD_NAME "\","
     "\"isMainThread\":true,\"pid\":\"0\",\"tid\":0,"
     "\"samples\":{\"weightType\":\"samples\",\"weight\":null,\"stack\":[],\"time\":[],\"length\":0},"
     "\"stackTable\":{\"frame\":[0],\"prefix\":[null],\"category\":[0],\"subcategory\":[0],\"length\":1},"

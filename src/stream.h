@@ -140,5 +140,8 @@ size_t stream_format_ms(double ms, char *buf);
 /* The fixed members of the thread object that follow "processName" (compact JSON members without
  * braces), for the converter when a stream lacks its thread line. Static storage. */
 const char *stream_thread_fields(void);
+/* The name of the run's own thread, and so of its track (a dumped process's track is named after
+ * its main thread: profile_stacks.c keeps the two apart). */
+#define STREAM_RUN_THREAD_NAME "resmon-run"
 
 #endif
