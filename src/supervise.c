@@ -239,6 +239,8 @@ static enum passthru_read read_output(struct sv *sv, int i)
         const char *head = linebuf_pending(lb, &plen, &parr);
         if (head && parr == sv->last_output_ns) /* a line that began now, a test's name perhaps */
             testlog_line_begins(sv->testlog, head, plen, parr);
+        if (head)
+            testlog_line_tail(sv->testlog, i + 1, head, plen, parr);
     }
     return PT_DATA;
 }
@@ -1640,11 +1642,28 @@ static void fill_facts(struct sv *sv, struct summary_facts *f, int exit_status, 
     }
 }
 
+/* Before resmon-run writes its own lines to fd (the summary, a workflow command): end the line
+ * the command's output left unfinished there, so that ours begin lines of their own. */
+static void own_line(struct sv *sv, int fd)
+{
+    bool mid = false;
+    for (int i = 0; i < 2; i++)
+        if (sv->pt[i] && passthru_mid_line(sv->pt[i], fd))
+            mid = true;
+    if (!mid || write_all(fd, "\n", 1) < 0)
+        return;
+    for (int i = 0; i < 2; i++)
+        if (sv->pt[i] && passthru_mid_line(sv->pt[i], fd))
+            passthru_line_ended(sv->pt[i]);
+}
+
 static void write_summary(struct sv *sv, const struct supervise_result *res)
 {
     fill_facts(sv, sv->sum, res->raise_signal ? -1 : res->exit_status, sv->exit_ns);
-    if (!sv->o->quiet)
+    if (!sv->o->quiet) {
+        own_line(sv, STDERR_FILENO);
         summary_write(STDERR_FILENO, sv->sum, &sv->sum_style);
+    }
     if (sv->gha)
         github_outputs(sv, sv->sum);
 }
