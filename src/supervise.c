@@ -1870,7 +1870,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     sv.deadline_cpu = limits_cpu_deadline(sv.limits, sv.t0, 0, sv.ncpu);
     /* First, while resmon-run holds no pipe a watchdog could keep open. */
     if (o->kill_leftovers && !o->foreground) {
-        if ((r = watchdog_new(sv.contain, o->signal, o->grace_ns, &sv.watchdog)) < 0) {
+        if ((r = watchdog_new(sv.contain, o->signal, &sv.watchdog)) < 0) {
             log_errno(r, "cannot start the watchdog");
             goto out;
         }
