@@ -1133,6 +1133,11 @@ static bool drained(struct sv *sv)
 
 static void advance(struct sv *sv)
 {
+    /* A fork the kernel refused at --tasks-limit may end the command (sh: Cannot fork) before
+     * any sample saw the refusal: the limit was still reached. */
+    if (sv->exited && sv->phase == PH_RUNNING && sv->limits &&
+        (limits_by_kernel(sv->limits) & CONTAIN_LIMIT_TASKS))
+        check_limits(sv, sampler_tree_cpu_ns(sv->sampler), true);
     if (sv->exited && (sv->phase == PH_RUNNING || sv->phase == PH_STOPPING))
         on_command_exit(sv);
     if (sv->phase == PH_LEFTOVERS && (sv->sweep_gave_up || contain_empty(sv->contain)))
