@@ -1836,6 +1836,8 @@ void testlog_line(struct testlog *tl, int stream, const char *line, size_t len, 
 }
 
 
+#define TL_TAIL_MAX 4096
+
 static void read_tail(struct testlog *tl, int stream, const char *head, size_t len, uint64_t arrival_ns)
 {
     const char *s;
@@ -1879,7 +1881,9 @@ static void read_tail(struct testlog *tl, int stream, const char *head, size_t l
 void testlog_line_tail(struct testlog *tl, int stream, const char *head, size_t len,
                        uint64_t arrival_ns)
 {
-    if (tl->nfmts && len && tl->tail_state && !surely_untaken(tl, head, len))
+    /* A test's start is a short line: a long tail (a progress bar, a huge line coming in many
+     * chunks) is not read again at every chunk. */
+    if (tl->nfmts && len && len <= TL_TAIL_MAX && tl->tail_state && !surely_untaken(tl, head, len))
         read_tail(tl, stream, head, len, arrival_ns);
     /* What the tail no longer starts is taken back; what it starts again stays as it was, so a
      * test printing without a newline costs the stream nothing per chunk. */

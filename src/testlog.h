@@ -148,7 +148,8 @@ void testlog_tree_sample(struct testlog *tl, uint64_t rss);
 /* The unfinished last line of the output as it stands after a chunk (head, len: its bytes so far;
  * arrival_ns: its first byte's). A test it starts ("tests/a.py::test_x " from pytest -v, whose
  * result ends the line when the test ends) is opened now, so the stream names it even if the run
- * is killed before the line ends; only starts are taken, on a copy of the parsers' states. When
+ * is killed before the line ends; only starts are taken, on a copy of the parsers' states, and
+ * only from a tail of at most 4 KiB (a start is short; a long tail is not read at every chunk). When
  * the line is read whole (testlog_line on the same stream) or a tail comes again, those starts are taken
  * back first, and the line's own reading makes the test, once. */
 void testlog_line_tail(struct testlog *tl, int stream, const char *head, size_t len,
