@@ -17,6 +17,7 @@ struct passthru {
     bool wfd_owned;   /* wfd was opened by us */
     bool wfd_pipe;    /* wfd is a pipe written non-blocking */
     bool gone;        /* downstream went away */
+    bool mid_line;    /* the last byte written downstream was not a newline */
     char *buf;
     size_t off, len;  /* pending bytes buf[off..off+len) not yet written downstream */
 };
@@ -79,6 +80,7 @@ bool passthru_flush(struct passthru *p)
     while (p->len > 0) {
         ssize_t n = write(p->wfd, p->buf + p->off, p->len);
         if (n > 0) {
+            p->mid_line = p->buf[p->off + (size_t)n - 1] != '\n';
             p->off += (size_t)n;
             p->len -= (size_t)n;
             continue;
@@ -124,6 +126,15 @@ enum passthru_read passthru_read(struct passthru *p, const char **ret_buf, size_
 }
 
 bool passthru_pending(const struct passthru *p) { return p->len > 0; }
+
+bool passthru_mid_line(const struct passthru *p, int fd)
+{
+    struct stat a, b;
+    return p->mid_line && !p->gone && fstat(p->wfd, &a) == 0 && fstat(fd, &b) == 0 &&
+           a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+void passthru_line_ended(struct passthru *p) { p->mid_line = false; }
 bool passthru_closed(const struct passthru *p) { return p->rfd < 0; }
 bool passthru_downstream_gone(const struct passthru *p) { return p->gone; }
 

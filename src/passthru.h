@@ -48,6 +48,11 @@ enum passthru_read passthru_read(struct passthru *p, const char **ret_buf, size_
 /* Write what is pending. Returns true when nothing is left pending. */
 bool passthru_flush(struct passthru *p);
 bool passthru_pending(const struct passthru *p);
+/* What was passed on so far went to the same file as fd (our stdout and stderr may be one) and
+ * ends in the middle of a line: what we write there ourselves (a summary, an annotation) must
+ * start with a newline to begin a line of its own. passthru_line_ended: we wrote that newline. */
+bool passthru_mid_line(const struct passthru *p, int fd);
+void passthru_line_ended(struct passthru *p);
 /* The pipe is closed (EOF read, or closed because downstream is gone). */
 bool passthru_closed(const struct passthru *p);
 /* Downstream went away (EPIPE or a poll error on our end). */

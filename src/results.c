@@ -291,8 +291,25 @@ static void on_open_test(struct results *j, const cJSON *o)
     j->opens[j->nopen++] = (struct rs_open){k, (size_t)(t - j->tests)};
 }
 
+/* A test taken back: tests[k] goes, and what points past it moves down. */
+static void drop_test(struct results *j, size_t k)
+{
+    test_release(&j->tests[k]);
+    memmove(&j->tests[k], &j->tests[k + 1], (j->ntests - k - 1) * sizeof *j->tests);
+    j->ntests--;
+    for (size_t i = 0; i < j->nopen; i++)
+        if (j->opens[i].test > k)
+            j->opens[i].test--;
+    if (j->msg_next > k)
+        j->msg_next--;
+    if (j->msg_next >= j->ntests)
+        j->msg_next = 0;
+}
+
 /* Opens of the same key nest: a close ends the most recent. Its test has had its marker (which
- * came first) or, after a duplicate, stays as it was. */
+ * came first) or, after a duplicate, stays as it was. A close without a marker takes the test
+ * back: the line that seemed to start it was not what it read as (testlog.h, an unfinished
+ * line's tail), and the profile has no test for it either. */
 static void on_close_test(struct results *j, const cJSON *o)
 {
     const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
@@ -300,14 +317,13 @@ static void on_close_test(struct results *j, const cJSON *o)
         return;
     for (size_t i = j->nopen; i > 0; i--) {
         if (strcmp(j->opens[i - 1].key, key->valuestring) == 0) {
-            struct rs_test *t = &j->tests[j->opens[i - 1].test];
-            if (t->open) { /* a close without its marker: it ended, result unknown */
-                t->open = false;
-                t->end = j->last_ms;
-            }
+            size_t k = j->opens[i - 1].test;
+            bool taken_back = j->tests[k].open;
             free(j->opens[i - 1].key);
             memmove(&j->opens[i - 1], &j->opens[i], (j->nopen - i) * sizeof *j->opens);
             j->nopen--;
+            if (taken_back)
+                drop_test(j, k);
             return;
         }
     }

@@ -160,7 +160,6 @@ struct sv {
     bool gha;                   /* GitHub Actions output (ghactions.h) */
     const char *gha_summary;    /* $GITHUB_STEP_SUMMARY, NULL: none */
     struct gha_said gha_said;   /* the workflow commands printed so far (at the stop, at the end) */
-    bool stderr_midline;        /* the command's stderr, as passed on, ends mid-line */
     bool open_error_said;       /* open_stream said why it failed */
     struct gha_summary_file gha_file; /* resmon-run's text in $GITHUB_STEP_SUMMARY */
     bool gha_failed;            /* the job summary could not be written: said once */
@@ -232,8 +231,6 @@ static enum passthru_read read_output(struct sv *sv, int i)
     enum passthru_read r = passthru_read(sv->pt[i], &buf, &n, &sv->last_output_ns);
     if (r != PT_DATA)
         return r;
-    if (i == 1 && n)
-        sv->stderr_midline = buf[n - 1] != '\n';
     if (sv->capture && sv->capture->len < RUNTIME_DUMP_MAX)
         jsonw_append(sv->capture, buf, MIN(n, RUNTIME_DUMP_MAX - sv->capture->len));
     if (sv->testlog) {
@@ -244,6 +241,8 @@ static enum passthru_read read_output(struct sv *sv, int i)
         const char *head = linebuf_pending(lb, &plen, &parr);
         if (head && parr == sv->last_output_ns) /* a line that began now, a test's name perhaps */
             testlog_line_begins(sv->testlog, head, plen, parr);
+        if (head)
+            testlog_line_tail(sv->testlog, i + 1, head, plen, parr);
     }
     return PT_DATA;
 }
@@ -1171,6 +1170,11 @@ static bool drained(struct sv *sv)
 
 static void advance(struct sv *sv)
 {
+    /* A fork the kernel refused at --tasks-limit may end the command (sh: Cannot fork) before
+     * any sample saw the refusal: the limit was still reached. */
+    if (sv->exited && sv->phase == PH_RUNNING && sv->limits &&
+        (limits_by_kernel(sv->limits) & CONTAIN_LIMIT_TASKS))
+        check_limits(sv, sampler_tree_cpu_ns(sv->sampler), true);
     if (sv->exited && (sv->phase == PH_RUNNING || sv->phase == PH_STOPPING))
         on_command_exit(sv);
     if (sv->phase == PH_LEFTOVERS && (sv->sweep_gave_up || contain_empty(sv->contain)))
@@ -1618,6 +1622,32 @@ static void say_open_error(struct sv *sv, int r)
     log_msg("cannot create the profile '%s': %s", path, outfile_why(r, AT_FDCWD, path));
 }
 
+/* Whether the command's output, as passed on, left a line unfinished in fd's file (either
+ * stream: both may go to one file). */
+static bool output_mid_line(const struct sv *sv, int fd)
+{
+    for (int i = 0; i < 2; i++)
+        if (sv->pt[i] && passthru_mid_line(sv->pt[i], fd))
+            return true;
+    return false;
+}
+
+/* resmon-run wrote a newline to fd: the line is ended. */
+static void output_line_ended(struct sv *sv, int fd)
+{
+    for (int i = 0; i < 2; i++)
+        if (sv->pt[i] && passthru_mid_line(sv->pt[i], fd))
+            passthru_line_ended(sv->pt[i]);
+}
+
+/* Before resmon-run writes its own lines to fd (the summary): end the line the command's output
+ * left unfinished there, so that ours begin lines of their own. */
+static void own_line(struct sv *sv, int fd)
+{
+    if (output_mid_line(sv, fd) && write_all(fd, "\n", 1) == 0)
+        output_line_ended(sv, fd);
+}
+
 /* GitHub Actions: annotations on stderr (those not printed yet), the job summary in
  * $GITHUB_STEP_SUMMARY (in place of the one written at the stop, where nothing followed it). */
 static void github_outputs(struct sv *sv, struct summary_facts *f)
@@ -1633,9 +1663,11 @@ static void github_outputs(struct sv *sv, struct summary_facts *f)
     }
     char *text;
     size_t len;
-    if (gha_format_commands(f, res, n, sv->stderr_midline, &sv->gha_said, &text, &len) == 0) {
-        write_all(STDERR_FILENO, text, len);
-        sv->stderr_midline &= !len;
+    /* the runner reads a command only at a line's start: the commands begin with a newline
+     * where the command's output left one unfinished */
+    if (gha_format_commands(f, res, n, output_mid_line(sv, STDERR_FILENO), &sv->gha_said, &text, &len) == 0) {
+        if (len && write_all(STDERR_FILENO, text, len) == 0)
+            output_line_ended(sv, STDERR_FILENO);
         free(text);
     }
     f->annotated = sv->gha_said.results;
@@ -1747,8 +1779,10 @@ static void fill_facts(struct sv *sv, struct summary_facts *f, int exit_status, 
 static void write_summary(struct sv *sv, const struct supervise_result *res)
 {
     fill_facts(sv, sv->sum, res->raise_signal ? -1 : res->exit_status, sv->exit_ns);
-    if (!sv->o->quiet)
+    if (!sv->o->quiet) {
+        own_line(sv, STDERR_FILENO);
         summary_write(STDERR_FILENO, sv->sum, &sv->sum_style);
+    }
     if (sv->gha)
         github_outputs(sv, sv->sum);
 }
@@ -1955,7 +1989,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     sv.deadline_cpu = limits_cpu_deadline(sv.limits, sv.t0, 0, sv.ncpu);
     /* First, while resmon-run holds no pipe a watchdog could keep open. */
     if (o->kill_leftovers && !o->foreground) {
-        if ((r = watchdog_new(sv.contain, o->signal, o->grace_ns, &sv.watchdog)) < 0) {
+        if ((r = watchdog_new(sv.contain, o->signal, &sv.watchdog)) < 0) {
             log_errno(r, "cannot start the watchdog");
             goto out;
         }

@@ -200,6 +200,8 @@ struct open_test {
     bool have_cpu;
     int64_t timeoutfactor;
     uint64_t open_line; /* the sink's handle of its open line (markers.h); 0: cannot be taken back */
+    uint8_t tail;       /* the stream (1, 2) whose unfinished line's tail opened it; 0: none */
+    bool tail_seen;     /* its tail, read again, starts it again */
 };
 
 struct open_span { /* a suite, group or process */
@@ -251,6 +253,9 @@ struct testlog {
     struct open_test *open; /* ordered by start: the most recent is last */
     size_t nopen, open_cap;
     uint64_t open_bytes; /* what the open tests hold (TESTLOG_OPEN_BYTES_MAX) */
+    /* A parser's state while it reads an unfinished line's tail (testlog_line_tail): its own is
+     * left as it was. */
+    void *tail_state;
     struct open_span nest[TL_MAX_NEST];
     size_t nnest;
     struct open_span *procs;
@@ -391,6 +396,7 @@ int testlog_new(const struct testlog_config *cfg, const struct marker_sink *sink
         testlog_free(tl);
         return -ENOMEM;
     }
+    size_t tail_size = 1;
     for (size_t i = 0; i < ARRAY_SIZE(format_table); i++) {
         const struct tl_format *f = format_table[i];
         if (!f || !(cfg->formats & f->bit))
@@ -398,6 +404,8 @@ int testlog_new(const struct testlog_config *cfg, const struct marker_sink *sink
         size_t slot = tl->nfmts++;
         struct fmt_slot *s = &tl->fmts[slot];
         s->f = f;
+        if (f->state_size > tail_size)
+            tail_size = f->state_size;
         if (f->state_size) {
             s->state = calloc(1, f->state_size);
             if (!s->state) {
@@ -432,6 +440,10 @@ int testlog_new(const struct testlog_config *cfg, const struct marker_sink *sink
         if (f->captures)
             tl->can_capture |= bit;
     }
+    if (!(tl->tail_state = malloc(tail_size))) {
+        testlog_free(tl);
+        return -ENOMEM;
+    }
     *ret = tl;
     return 0;
 }
@@ -464,6 +476,7 @@ void testlog_free(struct testlog *tl)
         free(tl->open[i].scope.p);
     }
     free(tl->open);
+    free(tl->tail_state);
     for (size_t i = 0; i < TL_MAX_NEST; i++)
         span_release(&tl->nest[i]);
     if (tl->procs)
@@ -1440,12 +1453,30 @@ static void test_start(struct testlog *tl, const struct tl_event *ev, uint64_t t
         return;
     tl->open_bytes += open_cost(id.n, scope.n);
     ot->start_ns = t;
+    ot->tail = 0;
+    ot->tail_seen = false;
     cost_from(tl, ot, t);
     ot->timeoutfactor = ev->timeoutfactor;
     tl->nopen++;
     state_open(tl, ot, t);
 }
 
+
+/* Take back the tests the unfinished line of stream (1, 2) opened from its tail and its last
+ * reading did not start again: the whole line (or the tail as it now stands) says what it holds. Their open lines are retracted or closed, and no marker is made. */
+static void untail(struct testlog *tl, int stream)
+{
+    for (size_t i = tl->nopen; i-- > 0;) {
+        if (tl->open[i].tail != stream || tl->open[i].tail_seen)
+            continue;
+        close_line(tl, &tl->open[i]);
+        struct open_test keep = tl->open[i];
+        memmove(&tl->open[i], &tl->open[i + 1], (tl->nopen - i - 1) * sizeof *tl->open);
+        tl->nopen--;
+        keep.tail = 0;
+        tl->open[tl->nopen] = keep;
+    }
+}
 
 /* A paused test runs again from t: its time and cost start here (go's own elapsed time does not
  * count the pause either). */
@@ -1913,14 +1944,70 @@ static __attribute__((noinline)) void dispatch(struct testlog *tl, const char *l
 void testlog_line(struct testlog *tl, int stream, const char *line, size_t len, bool truncated,
                   uint64_t arrival_ns)
 {
-    (void)stream;
     (void)truncated;
+    untail(tl, stream);
     tl->stats.lines++;
     if (!tl->nfmts || !len || surely_untaken(tl, line, len))
         return;
     dispatch(tl, line, len, arrival_ns);
 }
 
+
+#define TL_TAIL_MAX 4096
+
+static void read_tail(struct testlog *tl, int stream, const char *head, size_t len, uint64_t arrival_ns)
+{
+    const char *s;
+    size_t n;
+    strip_line(tl, head, len, &s, &n);
+    if (!n)
+        return;
+    for (size_t i = 0; i < tl->nfmts; i++) {
+        struct fmt_slot *fs = &tl->fmts[i];
+        /* A parser that owns memory cannot be read on a copy of its state. */
+        if (fs->f->release)
+            continue;
+        if (fs->state)
+            memcpy(tl->tail_state, fs->state, fs->f->state_size);
+        struct tl_event ev[TL_MAX_EVENTS];
+        int k = fs->f->parse(fs->state ? tl->tail_state : NULL, s, n, arrival_ns, ev);
+        for (int j = 0; j < k && j < TL_MAX_EVENTS; j++) {
+            /* Only a start: an end on half a line ("ok 1 - fo") may not be the end it reads as.
+             * A start of a test already open, or one past the open tests' memory bound, is left
+             * to the whole line. */
+            if (ev[j].kind != TLE_TEST_START || !ev[j].id.n)
+                continue;
+            uint64_t t = event_time(tl, &ev[j], arrival_ns);
+            ssize_t dup = find_open(tl, ev[j].id, ev[j].scope, false);
+            if (dup >= 0 && tl->open[dup].tail == stream && tl->open[dup].start_ns == t)
+                tl->open[dup].tail_seen = true;
+            if (dup >= 0 || tl->open_bytes + open_cost(ev[j].id.n, ev[j].scope.n) > TESTLOG_OPEN_BYTES_MAX)
+                continue;
+            size_t before = tl->nopen;
+            test_start(tl, &ev[j], t);
+            if (tl->nopen > before) {
+                tl->open[tl->nopen - 1].tail = (uint8_t)stream;
+                tl->open[tl->nopen - 1].tail_seen = true;
+            }
+        }
+        if (k > 0)
+            return;
+    }
+}
+
+void testlog_line_tail(struct testlog *tl, int stream, const char *head, size_t len,
+                       uint64_t arrival_ns)
+{
+    /* A test's start is a short line: a long tail (a progress bar, a huge line coming in many
+     * chunks) is not read again at every chunk. */
+    if (tl->nfmts && len && len <= TL_TAIL_MAX && tl->tail_state && !surely_untaken(tl, head, len))
+        read_tail(tl, stream, head, len, arrival_ns);
+    /* What the tail no longer starts is taken back; what it starts again stays as it was, so a
+     * test printing without a newline costs the stream nothing per chunk. */
+    untail(tl, stream);
+    for (size_t i = 0; i < tl->nopen; i++)
+        tl->open[i].tail_seen = false;
+}
 
 void testlog_line_begins(struct testlog *tl, const char *head, size_t len, uint64_t arrival_ns)
 {

@@ -157,6 +157,15 @@ void testlog_tree_sample(struct testlog *tl, uint64_t rss);
  * and serial libtest print a test's name when it starts and its result when it ends, on one
  * line: the tree's cost is noted now, so that the test is costed from its start rather than from
  * the line's completion. Nothing is done for a line no parser can take. */
+/* The unfinished last line of the output as it stands after a chunk (head, len: its bytes so far;
+ * arrival_ns: its first byte's). A test it starts ("tests/a.py::test_x " from pytest -v, whose
+ * result ends the line when the test ends) is opened now, so the stream names it even if the run
+ * is killed before the line ends; only starts are taken, on a copy of the parsers' states, and
+ * only from a tail of at most 4 KiB (a start is short; a long tail is not read at every chunk). When
+ * the line is read whole (testlog_line on the same stream) or a tail comes again, those starts are taken
+ * back first, and the line's own reading makes the test, once. */
+void testlog_line_tail(struct testlog *tl, int stream, const char *head, size_t len,
+                       uint64_t arrival_ns);
 void testlog_line_begins(struct testlog *tl, const char *head, size_t len, uint64_t arrival_ns);
 /* Call fn for each open test, named as its marker will be ("scope/id"; for the timeout marker and
  * the summary). With none open after a test no start line announced (TAP, pytest without -v: a

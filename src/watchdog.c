@@ -112,17 +112,8 @@ static int signal_cgroup(int dirfd, int sig)
     return found;
 }
 
-/* Is anything of the tree left? */
-static bool tree_alive(int cg_dirfd, pid_t pgid, const char *mark)
-{
-    if (cg_dirfd >= 0)
-        return cgroup_populated(cg_dirfd);
-    return (pgid > 0 && kill(-pgid, 0) == 0) || signal_marked(mark, 0) > 0;
-}
-
-/* resmon-run is gone: stop the tree, then kill it (watchdog.h). */
-static void take_down(int cg_dirfd, int cg_parentfd, const char *leaf, pid_t pgid, const char *mark, int sig,
-                      uint64_t grace_ns)
+/* resmon-run is gone: signal the tree, then kill it at once (watchdog.h). */
+static void take_down(int cg_dirfd, int cg_parentfd, const char *leaf, pid_t pgid, const char *mark, int sig)
 {
     if (sig) {
         if (cg_dirfd >= 0)
@@ -132,8 +123,6 @@ static void take_down(int cg_dirfd, int cg_parentfd, const char *leaf, pid_t pgi
                 kill(-pgid, sig);
             signal_marked(mark, sig);
         }
-        for (uint64_t waited = 0; waited < grace_ns && tree_alive(cg_dirfd, pgid, mark); waited += 20 * NSEC_PER_MSEC)
-            pause_ms(20);
     }
     if (cg_dirfd >= 0) {
         int kfd = openat(cg_dirfd, "cgroup.kill", O_WRONLY | O_CLOEXEC);
@@ -158,8 +147,7 @@ static void take_down(int cg_dirfd, int cg_parentfd, const char *leaf, pid_t pgi
     }
 }
 
-static _Noreturn void watch(int fd, int cg_dirfd, int cg_parentfd, const char *leaf, const char *mark, int sig,
-                            uint64_t grace_ns)
+static _Noreturn void watch(int fd, int cg_dirfd, int cg_parentfd, const char *leaf, const char *mark, int sig)
 {
     prctl(PR_SET_NAME, "resmon-watchdog", 0, 0, 0);
     pid_t pgid = 0;
@@ -175,7 +163,7 @@ static _Noreturn void watch(int fd, int cg_dirfd, int cg_parentfd, const char *l
         if (n == 1)
             continue; /* not a message of ours */
         /* EOF (or an error): resmon-run died without the all-clear. */
-        take_down(cg_dirfd, cg_parentfd, leaf, pgid, mark, sig, grace_ns);
+        take_down(cg_dirfd, cg_parentfd, leaf, pgid, mark, sig);
         _exit(0);
     }
 }
@@ -222,7 +210,7 @@ static void close_all_but(int *keep, size_t n)
         closedir(fds);
 }
 
-int watchdog_new(struct contain *c, int sig, uint64_t grace_ns, struct watchdog **ret)
+int watchdog_new(struct contain *c, int sig, struct watchdog **ret)
 {
     struct watchdog *w = calloc(1, sizeof *w);
     if (!w)
@@ -290,7 +278,7 @@ int watchdog_new(struct contain *c, int sig, uint64_t grace_ns, struct watchdog 
             dup2(null, i);
         int keep[] = {p[0], cg_dirfd, cg_parentfd};
         close_all_but(keep, ARRAY_SIZE(keep));
-        watch(p[0], cg_dirfd, cg_parentfd, leaf, mark, sig, grace_ns);
+        watch(p[0], cg_dirfd, cg_parentfd, leaf, mark, sig);
     }
     close(p[0]);
     closep(&cg_parentfd);

@@ -5,9 +5,11 @@
  * The watchdog is a small process forked before the command, in a session of its own (so a KILL
  * to resmon-run's process group does not take it along). It holds the read end of a pipe whose
  * write end only resmon-run holds: when that pipe ends without the all-clear byte resmon-run
- * writes when it is done with the tree, resmon-run has died, and the watchdog stops the tree as
- * resmon-run would have: the stop signal (the command gets it first, as its parent-death signal),
- * then, after the grace, SIGKILL until nothing is left:
+ * writes when it is done with the tree, resmon-run has died, and the watchdog stops the tree: the
+ * stop signal (the command gets it first, as its parent-death signal), then at once SIGKILL until
+ * nothing is left. No grace: resmon-run killed outright is the last word of whoever stops the
+ * run (a CI runner's KILL after its TERM, a command's `kill -9 $PPID`), as a second stop request
+ * kills the tree at once, and nothing is left to record a slow stop:
  *   cgroup tier:    every process of the run's cgroup; then cgroup.kill (atomically), and the
  *                   empty leaf is removed;
  *   subreaper tier: its orphans now belong to an outer subreaper or init, so the tree is found
@@ -35,9 +37,9 @@
 
 struct watchdog;
 
-/* Fork the watchdog for the tree in c: sig is the stop signal, grace_ns how long the tree gets
- * before KILL. The command's environment must carry the mark (watchdog_run_id). */
-int watchdog_new(struct contain *c, int sig, uint64_t grace_ns, struct watchdog **ret);
+/* Fork the watchdog for the tree in c: sig is the stop signal. The command's environment must
+ * carry the mark (watchdog_run_id). */
+int watchdog_new(struct contain *c, int sig, struct watchdog **ret);
 /* The mark: unique to this run (resmon-run's pid and start time). Static storage. */
 const char *watchdog_run_id(const struct watchdog *w);
 /* The command's process group, once it is spawned. */

@@ -143,6 +143,18 @@ for tier in $tiers; do
     no_survivors "$HELPER forkbomb 200"
     echo "$tier: tasks limit reached: $lim"
 
+    # a command that gives up at once when a fork is refused (sh: Cannot fork): the kernel's
+    # refusal is still the limit reached, though no sample saw the tree at it
+    if grep -q "tasks 16: enforced by the kernel" "$T/tasks.err"; then
+        st=0
+        $R -o "$T/tasks2-$tier.json" --tasks-limit=4 -- sh -c \
+            'for i in 1 2 3 4 5 6 7 8; do sleep 30 & done; wait' >/dev/null 2>"$T/tasks2.err" || st=$?
+        [ "$st" = 124 ] || fail "$tier: a refused fork that ends the command: exit $st: $(cat "$T/tasks2.err")"
+        grep -q "stopped at its tasks limit: a fork was refused at the limit of 4 tasks" "$T/tasks2.err" ||
+            fail "$tier: a refused fork that ends the command: not said: $(cat "$T/tasks2.err")"
+        stopped "$T/tasks2-$tier.json" tasks
+    fi
+
     # a limit not reached changes nothing: the command's status, reason exit
     st=0
     $R -q -o "$T/none-$tier.json" --memory-limit=1G --cpu-limit=60 --tasks-limit=1000 -- sh -c 'exit 3' || st=$?

@@ -104,6 +104,17 @@ for tier in $tiers; do
     e=$(wait_event "escaper *" | cut -d' ' -f2)
     wait $sup 2>/dev/null
     wait_gone "$d" "$e" "$(cat "$T/killer")"
+    # ... and a process that ignores TERM dies at once, not after the grace (30 s here, longer
+    # than wait_gone waits): a KILL to resmon-run is the last word.
+    new_events
+    rm -f "$T/kgo"; mkfifo "$T/kgo"
+    $R --grace 30 --no-profile -- sh -c "'$HELPER' ignore-term 60 & read x <'$T/kgo'; kill -9 \$PPID; wait" \
+        >/dev/null 2>&1 &
+    sup=$!
+    i=$(wait_event "ready *" | cut -d' ' -f2)
+    echo go >"$T/kgo"
+    wait $sup 2>/dev/null
+    wait_gone "$i"
 
     # A supervisor stopped for a while does not take the command for silent: output waiting in
     # the pipe is read before deciding.
