@@ -25,7 +25,8 @@
  * prove (Perl's TAP::Harness) -v: "t/basename.t .... " announces a file; its TAP follows, and the
  * file is the scope of its level 0 (ids "foo.txt -> foo", scope "t/basename.t"; a subtest's points
  * "t/parent.t/iterator"). prove's own lines are not test points: the bare "ok" verdict after a
- * file's TAP; "t/x.t .. skipped: reason" (a skip_all plan) is a file-level SKIP (id = the file);
+ * file's TAP; "t/x.t .. skipped: reason" (a skip_all plan) ran no test and is none: a SKIP status
+ * (TLE_SUBTEST) naming the file, with the reason, so that the tests are prove's "Tests=";
  * "Dubious, test returned N", "Failed N/M subtests" or "No subtests run" make the file a
  * file-level ERROR when its plan was missing or not met (a file that failed some tests but ran
  * its plan has only those failures), as TAP::Harness's own report has it.
@@ -327,8 +328,15 @@ static int prove_line(struct tap_state *st, const char *p, size_t m, uint64_t ar
     touch(st, 0, arrival_ns); /* the first test ran from here */
     anchor(&ev[0]);
     if (skipped) {
+        /* No test ran: prove counts none (its "Tests=" total), so the file is no test either,
+         * only a SKIP status that names it, with the reason. */
         struct tl_str why = rest.n > 8 ? tl_trim(tl_str_make(rest.p + 8, rest.n - 8)) : rest;
-        return 1 + file_result(st, TL_SKIPPED, why, &ev[1]);
+        st->file_judged = true;
+        tl_event_init(&ev[1], TLE_SUBTEST);
+        ev[1].id = tl_str_make(st->path, st->off[0]);
+        ev[1].status = tl_str_make("SKIP", 4);
+        ev[1].message = why;
+        return 2;
     }
     if (tl_str_eq(rest, "ok"))
         st->file_judged = true;

@@ -610,8 +610,8 @@ START_TEST(shape_check)
 END_TEST
 
 /* prove -v: each file's TAP after its announcement, scoped by the file (and a subtest's points by
- * their parent); the bare "ok" verdict is no test; a skip_all file is a file-level SKIP, a file
- * whose plan was not met a file-level ERROR. */
+ * their parent); the bare "ok" verdict is no test; a skip_all file ran none (a SKIP status names
+ * it), a file whose plan was not met is a file-level ERROR. */
 START_TEST(shape_prove)
 {
     shapes(&tl_format_tap,
@@ -650,7 +650,7 @@ START_TEST(shape_prove)
            "8 TEST_END id=iterator scope=t/basename.t status=PASS unexpected=0 at=7000000 since=3000000\n"
            "8 ANCHOR id=\n"
            "10 ANCHOR id=\n"
-           "10 TEST_END id=t/zz-atomic.t status=SKIP unexpected=0 msg=Test::MockRandom required\n"
+           "10 SUBTEST id=t/zz-atomic.t status=SKIP msg=Test::MockRandom required\n"
            "11 ANCHOR id=\n"
            "12 ANCHOR id=\n"
            "13 ANCHOR id=\n"

@@ -602,6 +602,17 @@ START_TEST(test_corpus)
     snprintf(path, sizeof path, "%s/tests/fixtures/real/%s.tests", fixture_dir(), c->name);
     read_truth(path, c->map, &want);
     drop_one(&want, c->report_only);
+    if (c->map == ID_PROVE) {
+        /* a file that skipped all its tests (a skip_all plan) ran none: prove counts no test
+         * ("Tests="), and neither do the markers */
+        size_t k = 0;
+        for (size_t i = 0; i < want.n; i++)
+            if (strncmp(want.lines[i], "SKIP\t", 5) || !ends_with(want.lines[i], ".t"))
+                want.lines[k++] = want.lines[i];
+            else
+                free(want.lines[i]);
+        want.n = k;
+    }
     if (c->flags & (C_FAILED_ONLY | C_UNPASSED_ONLY)) {
         size_t k = 0;
         for (size_t i = 0; i < want.n; i++)
