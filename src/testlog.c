@@ -1097,6 +1097,7 @@ static struct testlog_result result_copy(const struct testlog_result *r, struct 
         t[o + id.n] = '\0';
     }
     c.test = t;
+    c.scope_len = t ? scope.n : 0;
     c.status = strndup_or_null(status.p, status.n);
     c.expected = expected.n ? strndup_or_null(expected.p, expected.n) : NULL;
     c.message = message.n ? strndup_or_null(message.p, message.n) : NULL;

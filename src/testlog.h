@@ -120,6 +120,8 @@ struct testlog_stats {
  * testlog_free. */
 struct testlog_result {
     const char *test;
+    size_t scope_len;      /* test's first bytes that are its scope (go's package), before a '/';
+                              0: none */
     const char *status;
     const char *expected;  /* NULL when the producer did not say */
     const char *message;   /* the result's message (unexpected results only; or the one a message
