@@ -262,7 +262,8 @@ int gha_format_commands(const struct summary_facts *f, const struct gha_result *
         const char *file;
         size_t file_len;
         unsigned line;
-        gha_location(r->test, r->message, &file, &file_len, &line);
+        if (!gha_location(r->test, r->where, &file, &file_len, &line) || !line)
+            gha_location(r->test, r->message, &file, &file_len, &line);
         command(&o, r->dir, file, file_len, line, title, msg);
     }
     said->results = MAX(said->results, shown);

@@ -8,7 +8,7 @@
  * the OOM killer taking the command), then one per unexpected result, the first
  * GHA_MAX_RESULTS; the job summary counts them all. A result's message is its test, status and
  * time, then the harness's failure text; file= and line= are where the harness says the test is
- * (gha_location; a go package's directory before a file go names by its base name,
+ * (gha_location, of its where before its message; a go package's directory before a file go names by its base name,
  * gha_package_dir). The lines go to standard error: the runner reads workflow commands from both
  * streams, and the command's standard output stays byte for byte its own. The runner reads a
  * command only at the start of a line: when the command's standard error ended mid-line,
@@ -57,6 +57,8 @@ struct gha_result {
     const char *expected; /* NULL: not said */
     const char *message;  /* the harness's failure text; NULL: none */
     uint64_t duration_ns;
+    const char *where;    /* where it failed, as the harness's report says (pytest's
+                             "tests/test_x.py:12: AssertionError"); NULL: not said */
     const char *dir;      /* the directory, relative to the repository, of a file the message names
                              by its base name (go's "calc_test.go:13:"; gha_package_dir); NULL or
                              "": the repository's root */

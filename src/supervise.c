@@ -1638,7 +1638,7 @@ static void github_outputs(struct sv *sv, struct summary_facts *f)
                 dirs[n] = gha_package_dir(go_mod, here, getenv("GITHUB_WORKSPACE"), list[n].test,
                                           list[n].scope_len);
             res[n] = (struct gha_result){list[n].test, list[n].status, list[n].expected, list[n].message,
-                                         list[n].duration_ns, dirs[n]};
+                                         list[n].duration_ns, list[n].where, dirs[n]};
         }
     }
     char *text;

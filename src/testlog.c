@@ -448,6 +448,7 @@ static void result_release(struct testlog_result *r)
     free((char *)r->status);
     free((char *)r->expected);
     free((char *)r->message);
+    free((char *)r->where);
 }
 
 void testlog_free(struct testlog *tl)
@@ -1515,6 +1516,7 @@ static void test_message(struct testlog *tl, const struct tl_event *ev)
             memcmp(t + full - id.n, id.p, id.n))
             continue;
         r->message = strndup_or_null(msg.p, msg.n);
+        r->where = ev->stack.n && ev->stack.n < TESTLOG_MESSAGE_MAX ? strndup_or_null(ev->stack.p, ev->stack.n) : NULL;
         break;
     }
     if (!tl->sink.state)

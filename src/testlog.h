@@ -126,6 +126,9 @@ struct testlog_result {
     const char *expected;  /* NULL when the producer did not say */
     const char *message;   /* the result's message (unexpected results only; or the one a message
                               line gave it later), NULL when none */
+    const char *where;     /* where it failed, as the harness's report says it after the result
+                              (pytest's "tests/test_x.py:12: AssertionError"), NULL when not said;
+                              for annotations, not in the stream */
     uint64_t duration_ns;
     uint64_t cpu_ns;       /* tree CPU while it ran; 0 when unknown */
     uint64_t max_rss;      /* peak tree RSS while it ran; 0 when unknown */

@@ -29,10 +29,12 @@
  *   ...                                        traceback; its last run of "E   " lines is the
  *   E       assert [1, 2] == [1, 3]            exception as pytest's JUnit report has it (the
  *   E         At index 1 diff: 2 != 3          "E" and the first line's indentation dropped)
- *   tests/test_a.py:12: AssertionError         (a "---- Captured ... ----" part is output, not it)
+ *   tests/test_a.py:12: AssertionError         (a "---- Captured ... ----" part is output, not it);
+ *                                              the report's last such line is where it failed
  *   FAILED tests/test_a.py::TestC::test_x[p] - assert [1, 2] == [1, 3]
  *   ERROR tests/test_a.py::test_y - RuntimeError: boom
- *     the short summary names the node id: TLE_TEST_MESSAGE for it. Its reason is one line, cut
+ *     the short summary names the node id: TLE_TEST_MESSAGE for it, stack = where it failed (the
+ *     report's last location line, for an annotation's line=). Its reason is one line, cut
  *     at the terminal's width ("... - ValueError: bad valu..."): the report's text is taken when
  *     it begins with the reason (its full form), else the reason. The reports wait for their
  *     summary line in the state (the last PY_REPORTS of them); without a short summary (-rN)
@@ -52,6 +54,8 @@ struct pytest_report {
     bool error;    /* from the ERRORS section ("ERROR at setup of ...") */
     size_t n;
     char text[TESTLOG_MESSAGE_MAX];
+    size_t where_n;
+    char where[256]; /* its last "tests/test_a.py:12: AssertionError" line: where it failed */
 };
 
 /* PY_OUTPUT: the PASSES section (-rP, -rA), the passed tests' captured output again */
@@ -225,11 +229,25 @@ static void end_report(struct pytest_state *st)
         struct pytest_report *r = &st->reports[st->next_report++ % PY_REPORTS];
         memcpy(r->text, st->cur.text, st->cur.n);
         r->n = st->cur.n;
+        memcpy(r->where, st->cur.where, st->cur.where_n);
+        r->where_n = st->cur.where_n;
         r->head = st->head;
         r->error = st->errors;
     }
     st->in_report = st->captured = st->in_e = false;
-    st->cur.n = 0;
+    st->cur.n = st->cur.where_n = 0;
+}
+
+/* A traceback entry's location line, "tests/test_a.py:12: AssertionError" (or ": in helper"). */
+static bool location_line(const char *line, size_t len)
+{
+    const char *c = memchr(line, ':', len);
+    if (!c || c - line < 4 || memcmp(c - 3, ".py", 3) || memchr(line, ' ', (size_t)(c - line)))
+        return false;
+    size_t i = (size_t)(c - line) + 1, d = i;
+    while (i < len && line[i] >= '0' && line[i] <= '9')
+        i++;
+    return i > d && i < len && line[i] == ':';
 }
 
 /* A line of a report section. */
@@ -258,6 +276,10 @@ static void report_line(struct pytest_state *st, const char *line, size_t len)
     }
     if (!len || line[0] != 'E' || (len > 1 && line[1] != ' ')) {
         st->in_e = false;
+        if (location_line(line, len) && len < sizeof st->cur.where) {
+            memcpy(st->cur.where, line, len);
+            st->cur.where_n = len;
+        }
         return;
     }
     size_t sp = 1;
@@ -289,13 +311,14 @@ static int summary_line(struct pytest_state *st, const char *line, size_t len, s
     struct tl_str reason = tl_str_make(NULL, 0);
     if (TL_PREFIX(p + id.n, n - id.n, " - "))
         reason = tl_trim(tl_str_make(p + id.n + 3, n - id.n - 3));
-    struct tl_str text = tl_str_make(NULL, 0);
+    struct tl_str text = tl_str_make(NULL, 0), where = text;
     uint64_t h = nodeid_head(id);
     for (unsigned k = 0; k < PY_REPORTS; k++) { /* the oldest first: in the order they failed */
         struct pytest_report *r = &st->reports[(st->next_report + k) % PY_REPORTS];
         if (r->head == h && r->error == error) {
             r->head = 0;
             text = tl_str_make(r->text, r->n);
+            where = tl_str_make(r->where, r->where_n);
             break;
         }
     }
@@ -304,6 +327,7 @@ static int summary_line(struct pytest_state *st, const char *line, size_t len, s
         cut.n -= 3;
     tl_event_init(ev, TLE_TEST_MESSAGE);
     ev->id = id;
+    ev->stack = where;
     ev->message = text.n && (!cut.n || (text.n >= cut.n && !memcmp(text.p, cut.p, cut.n))) ? text
                   : reason.n ? reason : text;
     return ev->message.n ? 1 : 0;

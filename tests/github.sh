@@ -93,8 +93,14 @@ expect_status 0 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY= "$RESMON_RUN" -q -i
 grep '^::' "$T/py.err" >"$T/py.cmds"
 cat "$T/py.cmds"
 [ "$(wc -l <"$T/py.cmds")" -le 10 ] || fail "pytest: more than 10 commands"
-grep -q '^::error file=tests/test_msgs.py,title=FAIL tests/test_msgs.py%3A%3Atest_assert_eq::.*%0Aassert (1 + 1) == 3$' \
-    "$T/py.cmds" || fail "pytest: no file= or no failure text: $(cat "$T/py.cmds")"
+grep -q '^::error file=tests/test_msgs.py,line=7,title=FAIL tests/test_msgs.py%3A%3Atest_assert_eq::.*%0Aassert (1 + 1) == 3$' \
+    "$T/py.cmds" || fail "pytest: no file=, line= or failure text: $(cat "$T/py.cmds")"
+# line= is the report's "tests/test_msgs.py:28: AssertionError" line: where it failed (in a helper
+# here), an error in a fixture too
+grep -q '^::error file=tests/test_msgs.py,line=28,title=FAIL tests/test_msgs.py%3A%3Atest_in_helper::' \
+    "$T/py.cmds" || fail "pytest: the helper's line: $(cat "$T/py.cmds")"
+grep -q '^::error file=tests/test_msgs.py,line=35,title=ERROR tests/test_msgs.py%3A%3Atest_error_in_setup::' \
+    "$T/py.cmds" || fail "pytest: the fixture's line: $(cat "$T/py.cmds")"
 
 # ---- go: file= in the package's directory, line= (a real go test -json run, a real go -v run) ---
 # go names the file by its base name: its package's directory comes from go.mod's module path,

@@ -115,13 +115,18 @@ START_TEST(test_commands_location)
         {"example.com/m/calc/TestAdd", "FAIL", NULL, "got 4\ncalc_test.go:13: Add(2, 2) = 4, want 5", 0},
         {"t/basic.t 3 - sums", "FAIL", NULL, "Failed test 'sums'\n#   at t/basic.t line 12.", 0},
         {"plain", "FAIL", NULL, "no location: 12 apples at noon", 0},
-        {"example.com/m/calc/TestSub", "FAIL", NULL, "calc_test.go:20: bad", 0, "mod/calc"},
-        {"tests/test_b.py::t", "FAIL", NULL, "assert 0", 0, "not/for/paths"},
+        {"example.com/m/calc/TestSub", "FAIL", NULL, "calc_test.go:20: bad", 0, NULL, "mod/calc"},
+        {"tests/test_b.py::t", "FAIL", NULL, "assert 0", 0, NULL, "not/for/paths"},
+        {"tests/test_c.py::t", "FAIL", NULL, "tests/test_c.py:3: in t", 0, "tests/test_c.py:9: AssertionError"},
+        {"tests/test_d.py::t", "FAIL", NULL, "tests/test_d.py:3: in t", 0, "lib/x.py:9: AssertionError"},
     };
     char *text;
     size_t len;
     struct gha_said said = {0};
-    ck_assert_int_eq(gha_format_commands(f, res, 6, false, &said, &text, &len), 0);
+    ck_assert_int_eq(gha_format_commands(f, res, 8, false, &said, &text, &len), 0);
+    /* where it failed, else the message's location in the test's file */
+    ck_assert_msg(strstr(text, "::error file=tests/test_c.py,line=9,title="), "%s", text);
+    ck_assert_msg(strstr(text, "::error file=tests/test_d.py,line=3,title="), "%s", text);
     ck_assert_msg(strstr(text, "::error file=mod/calc/calc_test.go,line=20,title=FAIL example.com/m/calc/TestSub::"),
                   "%s", text);
     ck_assert_msg(strstr(text, "::error file=tests/test_b.py,title="), "%s", text);
