@@ -1495,8 +1495,9 @@ static void test_end(struct testlog *tl, const struct tl_event *ev, uint64_t t)
 
 /* A late message (TLE_TEST_MESSAGE): the failure text of a test that has already ended. Its
  * marker is in the stream: a message line follows, which the stream's readers (profile.h,
- * results.h) give the test's marker when that has no message; the summary's copy of the result
- * gets it the same way. Nothing is kept per test here: a message for a test that never ended (a
+ * results.h) give the test's marker when that has no message, or one the line cut (text_cut_of:
+ * the whole reason of a skip after its cut one); the summary's copy of the result gets it the
+ * same way. Nothing is kept per test here: a message for a test that never ended (a
  * pytest collection error) names no marker, and the readers pass it by. */
 static void test_message(struct testlog *tl, const struct tl_event *ev)
 {
@@ -1511,10 +1512,11 @@ static void test_message(struct testlog *tl, const struct tl_event *ev)
     for (size_t i = 0; i < tl->nunexp; i++) {
         struct testlog_result *r = &tl->unexp[i];
         const char *t = r->test;
-        if (r->message || !t || strlen(t) != full ||
+        if ((r->message && !text_cut_of(r->message, strlen(r->message), msg.p, msg.n)) || !t || strlen(t) != full ||
             (scope.n && (memcmp(t, scope.p, scope.n) || t[scope.n] != '/')) ||
             memcmp(t + full - id.n, id.p, id.n))
             continue;
+        free((char *)r->message);
         r->message = strndup_or_null(msg.p, msg.n);
         r->where = ev->stack.n && ev->stack.n < TESTLOG_MESSAGE_MAX ? strndup_or_null(ev->stack.p, ev->stack.n) : NULL;
         break;

@@ -39,6 +39,12 @@
  *     it begins with the reason (its full form), else the reason. The reports wait for their
  *     summary line in the state (the last PY_REPORTS of them); without a short summary (-rN)
  *     they name no test, and no message comes.
+ *   SKIPPED [2] tests/test_a.py:12: the whole reason
+ *     the -v line cuts a skip's reason at the terminal's width ("SKIPPED (the whole...)"): the
+ *     short summary (-rs, -rA) has it whole, and names the skip's line, not the tests. The last
+ *     PY_CUT_SKIPS tests whose reason was cut wait for it: the first N of that file whose cut
+ *     reason (less its "...") begins this one get it (TLE_TEST_MESSAGE, which replaces a cut
+ *     message, testlog_event.h).
  * The reports and the PASSES section (-rP, -rA) show the tests' captured output and tracebacks
  * again: while in them the parser captures every line (tl_format.captures), so that nothing a
  * test printed ("ok 1 - x", "t.py::x PASSED") becomes a result of this or any other format.
@@ -58,6 +64,16 @@ struct pytest_report {
     char where[256]; /* its last "tests/test_a.py:12: AssertionError" line: where it failed */
 };
 
+/* A skipped test whose reason the -v line cut ("SKIPPED (needs a database ser...)"), waiting for
+ * the short summary's whole reason (the last PY_CUT_SKIPS of them; longer ids are not kept). */
+#define PY_CUT_SKIPS 16
+struct pytest_cut_skip {
+    size_t id_n; /* 0: free */
+    char id[512];
+    size_t cut_n; /* the reason less its "..." */
+    char cut[256];
+};
+
 /* PY_OUTPUT: the PASSES section (-rP, -rA), the passed tests' captured output again */
 enum pytest_section { PY_RESULTS, PY_REPORTS_SECTION, PY_OUTPUT, PY_SUMMARY };
 
@@ -75,7 +91,60 @@ struct pytest_state {
     struct pytest_report cur; /* the report being read: its last run of "E" lines */
     struct pytest_report reports[PY_REPORTS];
     unsigned next_report;
+    struct pytest_cut_skip cut_skips[PY_CUT_SKIPS];
+    unsigned next_cut_skip;
 };
+
+/* A result: when it is a skip whose reason is cut, remember it for the summary's whole reason. */
+static void note_skip(struct pytest_state *st, const struct tl_event *ev)
+{
+    struct tl_str m = ev->message;
+    if (!tl_str_eq(ev->status, "SKIP") || m.n < 4 || memcmp(m.p + m.n - 3, "...", 3) ||
+        ev->id.n > sizeof st->cut_skips[0].id || m.n - 3 > sizeof st->cut_skips[0].cut)
+        return;
+    struct pytest_cut_skip *c = &st->cut_skips[st->next_cut_skip++ % PY_CUT_SKIPS];
+    memcpy(c->id, ev->id.p, ev->id.n);
+    c->id_n = ev->id.n;
+    memcpy(c->cut, m.p, m.n - 3);
+    c->cut_n = m.n - 3;
+}
+
+/* "SKIPPED [N] tests/test_a.py:12: the whole reason" of the short summary (-rs, -rA): the whole
+ * reason for the N tests of that file whose -v line cut it (their cut reason begins it). */
+static int skipped_line(struct pytest_state *st, const char *line, size_t len, struct tl_event *ev)
+{
+    if (!TL_PREFIX(line, len, "SKIPPED ["))
+        return 0;
+    size_t i = 9, count = 0;
+    while (i < len && line[i] >= '0' && line[i] <= '9' && count < 1000000)
+        count = count * 10 + (size_t)(line[i++] - '0');
+    if (!count || !TL_PREFIX(line + i, len - i, "] "))
+        return 0;
+    const char *file = line + i + 2, *e = line + len;
+    const char *colon = memchr(file, ':', (size_t)(e - file));
+    if (!colon || colon == file)
+        return 0;
+    const char *q = colon + 1;
+    while (q < e && *q >= '0' && *q <= '9')
+        q++;
+    if (q == colon + 1 || !TL_PREFIX(q, (size_t)(e - q), ": "))
+        return 0;
+    struct tl_str reason = tl_trim(tl_str_make(q + 2, (size_t)(e - q - 2)));
+    size_t fn = (size_t)(colon - file);
+    int n = 0;
+    for (unsigned k = 0; k < PY_CUT_SKIPS && (size_t)n < count && n < TL_MAX_EVENTS; k++) {
+        struct pytest_cut_skip *c = &st->cut_skips[(st->next_cut_skip + k) % PY_CUT_SKIPS];
+        if (!c->id_n || c->id_n < fn + 2 || memcmp(c->id, file, fn) || memcmp(c->id + fn, "::", 2) ||
+            c->cut_n >= reason.n || memcmp(c->cut, reason.p, c->cut_n))
+            continue;
+        tl_event_init(&ev[n], TLE_TEST_MESSAGE);
+        ev[n].id = tl_str_make(c->id, c->id_n);
+        ev[n].message = reason;
+        c->id_n = 0;
+        n++;
+    }
+    return n;
+}
 
 /* A status word at s (followed by the end, a space or '('); returns its length or 0. */
 static size_t status_at(const char *s, size_t n, enum tl_outcome *ret)
@@ -353,7 +422,7 @@ static bool section_line(struct pytest_state *st, const char *line, size_t len, 
     }
     if (st->section == PY_REPORTS_SECTION)
         report_line(st, line, len);
-    else if (st->section == PY_SUMMARY)
+    else if (st->section == PY_SUMMARY && !(*ret = skipped_line(st, line, len, ev)))
         *ret = summary_line(st, line, len, ev);
     return st->section != PY_RESULTS;
 }
@@ -400,6 +469,7 @@ static int pytest_parse(void *state, const char *line, size_t len, uint64_t arri
                 r = tl_str_make(r.p + 2, r.n - 2);
             ev->message = reason_of(r);
         }
+        note_skip(st, ev);
         return 1;
     }
 
@@ -419,6 +489,7 @@ static int pytest_parse(void *state, const char *line, size_t len, uint64_t arri
         tl_set_result(&ev[1], id, tl_str_make(NULL, 0), oc);
         ev[1].t.when = TL_AT_LINE_END;
         ev[1].message = reason_of(tl_str_make(line + i + 1 + w, len - i - 1 - w));
+        note_skip(st, &ev[1]);
         st->pending = false;
         return 2;
     }
