@@ -65,12 +65,16 @@ static void escaped_n(struct out *o, const char *s, size_t n)
     free(c);
 }
 
-static void command(struct out *o, const char *file, size_t file_len, unsigned line, const char *title,
-                    const char *message)
+static void command(struct out *o, const char *dir, const char *file, size_t file_len, unsigned line,
+                    const char *title, const char *message)
 {
     puts_(o, "::error ");
     if (file) {
         puts_(o, "file=");
+        if (dir && *dir && !memchr(file, '/', file_len)) {
+            escaped(o, dir, true);
+            puts_(o, "/");
+        }
         escaped_n(o, file, file_len);
         if (line) {
             char b[24];
@@ -153,6 +157,60 @@ bool gha_location(const char *test, const char *message, const char **file, size
     return *file != NULL;
 }
 
+/* The module path of go.mod's text ("module example.com/m", maybe quoted), malloc'ed; NULL:
+ * none. */
+static char *go_module(const char *go_mod)
+{
+    for (const char *l = go_mod; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : "") {
+        if (strncmp(l, "module", 6) != 0 || (l[6] != ' ' && l[6] != '\t'))
+            continue;
+        const char *p = l + 6;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        bool quoted = *p == '"' || *p == '`';
+        char q = *p;
+        p += quoted;
+        size_t n = 0;
+        while (p[n] && p[n] != '\n' && p[n] != '\r' && (quoted ? p[n] != q : p[n] != ' ' && p[n] != '\t'))
+            n++;
+        return n ? strndup(p, n) : NULL;
+    }
+    return NULL;
+}
+
+char *gha_package_dir(const char *go_mod, const char *cwd, const char *workspace, const char *test,
+                      size_t scope_len)
+{
+    char *mod = go_module(go_mod);
+    if (!mod || !test || !scope_len || !cwd || cwd[0] != '/') {
+        free(mod);
+        return NULL;
+    }
+    size_t ml = strlen(mod);
+    const char *sub = NULL;
+    if (scope_len == ml && strncmp(test, mod, ml) == 0)
+        sub = test + scope_len;
+    else if (scope_len > ml && strncmp(test, mod, ml) == 0 && test[ml] == '/')
+        sub = test + ml + 1;
+    free(mod);
+    if (!sub)
+        return NULL;
+    size_t sl = (size_t)(test + scope_len - sub);
+    const char *rel = ""; /* cwd in the repository */
+    if (workspace && *workspace) {
+        size_t wl = strlen(workspace);
+        while (wl > 1 && workspace[wl - 1] == '/')
+            wl--;
+        if (workspace[0] != '/' || strncmp(cwd, workspace, wl) != 0 || (cwd[wl] && cwd[wl] != '/'))
+            return NULL;
+        rel = cwd + wl + (cwd[wl] == '/');
+    }
+    char *s;
+    if (asprintf(&s, "%s%s%.*s", rel, *rel && sl ? "/" : "", (int)sl, sub) < 0)
+        return NULL;
+    return s;
+}
+
 /* A stop resmon-run decided (or the OOM killer): what a CI maintainer must see first. */
 static bool own_verdict(const struct summary_facts *f, const char **what)
 {
@@ -186,7 +244,7 @@ int gha_format_commands(const struct summary_facts *f, const struct gha_result *
         }
         if (f->open_total > f->n_open && l < sizeof msg - 1)
             snprintf(msg + l, sizeof msg - l, " and %llu more", (unsigned long long)(f->open_total - f->n_open));
-        command(&o, NULL, 0, 0, title, msg);
+        command(&o, NULL, NULL, 0, 0, title, msg);
     }
     size_t shown = MIN(n, (size_t)GHA_MAX_RESULTS);
     for (size_t i = said->results; i < shown; i++) {
@@ -204,8 +262,9 @@ int gha_format_commands(const struct summary_facts *f, const struct gha_result *
         const char *file;
         size_t file_len;
         unsigned line;
-        gha_location(r->test, r->message, &file, &file_len, &line);
-        command(&o, file, file_len, line, title, msg);
+        if (!gha_location(r->test, r->where, &file, &file_len, &line) || !line)
+            gha_location(r->test, r->message, &file, &file_len, &line);
+        command(&o, r->dir, file, file_len, line, title, msg);
     }
     said->results = MAX(said->results, shown);
     if (o.failed) {

@@ -8,7 +8,8 @@
  * the OOM killer taking the command), then one per unexpected result, the first
  * GHA_MAX_RESULTS; the job summary counts them all. A result's message is its test, status and
  * time, then the harness's failure text; file= and line= are where the harness says the test is
- * (gha_location). The lines go to standard error: the runner reads workflow commands from both
+ * (gha_location, of its where before its message; a go package's directory before a file go names by its base name,
+ * gha_package_dir). The lines go to standard error: the runner reads workflow commands from both
  * streams, and the command's standard output stays byte for byte its own. The runner reads a
  * command only at the start of a line: when the command's standard error ended mid-line,
  * gha_format_commands is told so and starts with a newline, the one byte resmon-run adds to
@@ -56,6 +57,11 @@ struct gha_result {
     const char *expected; /* NULL: not said */
     const char *message;  /* the harness's failure text; NULL: none */
     uint64_t duration_ns;
+    const char *where;    /* where it failed, as the harness's report says (pytest's
+                             "tests/test_x.py:12: AssertionError"); NULL: not said */
+    const char *dir;      /* the directory, relative to the repository, of a file the message names
+                             by its base name (go's "calc_test.go:13:"; gha_package_dir); NULL or
+                             "": the repository's root */
 };
 
 /* What earlier calls printed (zero it before the first). */
@@ -78,6 +84,15 @@ int gha_format_commands(const struct summary_facts *f, const struct gha_result *
  * "at PATH line LINE" (TAP from Test::More). *file (file_len bytes, in test or message) and
  * *line (0: none); false when there is no file. */
 bool gha_location(const char *test, const char *message, const char **file, size_t *file_len, unsigned *line);
+
+/* The directory of a go test's package, relative to the repository (malloc'ed; "" at its root),
+ * for struct gha_result's dir: go names a failure's file by its base name only. go_mod: the
+ * text of go.mod in cwd (NULL: none); the package is the first scope_len bytes of test (go -json
+ * gives it; plain go -v text does not). A package under go.mod's module lies in the module's
+ * directory, cwd, which is workspace ($GITHUB_WORKSPACE, the repository) or under it; NULL when
+ * any of this is not so (the file is then named by its base name alone). */
+char *gha_package_dir(const char *go_mod, const char *cwd, const char *workspace, const char *test,
+                      size_t scope_len);
 
 /* How the job summary names the profile: the runner's path means nothing to its reader, so a
  * profile inside the workspace ($GITHUB_WORKSPACE) is named by its path there, the one an

@@ -1337,8 +1337,9 @@ static int note_target(struct conv *c, const char *data, size_t len)
     if (obj_begin(&it, data, data + len) < 0)
         return 0;
     while (obj_next(&it, &m) > 0) {
-        if (key_is(&m, "message") || (key_is(&m, "color") && val_is_str(&m, "green")))
-            return 0;
+        if ((key_is(&m, "message") && !(m.val_len > 5 && !memcmp(m.val + m.val_len - 4, "...\"", 4))) ||
+            (key_is(&m, "color") && val_is_str(&m, "green")))
+            return 0; /* a message, but for one a line cut (text_cut_of) */
         if (key_is(&m, "test") && m.val[0] == '"')
             test = m;
     }
@@ -1428,6 +1429,20 @@ static void side_message_lines(struct conv *c, const char *text, size_t len)
     jsonw_append(&c->side, "\"]", 2);
 }
 
+/* Whether the payload (a validated object) may take the message text m: it has no message, or
+ * one m's text cut (text_cut_of, on their JSON texts: both are the stream writer's). */
+static bool cut_message_of(const char *data, size_t len, const struct member *m)
+{
+    struct obj_iter it;
+    struct member pm;
+    if (obj_begin(&it, data, data + len) < 0)
+        return false;
+    while (obj_next(&it, &pm) > 0)
+        if (key_is(&pm, "message"))
+            return pm.val[0] == '"' && text_cut_of(pm.val + 1, pm.val_len - 2, m->val + 1, m->val_len - 2);
+    return true;
+}
+
 /* {"type":"message","test":NAME,"message":TEXT}: the target of that name gets the message, in a
  * payload of its own in c->side (the first target after the last one filled is tried first: a
  * harness prints its failures' texts in the order the tests ended). 1 taken (a message nothing
@@ -1462,17 +1477,26 @@ static int take_message(struct conv *c, const char *line, size_t len)
         _cleanup_free_ char *data = NULL;
         if ((r = rec_payload(c, rc, &data)) < 0)
             return r;
-        if (!payload_names(c, data, plen, test.val, test.val_len))
+        if (!payload_names(c, data, plen, test.val, test.val_len) || !cut_message_of(data, plen, &msg))
             continue;
         t->rec = REC_NONE;
         c->target_next = i + 1;
         size_t add = plen + 2 * msg.val_len + 32; /* the message, and its lines */
         if (c->message_bytes + add > MSG_SIDE_MAX)
             return 1;
-        const char *close = data + plen - 1; /* a validated object ends in its '}' */
         size_t off = c->side.len;
-        jsonw_append(&c->side, data, (size_t)(close - data));
-        jsonw_append(&c->side, ",\"message\":", 11);
+        jsonw_append(&c->side, "{", 1);
+        struct obj_iter pi;
+        struct member pm;
+        bool first = true;
+        obj_begin(&pi, data, data + plen);
+        while (obj_next(&pi, &pm) > 0) /* its members, less the cut message (and its lines) */
+            if (!key_is(&pm, "message") && !key_is(&pm, "messageLines")) {
+                jsonw_append(&c->side, ",", !first);
+                jsonw_append(&c->side, pm.key - 1, (size_t)(pm.val + pm.val_len - (pm.key - 1)));
+                first = false;
+            }
+        jsonw_append(&c->side, ",\"message\":" + first, 11 - first);
         jsonw_append(&c->side, msg.val, msg.val_len);
         side_message_lines(c, msg.val, msg.val_len);
         jsonw_append(&c->side, "}", 1);

@@ -331,7 +331,8 @@ static void on_close_test(struct results *j, const cJSON *o)
 
 /* A message line (testlog.h): the failure text of a test that ended without one, as the
  * profile's converter gives it (profile.h, LATE MESSAGES): the test of that name that went
- * otherwise than expected and has no message gets it. The search starts after the test given the
+ * otherwise than expected and has no message gets it, as does one whose message the line cut
+ * (text_cut_of: a skip's whole reason). The search starts after the test given the
  * last one: a harness prints the texts in the order the tests ended. */
 static void on_message(struct results *j, const cJSON *o)
 {
@@ -342,9 +343,10 @@ static void on_message(struct results *j, const cJSON *o)
     for (size_t k = 0; k < j->ntests; k++) {
         size_t i = (j->msg_next + k) % j->ntests;
         struct rs_test *t = &j->tests[i];
-        if (t->open || !t->unexpected || t->message || !t->id || strcmp(t->id, id) != 0)
+        if (t->open || !t->id || strcmp(t->id, id) != 0 ||
+            (t->message ? !text_cut_of(t->message, strlen(t->message), msg, strlen(msg)) : !t->unexpected))
             continue;
-        t->message = strdup(msg);
+        replace(&t->message, strdup(msg));
         j->msg_next = i + 1;
         return;
     }

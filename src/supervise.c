@@ -1653,13 +1653,23 @@ static void own_line(struct sv *sv, int fd)
 static void github_outputs(struct sv *sv, struct summary_facts *f)
 {
     struct gha_result res[GHA_MAX_RESULTS];
+    char *dirs[GHA_MAX_RESULTS] = {0};
+    char cwd[4096], *run_url = NULL, *name = NULL;
     size_t n = 0;
     if (sv->testlog) {
         const struct testlog_result *list;
         size_t k = testlog_unexpected(sv->testlog, &list);
-        for (; n < k && n < GHA_MAX_RESULTS; n++)
+        /* go names a failure's file by its base name: its package's directory, from go.mod */
+        char go_mod[4096];
+        bool go = k > sv->gha_said.results && read_file_at(AT_FDCWD, "go.mod", go_mod, sizeof go_mod) > 0;
+        const char *here = go ? getcwd(cwd, sizeof cwd) : NULL;
+        for (; n < k && n < GHA_MAX_RESULTS; n++) {
+            if (here && n >= sv->gha_said.results)
+                dirs[n] = gha_package_dir(go_mod, here, getenv("GITHUB_WORKSPACE"), list[n].test,
+                                          list[n].scope_len);
             res[n] = (struct gha_result){list[n].test, list[n].status, list[n].expected, list[n].message,
-                                         list[n].duration_ns};
+                                         list[n].duration_ns, list[n].where, dirs[n]};
+        }
     }
     char *text;
     size_t len;
@@ -1670,9 +1680,10 @@ static void github_outputs(struct sv *sv, struct summary_facts *f)
             output_line_ended(sv, STDERR_FILENO);
         free(text);
     }
+    for (size_t i = 0; i < n; i++)
+        free(dirs[i]);
     f->annotated = sv->gha_said.results;
     /* the profile as the job summary's reader can find it */
-    char cwd[4096], *run_url = NULL, *name = NULL;
     const char *server = getenv("GITHUB_SERVER_URL"), *repo = getenv("GITHUB_REPOSITORY"),
                *run = getenv("GITHUB_RUN_ID");
     if (server && *server && repo && *repo && run && *run &&

@@ -460,6 +460,7 @@ static void result_release(struct testlog_result *r)
     free((char *)r->status);
     free((char *)r->expected);
     free((char *)r->message);
+    free((char *)r->where);
 }
 
 void testlog_free(struct testlog *tl)
@@ -1110,6 +1111,7 @@ static struct testlog_result result_copy(const struct testlog_result *r, struct 
         t[o + id.n] = '\0';
     }
     c.test = t;
+    c.scope_len = t ? scope.n : 0;
     c.status = strndup_or_null(status.p, status.n);
     c.expected = expected.n ? strndup_or_null(expected.p, expected.n) : NULL;
     c.message = message.n ? strndup_or_null(message.p, message.n) : NULL;
@@ -1524,8 +1526,9 @@ static void test_end(struct testlog *tl, const struct tl_event *ev, uint64_t t)
 
 /* A late message (TLE_TEST_MESSAGE): the failure text of a test that has already ended. Its
  * marker is in the stream: a message line follows, which the stream's readers (profile.h,
- * results.h) give the test's marker when that has no message; the summary's copy of the result
- * gets it the same way. Nothing is kept per test here: a message for a test that never ended (a
+ * results.h) give the test's marker when that has no message, or one the line cut (text_cut_of:
+ * the whole reason of a skip after its cut one); the summary's copy of the result gets it the
+ * same way. Nothing is kept per test here: a message for a test that never ended (a
  * pytest collection error) names no marker, and the readers pass it by. */
 static void test_message(struct testlog *tl, const struct tl_event *ev)
 {
@@ -1540,11 +1543,13 @@ static void test_message(struct testlog *tl, const struct tl_event *ev)
     for (size_t i = 0; i < tl->nunexp; i++) {
         struct testlog_result *r = &tl->unexp[i];
         const char *t = r->test;
-        if (r->message || !t || strlen(t) != full ||
+        if ((r->message && !text_cut_of(r->message, strlen(r->message), msg.p, msg.n)) || !t || strlen(t) != full ||
             (scope.n && (memcmp(t, scope.p, scope.n) || t[scope.n] != '/')) ||
             memcmp(t + full - id.n, id.p, id.n))
             continue;
+        free((char *)r->message);
         r->message = strndup_or_null(msg.p, msg.n);
+        r->where = ev->stack.n && ev->stack.n < TESTLOG_MESSAGE_MAX ? strndup_or_null(ev->stack.p, ev->stack.n) : NULL;
         break;
     }
     if (!tl->sink.state)

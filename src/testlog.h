@@ -120,10 +120,15 @@ struct testlog_stats {
  * testlog_free. */
 struct testlog_result {
     const char *test;
+    size_t scope_len;      /* test's first bytes that are its scope (go's package), before a '/';
+                              0: none */
     const char *status;
     const char *expected;  /* NULL when the producer did not say */
     const char *message;   /* the result's message (unexpected results only; or the one a message
                               line gave it later), NULL when none */
+    const char *where;     /* where it failed, as the harness's report says it after the result
+                              (pytest's "tests/test_x.py:12: AssertionError"), NULL when not said;
+                              for annotations, not in the stream */
     uint64_t duration_ns;
     uint64_t cpu_ns;       /* tree CPU while it ran; 0 when unknown */
     uint64_t max_rss;      /* peak tree RSS while it ran; 0 when unknown */

@@ -43,7 +43,9 @@ enum tl_kind {
     TLE_TEST_MESSAGE,  /* id, scope, message: the failure text of a test that has ended, printed
                           after its result (pytest's short summary, unittest's FAIL/ERROR blocks,
                           go's output under "--- FAIL" without -v); the test keeps it when its
-                          result had none (the stream's message line, testlog.h); the last kind */
+                          result had none (the stream's message line, testlog.h); stack: where it
+                          failed ("tests/test_x.py:12: AssertionError"), for the summary's copy
+                          only (struct testlog_result's where); the last kind */
 };
 
 struct tl_str {

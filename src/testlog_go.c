@@ -22,8 +22,8 @@
  * package's -v output in one piece, so tests carry no scope here).
  *
  * A failed or skipped test's message is its failure text: the "x_test.go:12: text" lines of its
- * output and the lines that continue them (indented deeper: a message of several lines), the
- * first one without its location (-json: its output events; -v: the lines after its last
+ * output and the lines that continue them (indented deeper: a message of several lines), their
+ * locations kept (-json: its output events; -v: the lines after its last
  * "=== RUN"/"=== CONT", "=== PAUSE" ending them), which go -v prints before its result. Without
  * -v, go prints a failed test's text after its result, indented one level deeper than it; a
  * parent's own lines may come after its subtests' reports:
@@ -122,7 +122,8 @@ static struct tl_str failure_text(struct go_state *st, struct tl_str pkg, struct
     return msg;
 }
 
-/* "    x_test.go:12: text": the text after the location, or empty when the line is not one. */
+/* "    x_test.go:12: text": the text after the location, or empty when the line is not one. The
+ * location stays in the message: it is where the failure is (an annotation's file= and line=). */
 static struct tl_str located(struct tl_str s)
 {
     s = tl_trim(s);
@@ -151,7 +152,7 @@ static void add_text(struct go_text *t, struct tl_str out)
     struct tl_str loc = located(out), line = tl_trim(out);
     size_t ind = indent_of(out);
     if (loc.n) {
-        tl_append_line(t->text, sizeof t->text, &t->n, t->n ? line : loc);
+        tl_append_line(t->text, sizeof t->text, &t->n, line);
         t->indent = ind;
         t->cont = true;
     } else if (t->cont && ind > t->indent && line.n && !TL_PREFIX(line.p, line.n, "--- ") &&

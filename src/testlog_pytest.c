@@ -29,14 +29,22 @@
  *   ...                                        traceback; its last run of "E   " lines is the
  *   E       assert [1, 2] == [1, 3]            exception as pytest's JUnit report has it (the
  *   E         At index 1 diff: 2 != 3          "E" and the first line's indentation dropped)
- *   tests/test_a.py:12: AssertionError         (a "---- Captured ... ----" part is output, not it)
+ *   tests/test_a.py:12: AssertionError         (a "---- Captured ... ----" part is output, not it);
+ *                                              the report's last such line is where it failed
  *   FAILED tests/test_a.py::TestC::test_x[p] - assert [1, 2] == [1, 3]
  *   ERROR tests/test_a.py::test_y - RuntimeError: boom
- *     the short summary names the node id: TLE_TEST_MESSAGE for it. Its reason is one line, cut
+ *     the short summary names the node id: TLE_TEST_MESSAGE for it, stack = where it failed (the
+ *     report's last location line, for an annotation's line=). Its reason is one line, cut
  *     at the terminal's width ("... - ValueError: bad valu..."): the report's text is taken when
  *     it begins with the reason (its full form), else the reason. The reports wait for their
  *     summary line in the state (the last PY_REPORTS of them); without a short summary (-rN)
  *     they name no test, and no message comes.
+ *   SKIPPED [2] tests/test_a.py:12: the whole reason
+ *     the -v line cuts a skip's reason at the terminal's width ("SKIPPED (the whole...)"): the
+ *     short summary (-rs, -rA) has it whole, and names the skip's line, not the tests. The last
+ *     PY_CUT_SKIPS tests whose reason was cut wait for it: the first N of that file whose cut
+ *     reason (less its "...") begins this one get it (TLE_TEST_MESSAGE, which replaces a cut
+ *     message, testlog_event.h).
  * The reports and the PASSES section (-rP, -rA) show the tests' captured output and tracebacks
  * again: while in them the parser captures every line (tl_format.captures), so that nothing a
  * test printed ("ok 1 - x", "t.py::x PASSED") becomes a result of this or any other format.
@@ -52,6 +60,18 @@ struct pytest_report {
     bool error;    /* from the ERRORS section ("ERROR at setup of ...") */
     size_t n;
     char text[TESTLOG_MESSAGE_MAX];
+    size_t where_n;
+    char where[256]; /* its last "tests/test_a.py:12: AssertionError" line: where it failed */
+};
+
+/* A skipped test whose reason the -v line cut ("SKIPPED (needs a database ser...)"), waiting for
+ * the short summary's whole reason (the last PY_CUT_SKIPS of them; longer ids are not kept). */
+#define PY_CUT_SKIPS 16
+struct pytest_cut_skip {
+    size_t id_n; /* 0: free */
+    char id[512];
+    size_t cut_n; /* the reason less its "..." */
+    char cut[256];
 };
 
 /* PY_OUTPUT: the PASSES section (-rP, -rA), the passed tests' captured output again */
@@ -71,7 +91,60 @@ struct pytest_state {
     struct pytest_report cur; /* the report being read: its last run of "E" lines */
     struct pytest_report reports[PY_REPORTS];
     unsigned next_report;
+    struct pytest_cut_skip cut_skips[PY_CUT_SKIPS];
+    unsigned next_cut_skip;
 };
+
+/* A result: when it is a skip whose reason is cut, remember it for the summary's whole reason. */
+static void note_skip(struct pytest_state *st, const struct tl_event *ev)
+{
+    struct tl_str m = ev->message;
+    if (!tl_str_eq(ev->status, "SKIP") || m.n < 4 || memcmp(m.p + m.n - 3, "...", 3) ||
+        ev->id.n > sizeof st->cut_skips[0].id || m.n - 3 > sizeof st->cut_skips[0].cut)
+        return;
+    struct pytest_cut_skip *c = &st->cut_skips[st->next_cut_skip++ % PY_CUT_SKIPS];
+    memcpy(c->id, ev->id.p, ev->id.n);
+    c->id_n = ev->id.n;
+    memcpy(c->cut, m.p, m.n - 3);
+    c->cut_n = m.n - 3;
+}
+
+/* "SKIPPED [N] tests/test_a.py:12: the whole reason" of the short summary (-rs, -rA): the whole
+ * reason for the N tests of that file whose -v line cut it (their cut reason begins it). */
+static int skipped_line(struct pytest_state *st, const char *line, size_t len, struct tl_event *ev)
+{
+    if (!TL_PREFIX(line, len, "SKIPPED ["))
+        return 0;
+    size_t i = 9, count = 0;
+    while (i < len && line[i] >= '0' && line[i] <= '9' && count < 1000000)
+        count = count * 10 + (size_t)(line[i++] - '0');
+    if (!count || !TL_PREFIX(line + i, len - i, "] "))
+        return 0;
+    const char *file = line + i + 2, *e = line + len;
+    const char *colon = memchr(file, ':', (size_t)(e - file));
+    if (!colon || colon == file)
+        return 0;
+    const char *q = colon + 1;
+    while (q < e && *q >= '0' && *q <= '9')
+        q++;
+    if (q == colon + 1 || !TL_PREFIX(q, (size_t)(e - q), ": "))
+        return 0;
+    struct tl_str reason = tl_trim(tl_str_make(q + 2, (size_t)(e - q - 2)));
+    size_t fn = (size_t)(colon - file);
+    int n = 0;
+    for (unsigned k = 0; k < PY_CUT_SKIPS && (size_t)n < count && n < TL_MAX_EVENTS; k++) {
+        struct pytest_cut_skip *c = &st->cut_skips[(st->next_cut_skip + k) % PY_CUT_SKIPS];
+        if (!c->id_n || c->id_n < fn + 2 || memcmp(c->id, file, fn) || memcmp(c->id + fn, "::", 2) ||
+            c->cut_n >= reason.n || memcmp(c->cut, reason.p, c->cut_n))
+            continue;
+        tl_event_init(&ev[n], TLE_TEST_MESSAGE);
+        ev[n].id = tl_str_make(c->id, c->id_n);
+        ev[n].message = reason;
+        c->id_n = 0;
+        n++;
+    }
+    return n;
+}
 
 /* A status word at s (followed by the end, a space or '('); returns its length or 0. */
 static size_t status_at(const char *s, size_t n, enum tl_outcome *ret)
@@ -225,11 +298,25 @@ static void end_report(struct pytest_state *st)
         struct pytest_report *r = &st->reports[st->next_report++ % PY_REPORTS];
         memcpy(r->text, st->cur.text, st->cur.n);
         r->n = st->cur.n;
+        memcpy(r->where, st->cur.where, st->cur.where_n);
+        r->where_n = st->cur.where_n;
         r->head = st->head;
         r->error = st->errors;
     }
     st->in_report = st->captured = st->in_e = false;
-    st->cur.n = 0;
+    st->cur.n = st->cur.where_n = 0;
+}
+
+/* A traceback entry's location line, "tests/test_a.py:12: AssertionError" (or ": in helper"). */
+static bool location_line(const char *line, size_t len)
+{
+    const char *c = memchr(line, ':', len);
+    if (!c || c - line < 4 || memcmp(c - 3, ".py", 3) || memchr(line, ' ', (size_t)(c - line)))
+        return false;
+    size_t i = (size_t)(c - line) + 1, d = i;
+    while (i < len && line[i] >= '0' && line[i] <= '9')
+        i++;
+    return i > d && i < len && line[i] == ':';
 }
 
 /* A line of a report section. */
@@ -258,6 +345,10 @@ static void report_line(struct pytest_state *st, const char *line, size_t len)
     }
     if (!len || line[0] != 'E' || (len > 1 && line[1] != ' ')) {
         st->in_e = false;
+        if (location_line(line, len) && len < sizeof st->cur.where) {
+            memcpy(st->cur.where, line, len);
+            st->cur.where_n = len;
+        }
         return;
     }
     size_t sp = 1;
@@ -289,13 +380,14 @@ static int summary_line(struct pytest_state *st, const char *line, size_t len, s
     struct tl_str reason = tl_str_make(NULL, 0);
     if (TL_PREFIX(p + id.n, n - id.n, " - "))
         reason = tl_trim(tl_str_make(p + id.n + 3, n - id.n - 3));
-    struct tl_str text = tl_str_make(NULL, 0);
+    struct tl_str text = tl_str_make(NULL, 0), where = text;
     uint64_t h = nodeid_head(id);
     for (unsigned k = 0; k < PY_REPORTS; k++) { /* the oldest first: in the order they failed */
         struct pytest_report *r = &st->reports[(st->next_report + k) % PY_REPORTS];
         if (r->head == h && r->error == error) {
             r->head = 0;
             text = tl_str_make(r->text, r->n);
+            where = tl_str_make(r->where, r->where_n);
             break;
         }
     }
@@ -304,6 +396,7 @@ static int summary_line(struct pytest_state *st, const char *line, size_t len, s
         cut.n -= 3;
     tl_event_init(ev, TLE_TEST_MESSAGE);
     ev->id = id;
+    ev->stack = where;
     ev->message = text.n && (!cut.n || (text.n >= cut.n && !memcmp(text.p, cut.p, cut.n))) ? text
                   : reason.n ? reason : text;
     return ev->message.n ? 1 : 0;
@@ -329,7 +422,7 @@ static bool section_line(struct pytest_state *st, const char *line, size_t len, 
     }
     if (st->section == PY_REPORTS_SECTION)
         report_line(st, line, len);
-    else if (st->section == PY_SUMMARY)
+    else if (st->section == PY_SUMMARY && !(*ret = skipped_line(st, line, len, ev)))
         *ret = summary_line(st, line, len, ev);
     return st->section != PY_RESULTS;
 }
@@ -376,6 +469,7 @@ static int pytest_parse(void *state, const char *line, size_t len, uint64_t arri
                 r = tl_str_make(r.p + 2, r.n - 2);
             ev->message = reason_of(r);
         }
+        note_skip(st, ev);
         return 1;
     }
 
@@ -395,6 +489,7 @@ static int pytest_parse(void *state, const char *line, size_t len, uint64_t arri
         tl_set_result(&ev[1], id, tl_str_make(NULL, 0), oc);
         ev[1].t.when = TL_AT_LINE_END;
         ev[1].message = reason_of(tl_str_make(line + i + 1 + w, len - i - 1 - w));
+        note_skip(st, &ev[1]);
         st->pending = false;
         return 2;
     }

@@ -107,3 +107,8 @@ int array_reserve(void *pp, size_t *cap, size_t need, size_t size)
     *cap = c;
     return 0;
 }
+
+bool text_cut_of(const char *cut, size_t n, const char *whole, size_t m)
+{
+    return n > 3 && !memcmp(cut + n - 3, "...", 3) && n - 3 < m && !memcmp(cut, whole, n - 3);
+}

@@ -93,8 +93,35 @@ expect_status 0 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY= "$RESMON_RUN" -q -i
 grep '^::' "$T/py.err" >"$T/py.cmds"
 cat "$T/py.cmds"
 [ "$(wc -l <"$T/py.cmds")" -le 10 ] || fail "pytest: more than 10 commands"
-grep -q '^::error file=tests/test_msgs.py,title=FAIL tests/test_msgs.py%3A%3Atest_assert_eq::.*%0Aassert (1 + 1) == 3$' \
-    "$T/py.cmds" || fail "pytest: no file= or no failure text: $(cat "$T/py.cmds")"
+grep -q '^::error file=tests/test_msgs.py,line=7,title=FAIL tests/test_msgs.py%3A%3Atest_assert_eq::.*%0Aassert (1 + 1) == 3$' \
+    "$T/py.cmds" || fail "pytest: no file=, line= or failure text: $(cat "$T/py.cmds")"
+# line= is the report's "tests/test_msgs.py:28: AssertionError" line: where it failed (in a helper
+# here), an error in a fixture too
+grep -q '^::error file=tests/test_msgs.py,line=28,title=FAIL tests/test_msgs.py%3A%3Atest_in_helper::' \
+    "$T/py.cmds" || fail "pytest: the helper's line: $(cat "$T/py.cmds")"
+grep -q '^::error file=tests/test_msgs.py,line=35,title=ERROR tests/test_msgs.py%3A%3Atest_error_in_setup::' \
+    "$T/py.cmds" || fail "pytest: the fixture's line: $(cat "$T/py.cmds")"
+
+# ---- go: file= in the package's directory, line= (a real go test -json run, a real go -v run) ---
+# go names the file by its base name: its package's directory comes from go.mod's module path,
+# the module here in the repository's subdirectory widget/.
+mkdir -p "$T/repo/widget"
+cp "$TOP_SRCDIR/tests/fixtures/real/go/module-src/go.mod" "$T/repo/widget/"
+(cd "$T/repo/widget" && expect_status 0 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY= GITHUB_WORKSPACE="$T/repo" \
+    "$RESMON_RUN" -q -i 0 -o "$T/go.json" -- cat "$TOP_SRCDIR/tests/fixtures/real/go/module.json.log" \
+    >/dev/null 2>"$T/go.err")
+grep '^::' "$T/go.err" >"$T/go.cmds"
+cat "$T/go.cmds"
+grep -qx '::error file=widget/calc/calc_test.go,line=13,title=FAIL example.com/acme/widget/calc/TestAdd/wrong::.*%0Acalc_test.go:13: Add(2, 2) = 4, want 5' \
+    "$T/go.cmds" || fail "go: no file= and line= in the package: $(cat "$T/go.cmds")"
+grep -q '^::error file=widget/strutil/strutil_test.go,line=15,title=FAIL example.com/acme/widget/strutil/TestShoutEmpty/nested/deeper::' \
+    "$T/go.cmds" || fail "go: the deep subtest's file: $(cat "$T/go.cmds")"
+# go -v names no package: the base name alone.
+expect_status 0 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY= "$RESMON_RUN" -q -i 0 -o "$T/gov.json" -- \
+    cat "$TOP_SRCDIR/tests/fixtures/real/go/msgs.v.log" >/dev/null 2>"$T/gov.err"
+grep -q '^::error file=msgs_test.go,line=12,title=FAIL TestErrorf::' "$T/gov.err" ||
+    fail "go -v: no file= and line=: $(grep '^::' "$T/gov.err")"
+echo "go: file= and line= of the failure, in its package's directory where go.mod says it"
 
 # The command's own output is untouched: no workflow command on stdout.
 ! grep -q '^::' "$T/gh.out" || fail "workflow commands on stdout"

@@ -245,6 +245,24 @@ expect "a recovered text" "$(q "$T/textrec.xml" '//testcase[@name="test_prints"]
 grep -q '"message":"assert False"' "$T/textrec.json" || fail "the recovered profile's marker lacks the text"
 echo "texts: printed after the results, in the report, the profile and the summary"
 
+# ---- skip reasons the -v line cut, whole from the short summary (a real pytest -v -rA log) ------
+# "SKIPPED (needs a database server...)" on the result's line; "SKIPPED [1] tests/x.py:9: <all of
+# it>" in the summary: the testcase and the profile's marker have it whole.
+L=$TOP_SRCDIR/tests/fixtures/real/pytest/skips.log
+R="needs a database server listening on localhost:5432 with the fixtures loaded, which this machine does not have"
+P="parametrised cases skipped with one long reason that the verbose line cannot hold in eighty columns"
+expect_status 0 "$RESMON_RUN" -q -i 0 -o "$T/skips.json" --junit="$T/skips.xml" -- \
+    cat "$L" >/dev/null
+J=$T/skips.xml
+junit_valid "$J" || fail "skips: not valid JUnit"
+expect "a skip's whole reason" "$(q "$J" '//testcase[@name="test_skip_long"]/skipped/@message')" "$R"
+expect "two skips' whole reason" "$(q "$J" '//testcase[@name="test_skip_param[2]"]/skipped/@message')" "$P"
+expect "a short reason" "$(q "$J" '//testcase[@name="test_skip_short"]/skipped/@message')" short
+profile_ok "$T/skips.json" || fail "skips: the profile"
+grep -qF "\"message\":\"$R\"" "$T/skips.json" || fail "the profile's marker lacks the whole reason"
+! grep -qF '"message":"needs a database server..."' "$T/skips.json" || fail "the profile kept the cut reason"
+echo "skips: the whole reason of the short summary"
+
 # ---- go modules: the package is the suite (a real go test -json run) ---------------------------
 # Module paths have dots ("example.com/acme/widget/calc"): the suite and classname are the
 # package, the name is the test, a subtest keeps its parent's path in its name.

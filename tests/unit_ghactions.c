@@ -115,11 +115,21 @@ START_TEST(test_commands_location)
         {"example.com/m/calc/TestAdd", "FAIL", NULL, "got 4\ncalc_test.go:13: Add(2, 2) = 4, want 5", 0},
         {"t/basic.t 3 - sums", "FAIL", NULL, "Failed test 'sums'\n#   at t/basic.t line 12.", 0},
         {"plain", "FAIL", NULL, "no location: 12 apples at noon", 0},
+        {"example.com/m/calc/TestSub", "FAIL", NULL, "calc_test.go:20: bad", 0, NULL, "mod/calc"},
+        {"tests/test_b.py::t", "FAIL", NULL, "assert 0", 0, NULL, "not/for/paths"},
+        {"tests/test_c.py::t", "FAIL", NULL, "tests/test_c.py:3: in t", 0, "tests/test_c.py:9: AssertionError"},
+        {"tests/test_d.py::t", "FAIL", NULL, "tests/test_d.py:3: in t", 0, "lib/x.py:9: AssertionError"},
     };
     char *text;
     size_t len;
     struct gha_said said = {0};
-    ck_assert_int_eq(gha_format_commands(f, res, 4, false, &said, &text, &len), 0);
+    ck_assert_int_eq(gha_format_commands(f, res, 8, false, &said, &text, &len), 0);
+    /* where it failed, else the message's location in the test's file */
+    ck_assert_msg(strstr(text, "::error file=tests/test_c.py,line=9,title="), "%s", text);
+    ck_assert_msg(strstr(text, "::error file=tests/test_d.py,line=3,title="), "%s", text);
+    ck_assert_msg(strstr(text, "::error file=mod/calc/calc_test.go,line=20,title=FAIL example.com/m/calc/TestSub::"),
+                  "%s", text);
+    ck_assert_msg(strstr(text, "::error file=tests/test_b.py,title="), "%s", text);
     ck_assert_msg(strstr(text, "::error file=tests/test_a.py,title=FAIL tests/test_a.py%3A%3ATestK%3A%3Atest_x[1-2]::"
                                "tests/test_a.py::TestK::test_x[1-2]: FAIL (after 0.002 s)%0Aassert 1 == 2\n"),
                   "%s", text);
@@ -139,6 +149,30 @@ START_TEST(test_commands_location)
 END_TEST
 
 /* The job summary names the profile by its path in the workspace, where an upload step takes it. */
+/* A go package's directory in the repository, from go.mod's module path. */
+START_TEST(test_package_dir)
+{
+    const char *mod = "// a comment\nmodule example.com/acme/widget // the widget\n\ngo 1.19\n";
+    const char *t = "example.com/acme/widget/calc/TestAdd/wrong";
+    size_t pkg = strlen("example.com/acme/widget/calc");
+    char *d = gha_package_dir(mod, "/w/repo/widget", "/w/repo/", t, pkg);
+    ck_assert_str_eq(d, "widget/calc");
+    free(d);
+    ck_assert_str_eq(d = gha_package_dir(mod, "/w/repo", "/w/repo", t, pkg), "calc");
+    free(d);
+    ck_assert_str_eq(d = gha_package_dir(mod, "/w/repo", NULL, t, pkg), "calc");
+    free(d);
+    ck_assert_str_eq(d = gha_package_dir("module \"example.com/acme/widget/calc\"\n", "/w/r", "/w/r", t, pkg), "");
+    free(d);
+    ck_assert_ptr_null(gha_package_dir(mod, "/w/repo", "/w/repo", t, 0));                 /* go -v: no package */
+    ck_assert_ptr_null(gha_package_dir(mod, "/elsewhere", "/w/repo", t, pkg));            /* not in the repository */
+    ck_assert_ptr_null(gha_package_dir(mod, "/w/repo2", "/w/repo", t, pkg));
+    ck_assert_ptr_null(gha_package_dir(mod, "/w/repo", "/w/repo", "example.com/acme/widgetx/TestA", 24)); /* another module */
+    ck_assert_ptr_null(gha_package_dir("go 1.19\n", "/w/repo", "/w/repo", t, pkg));
+    ck_assert_ptr_null(gha_package_dir(NULL, "/w/repo", "/w/repo", t, pkg));
+}
+END_TEST
+
 START_TEST(test_profile_name)
 {
     char *s = gha_profile_name("out/p.json", "/w/repo", "/w/repo/", "https://github.com/o/r/actions/runs/7");
@@ -285,6 +319,7 @@ int main(void)
     tcase_add_test(tc, test_commands);
     tcase_add_test(tc, test_commands_midline);
     tcase_add_test(tc, test_commands_location);
+    tcase_add_test(tc, test_package_dir);
     tcase_add_test(tc, test_profile_name);
     tcase_add_test(tc, test_markdown);
     tcase_add_test(tc, test_markdown_dump);

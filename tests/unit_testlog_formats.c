@@ -718,7 +718,7 @@ START_TEST(shape_gtest)
 }
 END_TEST
 
-/* go test -json: a failed test's message is the first located line of its output. */
+/* go test -json: a failed test's message is the located lines of its output, locations kept. */
 START_TEST(shape_go)
 {
     shapes(&tl_format_go,
@@ -730,7 +730,7 @@ START_TEST(shape_go)
            "2 OUTPUT id=TestExplicitPWD scope=os/exec process=os/exec msg=    exec_posix_test.go:197: "
            "TempDir: stat /tmp/x: no such file or directory\n"
            "3 TEST_END id=TestExplicitPWD scope=os/exec status=FAIL expected=PASS unexpected=1 "
-           "dur=0.000 late_end msg=TempDir: stat /tmp/x: no such file or directory\n");
+           "dur=0.000 late_end msg=exec_posix_test.go:197: TempDir: stat /tmp/x: no such file or directory\n");
 }
 END_TEST
 

@@ -30,6 +30,7 @@
  * derivation (scripts/real-fixtures): no blank lines, as no parser is offered an empty line.
  */
 #include "testlog_capture.h"
+#include "util.h"
 #include "check_run.h"
 
 #include <cjson/cJSON.h>
@@ -53,7 +54,9 @@ struct msg {
  *                   reporter): the report's tests of a file ("<file>.js/...") without a FAIL or
  *                   ERROR are left out
  *   C_NO_PASSES     the log names no passed test (RSpec's lists): the report's passes are left
- *                   out */
+ *                   out
+ *   C_SKIP_TEXTS    NAME.msgs holds the skips' reasons too (pytest's, which its -v line cuts and
+ *                   its short summary gives whole) */
 enum { C_FAILED_ONLY = 1, C_SECOND_RUN = 2, C_INTERLEAVED = 4, C_FAILED_FILES = 128, C_NO_PASSES = 256 };
 /* What the report calls a failure (its vocabulary has fewer kinds than the console's): a CRASH
  * (ctest's "Exception", meson's "killed by signal", cmocka's caught signal), a TIMEOUT (ctest's
@@ -61,7 +64,7 @@ enum { C_FAILED_ONLY = 1, C_SECOND_RUN = 2, C_INTERLEAVED = 4, C_FAILED_FILES = 
 enum { C_CRASH_FAILS = 8, C_TIMEOUT_FAILS = 16, C_ERROR_FAILS = 32 };
 /* C_UNPASSED_ONLY: the log names only the tests that did not simply pass (doctest's default
  * console prints failed, may_fail and should_fail test cases): the report's PASS are left out */
-enum { C_UNPASSED_ONLY = 64 };
+enum { C_UNPASSED_ONLY = 64, C_SKIP_TEXTS = 512 };
 
 /* The length of the file part of a "STATUS\t<file>.js/<titles>" entry (through ".js"), 0 none. */
 static size_t js_file_len(const char *entry)
@@ -112,6 +115,7 @@ static const struct corpus {
     {"pytest/dateutil-xdist", ID_SAME},
     {"pytest/mozbase-serial", ID_SAME},
     {"pytest/msgs", ID_SAME},
+    {"pytest/skips", ID_SAME, .flags = C_SKIP_TEXTS},
     /* pytest prints a test that passed and then errored at teardown twice, PASSED then ERROR;
      * its report has the one result ERROR, the log's PASSED is a result of its own */
     {"pytest/edges", ID_SAME, NULL, "PASS\ttests/test_edges.py::test_teardown_error"},
@@ -293,7 +297,8 @@ static void got_marker(void *ctx, const char *name, uint64_t s, uint64_t e, int 
             cap_add(&g->scopes, junit_name(scope));
     } else
         cap_add(&g->l, entry(st, test, strlen(test)));
-    if (!strcmp(st, "FAIL") || !strcmp(st, "ERROR") || !strcmp(st, "TIMEOUT") || !strcmp(st, "CRASH")) {
+    if (!strcmp(st, "FAIL") || !strcmp(st, "ERROR") || !strcmp(st, "TIMEOUT") || !strcmp(st, "CRASH") ||
+        ((g->flags & C_SKIP_TEXTS) && !strcmp(st, "SKIP"))) {
         const char *m = json_s(o, "message");
         g->msgs = realloc(g->msgs, (g->nmsgs + 1) * sizeof *g->msgs);
         g->msgs[g->nmsgs++] = (struct msg){strdup(test), m ? strdup(m) : NULL};
@@ -301,7 +306,8 @@ static void got_marker(void *ctx, const char *name, uint64_t s, uint64_t e, int 
     cJSON_Delete(o);
 }
 
-/* A message line (testlog.h): the first unexpected result of that name without a text gets it. */
+/* A message line (testlog.h): the first unexpected result of that name without a text, or with
+ * one the line cut (text_cut_of), gets it. */
 static void got_state(void *ctx, const char *line, size_t len)
 {
     struct got *g = ctx;
@@ -311,7 +317,9 @@ static void got_state(void *ctx, const char *line, size_t len)
     if (type && !strcmp(type, "message")) {
         ck_assert_msg(test && m && *m, "a message line names its test and text: %.*s", (int)len, line);
         for (size_t i = 0; i < g->nmsgs; i++)
-            if (!g->msgs[i].text && !strcmp(g->msgs[i].id, test)) {
+            if ((!g->msgs[i].text || text_cut_of(g->msgs[i].text, strlen(g->msgs[i].text), m, strlen(m))) &&
+                !strcmp(g->msgs[i].id, test)) {
+                free(g->msgs[i].text);
                 g->msgs[i].text = strdup(m);
                 break;
             }
