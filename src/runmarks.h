@@ -10,7 +10,7 @@
  *                                                            received, openTests, liveProcesses
  *   (named "memory limit", "CPU limit", "tasks limit" when a resource limit stopped the run:
  *   runmarks_stop_name; readers find the stop by its type, Timeout, or these names)
- *   kill       KillStep   each signal sent to the tree       signal, reason, targets
+ *   kill       KillStep   each signal that reached processes signal, reason, targets
  *   finalize   Finalize   each conversion of the stream      reason, streamLines, writeErrors
  *
  * The command also has an open state line from its start (runmarks_command_open_line), so a

@@ -391,9 +391,11 @@ static void emit_timeout_marker(struct sv *sv, uint64_t now)
     free(cmds);
 }
 
+/* A step that reached no process (the tree gone already: the OOM killer took the command) sent
+ * nothing: no marker, rather than one that reads "TERM to 0 processes". */
 static void emit_kill_step(struct sv *sv, int sig, unsigned targets, const char *why)
 {
-    if (!sv->sink)
+    if (!sv->sink || !targets)
         return;
     struct jsonw w;
     jsonw_init(&w);

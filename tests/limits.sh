@@ -108,6 +108,13 @@ for tier in $tiers; do
             >"$T/mem.out" 2>"$T/mem.err"
         _t=$(markers "$T/mem1-$tier.json" "memory limit" | cut -f5)
         [ -n "$_t" ] && ! has_key "$_t" liveProcesses || fail "$tier: memory, nothing alive: the stop marker: $_t"
+        # and no kill step that reached nothing ("TERM to 0 processes")
+        markers "$T/mem1-$tier.json" kill | grep -q '"targets":0[,}]' &&
+            fail "$tier: memory, nothing alive: a kill step to no process: $(markers "$T/mem1-$tier.json" kill)"
+        if frontend_available; then
+            _f=$(frontend "$T/mem1-$tier.json") || fail "$tier: memory, nothing alive: the front-end does not load it"
+            case "$_f" in *"rows="*"/ kill ("*) fail "$tier: memory, nothing alive: a kill row: $_f" ;; esac
+        fi
     fi
 
     # cpu: two burners against 0.5 s of the tree's CPU, with samples far apart (-i 10): the timer
