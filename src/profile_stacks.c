@@ -325,7 +325,24 @@ static void lines(struct jsonw *w, const char *key, const struct tables *t)
     jsonw_arr_close(w);
 }
 
-static void write_thread(struct jsonw *w, const cJSON *first, const struct tables *t, unsigned ncat)
+/* Whether line is a process's main thread, and another dumped process's main thread has its name:
+ * the front-end names a process's track after it, and the two tracks would read the same. */
+static bool homonym(const struct pstacks *ps, const cJSON *line)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(line, "thread");
+    int pid = pid_of(line, "pid");
+    if (!cJSON_IsString(name) || pid_of(line, "tid") != pid)
+        return false;
+    for (size_t i = 0; i < ps->n; i++) {
+        const cJSON *l = ps->lines[i], *o = cJSON_GetObjectItemCaseSensitive(l, "thread");
+        if (pid_of(l, "pid") != pid && pid_of(l, "tid") == pid_of(l, "pid") && cJSON_IsString(o) &&
+            !strcmp(o->valuestring, name->valuestring))
+            return true;
+    }
+    return false;
+}
+
+static void write_thread(struct jsonw *w, const cJSON *first, const struct tables *t, unsigned ncat, bool same_name)
 {
     const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(first, "process");
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(first, "thread");
@@ -339,7 +356,9 @@ static void write_thread(struct jsonw *w, const cJSON *first, const struct table
     double start = ms_or(first, "start", at);
     double reg = ms_or(first, "threadStart", start);
     jsonw_obj_open(w);
-    jsonw_kv_str(w, "processType", "default");
+    /* not the front-end's "default" (its parent process, sorted first): the run's own thread,
+     * resmon-run, is that, and leads the timeline */
+    jsonw_kv_str(w, "processType", "command");
     jsonw_kv_str(w, "processName", cJSON_IsString(cmd) ? cmd->valuestring : pidstr);
     jsonw_kv_double(w, "processStartupTime", MIN(start, at), 3);
     jsonw_key(w, "processShutdownTime");
@@ -351,7 +370,13 @@ static void write_thread(struct jsonw *w, const cJSON *first, const struct table
     jsonw_arr_open(w);
     jsonw_arr_close(w);
     jsonw_kv_bool(w, "showMarkersInTimeline", false);
-    jsonw_kv_str(w, "name", cJSON_IsString(name) && name->valuestring[0] ? name->valuestring : pidstr);
+    if (same_name) {
+        char named[64];
+        snprintf(named, sizeof named, "%.40s (pid %d)", name->valuestring, pid);
+        jsonw_kv_str(w, "name", named);
+    } else {
+        jsonw_kv_str(w, "name", cJSON_IsString(name) && name->valuestring[0] ? name->valuestring : pidstr);
+    }
     jsonw_kv_bool(w, "isMainThread", tid == pid);
     jsonw_kv_str(w, "pid", pidstr);
     jsonw_kv_int(w, "tid", tid);
@@ -447,7 +472,7 @@ void pstacks_write(const struct pstacks *ps, unsigned ncat, struct jsonw *w)
             add_sample(&t, line);
         }
         if (!t.failed && first)
-            write_thread(w, first, &t, ncat);
+            write_thread(w, first, &t, ncat, homonym(ps, first));
         free_tables(&t);
     }
     free(k);

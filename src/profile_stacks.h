@@ -2,9 +2,12 @@
  * a stop) as threads of the profile, for the converter (profile.h).
  *
  * Each dumped OS thread becomes one thread of the profile after the run's own, a process's threads
- * together (the main thread first, its track the process's, the others below it): processName the
- * command line, name the thread's own (/proc/PID/task/TID/comm), pid the process's (a string, as
- * the front-end wants), tid the thread's. The process's track starts when the process did and the
+ * together (the main thread first, its track the process's, the others below it): processType
+ * "command" (not the front-end's "default", its parent process, whose track it puts first: the
+ * run's own thread is that), processName the command line, name the thread's own
+ * (/proc/PID/task/TID/comm; a main thread's with " (pid N)" after it when another dumped process's
+ * main thread has the same name, so no two process tracks read the same), pid the process's (a
+ * string, as the front-end wants), tid the thread's. The process's track starts when the process did and the
  * thread's when it did (the line's "start" and "threadStart"; the dump's time when a line lacks
  * them), so a process that ran the whole run spans it. Each stack taken is one sample at the time
  * it was taken (made strictly increasing, 1 us apart at least), whose stack is the thread's frames

@@ -124,6 +124,24 @@ for p in $(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out"); do
     grep -q "^process $p " "$T/s.txt" || fail "--dump-file lacks $p"
 done
 [ ! -e "$T/s.json.stacks.txt" ] || fail "--dump-file: the default file was written too"
+# in the front-end: the run's own track first (the dumped processes are not its parent process),
+# and three processes of one command line told apart by their pids, no two tracks of one name
+if frontend_available; then
+    node "$FFPROF" "$T/s.json" >"$T/ffs.json"
+    node -e '
+        const r = JSON.parse(require("fs").readFileSync(process.argv[1]));
+        const pids = process.argv.slice(2);
+        const g = r.tracks.global;
+        if (!r.ok || g[0].name !== "resmon-run") throw new Error("first track: " + g.map((t) => t.name));
+        const names = g.map((t) => t.name);
+        if (new Set(names).size !== names.length) throw new Error("two tracks of one name: " + names);
+        for (const p of pids)
+            if (!g.some((t) => t.pid === p && t.name.endsWith(" (pid " + p + ")")))
+                throw new Error("no track named with pid " + p + ": " + names);
+        const th = r.threads.filter((t) => pids.includes(t.pid));
+        if (th.some((t) => t.processType === "default")) throw new Error("a dumped process as the parent process");
+    ' "$T/ffs.json" $(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out") || fail "stop request: the front-end's tracks"
+fi
 
 # ---- an output timeout: the helper is silent after its "ready" line ---------------------------
 "$RESMON_RUN" --output-timeout=0.2 -i 0 -o "$T/o.json" -- "$STUCK" >"$T/out" 2>"$T/err"
