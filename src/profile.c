@@ -1612,6 +1612,20 @@ static bool parse_marker_fed(const char *line, size_t len, struct marker_fields 
 }
 
 /* 1 accepted, 0 invalid (skipped), -errno. */
+/* A process marker's end, for a dumped process's track (pstacks_note_end). */
+static void note_process_end(struct conv *c, const char *data, size_t len, double end)
+{
+    struct obj_iter it;
+    struct member m;
+    double pid;
+    if (obj_begin(&it, data, data + len) == 0)
+        while (obj_next(&it, &m) > 0)
+            if (key_is(&m, "pid") && val_number(m.val, m.val_len, &pid)) {
+                pstacks_note_end(c->stacks, (int)pid, end);
+                return;
+            }
+}
+
 static int take_marker(struct conv *c, const char *line, size_t len, uint64_t off)
 {
     struct marker_fields f;
@@ -1635,6 +1649,8 @@ static int take_marker(struct conv *c, const char *line, size_t len, uint64_t of
         return 0;
     if (en < st)
         en = st; /* a marker cannot end before it starts */
+    if (c->stacks && dlen && !isnan(en) && name->val_len == 9 && memcmp(name->val, "\"process\"", 9) == 0)
+        note_process_end(c, data->val, dlen, en);
     /* A counter's marker name was interned with the counter: a name that is not cannot feed one.
      * One lookup serves the counter and the record; a new name is added only for a marker that
      * is kept (past the limit the table must not grow). */

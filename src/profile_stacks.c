@@ -3,6 +3,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,41 @@ struct pstacks {
     cJSON **lines; /* parsed stack lines, in stream order */
     size_t n, cap;
     size_t bytes;
+    struct pstacks_end { int pid; double ms; } *ends; /* dumped processes' ends (pstacks_note_end) */
+    size_t nends, capends;
 };
+
+static int pid_of(const cJSON *o, const char *key);
+
+void pstacks_note_end(struct pstacks *ps, int pid, double end_ms)
+{
+    if (!ps || pid <= 0)
+        return;
+    bool dumped = false;
+    for (size_t i = 0; i < ps->n && !dumped; i++)
+        dumped = pid_of(ps->lines[i], "pid") == pid;
+    if (!dumped)
+        return;
+    if (ps->nends == ps->capends) {
+        size_t cap = ps->capends ? ps->capends * 2 : 8;
+        struct pstacks_end *x = realloc(ps->ends, cap * sizeof *x);
+        if (!x)
+            return; /* the track ends open, as without it */
+        ps->ends = x;
+        ps->capends = cap;
+    }
+    ps->ends[ps->nends++] = (struct pstacks_end){pid, end_ms};
+}
+
+/* The end noted for pid after at (the dump's time: a pid reused before it is another process),
+ * NAN: none. */
+static double end_of(const struct pstacks *ps, int pid, double at)
+{
+    for (size_t i = 0; i < ps->nends; i++)
+        if (ps->ends[i].pid == pid && ps->ends[i].ms >= at)
+            return ps->ends[i].ms;
+    return NAN;
+}
 
 static bool is_int_field(const cJSON *o, const char *key)
 {
@@ -63,6 +98,7 @@ void pstacks_free(struct pstacks *ps)
     for (size_t i = 0; i < ps->n; i++)
         cJSON_Delete(ps->lines[i]);
     free(ps->lines);
+    free(ps->ends);
     free(ps);
 }
 
@@ -342,7 +378,8 @@ static bool homonym(const struct pstacks *ps, const cJSON *line)
     return false;
 }
 
-static void write_thread(struct jsonw *w, const cJSON *first, const struct tables *t, unsigned ncat, bool same_name)
+static void write_thread(struct jsonw *w, const cJSON *first, const struct tables *t, unsigned ncat, bool same_name,
+                         double end)
 {
     const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(first, "process");
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(first, "thread");
@@ -361,8 +398,12 @@ static void write_thread(struct jsonw *w, const cJSON *first, const struct table
     jsonw_kv_str(w, "processType", "command");
     jsonw_kv_str(w, "processName", cJSON_IsString(cmd) ? cmd->valuestring : pidstr);
     jsonw_kv_double(w, "processStartupTime", MIN(start, at), 3);
+    /* where the process ended (killed at the stop), the track ends */
     jsonw_key(w, "processShutdownTime");
-    jsonw_null(w);
+    if (isnan(end))
+        jsonw_null(w);
+    else
+        jsonw_double(w, end, 3);
     jsonw_kv_double(w, "registerTime", MIN(MAX(reg, start), at), 3);
     jsonw_key(w, "unregisterTime");
     jsonw_null(w);
@@ -472,7 +513,8 @@ void pstacks_write(const struct pstacks *ps, unsigned ncat, struct jsonw *w)
             add_sample(&t, line);
         }
         if (!t.failed && first)
-            write_thread(w, first, &t, ncat, homonym(ps, first));
+            write_thread(w, first, &t, ncat, homonym(ps, first),
+                         end_of(ps, k[p].pid, t.nsample ? t.stime[t.nsample - 1] : 0));
         free_tables(&t);
     }
     free(k);

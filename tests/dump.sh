@@ -82,7 +82,12 @@ if frontend_available; then
         const track = r.tracks.global.find((g) => g.pid === pid);
         if (!track || track.mainThreadIndex !== main.index || track.local.length !== 3 || track.hidden)
             throw new Error("tracks: " + JSON.stringify(track));
-    ' "$T/ff.json" "$pid" || fail "the front-end's threads and tracks"
+        // killed at the stop: the track ends where the process did (its process marker ends)
+        const end = Number(process.argv[3]);
+        if (!(end > Number(process.argv[4])) || th.some((t) => Math.abs(t.processShutdownTime - end) > 0.002))
+            throw new Error("process end " + end + ": " + JSON.stringify(th));
+    ' "$T/ff.json" "$pid" "$(markers "$T/p.json" process | awk -F'\t' -v p="\"pid\":$pid," 'index($5, p) { print $3 }')" \
+        "$dump_at" || fail "the front-end's threads and tracks"
 fi
 # the main thread is the process's own (tid = pid), and it waits in the join
 stack_of "$T/p.json" "$pid" stuck_main_wait | grep -q "< thread $pid stuck\$" || fail "main thread's tid"
