@@ -11,8 +11,8 @@
  * did and the thread's when it did (the line's "start" and "threadStart"; the dump's time when a
  * line lacks them), so a process that ran the whole run spans it, and ends where the process did
  * when its process marker says so (pstacks_note_end: killed at the stop, the track ends there).
- * Each stack taken is one sample at the time it was taken (made strictly increasing, 1 us apart at least), whose stack is the thread's frames
- * under a root frame naming the thread ("thread TID NAME"). The category of every stack of a thread
+ * Each stack taken is one sample at the time it was taken (made strictly increasing, 1 us apart
+ * at least), whose stack is the thread's frames under a root frame naming the thread ("thread TID NAME"). The category of every stack of a thread
  * is its state when dumped (markers.h: Running, Sleeping, Disk wait, Stopped; Other for the rest,
  * and for a stream whose meta lacks those categories), so the one thread spinning stands out in
  * the activity graph. A function is a distinct name, source file and line (funcTable fileName and
