@@ -361,14 +361,17 @@ static void lines(struct jsonw *w, const char *key, const struct tables *t)
     jsonw_arr_close(w);
 }
 
-/* Whether line is a process's main thread, and another dumped process's main thread has its name:
- * the front-end names a process's track after it, and the two tracks would read the same. */
-static bool homonym(const struct pstacks *ps, const cJSON *line)
+/* Whether line is a process's main thread, and another dumped process's main thread, or the run's
+ * own (run_name), has its name: the front-end names a process's track after it, and the two
+ * tracks would read the same. */
+static bool homonym(const struct pstacks *ps, const cJSON *line, const char *run_name)
 {
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(line, "thread");
     int pid = pid_of(line, "pid");
     if (!cJSON_IsString(name) || pid_of(line, "tid") != pid)
         return false;
+    if (run_name && run_name[0] && !strcmp(name->valuestring, run_name))
+        return true; /* a nested resmon-run */
     for (size_t i = 0; i < ps->n; i++) {
         const cJSON *l = ps->lines[i], *o = cJSON_GetObjectItemCaseSensitive(l, "thread");
         if (pid_of(l, "pid") != pid && pid_of(l, "tid") == pid_of(l, "pid") && cJSON_IsString(o) &&
@@ -497,7 +500,7 @@ static void write_thread(struct jsonw *w, const cJSON *first, const struct table
     jsonw_obj_close(w);
 }
 
-void pstacks_write(const struct pstacks *ps, unsigned ncat, struct jsonw *w)
+void pstacks_write(const struct pstacks *ps, unsigned ncat, const char *run_name, struct jsonw *w)
 {
     struct key *k;
     size_t n = distinct_threads(ps, &k);
@@ -513,7 +516,7 @@ void pstacks_write(const struct pstacks *ps, unsigned ncat, struct jsonw *w)
             add_sample(&t, line);
         }
         if (!t.failed && first)
-            write_thread(w, first, &t, ncat, homonym(ps, first),
+            write_thread(w, first, &t, ncat, homonym(ps, first, run_name),
                          end_of(ps, k[p].pid, t.nsample ? t.stime[t.nsample - 1] : 0));
         free_tables(&t);
     }

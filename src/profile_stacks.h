@@ -6,7 +6,7 @@
  * "command" (not the front-end's "default", its parent process, whose track it puts first: the
  * run's own thread is that), processName the command line, name the thread's own
  * (/proc/PID/task/TID/comm; a main thread's with " (pid N)" after it when another dumped process's
- * main thread has the same name, so no two process tracks read the same), pid the process's (a
+ * main thread, or the run's own thread, has the same name, so no two process tracks read the same), pid the process's (a
  * string, as the front-end wants), tid the thread's. The process's track starts when the process
  * did and the thread's when it did (the line's "start" and "threadStart"; the dump's time when a
  * line lacks them), so a process that ran the whole run spans it, and ends where the process did
@@ -40,9 +40,10 @@ struct pstacks;
 /* Keep one stack line. Returns 1 when kept, 0 when refused (the bound), -ENOMEM. */
 int pstacks_add(struct pstacks **ps, const char *line, size_t len);
 /* The thread of each dumped thread, comma-separated, into w (freshly initialised or reset: the
- * threads are its top-level values). ncat: the categories the profile's meta has. Nothing when
+ * threads are its top-level values). ncat: the categories the profile's meta has; run_name: the
+ * run's own thread's name (NULL: none), which a dumped main thread's is told apart from. Nothing when
  * there is none. */
-void pstacks_write(const struct pstacks *ps, unsigned ncat, struct jsonw *w);
+void pstacks_write(const struct pstacks *ps, unsigned ncat, const char *run_name, struct jsonw *w);
 /* A process of the tree ended at end_ms (its process marker): a dumped one's track ends there
  * (processShutdownTime; null while it lives). Others are ignored. */
 void pstacks_note_end(struct pstacks *ps, int pid, double end_ms);
