@@ -218,6 +218,19 @@ void limits_describe(const struct limits *l, char *buf, size_t size)
 #undef ADD
 }
 
+void limits_figure(const struct limits *l, enum limit_kind k, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (!l)
+        return;
+    if (k == LIMIT_MEMORY && l->cfg.memory)
+        fmt_size_graph(buf, size, l->cfg.memory);
+    else if (k == LIMIT_CPU && l->cfg.cpu_ns)
+        fmt_secs(buf, size, l->cfg.cpu_ns);
+    else if (k == LIMIT_TASKS && l->cfg.tasks)
+        snprintf(buf, size, "%llu tasks", (unsigned long long)l->cfg.tasks);
+}
+
 enum limit_kind limits_check(struct limits *l, const struct limits_reading *r, char *text, size_t size)
 {
     char a[64], b[64];

@@ -61,6 +61,9 @@ void limits_free(struct limits *l);
 
 /* For -v: who enforces each limit set, one line ("" when none is set). */
 void limits_describe(const struct limits *l, char *buf, size_t size);
+/* The figure set for limit k, as the stop marker's name carries it: "32 MiB (33.6 MB)" (the
+ * memory graphs' units too), "2 s", "50 tasks"; "" when k has none. */
+void limits_figure(const struct limits *l, enum limit_kind k, char *buf, size_t size);
 
 /* What the tree uses now. */
 struct limits_reading {

@@ -763,6 +763,7 @@ struct conv {
     uint64_t meta_off, thread_off;
     size_t meta_len, thread_len;
     bool have_thread, have_clock;
+    char run_name[64]; /* the run's thread's name: no dumped process's track may read the same */
     uint64_t t0_ns;
     unsigned ncat;
     int logical_cpus;
@@ -1636,6 +1637,20 @@ static bool parse_marker_fed(const char *line, size_t len, struct marker_fields 
 }
 
 /* 1 accepted, 0 invalid (skipped), -errno. */
+/* A process marker's end, for a dumped process's track (pstacks_note_end). */
+static void note_process_end(struct conv *c, const char *data, size_t len, double end)
+{
+    struct obj_iter it;
+    struct member m;
+    double pid;
+    if (obj_begin(&it, data, data + len) == 0)
+        while (obj_next(&it, &m) > 0)
+            if (key_is(&m, "pid") && val_number(m.val, m.val_len, &pid)) {
+                pstacks_note_end(c->stacks, (int)pid, end);
+                return;
+            }
+}
+
 static int take_marker(struct conv *c, const char *line, size_t len, uint64_t off)
 {
     struct marker_fields f;
@@ -1659,6 +1674,8 @@ static int take_marker(struct conv *c, const char *line, size_t len, uint64_t of
         return 0;
     if (en < st)
         en = st; /* a marker cannot end before it starts */
+    if (c->stacks && dlen && !isnan(en) && name->val_len == 9 && memcmp(name->val, "\"process\"", 9) == 0)
+        note_process_end(c, data->val, dlen, en);
     /* A counter's marker name was interned with the counter: a name that is not cannot feed one.
      * One lookup serves the counter and the record; a new name is added only for a marker that
      * is kept (past the limit the table must not grow). */
@@ -1821,11 +1838,20 @@ static int take_thread(struct conv *c, const char *line, size_t len, uint64_t of
     int r;
     if (c->have_thread || obj_begin(&it, line, line + len) < 0)
         return 0;
-    while ((r = obj_next(&it, &m)) > 0)
+    char name[sizeof c->run_name] = "";
+    while ((r = obj_next(&it, &m)) > 0) {
         if (key_is(&m, "stringArray") || key_is(&m, "markers"))
             return 0;
+        /* a plain name (no escapes) is the track's as the front-end shows it */
+        if (key_is(&m, "name") && m.val_len >= 2 && m.val[0] == '"' && m.val_len - 2 < sizeof name &&
+            !memchr(m.val, '\\', m.val_len)) {
+            memcpy(name, m.val + 1, m.val_len - 2);
+            name[m.val_len - 2] = '\0';
+        }
+    }
     if (r < 0 || skip_ws(it.p, it.e) != it.e)
         return 0;
+    memcpy(c->run_name, name, sizeof name);
     c->have_thread = true;
     c->thread_off = off;
     c->thread_len = len;
@@ -2413,7 +2439,7 @@ static int write_profile(struct conv *c, double end_ms)
     if (c->stacks) {
         /* the processes dumped at a stop, a thread each (profile_stacks.h) */
         jsonw_reset(&c->tmp);
-        pstacks_write(c->stacks, c->ncat, &c->tmp);
+        pstacks_write(c->stacks, c->ncat, c->run_name, &c->tmp);
         if (jsonw_failed(&c->tmp))
             return -ENOMEM;
         if (c->tmp.len) {

@@ -3,6 +3,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,41 @@ struct pstacks {
     cJSON **lines; /* parsed stack lines, in stream order */
     size_t n, cap;
     size_t bytes;
+    struct pstacks_end { int pid; double ms; } *ends; /* dumped processes' ends (pstacks_note_end) */
+    size_t nends, capends;
 };
+
+static int pid_of(const cJSON *o, const char *key);
+
+void pstacks_note_end(struct pstacks *ps, int pid, double end_ms)
+{
+    if (!ps || pid <= 0)
+        return;
+    bool dumped = false;
+    for (size_t i = 0; i < ps->n && !dumped; i++)
+        dumped = pid_of(ps->lines[i], "pid") == pid;
+    if (!dumped)
+        return;
+    if (ps->nends == ps->capends) {
+        size_t cap = ps->capends ? ps->capends * 2 : 8;
+        struct pstacks_end *x = realloc(ps->ends, cap * sizeof *x);
+        if (!x)
+            return; /* the track ends open, as without it */
+        ps->ends = x;
+        ps->capends = cap;
+    }
+    ps->ends[ps->nends++] = (struct pstacks_end){pid, end_ms};
+}
+
+/* The end noted for pid after at (the dump's time: a pid reused before it is another process),
+ * NAN: none. */
+static double end_of(const struct pstacks *ps, int pid, double at)
+{
+    for (size_t i = 0; i < ps->nends; i++)
+        if (ps->ends[i].pid == pid && ps->ends[i].ms >= at)
+            return ps->ends[i].ms;
+    return NAN;
+}
 
 static bool is_int_field(const cJSON *o, const char *key)
 {
@@ -64,6 +99,7 @@ void pstacks_free(struct pstacks *ps)
     for (size_t i = 0; i < ps->n; i++)
         cJSON_Delete(ps->lines[i]);
     free(ps->lines);
+    free(ps->ends);
     free(ps);
 }
 
@@ -326,7 +362,28 @@ static void lines(struct jsonw *w, const char *key, const struct tables *t)
     jsonw_arr_close(w);
 }
 
-static void write_thread(struct jsonw *w, const cJSON *first, const struct tables *t, unsigned ncat)
+/* Whether line is a process's main thread, and another dumped process's main thread, or the run's
+ * own (run_name), has its name: the front-end names a process's track after it, and the two
+ * tracks would read the same. */
+static bool homonym(const struct pstacks *ps, const cJSON *line, const char *run_name)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(line, "thread");
+    int pid = pid_of(line, "pid");
+    if (!cJSON_IsString(name) || pid_of(line, "tid") != pid)
+        return false;
+    if (run_name && run_name[0] && !strcmp(name->valuestring, run_name))
+        return true; /* a nested resmon-run */
+    for (size_t i = 0; i < ps->n; i++) {
+        const cJSON *l = ps->lines[i], *o = cJSON_GetObjectItemCaseSensitive(l, "thread");
+        if (pid_of(l, "pid") != pid && pid_of(l, "tid") == pid_of(l, "pid") && cJSON_IsString(o) &&
+            !strcmp(o->valuestring, name->valuestring))
+            return true;
+    }
+    return false;
+}
+
+static void write_thread(struct jsonw *w, const cJSON *first, const struct tables *t, unsigned ncat, bool same_name,
+                         double end)
 {
     const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(first, "process");
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(first, "thread");
@@ -340,11 +397,17 @@ static void write_thread(struct jsonw *w, const cJSON *first, const struct table
     double start = ms_or(first, "start", at);
     double reg = ms_or(first, "threadStart", start);
     jsonw_obj_open(w);
-    jsonw_kv_str(w, "processType", "default");
+    /* not the front-end's "default" (its parent process, sorted first): the run's own thread,
+     * resmon-run, is that, and leads the timeline */
+    jsonw_kv_str(w, "processType", "command");
     jsonw_kv_str(w, "processName", cJSON_IsString(cmd) ? cmd->valuestring : pidstr);
     jsonw_kv_double(w, "processStartupTime", MIN(start, at), 3);
+    /* where the process ended (killed at the stop), the track ends */
     jsonw_key(w, "processShutdownTime");
-    jsonw_null(w);
+    if (isnan(end))
+        jsonw_null(w);
+    else
+        jsonw_double(w, end, 3);
     jsonw_kv_double(w, "registerTime", MIN(MAX(reg, start), at), 3);
     jsonw_key(w, "unregisterTime");
     jsonw_null(w);
@@ -352,15 +415,13 @@ static void write_thread(struct jsonw *w, const cJSON *first, const struct table
     jsonw_arr_open(w);
     jsonw_arr_close(w);
     jsonw_kv_bool(w, "showMarkersInTimeline", false);
-    /* The front-end names a process's track after its main thread: a dumped resmon-run (nested
-     * runs) must not read as the run's own track. */
-    char tname[64];
-    const char *n = cJSON_IsString(name) && name->valuestring[0] ? name->valuestring : pidstr;
-    if (tid == pid && !strcmp(n, STREAM_RUN_THREAD_NAME)) {
-        snprintf(tname, sizeof tname, "%s (pid %d)", n, pid);
-        n = tname;
+    if (same_name) {
+        char named[64];
+        snprintf(named, sizeof named, "%.40s (pid %d)", name->valuestring, pid);
+        jsonw_kv_str(w, "name", named);
+    } else {
+        jsonw_kv_str(w, "name", cJSON_IsString(name) && name->valuestring[0] ? name->valuestring : pidstr);
     }
-    jsonw_kv_str(w, "name", n);
     jsonw_kv_bool(w, "isMainThread", tid == pid);
     jsonw_kv_str(w, "pid", pidstr);
     jsonw_kv_int(w, "tid", tid);
@@ -440,7 +501,7 @@ static void write_thread(struct jsonw *w, const cJSON *first, const struct table
     jsonw_obj_close(w);
 }
 
-void pstacks_write(const struct pstacks *ps, unsigned ncat, struct jsonw *w)
+void pstacks_write(const struct pstacks *ps, unsigned ncat, const char *run_name, struct jsonw *w)
 {
     struct key *k;
     size_t n = distinct_threads(ps, &k);
@@ -456,7 +517,8 @@ void pstacks_write(const struct pstacks *ps, unsigned ncat, struct jsonw *w)
             add_sample(&t, line);
         }
         if (!t.failed && first)
-            write_thread(w, first, &t, ncat);
+            write_thread(w, first, &t, ncat, homonym(ps, first, run_name),
+                         end_of(ps, k[p].pid, t.nsample ? t.stime[t.nsample - 1] : 0));
         free_tables(&t);
     }
     free(k);

@@ -501,8 +501,11 @@ static void on_line(struct results *j, const char *p, size_t n)
         what = 2;
     else if (marker && starts(p, n, "{\"type\":\"marker\",\"name\":\"test\","))
         what = 3;
-    else if (marker && starts(p, n, "{\"type\":\"marker\",\"name\":\"timeout\","))
-        what = 4;
+    else if (marker && (starts(p, n, "{\"type\":\"marker\",\"name\":\"timeout\",") ||
+                        starts(p, n, "{\"type\":\"marker\",\"name\":\"memory limit\",") ||
+                        starts(p, n, "{\"type\":\"marker\",\"name\":\"CPU limit\",") ||
+                        starts(p, n, "{\"type\":\"marker\",\"name\":\"tasks limit\",")))
+        what = 4; /* the stop (runmarks.h names it) */
     else if (marker && starts(p, n, "{\"type\":\"marker\",\"name\":\"command\","))
         what = 5;
     else if (starts(p, n, "{\"type\":\"open\",\"kind\":\"test\","))

@@ -1,6 +1,7 @@
 /* runmarks.c — see runmarks.h. */
 #include "runmarks.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
@@ -31,8 +32,10 @@ const struct marker_type runmarks_command_type = {
     .nfields = ARRAY_SIZE(command_fields),
 };
 
-enum { STOP_REASON, STOP_LIMIT, STOP_AFTER, STOP_SIGNAL, STOP_RECEIVED, STOP_OPEN, STOP_PROCS, STOP_COLOR };
+enum { STOP_STOP, STOP_REASON, STOP_LIMIT, STOP_AFTER, STOP_SIGNAL, STOP_RECEIVED, STOP_OPEN, STOP_PROCS, STOP_COLOR };
 static const struct marker_field timeout_fields[] = {
+    /* what stopped the run, in words: "memory limit 32 MiB (33.6 MB)", "timeout" */
+    [STOP_STOP] = MARKER_FIELD("stop", "Stop", "string", 0),
     [STOP_REASON] = MARKER_FIELD("reason", "Reason", "string", 0),
     [STOP_LIMIT] = MARKER_FIELD("limit", "Limit reached", "string", MF_OPTIONAL),
     /* the duration that ran out (--timeout, --output-timeout), ms: the JUnit and OTLP outputs
@@ -49,9 +52,9 @@ static const struct marker_field timeout_fields[] = {
 };
 const struct marker_type runmarks_timeout_type = {
     .name = "Timeout",
-    .tooltip_label = "{marker.name}: {marker.data.reason}, sending {marker.data.signal}",
-    .table_label = "{marker.data.reason} \xe2\x80\x94 sending {marker.data.signal}",
-    .chart_label = "{marker.data.reason}",
+    .tooltip_label = "{marker.data.stop}, sending {marker.data.signal}",
+    .table_label = "{marker.data.stop} \xe2\x80\x94 sending {marker.data.signal}",
+    .chart_label = "{marker.data.stop}",
     .display = "[\"marker-chart\",\"marker-table\",\"timeline-overview\"]",
     .color_field = "color",
     .fields = timeout_fields,
@@ -187,12 +190,29 @@ void runmarks_command_close_line(struct jsonw *w)
     jsonw_append(w, line, sizeof line - 1);
 }
 
+const char *runmarks_stop_name(enum runmarks_reason r)
+{
+    switch (r) {
+    case RUN_MEMORY: return "memory limit";
+    case RUN_CPU: return "CPU limit";
+    case RUN_TASKS: return "tasks limit";
+    default: return "timeout";
+    }
+}
+
 void runmarks_stop_payload(struct jsonw *w, const struct runmarks_stop *s)
 {
     char name[32];
     struct mpay p;
     mpay_begin(&p, w, &runmarks_timeout_type);
     const char *reason = s->reason == RUN_STOPPED ? "signal" : runmarks_reason_name(s->reason);
+    if (s->figure && s->figure[0]) {
+        char stop[96];
+        snprintf(stop, sizeof stop, "%s %s", runmarks_stop_name(s->reason), s->figure);
+        mpay_str(&p, STOP_STOP, stop);
+    } else {
+        mpay_str(&p, STOP_STOP, reason);
+    }
     mpay_str(&p, STOP_REASON, reason);
     if (s->limit)
         mpay_str(&p, STOP_LIMIT, s->limit);

@@ -1,14 +1,16 @@
-/* runmarks.h — the run's own markers: the command, the stop (the "timeout" marker, whatever the
- * cause), each kill step, each finalization. Their schemas and the builders of their payloads,
+/* runmarks.h — the run's own markers: the command, the stop (the "timeout" marker, or the limit's
+ * name), each kill step, each finalization. Their schemas and the builders of their payloads,
  * side by side (markers.h: one owner per type). Pure: the builders take plain facts and write
  * the payload into w (jsonw_failed tells when it could not be built).
  *
  *   name       type       when                               data
  *   command    Command    the command's start → its exit     cmd, pid, exit, reason, tier, cpuTime,
  *                                                            maxRSS, leftovers; signal when stopped
- *   timeout    Timeout    the stop, before any signal        reason, limit, after, signal, received,
- *                                                            openTests, liveProcesses
- *   kill       KillStep   each signal sent to the tree       signal, reason, targets
+ *   timeout    Timeout    the stop, before any signal        stop, reason, limit, after, signal,
+ *                                                            received, openTests, liveProcesses
+ *   (named "memory limit", "CPU limit", "tasks limit" when a resource limit stopped the run:
+ *   runmarks_stop_name; readers find the stop by its type, Timeout, or these names)
+ *   kill       KillStep   each signal that reached processes signal, reason, targets
  *   finalize   Finalize   each conversion of the stream      reason, streamLines, writeErrors
  *
  * The command also has an open state line from its start (runmarks_command_open_line), so a
@@ -75,6 +77,8 @@ struct runmarks_stop {
     enum runmarks_reason reason; /* RUN_TIMEOUT, RUN_OUTPUT_TIMEOUT, RUN_STOPPED, RUN_PARENT_DIED,
                                     RUN_MEMORY, RUN_CPU, RUN_TASKS */
     const char *limit;           /* the limit and the figure that reached it, NULL: none */
+    const char *figure;          /* RUN_MEMORY, RUN_CPU, RUN_TASKS: the limit's own figure
+                                    (limits_figure), NULL: none */
     uint64_t after_ns;           /* RUN_TIMEOUT, RUN_OUTPUT_TIMEOUT: the duration that ran out */
     int signal;                  /* the signal the tree is sent */
     int received;                /* RUN_STOPPED: the signal resmon-run received */
@@ -84,6 +88,9 @@ struct runmarks_stop {
     size_t n_procs;
 };
 void runmarks_stop_payload(struct jsonw *w, const struct runmarks_stop *s);
+/* The stop marker's name for reason r: "memory limit", "CPU limit", "tasks limit", else
+ * "timeout". */
+const char *runmarks_stop_name(enum runmarks_reason r);
 
 /* A kill step: sig sent to targets processes, and why ("timeout", "kill-after", "grace",
  * "leftovers", "second stop request"). */

@@ -361,11 +361,16 @@ static void emit_timeout_marker(struct sv *sv, uint64_t now)
         for (size_t i = 0; i < nprocs; i++)
             summary_add_alive(sv->sum, (int)procs[i].pid, procs[i].cmd, procs[i].cmd_len);
     }
+    char figure[64];
+    limits_figure(sv->limits, sv->cause == CAUSE_MEMORY ? LIMIT_MEMORY : sv->cause == CAUSE_CPU ? LIMIT_CPU
+                                : sv->cause == CAUSE_TASKS ? LIMIT_TASKS : LIMIT_NONE,
+                  figure, sizeof figure);
     struct runmarks_stop st = {
         .reason = reason_of(sv->cause),
         .signal = sv->stop_signal,
         .received = sv->cause == CAUSE_SIGNAL ? sv->received_signal : 0,
         .limit = sv->limit_text[0] ? sv->limit_text : NULL,
+        .figure = figure,
         .after_ns = sv->cause == CAUSE_TIMEOUT ? sv->o->timeout_ns
                     : sv->cause == CAUSE_OUTPUT_TIMEOUT ? sv->o->output_timeout_ns : 0,
         .open_tests = (const char *const *)open.ids,
@@ -376,7 +381,7 @@ static void emit_timeout_marker(struct sv *sv, uint64_t now)
     struct jsonw w;
     jsonw_init(&w);
     runmarks_stop_payload(&w, &st);
-    emit(sv, "timeout", now, MARKER_INSTANT, CAT_TASKS, &w);
+    emit(sv, runmarks_stop_name(st.reason), now, MARKER_INSTANT, CAT_TASKS, &w);
     jsonw_release(&w);
     for (size_t i = 0; i < open.n; i++)
         free(open.ids[i]);
@@ -385,9 +390,11 @@ static void emit_timeout_marker(struct sv *sv, uint64_t now)
     free(cmds);
 }
 
+/* A step that reached no process (the tree gone already: the OOM killer took the command) sent
+ * nothing: no marker, rather than one that reads "TERM to 0 processes". */
 static void emit_kill_step(struct sv *sv, int sig, unsigned targets, const char *why)
 {
-    if (!sv->sink)
+    if (!sv->sink || !targets)
         return;
     struct jsonw w;
     jsonw_init(&w);

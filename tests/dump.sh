@@ -82,7 +82,12 @@ if frontend_available; then
         const track = r.tracks.global.find((g) => g.pid === pid);
         if (!track || track.mainThreadIndex !== main.index || track.local.length !== 3 || track.hidden)
             throw new Error("tracks: " + JSON.stringify(track));
-    ' "$T/ff.json" "$pid" || fail "the front-end's threads and tracks"
+        // killed at the stop: the track ends where the process did (its process marker ends)
+        const end = Number(process.argv[3]);
+        if (!(end > Number(process.argv[4])) || th.some((t) => Math.abs(t.processShutdownTime - end) > 0.002))
+            throw new Error("process end " + end + ": " + JSON.stringify(th));
+    ' "$T/ff.json" "$pid" "$(markers "$T/p.json" process | awk -F'\t' -v p="\"pid\":$pid," 'index($5, p) { print $3 }')" \
+        "$dump_at" || fail "the front-end's threads and tracks"
 fi
 # the main thread is the process's own (tid = pid), and it waits in the join
 stack_of "$T/p.json" "$pid" stuck_main_wait | grep -q "< thread $pid stuck\$" || fail "main thread's tid"
@@ -124,6 +129,24 @@ for p in $(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out"); do
     grep -q "^process $p " "$T/s.txt" || fail "--dump-file lacks $p"
 done
 [ ! -e "$T/s.json.stacks.txt" ] || fail "--dump-file: the default file was written too"
+# in the front-end: the run's own track first (the dumped processes are not its parent process),
+# and three processes of one command line told apart by their pids, no two tracks of one name
+if frontend_available; then
+    node "$FFPROF" "$T/s.json" >"$T/ffs.json"
+    node -e '
+        const r = JSON.parse(require("fs").readFileSync(process.argv[1]));
+        const pids = process.argv.slice(2);
+        const g = r.tracks.global;
+        if (!r.ok || g[0].name !== "resmon-run") throw new Error("first track: " + g.map((t) => t.name));
+        const names = g.map((t) => t.name);
+        if (new Set(names).size !== names.length) throw new Error("two tracks of one name: " + names);
+        for (const p of pids)
+            if (!g.some((t) => t.pid === p && t.name.endsWith(" (pid " + p + ")")))
+                throw new Error("no track named with pid " + p + ": " + names);
+        const th = r.threads.filter((t) => pids.includes(t.pid));
+        if (th.some((t) => t.processType === "default")) throw new Error("a dumped process as the parent process");
+    ' "$T/ffs.json" $(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out") || fail "stop request: the front-end's tracks"
+fi
 
 # ---- an output timeout: the helper is silent after its "ready" line ---------------------------
 "$RESMON_RUN" --output-timeout=0.2 -i 0 -o "$T/o.json" -- "$STUCK" >"$T/out" 2>"$T/err"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The resource limits (--memory-limit, --cpu-limit, --tasks-limit), in each tier resmon-run can
 # use here: each one reached stops the run like a timeout (exit 124, or the command's status with
-# --preserve-status), the timeout marker names the limit and the figure, the command marker and
+# --preserve-status), the stop marker is named for the limit ("memory limit")
+# and says the figure set and the one reached, the command marker and
 # the summary name the reason, the test running then is closed, and nothing of the tree survives.
 # Who enforces what depends on the machine (-v says it: the kernel where a memory or pids
 # controller can hold the tree, else sampling): both answers are held to what they must do.
@@ -11,13 +12,25 @@
 tiers=subreaper
 cgroup_available && tiers="$tiers cgroup"
 
-# stopped FILE REASON: the run's profile says it was stopped at REASON's limit.
+# stop_name REASON: the stop marker's name for a limit (what the front-end's rows show).
+stop_name() { case $1 in memory) echo "memory limit" ;; cpu) echo "CPU limit" ;; tasks) echo "tasks limit" ;; esac; }
+
+# stopped FILE REASON [FIGURE]: the run's profile says it was stopped at REASON's limit (FIGURE:
+# the limit set, as the marker's labels say it), named for it, not "timeout", in the front-end.
 stopped() {
     _c=$(markers "$1" command | cut -f5)
     [ "$(val "$_c" reason)" = "$2" ] || fail "$1: command reason '$(val "$_c" reason)', want $2: $_c"
-    _t=$(markers "$1" timeout | cut -f5)
-    [ "$(val "$_t" reason)" = "$2" ] || fail "$1: timeout reason '$(val "$_t" reason)', want $2: $_t"
-    has_key "$_t" limit || fail "$1: the timeout marker names no limit: $_t"
+    _n=$(stop_name "$2")
+    _t=$(markers "$1" "$_n" | cut -f5)
+    [ "$(val "$_t" reason)" = "$2" ] || fail "$1: $_n reason '$(val "$_t" reason)', want $2: $(markers "$1" Timeout)"
+    has_key "$_t" limit || fail "$1: the $_n marker names no limit: $_t"
+    [ -z "${3:-}" ] || [ "$(val "$_t" stop)" = "$_n $3" ] || fail "$1: the stop reads '$(val "$_t" stop)', want '$_n $3'"
+    [ "$(count "$1" timeout)" = 0 ] || fail "$1: a limit stop named timeout"
+    if frontend_available; then
+        _f=$(frontend "$1") || fail "$1: the front-end does not load it"
+        case "$_f" in *"rows="*"Tasks / $_n (1)"*) ;; *) fail "$1: no '$_n' row in the marker chart: $_f" ;; esac
+        case "$_f" in *"/ timeout ("*) fail "$1: a 'timeout' row in the marker chart: $_f" ;; esac
+    fi
     # finalized before the stop signal: the first finalize comes before the first kill step
     _fin=$(markers "$1" finalize | head -n 1 | cut -f2)
     _kill=$(markers "$1" kill | head -n 1 | cut -f2)
@@ -40,8 +53,8 @@ for tier in $tiers; do
     $R -o "$T/mem-$tier.json" --memory-limit=32M -- sh -c "'$HELPER' alloc 128 30; '$HELPER' sleep 30" \
         >"$T/mem.out" 2>"$T/mem.err" || st=$?
     [ "$st" = 124 ] || fail "$tier: memory limit: exit $st: $(cat "$T/mem.err")"
-    stopped "$T/mem-$tier.json" memory
-    lim=$(val "$(markers "$T/mem-$tier.json" timeout | cut -f5)" limit)
+    stopped "$T/mem-$tier.json" memory "32 MiB (33.6 MB)"
+    lim=$(val "$(markers "$T/mem-$tier.json" "memory limit" | cut -f5)" limit)
     if grep -q "memory 32 MiB: enforced by the kernel.*stopped at its high mark" "$T/mem.err"; then
         # cgroup v2: stopped at memory.high (28 MiB), before the OOM killer, the tree alive: the
         # dump has the process that held the memory
@@ -68,8 +81,8 @@ for tier in $tiers; do
     case $how in kernel) ;; *)
         markers "$T/mem-$tier.json" "process dump" | cut -f5 | grep -q '"cmd":"[^"]*alloc 128 30"' ||
             fail "$tier: memory ($how): the dump has not the process that held the memory: $(markers "$T/mem-$tier.json" "process dump")"
-        markers "$T/mem-$tier.json" timeout | cut -f5 | grep -q '"liveProcesses":\[.*alloc 128 30"' ||
-            fail "$tier: memory ($how): the stop marker's live processes: $(markers "$T/mem-$tier.json" timeout)" ;;
+        markers "$T/mem-$tier.json" "memory limit" | cut -f5 | grep -q '"liveProcesses":\[.*alloc 128 30"' ||
+            fail "$tier: memory ($how): the stop marker's live processes: $(markers "$T/mem-$tier.json" "memory limit")" ;;
     esac
     grep -q "stopped at its memory limit" "$T/mem.err" || fail "$tier: memory: summary headline: $(cat "$T/mem.err")"
     grep -q "the run ended: memory" "$T/mem.err" || fail "$tier: memory: no -v line with the reason"
@@ -81,8 +94,8 @@ for tier in $tiers; do
         $RESMON_RUN -v -i 0 --containment=$tier -o "$T/mem0-$tier.json" --memory-limit=32M -- \
             sh -c "'$HELPER' alloc 128 30; '$HELPER' sleep 30" >"$T/mem.out" 2>"$T/mem.err" || st=$?
         [ "$st" = 124 ] || fail "$tier: memory limit, -i 0: exit $st: $(cat "$T/mem.err")"
-        stopped "$T/mem0-$tier.json" memory
-        lim=$(val "$(markers "$T/mem0-$tier.json" timeout | cut -f5)" limit)
+        stopped "$T/mem0-$tier.json" memory "32 MiB (33.6 MB)"
+        lim=$(val "$(markers "$T/mem0-$tier.json" "memory limit" | cut -f5)" limit)
         # the stop names the OOM kill and its victim (its command line, or its name when it died
         # before it was read)
         case "$lim" in *"OOM killer killed in the tree at the limit of 32 MiB (33.6 MB): process "[0-9]*", "*helper*) ;;
@@ -93,8 +106,15 @@ for tier in $tiers; do
         # the command itself the victim: nothing alive at the stop, and no empty table says so
         $RESMON_RUN -i 0 --containment=$tier -o "$T/mem1-$tier.json" --memory-limit=32M -- "$HELPER" alloc 128 30 \
             >"$T/mem.out" 2>"$T/mem.err"
-        _t=$(markers "$T/mem1-$tier.json" timeout | cut -f5)
+        _t=$(markers "$T/mem1-$tier.json" "memory limit" | cut -f5)
         [ -n "$_t" ] && ! has_key "$_t" liveProcesses || fail "$tier: memory, nothing alive: the stop marker: $_t"
+        # and no kill step that reached nothing ("TERM to 0 processes")
+        markers "$T/mem1-$tier.json" kill | grep -q '"targets":0[,}]' &&
+            fail "$tier: memory, nothing alive: a kill step to no process: $(markers "$T/mem1-$tier.json" kill)"
+        if frontend_available; then
+            _f=$(frontend "$T/mem1-$tier.json") || fail "$tier: memory, nothing alive: the front-end does not load it"
+            case "$_f" in *"rows="*"/ kill ("*) fail "$tier: memory, nothing alive: a kill row: $_f" ;; esac
+        fi
     fi
 
     # cpu: two burners against 0.5 s of the tree's CPU, with samples far apart (-i 10): the timer
@@ -107,8 +127,8 @@ for tier in $tiers; do
     el=$(( ($(now_ns) - start) / 1000000 ))
     [ "$st" = 124 ] || fail "$tier: cpu limit: exit $st: $(cat "$T/cpu.err")"
     [ "$el" -lt 8000 ] || fail "$tier: cpu limit: the run went on for $el ms"
-    stopped "$T/cpu-$tier.json" cpu
-    lim=$(val "$(markers "$T/cpu-$tier.json" timeout | cut -f5)" limit)
+    stopped "$T/cpu-$tier.json" cpu "0.5 s"
+    lim=$(val "$(markers "$T/cpu-$tier.json" "CPU limit" | cut -f5)" limit)
     case "$lim" in "the tree used "*" s of CPU time, the limit is 0.5 s") ;; *) fail "$tier: cpu: limit text '$lim'" ;; esac
     used=$(echo "$lim" | sed 's/the tree used \([0-9.]*\) s.*/\1/')
     ge "$used" 0.5 || fail "$tier: cpu: stopped at $used s, before the limit"
@@ -129,8 +149,8 @@ for tier in $tiers; do
         "echo '{\"action\":\"test_start\",\"test\":\"forks\"}'; exec '$HELPER' forkbomb 200" \
         >"$T/tasks.out" 2>"$T/tasks.err" || st=$?
     [ "$st" = 124 ] || fail "$tier: tasks limit: exit $st: $(cat "$T/tasks.err")"
-    stopped "$T/tasks-$tier.json" tasks
-    lim=$(val "$(markers "$T/tasks-$tier.json" timeout | cut -f5)" limit)
+    stopped "$T/tasks-$tier.json" tasks "16 tasks"
+    lim=$(val "$(markers "$T/tasks-$tier.json" "tasks limit" | cut -f5)" limit)
     if grep -q "tasks 16: enforced by the kernel" "$T/tasks.err"; then
         [ "$lim" = "a fork was refused at the limit of 16 tasks" ] || fail "$tier: tasks (kernel): '$lim'"
         # the kernel held it: never more than 16 at a sample
@@ -160,6 +180,8 @@ for tier in $tiers; do
     $R -q -o "$T/none-$tier.json" --memory-limit=1G --cpu-limit=60 --tasks-limit=1000 -- sh -c 'exit 3' || st=$?
     [ "$st" = 3 ] || fail "$tier: limits not reached: exit $st"
     [ "$(val "$(markers "$T/none-$tier.json" command | cut -f5)" reason)" = exit ] || fail "$tier: limits not reached: reason"
-    [ "$(count "$T/none-$tier.json" timeout)" = 0 ] || fail "$tier: limits not reached: a timeout marker"
+    for n in timeout "memory limit" "CPU limit" "tasks limit"; do
+        [ "$(count "$T/none-$tier.json" "$n")" = 0 ] || fail "$tier: limits not reached: a $n marker"
+    done
 done
 exit 0

@@ -432,7 +432,7 @@ START_TEST(test_open_memory_bounded)
     ck_assert_uint_eq(st.tests, 0); /* none ended for want of room */
     int k = snprintf(line, 64, "TEST-PASS | %08zu", n - 1);
     memset(line + k, 'x', idn - 8);
-    memcpy(line + k + idn - 8, " | took 1ms", 11);
+    memcpy(line + k + idn - 8, " | took 1ms", sizeof " | took 1ms"); /* with its NUL */
     feed(tl, line, (double)n);
     testlog_get_stats(tl, &st);
     ck_assert_uint_eq(st.by_status[TL_STATUS_PASS], 1);
