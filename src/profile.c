@@ -1497,7 +1497,7 @@ static int take_message(struct conv *c, const char *line, size_t len)
                 jsonw_append(&c->side, pm.key - 1, (size_t)(pm.val + pm.val_len - (pm.key - 1)));
                 first = false;
             }
-        jsonw_append(&c->side, ",\"message\":" + first, 11 - first);
+        jsonw_append(&c->side, &",\"message\":"[first], 11 - first); /* the comma unless first */
         jsonw_append(&c->side, msg.val, msg.val_len);
         side_message_lines(c, msg.val, msg.val_len);
         jsonw_append(&c->side, "}", 1);
