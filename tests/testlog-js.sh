@@ -57,7 +57,7 @@ m=$(message_of "Calculator add fails on purpose")
 [ "$(message_of "$(jid 'Top level with a hook failure "before all" hook for "never runs"')")" = "Error: hook broke" ] ||
     fail "mocha: the hook's message"
 [ "$(grep -c '<testcase ' "$T/mocha-spec.xml")" = 15 ] || fail "mocha: JUnit testcases: $(grep -c '<testcase ' "$T/mocha-spec.xml")"
-frontend "$P"
+if frontend_available; then frontend "$P" || fail "the front-end does not load $P"; fi
 
 # ---- jest --verbose, on stderr ------------------------------------------------------------
 replay jest/verbose 2
@@ -65,7 +65,7 @@ expect_all jest/verbose
 m=$(message_of "__tests__/calc.test.js/Calculator › throws a multi-line error")
 [ "$m" = 'first line\nsecond line\nthird line' ] || fail "jest: message: $m"
 [ "$(grep -c '<testcase ' "$T/jest-verbose.xml")" = 16 ] || fail "jest: JUnit testcases"
-frontend "$P"
+if frontend_available; then frontend "$P" || fail "the front-end does not load $P"; fi
 
 # ---- jest's default reporter: the failed tests only -----------------------------------------
 replay jest/default 2
@@ -81,11 +81,11 @@ m=$(message_of "__tests__/calc.test.js/Calculator › add › fails on purpose")
 [ "$m" = 'expect(received).toBe(expected) // Object.is equality\nExpected: 3\nReceived: 2' ] ||
     fail "jest default: message: $m"
 echo "jest/default: the $_n failed tests"
-frontend "$P"
+if frontend_available; then frontend "$P" || fail "the front-end does not load $P"; fi
 
 # ---- vitest --reporter=verbose (its results on stdout) --------------------------------------
 replay vitest/verbose 1
 expect_all vitest/verbose
 m=$(message_of "test/other.test.js/Other file > deep > deeper > fails three levels in")
 [ "$m" = "expected 'abc' to be 'abd' // Object.is equality" ] || fail "vitest: message: $m"
-frontend "$P"
+if frontend_available; then frontend "$P" || fail "the front-end does not load $P"; fi
