@@ -10,17 +10,17 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "compare.h"
-#include "junit.h"
-#include "outfile.h"
-#include "libxml.h"
-#include "otlp.h"
-#include "results.h"
-#include "util.h"
-#include "log.h"
-#include "profile.h"
-#include "supervise.h"
-#include "usermark.h"
+#include "base/log.h"
+#include "base/outfile.h"
+#include "base/util.h"
+#include "profile/profile.h"
+#include "profile/usermark.h"
+#include "report/compare.h"
+#include "report/junit.h"
+#include "report/libxml.h"
+#include "report/otlp.h"
+#include "report/results.h"
+#include "run/supervise.h"
 
 /* Die of the signal the command died of, so our caller sees what it would have seen without us.
  * Core dumps are disabled first: the command already dumped one if it was going to. */

@@ -13,10 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "contain.h"
-#include "pressure.h"
-#include "sampler.h"
-#include "util.h"
+#include "base/util.h"
+#include "observe/pressure.h"
+#include "observe/sampler.h"
+#include "observe/contain.h"
 
 static void sink_marker(void *ctx, const char *name, uint64_t start, uint64_t end, int cat,
                         const char *data, size_t len)

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "linebuf.h"
-#include "testlog.h"
+#include "base/linebuf.h"
+#include "testlog/testlog.h"
 
 static uint64_t markers, states;
 static void count_marker(void *ctx, const char *name, uint64_t s, uint64_t e, int cat,

@@ -1,7 +1,7 @@
 /* Benchmark of the test-log format parsers: ns per line for output that is not test-log text
  * (every line the command prints goes through all of them), and for lines of their own format.
  * Prints numbers only; run by scripts/bench-testlog-formats. */
-#include "testlog_formats.h"
+#include "testlog/formats.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -34,7 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "markers.h"
+#include "base/markers.h"
+#include "profile/markertypes.h"
 
 static const char *file_name = "";
 

@@ -203,7 +203,7 @@ junit_valid "$J" || fail "no tests: not valid JUnit"
 expect "command case" "$(q "$J" '//testcase/@name')" "sh -c exit 2"
 expect "command failure" "$(q "$J" '//testcase/failure/@message')" "status 2 (exit)"
 
-# ---- libxml2 is loaded by the runs that write XML, and only by them (src/libxml.h) ------------
+# ---- libxml2 is loaded by the runs that write XML, and only by them (src/report/libxml.h) ------------
 if command -v readelf >/dev/null 2>&1; then
     ! readelf -d "$RESMON_RUN" | grep -q 'NEEDED.*libxml2' || fail "resmon-run is linked with libxml2"
 fi

@@ -165,7 +165,7 @@ echo "go modules: suites are packages, subtests under their parents"
 
 # ---- bounded lines: a very large suite, a long run --------------------------------------------
 # The Collector's file receiver reads at most 1 MiB of a line by default: every line stays under
-# OTLP_LINE_BOUND (src/otlp.h, 1 MiB - 64 KiB), a large request goes on over several lines.
+# OTLP_LINE_BOUND (src/report/otlp.h, 1 MiB - 64 KiB), a large request goes on over several lines.
 bound=$((1024 * 1024 - 64 * 1024))
 expect_status 0 "$RESMON_RUN" -q -i 0 -o "$T/big.json" --otlp="$T/big.jsonl" -- \
     sh -c 'echo 1..20000; seq 1 20000 | sed "s/.*/ok & - a test of a very large suite, number &/"' >/dev/null

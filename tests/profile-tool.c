@@ -22,10 +22,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "jsonw.h"
-#include "profile.h"
-#include "stream.h"
-#include "util.h"
+#include "base/jsonw.h"
+#include "base/util.h"
+#include "profile/profile.h"
+#include "profile/stream.h"
 
 static int usage(void)
 {

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "linebuf.h"
-#include "markers.h"
-#include "testlog.h"
+#include "base/linebuf.h"
+#include "base/markers.h"
+#include "testlog/testlog.h"
 
 #define T0 UINT64_C(1000000000000)     /* monotonic ns of profile time 0 */
 #define WALL0 1767225600000.0          /* 2026-01-01T00:00:00Z, epoch ms at T0 */

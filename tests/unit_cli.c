@@ -1,7 +1,8 @@
 /* Unit tests of the command line's pure parsers: the duration grammar, signal names, options. */
 #include "cli.h"
-#include "forensics.h"
-#include "profile.h"
+#include "base/parse.h"
+#include "observe/forensics.h"
+#include "profile/profile.h"
 
 #include <check.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* Unit tests of the dump at a stop: a child parked in a known function, recorded with and without
  * stacks, as a member and as a stranger; nothing stays traced after. */
-#include "forensics.h"
+#include "observe/forensics.h"
 
 #include <check.h>
 #include "check_run.h"
@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 /* Not static: its name is what the stack must show. */
 void forensics_test_parked_here(int fd);

@@ -1,6 +1,6 @@
 /* Unit tests of the GitHub Actions outputs: when they are on, the workflow commands' escaping and
  * bound, and the Markdown summary's escaping of text from the command. */
-#include "ghactions.h"
+#include "report/ghactions.h"
 
 #include <check.h>
 #include "check_run.h"
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "summary.h"
+#include "report/summary.h"
 
 START_TEST(test_active)
 {

@@ -1,5 +1,5 @@
 /* Unit tests of the JSON writer: escaping, UTF-8 repair, numbers, commas. */
-#include "jsonw.h"
+#include "base/jsonw.h"
 
 #include <check.h>
 #include "check_run.h"
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "base/util.h"
 
 #define W_EQ(w, s) ck_assert_str_eq((w)->buf ? (w)->buf : "", s)
 

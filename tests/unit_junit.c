@@ -2,8 +2,8 @@
  * logs in tests/fixtures/real), and reports built from hand-made streams — text made valid XML,
  * details of a test arriving before its marker, a kill between a marker and its close line,
  * a stream that grows between writes, what is not a stream. */
-#include "junit.h"
-#include "results.h"
+#include "report/junit.h"
+#include "report/results.h"
 
 #include <check.h>
 #include "check_run.h"
@@ -16,7 +16,7 @@
 #include <libxml/parser.h>
 #include <libxml/xpath.h>
 
-#include "util.h"
+#include "base/util.h"
 
 static void split_is(const char *id, const char *cls, const char *name, const char *suite)
 {

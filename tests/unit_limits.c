@@ -2,7 +2,7 @@
  * OOM killer's deaths from others) and of the pressure figures (pressure.h: the markers of an
  * interval, the memory-pressure warning once per episode, reading at most once a second), on
  * files written here in place of /proc. */
-#include "limits.h"
+#include "observe/limits.h"
 
 #include <check.h>
 #include "check_run.h"
@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "jsonw.h"
-#include "pressure.h"
-#include "sampler.h"
-#include "util.h"
+#include "base/jsonw.h"
+#include "base/util.h"
+#include "observe/pressure.h"
+#include "observe/sampler.h"
 
 /* ---- a sink that keeps what it is given ---- */
 

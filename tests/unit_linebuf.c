@@ -1,5 +1,5 @@
 /* Unit tests of the line splitter. */
-#include "linebuf.h"
+#include "base/linebuf.h"
 
 #include <check.h>
 #include "check_run.h"

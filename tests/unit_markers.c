@@ -1,7 +1,8 @@
 /* Unit tests of the marker types (markers.h): every schema is one the front-end can show whole,
  * upstream's schemas keep what mozsystemmonitor's say, counters are declared in the front-end's
  * own terms, and payloads can only hold their schema's keys. */
-#include "markers.h"
+#include "base/markers.h"
+#include "profile/markertypes.h"
 
 #include <check.h>
 #include "check_run.h"
@@ -10,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pressure.h"
-#include "sampler.h"
-#include "util.h"
+#include "base/util.h"
+#include "observe/pressure.h"
+#include "observe/sampler.h"
 
 /* The formats the front-end knows (its MarkerFormatType), and its graph colours. */
 static const char *const formats[] = {"url", "file-path", "sanitized-string", "string", "unique-string",

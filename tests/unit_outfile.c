@@ -3,7 +3,7 @@
  * Linked with -Wl,--wrap=openat: a case can make O_TMPFILE unsupported, as on a filesystem that
  * lacks it, to reach the named-temporary path the integration tests cannot. The cases with
  * another user's file need root (to chown it). */
-#include "outfile.h"
+#include "base/outfile.h"
 
 #include <check.h>
 #include "check_run.h"
@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 int __real_openat(int dirfd, const char *path, int flags, ...);
 int __wrap_openat(int dirfd, const char *path, int flags, ...);

@@ -2,7 +2,7 @@
  *
  * Linked with -Wl,--wrap=write: every write the module makes is seen here first, with the clock
  * read at that moment, so the order "arrival time, then the bytes go on" is checked exactly. */
-#include "passthru.h"
+#include "run/passthru.h"
 
 #include <check.h>
 #include "check_run.h"
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 ssize_t __real_write(int fd, const void *buf, size_t n);
 ssize_t __wrap_write(int fd, const void *buf, size_t n);

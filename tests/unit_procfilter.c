@@ -2,7 +2,7 @@
  * small classic-BPF interpreter here on messages laid out as the kernel sends them (every size of
  * set up to the bound, every member and non-members around each), and, where the connector can be
  * read (root), the kernel running them on real events. */
-#include "procfilter.h"
+#include "observe/procfilter.h"
 
 #include <check.h>
 #include "check_run.h"

@@ -1,6 +1,6 @@
 /* Unit tests of the /proc parsers on files captured from a real machine and on hand-made edge
  * cases (hostile command names, missing fields, truncated input). */
-#include "procfs.h"
+#include "observe/procfs.h"
 
 #include <check.h>
 #include "check_run.h"

@@ -1,6 +1,6 @@
 /* Unit tests of the stream → profile conversion, finalization and recovery, on mozsystemmonitor's
  * real files and on hand-made streams (torn and garbage lines, open state, symlinks). */
-#include "profile.h"
+#include "profile/profile.h"
 
 #include <check.h>
 #include "check_run.h"
@@ -14,8 +14,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "stream.h"
-#include "util.h"
+#include "base/util.h"
+#include "profile/stream.h"
 
 #ifndef SRCDIR
 #define SRCDIR "."

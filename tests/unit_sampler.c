@@ -1,7 +1,7 @@
 /* Unit tests of the sampler: machine markers against hand-made /proc files (exact payloads), and
  * real process trees in a real containment (subreaper tier always, cgroup tier when available):
  * CPU, RSS, IO, a fork storm fully accounted, exit statuses, pid reuse. */
-#include "sampler.h"
+#include "observe/sampler.h"
 
 #include <check.h>
 #include "check_run.h"
@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 /* ---- a sink that keeps every marker ---- */
 struct mk {

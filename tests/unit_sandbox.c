@@ -2,7 +2,7 @@
  * allow-list (what passes, what kills). Every filter is loaded in a child forked by the test
  * itself, so the test runner stays unfiltered even with CK_FORK=no; under valgrind (which runs the
  * guest's syscalls itself and cannot live under a filter) the loading tests are skipped. */
-#include "sandbox.h"
+#include "run/sandbox.h"
 
 #include <check.h>
 #include "check_run.h"

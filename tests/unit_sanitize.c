@@ -1,13 +1,13 @@
 /* Unit tests of the sanitisers: every control character and invalid byte, in each kind of sink,
  * and cutting without splitting a character or an escape. */
-#include "sanitize.h"
+#include "base/sanitize.h"
 
 #include <check.h>
 #include "check_run.h"
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonw.h"
+#include "base/jsonw.h"
 
 struct acc {
     char p[4096];

@@ -1,7 +1,7 @@
 /* Unit tests of starting the command: the child shares resmon-run's memory until its exec
  * (spawn.h), so what it is given must reach it and nothing it does may reach us. Each case runs
  * with clone3 and with glibc's clone(), the path of kernels and architectures without it. */
-#include "spawn.h"
+#include "run/spawn.h"
 
 #include <check.h>
 #include "check_run.h"

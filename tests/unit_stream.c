@@ -1,6 +1,6 @@
 /* Unit tests of the stream writer and the marker schemas: header lines, marker line format,
  * state lines, file creation rules, write errors. */
-#include "stream.h"
+#include "profile/stream.h"
 
 #include <check.h>
 #include "check_run.h"
@@ -14,7 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
+#include "profile/markertypes.h"
 
 #define T0 UINT64_C(5000000000)
 #define MS(x) (T0 + (uint64_t)((x) * 1e6))

@@ -1,6 +1,6 @@
 /* Unit tests of the end-of-run summary: exact text for known facts, the downsampling of series,
  * colour only when asked, the UTF-8 sparkline and its ASCII fallback, bounded lists. */
-#include "summary.h"
+#include "report/summary.h"
 
 #include <check.h>
 #include "check_run.h"

@@ -2,13 +2,13 @@
  * per-test cost, finishing, statistics. */
 #include "testlog_capture.h"
 #include "check_run.h"
-#include "testlog_event.h" /* TL_ANCHORS */
+#include "testlog/event.h" /* TL_ANCHORS */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "stream.h"
+#include "profile/stream.h"
 
 START_TEST(test_parse_formats)
 {

@@ -1,4 +1,4 @@
-/* Unit tests of the test-log format parsers (testlog_formats.h).
+/* Unit tests of the test-log format parsers (testlog/formats.h).
  *
  * Each format has a fixture log tests/fixtures/testlog/<fmt>.txt and the exact event sequence it
  * must produce, tests/fixtures/testlog/<fmt>.expected (one event per line: input line number,
@@ -6,7 +6,7 @@
  * at i ms. Running with TESTLOG_WRITE_EXPECTED=1 rewrites the .expected files from the parsers
  * (to review with git diff, never to make a failing test pass unread).
  */
-#include "testlog_formats.h"
+#include "testlog/formats.h"
 
 #include <check.h>
 #include "check_run.h"
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonw.h"
+#include "base/jsonw.h"
 
 static const char *kind_names[] = {
     [TLE_SUITE_START] = "SUITE_START", [TLE_SUITE_END] = "SUITE_END",

@@ -5,8 +5,8 @@
 
 #include <math.h>
 
-#include "testlog_event.h"
-#include "util.h"
+#include "base/util.h"
+#include "testlog/event.h"
 
 START_TEST(test_golden_all)
 {

@@ -30,7 +30,7 @@
  * derivation (scripts/real-fixtures): no blank lines, as no parser is offered an empty line.
  */
 #include "testlog_capture.h"
-#include "util.h"
+#include "base/util.h"
 #include "check_run.h"
 
 #include <cjson/cJSON.h>

@@ -2,7 +2,7 @@
 #include "testlog_capture.h"
 #include "check_run.h"
 
-#include "testlog_event.h"
+#include "testlog/event.h"
 
 START_TEST(test_golden)
 {

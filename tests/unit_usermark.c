@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "usermark.h"
+#include "profile/usermark.h"
 
 static uint64_t mono_ns(void)
 {

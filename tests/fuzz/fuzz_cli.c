@@ -1,6 +1,7 @@
 /* Fuzz target: the command line's pure parsers — durations, signal names, --deny class lists — on
  * the same bytes taken as one argument (up to the first NUL). Checks the error contract (out-params
  * untouched on failure) and that every accepted signal survives a round trip through its name. */
+#include "base/parse.h"
 #include "cli.h"
 
 #include <signal.h>
@@ -8,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sandbox.h"
+#include "run/sandbox.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

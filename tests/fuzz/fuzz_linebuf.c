@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "linebuf.h"
+#include "base/linebuf.h"
 
 struct acc {
     size_t max, bytes;

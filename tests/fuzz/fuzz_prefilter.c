@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testlog.h"
+#include "testlog/testlog.h"
 
 struct rec {
     char *p;

@@ -1,6 +1,6 @@
 /* Fuzz target: every /proc parser on the same bytes (the first byte picks nothing; all run),
  * so one corpus of captured files exercises them all. */
-#include "procfs.h"
+#include "observe/procfs.h"
 
 #include <stdint.h>
 #include <string.h>

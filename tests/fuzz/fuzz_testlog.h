@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "linebuf.h"
-#include "testlog.h"
-#include "testlog_event.h"
+#include "base/linebuf.h"
+#include "testlog/event.h"
+#include "testlog/testlog.h"
 
 static void fuzz_check(const char *s, size_t n)
 {

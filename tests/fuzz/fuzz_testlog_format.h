@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testlog_event.h"
+#include "testlog/event.h"
 #include "fuzz_testlog.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

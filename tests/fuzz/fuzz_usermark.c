@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "usermark.h"
+#include "profile/usermark.h"
 
 static void marker(void *ctx, const char *name, uint64_t start, uint64_t end, int cat,
                    const char *data, size_t len)

@@ -1,0 +1,660 @@
+/* results.c — see results.h. */
+#include "report/results.h"
+
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/util.h"
+
+#define RESULTS_MAX_LINE (16u * 1024 * 1024) /* as the profile's converter (profile.h) */
+#define READ_CHUNK (256u * 1024)
+
+static char *dup_str(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) && v->valuestring ? strdup(v->valuestring) : NULL;
+}
+
+static double get_num(const cJSON *o, const char *key, double dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : dflt;
+}
+
+static void replace(char **dst, char *s)
+{
+    if (s) {
+        free(*dst);
+        *dst = s;
+    }
+}
+
+int results_new(int stream_fd, unsigned what, struct results **ret)
+{
+    struct results *j = calloc(1, sizeof *j);
+    if (!j)
+        return -ENOMEM;
+    j->fd = stream_fd;
+    j->what = what;
+    *ret = j;
+    return 0;
+}
+
+static void test_release(struct rs_test *t)
+{
+    free(t->id);
+    free(t->scope);
+    free(t->status);
+    free(t->expected);
+    free(t->message);
+    free(t->details);
+}
+
+void results_free(struct results *j)
+{
+    if (!j)
+        return;
+    for (size_t i = 0; i < j->ntests; i++)
+        test_release(&j->tests[i]);
+    for (size_t i = 0; i < j->nopen; i++)
+        free(j->opens[i].key);
+    for (size_t i = 0; i < j->npend; i++) {
+        free(j->pend[i].id);
+        free(j->pend[i].text);
+    }
+    free(j->tests);
+    free(j->opens);
+    free(j->buf);
+    free(j->product);
+    free(j->cmd);
+    free(j->exit);
+    free(j->reason);
+    free(j->stop_reason);
+    free(j->stop_limit);
+    for (size_t i = 0; i < RS_NMETA; i++)
+        free(j->meta[i]);
+    for (size_t i = 0; i < RS_NSERIES; i++)
+        free(j->series[i].p);
+    for (size_t i = 0; i < j->nphases; i++)
+        free(j->phases[i].name);
+    free(j->phases);
+    free(j);
+}
+
+static struct rs_test *new_test(struct results *j)
+{
+    if (j->ntests == RESULTS_MAX_TESTS) {
+        j->left_out++;
+        return NULL;
+    }
+    if (array_grow(&j->tests, &j->tests_cap, j->ntests, sizeof *j->tests) < 0)
+        return NULL;
+    struct rs_test *t = &j->tests[j->ntests++];
+    memset(t, 0, sizeof *t);
+    t->cpu_ms = t->rss = -1;
+    return t;
+}
+
+/* A state line's start: startTime (ms), or startNs on the stream's clock. */
+static double line_start(const struct results *j, const cJSON *o)
+{
+    double ms = get_num(o, "startTime", NAN);
+    if (isnan(ms) && j->have_clock) {
+        double ns = get_num(o, "startNs", NAN);
+        if (!isnan(ns))
+            ms = (ns - (double)j->clock_ns) / 1e6;
+    }
+    return isnan(ms) ? j->last_ms : ms;
+}
+
+/* Add a line to *dst, keeping at most RESULTS_MAX_DETAILS bytes. */
+static void add_line(char **dst, const char *line)
+{
+    size_t have = *dst ? strlen(*dst) : 0, add = strlen(line);
+    if (have >= RESULTS_MAX_DETAILS)
+        return;
+    add = MIN(add, RESULTS_MAX_DETAILS - have);
+    char *p = realloc(*dst, have + add + 2);
+    if (!p)
+        return;
+    if (have)
+        p[have++] = '\n';
+    memcpy(p + have, line, add);
+    p[have + add] = 0;
+    *dst = p;
+}
+
+static void take_pending(struct results *j, struct rs_test *t)
+{
+    for (size_t i = 0; i < j->npend;) {
+        if (strcmp(j->pend[i].id, t->id) == 0) {
+            add_line(&t->details, j->pend[i].text);
+            free(j->pend[i].id);
+            free(j->pend[i].text);
+            j->pend[i] = j->pend[--j->npend];
+        } else
+            i++;
+    }
+}
+
+/* An unexpected subtest status or a crash, said of a test: the open test of that id gets it, or
+ * it waits for the test's marker. */
+static void on_detail(struct results *j, const char *id, const char *text)
+{
+    for (size_t i = j->nopen; i > 0; i--) {
+        struct rs_test *t = &j->tests[j->opens[i - 1].test];
+        if (t->open && strcmp(t->id, id) == 0) {
+            add_line(&t->details, text);
+            return;
+        }
+    }
+    for (size_t i = 0; i < j->npend; i++)
+        if (strcmp(j->pend[i].id, id) == 0) {
+            add_line(&j->pend[i].text, text);
+            return;
+        }
+    if (j->npend == RESULTS_MAX_PENDING) { /* the oldest goes */
+        free(j->pend[0].id);
+        free(j->pend[0].text);
+        memmove(&j->pend[0], &j->pend[1], (RESULTS_MAX_PENDING - 1) * sizeof *j->pend);
+        j->npend--;
+    }
+    struct rs_pending *p = &j->pend[j->npend];
+    p->id = strdup(id);
+    p->text = strdup(text);
+    if (p->id && p->text)
+        j->npend++;
+    else {
+        free(p->id);
+        free(p->text);
+    }
+}
+
+static void on_status_marker(struct results *j, const cJSON *o, bool crash)
+{
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(data, "test");
+    const cJSON *color = cJSON_GetObjectItemCaseSensitive(data, "color");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(o, "name");
+    if (!cJSON_IsString(id) || !id->valuestring || !cJSON_IsString(name) || !name->valuestring)
+        return;
+    if (!crash && !(cJSON_IsString(color) && color->valuestring &&
+                    (!strcmp(color->valuestring, "orange") || !strcmp(color->valuestring, "red"))))
+        return;
+    const char *a = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, crash ? "signature" : "subtest"));
+    const char *b = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, crash ? "reason" : "message"));
+    char *line = NULL;
+    if (asprintf(&line, "%s%s%s%s%s", name->valuestring, a ? " " : "", a ? a : "", b ? ": " : "", b ? b : "") < 0)
+        return;
+    on_detail(j, id->valuestring, line);
+    free(line);
+}
+
+static bool status_in(const char *s, const char *const *set)
+{
+    for (; s && *set; set++)
+        if (strcmp(s, *set) == 0)
+            return true;
+    return false;
+}
+
+static void fill_result(struct rs_test *t, const cJSON *data)
+{
+    replace(&t->status, dup_str(data, "status"));
+    replace(&t->expected, dup_str(data, "expected"));
+    replace(&t->message, dup_str(data, "message"));
+    t->cpu_ms = get_num(data, "cpuTime", t->cpu_ms);
+    t->rss = get_num(data, "maxRSS", t->rss);
+    /* The payload names the expected status only when it differs; green is a result as
+     * expected, orange an unexpected one; yellow and red say nothing of it, and then the
+     * harness's default holds (test-logs.md): PASS, OK, SKIP and NOTRUN are expected. */
+    static const char *const fine[] = {"PASS", "OK", "SKIP", "NOTRUN", NULL};
+    const char *color = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, "color"));
+    if (t->expected)
+        t->unexpected = true;
+    else if (color && !strcmp(color, "green"))
+        t->unexpected = false;
+    else if (color && !strcmp(color, "orange"))
+        t->unexpected = true;
+    else
+        t->unexpected = !status_in(t->status, fine);
+}
+
+/* The harness's scope of the test (go's package, a TAP file or parent subtest, a mozlog subsuite),
+ * kept only when the full name is that scope, a '/' and the test's own name. */
+static void take_scope(struct rs_test *t, const cJSON *data)
+{
+    const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, "scope"));
+    size_t n = s ? strlen(s) : 0;
+    if (!t->scope && n && t->id && strncmp(t->id, s, n) == 0 && t->id[n] == '/' && t->id[n + 1])
+        t->scope = strdup(s);
+}
+
+/* A test's result. A kill between its marker and its close line leaves the test open too: the
+ * most recent open entry of the same id is the same test. */
+static void on_test_marker(struct results *j, const cJSON *o)
+{
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(data, "test");
+    if (!cJSON_IsString(id) || !id->valuestring)
+        return;
+    for (size_t i = j->nopen; i > 0; i--) {
+        struct rs_test *ot = &j->tests[j->opens[i - 1].test];
+        if (ot->open && strcmp(ot->id, id->valuestring) == 0) {
+            ot->open = false;
+            ot->end = get_num(o, "endTime", j->last_ms);
+            fill_result(ot, data);
+            take_pending(j, ot);
+            return;
+        }
+    }
+    struct rs_test *t = new_test(j);
+    if (!t)
+        return;
+    t->id = strdup(id->valuestring);
+    t->start = get_num(o, "startTime", j->last_ms);
+    t->end = get_num(o, "endTime", t->start);
+    take_scope(t, data);
+    fill_result(t, data);
+    if (t->id)
+        take_pending(j, t);
+}
+
+static void on_open_test(struct results *j, const cJSON *o)
+{
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
+    const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(data, "test");
+    if (!cJSON_IsString(key) || !cJSON_IsString(id) || !key->valuestring || !id->valuestring)
+        return;
+    if (array_grow(&j->opens, &j->opens_cap, j->nopen, sizeof *j->opens) < 0)
+        return;
+    struct rs_test *t = new_test(j);
+    if (!t)
+        return;
+    t->id = strdup(id->valuestring);
+    t->start = line_start(j, o);
+    t->open = true;
+    take_scope(t, data);
+    char *k = strdup(key->valuestring);
+    if (!t->id || !k) {
+        free(k);
+        return;
+    }
+    j->opens[j->nopen++] = (struct rs_open){k, (size_t)(t - j->tests)};
+}
+
+/* A test taken back: tests[k] goes, and what points past it moves down. */
+static void drop_test(struct results *j, size_t k)
+{
+    test_release(&j->tests[k]);
+    memmove(&j->tests[k], &j->tests[k + 1], (j->ntests - k - 1) * sizeof *j->tests);
+    j->ntests--;
+    for (size_t i = 0; i < j->nopen; i++)
+        if (j->opens[i].test > k)
+            j->opens[i].test--;
+    if (j->msg_next > k)
+        j->msg_next--;
+    if (j->msg_next >= j->ntests)
+        j->msg_next = 0;
+}
+
+/* Opens of the same key nest: a close ends the most recent. Its test has had its marker (which
+ * came first) or, after a duplicate, stays as it was. A close without a marker takes the test
+ * back: the line that seemed to start it was not what it read as (testlog.h, an unfinished
+ * line's tail), and the profile has no test for it either. */
+static void on_close_test(struct results *j, const cJSON *o)
+{
+    const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
+    if (!cJSON_IsString(key) || !key->valuestring)
+        return;
+    for (size_t i = j->nopen; i > 0; i--) {
+        if (strcmp(j->opens[i - 1].key, key->valuestring) == 0) {
+            size_t k = j->opens[i - 1].test;
+            bool taken_back = j->tests[k].open;
+            free(j->opens[i - 1].key);
+            memmove(&j->opens[i - 1], &j->opens[i], (j->nopen - i) * sizeof *j->opens);
+            j->nopen--;
+            if (taken_back)
+                drop_test(j, k);
+            return;
+        }
+    }
+}
+
+/* A message line (testlog.h): the failure text of a test that ended without one, as the
+ * profile's converter gives it (profile.h, LATE MESSAGES): the test of that name that went
+ * otherwise than expected and has no message gets it, as does one whose message the line cut
+ * (text_cut_of: a skip's whole reason). The search starts after the test given the
+ * last one: a harness prints the texts in the order the tests ended. */
+static void on_message(struct results *j, const cJSON *o)
+{
+    const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "test"));
+    const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "message"));
+    if (!id || !msg || !*msg)
+        return;
+    for (size_t k = 0; k < j->ntests; k++) {
+        size_t i = (j->msg_next + k) % j->ntests;
+        struct rs_test *t = &j->tests[i];
+        if (t->open || !t->id || strcmp(t->id, id) != 0 ||
+            (t->message ? !text_cut_of(t->message, strlen(t->message), msg, strlen(msg)) : !t->unexpected))
+            continue;
+        replace(&t->message, strdup(msg));
+        j->msg_next = i + 1;
+        return;
+    }
+}
+
+static void on_command(struct results *j, const cJSON *data)
+{
+    replace(&j->cmd, dup_str(data, "cmd"));
+    replace(&j->exit, dup_str(data, "exit"));
+    replace(&j->reason, dup_str(data, "reason"));
+}
+
+static bool starts(const char *p, size_t n, const char *lit)
+{
+    size_t l = strlen(lit);
+    return n >= l && memcmp(p, lit, l) == 0;
+}
+
+/* The time of a marker line, read without parsing it (the stream's own key order: name, then
+ * startTime, endTime). */
+static void note_time(struct results *j, const char *p, size_t n)
+{
+    static const char k1[] = "\"startTime\":", k2[] = "\"endTime\":";
+    const char *s = memmem(p, MIN(n, 4096), k1, sizeof k1 - 1);
+    if (!s)
+        return;
+    char *e;
+    double t = strtod(s + sizeof k1 - 1, &e);
+    if (e && *e == ',' && (size_t)(e - p) + sizeof k2 - 1 < n && memcmp(e + 1, k2, sizeof k2 - 1) == 0) {
+        char *e2;
+        double t2 = strtod(e + sizeof k2, &e2);
+        if (e2 != e + sizeof k2 && isfinite(t2))
+            t = MAX(t, t2);
+    }
+    if (isfinite(t) && t > j->last_ms)
+        j->last_ms = t;
+}
+
+/* Where each series is read from: a sample marker's line (by its start) and a field of its data.
+ * The series of one marker are neighbours. */
+#define SAMPLE(name) "{\"type\":\"marker\",\"name\":\"" name "\","
+static const struct {
+    const char *prefix, *field;
+} series_src[RS_NSERIES] = {
+    [RS_TREE_CPU] = {SAMPLE("Tree CPU"), "cpuTime"},
+    [RS_TREE_RSS] = {SAMPLE("Tree Memory"), "rss"},
+    [RS_CPU_BUSY] = {SAMPLE("CPU Use"), "busy"},
+    [RS_MEM_USED] = {SAMPLE("Memory"), "used"},
+    [RS_IO_READ] = {SAMPLE("IO"), "read_bytes"},
+    [RS_IO_WRITE] = {SAMPLE("IO"), "write_bytes"},
+    [RS_IO_READ_TIME] = {SAMPLE("IO"), "read_time"},
+    [RS_IO_WRITE_TIME] = {SAMPLE("IO"), "write_time"},
+    [RS_TREE_IO_READ] = {SAMPLE("Tree IO"), "read_bytes"},
+    [RS_TREE_IO_WRITE] = {SAMPLE("Tree IO"), "write_bytes"},
+};
+
+/* The first series a sample marker line feeds, by its name; -1: none. */
+static int sample_kind(const char *p, size_t n)
+{
+    for (size_t k = 0; k < RS_NSERIES; k++)
+        if (starts(p, n, series_src[k].prefix))
+            return (int)k;
+    return -1;
+}
+
+/* Two neighbouring points as one: a busy fraction averages, memory keeps its peak, the amounts
+ * (CPU time, I/O bytes and times) add up. */
+static struct rs_point merge(enum rs_series k, struct rs_point a, struct rs_point b)
+{
+    struct rs_point m = {a.start_ms, b.end_ms, 0};
+    m.v = k == RS_CPU_BUSY ? (a.v + b.v) / 2 : k == RS_TREE_RSS || k == RS_MEM_USED ? MAX(a.v, b.v) : a.v + b.v;
+    return m;
+}
+
+static void on_sample(struct results *j, enum rs_series k, const cJSON *o, const cJSON *data)
+{
+    if (k + 1 < RS_NSERIES && !strcmp(series_src[k + 1].prefix, series_src[k].prefix)) /* one marker, more series */
+        on_sample(j, k + 1, o, data);
+    double v = get_num(data, series_src[k].field, NAN);
+    if (isnan(v))
+        return;
+    struct rs_seriesbuf *sb = &j->series[k];
+    struct rs_point pt = {get_num(o, "startTime", j->last_ms), get_num(o, "endTime", j->last_ms), v};
+    if (sb->n == RESULTS_MAX_POINTS) { /* full: neighbours merge, the series keeps its span */
+        for (size_t i = 0; i + 1 < sb->n; i += 2)
+            sb->p[i / 2] = merge(k, sb->p[i], sb->p[i + 1]);
+        sb->n /= 2;
+    }
+    if (array_grow(&sb->p, &sb->cap, sb->n, sizeof *sb->p) < 0)
+        return;
+    sb->p[sb->n++] = pt;
+    sb->seen++;
+}
+
+static void on_phase(struct results *j, const cJSON *o, const cJSON *data)
+{
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, "phase"));
+    if (!name || j->nphases == RESULTS_MAX_PHASES ||
+        array_grow(&j->phases, &j->phases_cap, j->nphases, sizeof *j->phases) < 0)
+        return;
+    struct rs_phase *ph = &j->phases[j->nphases];
+    ph->start_ms = get_num(o, "startTime", j->last_ms);
+    ph->end_ms = get_num(o, "endTime", ph->start_ms);
+    if ((ph->name = strdup(name)))
+        j->nphases++;
+}
+
+double results_series_mean(const struct results *r, enum rs_series k, double from_ms, double to_ms)
+{
+    const struct rs_seriesbuf *sb = &r->series[k];
+    double sum = 0, weight = 0;
+    for (size_t i = 0; i < sb->n; i++) {
+        const struct rs_point *p = &sb->p[i];
+        double w = MIN(p->end_ms, to_ms) - MAX(p->start_ms, from_ms);
+        if (w > 0 || (p->end_ms == p->start_ms && p->end_ms >= from_ms && p->end_ms < to_ms)) {
+            w = MAX(w, 1e-9);
+            sum += p->v * w;
+            weight += w;
+        }
+    }
+    return weight > 0 ? sum / weight : NAN;
+}
+
+int results_ready(const struct results *r, double *end_ms)
+{
+    if (r->err)
+        return r->err;
+    if (!r->have_meta)
+        return -EINVAL;
+    if (*end_ms < 0)
+        *end_ms = r->last_ms;
+    return 0;
+}
+
+double results_series_sum(const struct results *r, enum rs_series k)
+{
+    double sum = 0;
+    for (size_t i = 0; i < r->series[k].n; i++)
+        sum += r->series[k].p[i].v;
+    return sum;
+}
+
+static void on_line(struct results *j, const char *p, size_t n)
+{
+    bool marker = starts(p, n, "{\"type\":\"marker\",");
+    if (marker)
+        note_time(j, p, n);
+    int what;
+    if (!j->have_meta)
+        what = starts(p, n, "{\"type\":\"meta\"") ? 1 : -1;
+    else if (starts(p, n, "{\"type\":\"clock\""))
+        what = 2;
+    else if (marker && starts(p, n, "{\"type\":\"marker\",\"name\":\"test\","))
+        what = 3;
+    else if (marker && (starts(p, n, "{\"type\":\"marker\",\"name\":\"timeout\",") ||
+                        starts(p, n, "{\"type\":\"marker\",\"name\":\"memory limit\",") ||
+                        starts(p, n, "{\"type\":\"marker\",\"name\":\"CPU limit\",") ||
+                        starts(p, n, "{\"type\":\"marker\",\"name\":\"tasks limit\",")))
+        what = 4; /* the stop (runmarks.h names it) */
+    else if (marker && starts(p, n, "{\"type\":\"marker\",\"name\":\"command\","))
+        what = 5;
+    else if (starts(p, n, "{\"type\":\"open\",\"kind\":\"test\","))
+        what = 6;
+    else if (starts(p, n, "{\"type\":\"close\",\"kind\":\"test\","))
+        what = 7;
+    else if (starts(p, n, "{\"type\":\"open\",\"kind\":\"command\","))
+        what = 8;
+    else if (starts(p, n, "{\"type\":\"message\","))
+        what = 12;
+    else if (marker && (j->what & RESULTS_SAMPLES) && (what = sample_kind(p, n)) >= 0)
+        what += 100;
+    else if (marker && (j->what & RESULTS_SAMPLES) && starts(p, n, "{\"type\":\"marker\",\"name\":\"Phase\","))
+        what = 11;
+    else if (marker && memmem(p, MIN(n, 512), "\"data\":{\"type\":\"TestStatus\",", 28))
+        what = 9;
+    else if (marker && memmem(p, MIN(n, 512), "\"data\":{\"type\":\"Crash\",", 23))
+        what = 10;
+    else
+        return;
+    if (what < 0) {
+        j->err = -EINVAL;
+        return;
+    }
+    cJSON *o = cJSON_ParseWithLength(p, n);
+    if (!cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        if (what == 1)
+            j->err = -EINVAL;
+        return;
+    }
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
+    switch (what) {
+    case 1:
+        j->have_meta = true;
+        replace(&j->product, dup_str(o, "product"));
+        j->start_wall_ms = get_num(o, "startTime", 0);
+        static const char *const keys[RS_NMETA] = {
+            [RS_CI] = "ci", [RS_CI_JOB_URL] = "ciJobURL", [RS_DEVICE] = "device", [RS_SOURCE_URL] = "sourceURL",
+            [RS_APP_BUILD_ID] = "appBuildID", [RS_CI_REPOSITORY] = "ciRepository", [RS_CI_REVISION] = "ciRevision",
+        };
+        for (size_t i = 0; i < RS_NMETA; i++)
+            replace(&j->meta[i], dup_str(o, keys[i]));
+        break;
+    case 2: {
+        double ns = get_num(o, "monotonicNs", NAN);
+        if (!isnan(ns) && ns >= 0) {
+            j->clock_ns = (uint64_t)ns;
+            j->have_clock = true;
+        }
+        break;
+    }
+    case 3: on_test_marker(j, o); break;
+    case 4:
+        replace(&j->stop_reason, dup_str(data, "reason"));
+        replace(&j->stop_limit, dup_str(data, "limit"));
+        j->stop_after_ms = get_num(data, "after", 0);
+        break;
+    case 5:
+    case 8: on_command(j, data); break;
+    case 6: on_open_test(j, o); break;
+    case 7: on_close_test(j, o); break;
+    case 9:
+    case 10: on_status_marker(j, o, what == 10); break;
+    case 11: on_phase(j, o, data); break;
+    case 12: on_message(j, o); break;
+    default:
+        if (what >= 100)
+            on_sample(j, (enum rs_series)(what - 100), o, data);
+    }
+    cJSON_Delete(o);
+}
+
+int results_update(struct results *j)
+{
+    if (j->err)
+        return j->err;
+    size_t have = 0;   /* bytes in buf from j->off */
+    bool skipping = false; /* inside an over-long line */
+    for (;;) {
+        if (have + READ_CHUNK + 1 > j->cap) {
+            size_t cap = MAX(j->cap * 2, have + READ_CHUNK + 1);
+            char *b = realloc(j->buf, cap);
+            if (!b)
+                return j->err = -ENOMEM;
+            j->buf = b;
+            j->cap = cap;
+        }
+        ssize_t got = pread(j->fd, j->buf + have, READ_CHUNK, j->off + (off_t)have);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return j->err = -errno;
+        if (got == 0)
+            break;
+        have += (size_t)got;
+        size_t pos = 0;
+        for (;;) {
+            char *nl = memchr(j->buf + pos, '\n', have - pos);
+            if (!nl)
+                break;
+            size_t len = (size_t)(nl - (j->buf + pos));
+            if (!skipping && len)
+                on_line(j, j->buf + pos, len);
+            skipping = false;
+            if (j->err)
+                return j->err;
+            pos += len + 1;
+        }
+        j->off += (off_t)pos;
+        memmove(j->buf, j->buf + pos, have - pos);
+        have -= pos;
+        if (have >= RESULTS_MAX_LINE) { /* skipped, like the converter does */
+            j->off += (off_t)have;
+            have = 0;
+            skipping = true;
+        }
+    }
+    return 0;
+}
+
+bool results_is(const char *s, const char *lit)
+{
+    return s && strcmp(s, lit) == 0;
+}
+
+/* Why the tests still open at the end did not end, in words ("the run timed out after 2 s
+ * (--timeout)"), and whether that was a timeout. */
+char *results_stop_words(const struct results *j, bool *timeout)
+{
+    const char *r = j->stop_reason;
+    char *s = NULL;
+    *timeout = results_is(r, "timeout") || results_is(r, "output-timeout") || results_is(r, "cpu");
+    if (results_is(r, "timeout") && j->stop_after_ms > 0)
+        (void)!asprintf(&s, "the run timed out after %g s (--timeout)", j->stop_after_ms / 1000);
+    else if (results_is(r, "timeout"))
+        s = strdup("the run timed out");
+    else if (results_is(r, "output-timeout"))
+        (void)!asprintf(&s, "the command printed nothing for %g s (--output-timeout)", j->stop_after_ms / 1000);
+    else if (r && j->stop_limit)
+        (void)!asprintf(&s, "the run reached its %s limit (--%s-limit): %s",
+                        results_is(r, "cpu") ? "CPU time" : results_is(r, "tasks") ? "tasks" : r, r, j->stop_limit);
+    else if (results_is(r, "signal"))
+        s = strdup("the run was stopped by a signal");
+    else if (results_is(r, "parent-died"))
+        s = strdup("the run was stopped: resmon-run's parent went away");
+    else if (r)
+        (void)!asprintf(&s, "the run was stopped (%s)", r);
+    else
+        s = strdup("the run's record ends while it ran (resmon-run was killed, or is still running)");
+    return s;
+}

@@ -1,0 +1,150 @@
+/* testlog/formats.h — the text and JSON test-log formats after mozlog/TBPL/mach: what each parser
+ * recognises, how it maps results onto the mozlog vocabulary, and helpers they share.
+ *
+ * The parsers (one file each) implement the contract of testlog/event.h:
+ *
+ *   tl_format_tap       "tap"       TAP 13/14, Node's --test-reporter=tap, Check's TAP log
+ *   tl_format_go        "go"        go test -json (test2json) and plain go test -v
+ *   tl_format_gtest     "gtest"     GoogleTest console output
+ *   tl_format_pytest    "pytest"    pytest -v, including pytest-xdist
+ *   tl_format_unittest  "unittest"  Python unittest -v
+ *   tl_format_libtest   "libtest"   Rust libtest, text and --format=json
+ *   tl_format_check     "check"     Check's console output (CK_NORMAL / CK_VERBOSE)
+ *   tl_format_ctest     "ctest"     CMake's ctest, plain, -V, -j N, --output-on-failure
+ *   tl_format_meson     "meson"     meson test
+ *   tl_format_teamcity  "teamcity"  TeamCity service messages (##teamcity[testStarted ...])
+ *   tl_format_cmocka    "cmocka"    cmocka's default output
+ *   tl_format_catch2    "catch2"    Catch2's console reporter (default and -s)
+ *   tl_format_doctest   "doctest"   doctest's console reporter (default, -s, -d)
+ *   tl_format_vitest    "vitest"    vitest's default and verbose reporters (vitest.c)
+ *   tl_format_jest      "jest"      jest's default and --verbose reporters (jest.c)
+ *   tl_format_rspec     "rspec"     RSpec's pending and failure lists (rspec.c)
+ *   tl_format_mocha     "mocha"     mocha's spec and json-stream reporters (mocha.c)
+ *
+ * Each is pure (no I/O, no globals), keeps bounded state in the zeroed block the core allocates
+ * (state_size; no release function needed: none owns memory between calls), and rejects a line
+ * that is not its format within a few byte comparisons. Each also declares, for the core's
+ * prefilter (testlog/event.h), the first bytes its lines can have and when it is busy: a line it
+ * cannot take then never reaches it. A change to what a parser accepts must keep that declaration
+ * true (unit_testlog's prefilter tests compare every fixture with and without the prefilter). go and libtest use cJSON only for lines
+ * that start with '{' and name their key fields; cJSON's memory is freed before parse returns, so
+ * strings they hand out are copied into the state (truncated to the state's buffers).
+ *
+ * Results — every TLE_TEST_END these parsers produce has expected_known = true and:
+ *
+ *   outcome                                       status   expected  unexpected
+ *   passed (TAP ok, go PASS, gtest OK, ...)       PASS     -         false
+ *   failed (TAP not ok, also with # SKIP, go
+ *     FAIL, gtest FAILED, Check :F: and :S:...)   FAIL     PASS      true
+ *   skipped / ignored (any format, TAP ok # SKIP,
+ *     a prove file skipped as a whole, mocha
+ *     pending, jest and vitest skipped and todo,
+ *     RSpec pending)                              SKIP     -         false
+ *   known failure (TAP # TODO not ok, pytest
+ *     XFAIL, unittest "expected failure")         FAIL     FAIL      false
+ *   unexpected pass (TAP # TODO ok, pytest XPASS,
+ *     unittest "unexpected success")              PASS     FAIL      true
+ *   error outside the test body (pytest ERROR,
+ *     unittest ERROR, Check :E:, a prove file
+ *     whose plan was missing or not met, a
+ *     failed mocha hook, a jest file that could
+ *     not run)                                    ERROR    PASS      true
+ *   Check "Test timeout expired", libtest "time
+ *     limit exceeded", Node testTimeoutFailure    TIMEOUT  PASS      true
+ *   Check "Received signal"                       CRASH    PASS      true
+ *
+ * Messages — a result carries the failure text the format gives: a skip or TODO reason, Check's
+ * message, pytest's "(reason)", a Node YAML "error:", gtest's failure text, go's first located
+ * output line, libtest's JSON message; the core keeps at most TESTLOG_MESSAGE_MAX bytes of it.
+ *
+ * ("-": expected is empty, i.e. the result is the expected one, as in mozlog.) Suites
+ * (TLE_SUITE_END) carry status PASS or FAIL when the format says, and duration_ms when known.
+ *
+ * Timing — one struct tl_timing per event (testlog/event.h): the core times an event by t.wall_ms
+ * (the producer's epoch timestamp: go -json, mozlog), else by t.when: the line's arrival (first
+ * byte), its completion (TL_AT_LINE_END) or an earlier line's arrival (TL_AT_EARLIER_LINE).
+ * A result without an opening line carries duration_ms: the producer's (go, gtest, libtest JSON,
+ * TAP YAML duration_ms), or else the time since the format's previous event (TAP: "a test point
+ * ran from the previous TAP event to its arrival"). pytest/unittest/libtest text lines that hold
+ * name and result emit TEST_START (at the first byte: that is when the runner printed the name)
+ * and TEST_END at TL_AT_LINE_END (the runner printed the result and newline when it finished).
+ * With a runner that block-buffers its output, both collapse to the flush time: the test's
+ * duration then shows as ~0 and tests appear in bursts.
+ *
+ * Ids and scopes — id is the test's own name; scope keys it among parallel or nested runs, and
+ * the test marker's name is "scope/id" (testlog.c):
+ *   TAP: id = description (without directive), scope = the file prove announced, then parent
+ *        test names, joined with '/' (a parent with no "# Subtest:" opener is named by its
+ *        expected test number); a prove file's own result has id = the file;
+ *        Check's TAP descriptions "file.c:tcase:test: message" give id "tcase:test".
+ *   go:  id = Test ("TestX/sub"), scope = Package (empty for plain -v output).
+ *   gtest: id = "Suite.Name", scope empty; suites are TLE_SUITE_START/END with id = suite.
+ *   pytest: id = node id ("tests/test_a.py::TestC::test_x[p]"), unittest: id = "mod.Class.test",
+ *   libtest: id = "a::b", Check: id = "tcase:test" (same as its TAP form).
+ *   mocha: id = the full title ("Suite Inner test", as mocha's fullTitle()), scope empty.
+ *   jest: id = describe titles and the test's joined by " › ", scope = the test file.
+ *   vitest: id = describe titles and the test's joined by " > ", scope = the test file.
+ *   rspec: id = the example's full description, scope empty.
+ */
+#ifndef RESMON_TESTLOG_FORMATS_H
+#define RESMON_TESTLOG_FORMATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "testlog/event.h"
+
+/* A string literal as a tl_str (static storage: valid forever). */
+#define TL_LIT(s) tl_str_make((s), sizeof(s) - 1)
+/* line (p, n) starts with the literal lit. */
+#define TL_PREFIX(p, n, lit) ((n) >= sizeof(lit) - 1 && memcmp((p), (lit), sizeof(lit) - 1) == 0)
+
+enum tl_outcome {
+    TL_PASSED,
+    TL_FAILED,
+    TL_SKIPPED,
+    TL_KNOWN_FAIL,
+    TL_UNEXPECTED_PASS,
+    TL_ERRORED,
+    TL_TIMED_OUT,
+    TL_CRASHED,
+};
+
+/* Fill ev as a TLE_TEST_END with status/expected/unexpected per the table above. */
+void tl_set_result(struct tl_event *ev, struct tl_str id, struct tl_str scope,
+                   enum tl_outcome outcome);
+
+/* Strip leading and trailing spaces and tabs. */
+struct tl_str tl_trim(struct tl_str s);
+/* Copy s into dst (capacity cap, truncated, not NUL-terminated); returns the copy. */
+struct tl_str tl_copy(char *dst, size_t cap, struct tl_str s);
+/* A failure text gathered line by line in a parser's buffer: append line to dst[0..*n) (capacity
+ * cap), after a newline when dst is not empty, cut before cap at a UTF-8 character's start.
+ * Returns false once the buffer is full (the line, or part of it, did not fit). */
+bool tl_append_line(char *dst, size_t cap, size_t *n, struct tl_str line);
+/* Parse a decimal number (digits, optional fraction, optional exponent) occupying all of s.
+ * Returns false when s is not one. */
+bool tl_parse_number(struct tl_str s, double *ret);
+/* RFC 3339 date-time ("2024-05-01T10:00:00.123456789Z", "+02:00" offsets) → epoch ms. */
+bool tl_parse_rfc3339(struct tl_str s, double *ret_ms);
+/* Case-insensitive prefix test of s against lowercase lit. */
+bool tl_iprefix(struct tl_str s, const char *lit);
+
+/* A cmocka group's first line, "[==========] Running N test(s)." (cmocka.c): the gtest
+ * parser leaves the run it starts alone. */
+bool tl_cmocka_run_line(const char *line, size_t len);
+
+/* For the core's payloads (testlog.c), here so that unit tests can hold it to jsonw:
+ * ns / 1e6, negated when neg, as jsonw_double(v, 3) writes it (without snprintf in nearly every
+ * case); buf holds at least 32 bytes. Returns the length. */
+size_t tl_fmt_ms3(char *buf, bool neg, uint64_t ns);
+
+static inline bool tl_str_eq(struct tl_str s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s.n == n && memcmp(s.p, lit, n) == 0;
+}
+
+#endif

@@ -1,0 +1,192 @@
+/* Catch2's console reporter (testlog/formats.h has the result mapping). Catch2 names a test case
+ * only in the header it prints before the assertions it reports:
+ *
+ *   ---------------------------------------------------   (a line of '-' only)
+ *   test case name                                         (wrapped over lines when long)
+ *     section                                              (indented: the section path)
+ *   ---------------------------------------------------
+ *   t.cpp:8                                                (where the test case is)
+ *   ...................................................   (a line of '.' only)
+ *
+ * then "t.cpp:9: FAILED:" / "t.cpp:9: PASSED:" and the assertion's lines. A header is taken once
+ * all of it has been seen (so a stray line of dashes is nothing). Each test case is a test: it
+ * starts at its first header, runs over the headers of its sections (-s prints one per section
+ * run), and ends FAIL when any of its assertions failed, else PASS, at the last line it printed
+ * before the next test case's header or the totals ("=====" then "test cases: ..."). Its
+ * message is the text of its failed assertions, location lines included (bounded).
+ *
+ * By default Catch2 reports failed assertions only: the passing test cases are never named, and
+ * the profile has the failed ones only. With -s it reports every assertion, so every test case
+ * that made one. A test case's header is printed when its first reported assertion is: its start
+ * is then that instant, not when it began (Catch2 does not say). The durations -d yes prints
+ * ("0.001 s: name") name sections and test cases alike and are not read.
+ */
+#include "testlog/formats.h"
+
+#include "testlog/testlog.h"
+
+#define C2_NAME 512
+
+enum c2_phase {
+    C2_IDLE,   /* outside a header */
+    C2_NAME_L, /* after the first rule: the name, then its sections */
+    C2_LOC,    /* after the second rule: "file:line" */
+    C2_DOTS,   /* then the row of dots */
+};
+
+struct catch2_state {
+    enum c2_phase phase;
+    bool open;        /* a test case is running (its header was seen) */
+    bool failed;      /* one of its assertions failed */
+    bool in_failure;  /* the lines after "file:N: FAILED:" are its text */
+    bool in_sections; /* the header's indented lines: the sections */
+    uint64_t header_ns, last_ns;
+    size_t name_n, hdr_n, msg_n[2];
+    unsigned cur; /* name[cur], msg[cur]: the running test case's (the other one's result may be
+                     an event of this same call) */
+    char name[2][C2_NAME], hdr[C2_NAME]; /* and the header's being read */
+    char msg[2][TESTLOG_MESSAGE_MAX];
+};
+
+/* A line of at least 20 bytes, all c. */
+static bool rule(const char *s, size_t n, char c)
+{
+    if (n < 20)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != c)
+            return false;
+    return true;
+}
+
+/* "file:123" or "file:123: ..." → the offset after the digits (0: not one). */
+static size_t location(const char *s, size_t n)
+{
+    size_t lim = n < 1024 ? n : 1024;
+    for (size_t i = lim; i-- > 1;) {
+        if (s[i] != ':')
+            continue;
+        size_t j = i + 1;
+        while (j < n && s[j] >= '0' && s[j] <= '9')
+            j++;
+        if (j > i + 1 && (j == n || s[j] == ':'))
+            return j;
+    }
+    return 0;
+}
+
+/* The running test case's result, at the last line it printed. */
+static int end_test(struct catch2_state *st, struct tl_event *ev)
+{
+    if (!st->open)
+        return 0;
+    st->open = st->in_failure = false;
+    tl_set_result(ev, tl_str_make(st->name[st->cur], st->name_n), tl_str_make(NULL, 0),
+                  st->failed ? TL_FAILED : TL_PASSED);
+    if (st->failed)
+        ev->message = tl_str_make(st->msg[st->cur], st->msg_n[st->cur]);
+    tl_at_earlier_line(ev, st->last_ns);
+    return 1;
+}
+
+static int catch2_parse(void *state, const char *line, size_t len, uint64_t arrival_ns,
+                        struct tl_event *ev)
+{
+    struct catch2_state *st = state;
+    switch (st->phase) {
+    case C2_NAME_L:
+        if (rule(line, len, '-')) {
+            if (!st->hdr_n)
+                break; /* no name: this rule may begin the header */
+            st->phase = C2_LOC;
+            return 0;
+        }
+        if (len >= 2 && line[0] == ' ' && line[1] == ' ' && st->hdr_n)
+            st->in_sections = true;
+        else if (!st->in_sections) {
+            /* the name, or the next line of a wrapped one */
+            if (st->hdr_n && st->hdr_n < sizeof st->hdr)
+                st->hdr[st->hdr_n++] = ' ';
+            st->hdr_n += tl_copy(st->hdr + st->hdr_n, sizeof st->hdr - st->hdr_n, tl_trim(tl_str_make(line, len))).n;
+        } else {
+            st->phase = C2_IDLE;
+            break;
+        }
+        return 0;
+    case C2_LOC:
+        st->phase = C2_IDLE;
+        if (location(line, len) != len)
+            break; /* no header: the line is read as any other */
+        st->phase = C2_DOTS;
+        return 0;
+    case C2_DOTS: {
+        st->phase = C2_IDLE;
+        if (!rule(line, len, '.'))
+            break;
+        /* a header: the same test case's next section, or another test case */
+        if (st->open && st->hdr_n == st->name_n && !memcmp(st->hdr, st->name[st->cur], st->name_n)) {
+            st->last_ns = arrival_ns;
+            return 0;
+        }
+        int k = end_test(st, ev);
+        st->cur ^= 1;
+        memcpy(st->name[st->cur], st->hdr, st->hdr_n);
+        st->name_n = st->hdr_n;
+        st->open = true;
+        st->failed = false;
+        st->msg_n[st->cur] = 0;
+        st->last_ns = arrival_ns;
+        tl_event_init(&ev[k], TLE_TEST_START);
+        ev[k].id = tl_str_make(st->name[st->cur], st->name_n);
+        tl_at_earlier_line(&ev[k], st->header_ns);
+        return k + 1;
+    }
+    case C2_IDLE:
+        break;
+    }
+    if (rule(line, len, '-')) {
+        st->phase = C2_NAME_L;
+        st->hdr_n = 0;
+        st->in_sections = false;
+        st->header_ns = arrival_ns;
+        st->in_failure = false;
+        return 0;
+    }
+    if (!st->open)
+        return 0;
+    if (rule(line, len, '='))
+        return end_test(st, ev);
+    st->last_ns = arrival_ns;
+    size_t loc = location(line, len);
+    if (loc && loc < len) {
+        struct tl_str rest = tl_trim(tl_str_make(line + loc + 1, len - loc - 1));
+        st->in_failure = tl_str_eq(rest, "FAILED:");
+        if (st->in_failure) {
+            st->failed = true;
+            tl_append_line(st->msg[st->cur], sizeof st->msg[0], &st->msg_n[st->cur], tl_str_make(line, len));
+            return 0;
+        }
+    }
+    if (st->in_failure)
+        tl_append_line(st->msg[st->cur], sizeof st->msg[0], &st->msg_n[st->cur], tl_str_make(line, len));
+    return 0;
+}
+
+static int catch2_flush(void *state, struct tl_event *ev) { return end_test(state, ev); }
+
+static bool catch2_busy(const void *state)
+{
+    const struct catch2_state *st = state;
+    return st->open || st->phase != C2_IDLE;
+}
+
+const struct tl_format tl_format_catch2 = {
+    .name = "catch2",
+    .bit = TL_FMT_CATCH2,
+    .state_size = sizeof(struct catch2_state),
+    .parse = catch2_parse,
+    .release = NULL,
+    .flush = catch2_flush,
+    .pairs = (const char *const[]){"--", NULL},
+    .busy = catch2_busy,
+};
