@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "base/parse.h"
 #include "base/util.h"
+#include "observe/cpuprof.h"
 #include "observe/forensics.h"
 #include "profile/profile.h"
 #include "run/sandbox.h"
@@ -26,6 +27,8 @@ enum {
     OPT_OUTPUT_TIMEOUT = 256,
     OPT_NO_PROFILE,
     OPT_PSS,
+    OPT_CPU_PROFILE,
+    OPT_NO_CPU_PROFILE,
     OPT_NO_EVENT_FILTER,
     OPT_PARSE,
     OPT_LOG_INFO,
@@ -78,6 +81,8 @@ static const struct option long_options[] = {
     {"tasks-limit", required_argument, NULL, OPT_TASKS_LIMIT},
     {"interval", required_argument, NULL, 'i'},
     {"pss", no_argument, NULL, OPT_PSS},
+    {"cpu-profile", optional_argument, NULL, OPT_CPU_PROFILE},
+    {"no-cpu-profile", no_argument, NULL, OPT_NO_CPU_PROFILE},
     {"no-event-filter", no_argument, NULL, OPT_NO_EVENT_FILTER},
     {"parse", required_argument, NULL, OPT_PARSE},
     {"log-info", no_argument, NULL, OPT_LOG_INFO},
@@ -186,6 +191,9 @@ void cli_print_help(bool timeout_mode)
           "                             plain); implied by an output FILE ending in .gz\n"
           "  -i, --interval=DURATION    sampling interval (default 1s; 0 turns sampling off)\n"
           "      --pss                  also sample proportional set size (costlier)\n"
+          "      --cpu-profile[=HZ]     sample the on-CPU stacks of the whole tree at HZ (default\n"
+          "                             99) with perf_event_open, for the Call Tree\n"
+          "      --no-cpu-profile       no sampled stacks (the default)\n"
           "      --no-event-filter      hear every process event of the machine, not only the tree's\n"
           "                             (costlier on a busy machine; see the manual)\n"
           "      --parse=FORMATS        auto (default), none, or a comma list of: mozlog, tbpl,\n"
@@ -302,6 +310,17 @@ int cli_parse(int argc, char **argv, struct options *o)
                                 (unsigned long long)(CLI_MIN_INTERVAL_NS / 1000000));
             break;
         case OPT_PSS: o->pss = true; break;
+        case OPT_CPU_PROFILE: {
+            char *end = NULL;
+            errno = 0;
+            unsigned long long v = optarg ? strtoull(optarg, &end, 10) : CPUPROF_DEFAULT_HZ;
+            if (optarg && (!isdigit((unsigned char)*optarg) || *end || errno || !v || v > CPUPROF_MAX_HZ))
+                r = usage_error("invalid --cpu-profile rate '%s' (Hz, 1 to %d)", optarg, CPUPROF_MAX_HZ);
+            else
+                o->cpu_profile_hz = (unsigned)v;
+            break;
+        }
+        case OPT_NO_CPU_PROFILE: o->cpu_profile_hz = 0; break;
         case OPT_NO_EVENT_FILTER: o->no_event_filter = true; break;
         case OPT_PARSE:
             if (testlog_parse_formats(optarg, &o->parse_formats) < 0)

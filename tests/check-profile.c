@@ -9,9 +9,10 @@
  *   check-profile --count NAME FILE     number of markers named NAME
  *   check-profile --meta KEY FILE       meta.KEY (strings raw, other values as compact JSON)
  *   check-profile --samples FILE        one line per sample of the threads after the run's own
- *                                       (the processes dumped at a stop): pid TAB the stack's
- *                                       frames from the innermost out, joined by " < " (its root,
- *                                       "thread TID NAME", last)
+ *                                       (the processes dumped at a stop, and sampled): pid TAB
+ *                                       the stack's frames from the innermost out, joined by
+ *                                       " < " (a dumped thread's root, "thread TID NAME", last)
+ *   check-profile --sample-times FILE   the same, each line ending in TAB the sample's time
  *   check-profile --threads FILE        one line per thread after the run's own: pid, tid, name,
  *                                       process start, thread start, its stacks' category
  *   check-profile --schemas             the marker types of this build (markers.h) as JSON:
@@ -801,7 +802,7 @@ static int print_threads(const char *buf, size_t len)
 }
 
 /* --samples: what the dumped processes' threads hold, a line per sample. */
-static int print_samples(const char *buf, size_t len)
+static int print_samples(const char *buf, size_t len, bool with_times)
 {
     cJSON *root = cJSON_ParseWithLength(buf, len);
     const cJSON *threads = cJSON_GetObjectItemCaseSensitive(root, "threads");
@@ -816,7 +817,8 @@ static int print_samples(const char *buf, size_t len)
                     *frame = cJSON_GetObjectItemCaseSensitive(st, "frame");
         const cJSON *ft = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(th, "frameTable"), "func");
         const cJSON *fn = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(th, "funcTable"), "name");
-        const cJSON *smp;
+        const cJSON *smp, *times = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(th, "samples"), "time");
+        const cJSON *at = cJSON_IsArray(times) ? times->child : NULL;
         cJSON_ArrayForEach(smp, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(th, "samples"), "stack"))
         {
             printf("%s\t", cJSON_GetObjectItemCaseSensitive(th, "pid")->valuestring);
@@ -828,7 +830,10 @@ static int print_samples(const char *buf, size_t len)
                 const cJSON *p = cJSON_GetArrayItem(prefix, k);
                 k = cJSON_IsNull(p) ? -1 : (int)p->valuedouble;
             }
+            if (with_times)
+                printf("\t%.3f", cJSON_IsNumber(at) ? at->valuedouble : -1);
             putchar('\n');
+            at = at ? at->next : NULL;
         }
     }
     cJSON_Delete(root);
@@ -837,7 +842,7 @@ static int print_samples(const char *buf, size_t len)
 
 int main(int argc, char **argv)
 {
-    enum { FULL, STREAM, DUMP, COUNT, META, SAMPLES, THREADS } mode = FULL;
+    enum { FULL, STREAM, DUMP, COUNT, META, SAMPLES, SAMPLE_TIMES, THREADS } mode = FULL;
     if (argc == 2 && strcmp(argv[1], "--schemas") == 0)
         return print_schemas();
     bool allow_torn = false;
@@ -854,6 +859,8 @@ int main(int argc, char **argv)
             mode = THREADS;
         else if (strcmp(argv[i], "--samples") == 0)
             mode = SAMPLES;
+        else if (strcmp(argv[i], "--sample-times") == 0)
+            mode = SAMPLE_TIMES;
         else if ((strcmp(argv[i], "--count") == 0 || strcmp(argv[i], "--meta") == 0) && i + 1 < argc) {
             mode = argv[i][2] == 'c' ? COUNT : META;
             arg = argv[++i];
@@ -863,7 +870,7 @@ int main(int argc, char **argv)
         }
     }
     if (i + 1 != argc) {
-        fprintf(stderr, "usage: check-profile [--stream [--allow-torn] | --dump | --samples | --threads | --count NAME | --meta KEY] FILE\n");
+        fprintf(stderr, "usage: check-profile [--stream [--allow-torn] | --dump | --samples | --sample-times | --threads | --count NAME | --meta KEY] FILE\n");
         return 2;
     }
     file_name = argv[i];
@@ -884,7 +891,9 @@ int main(int argc, char **argv)
     else if (mode == DUMP)
         r = for_each_marker(buf, len, dump_fn, NULL, NULL);
     else if (mode == SAMPLES)
-        r = print_samples(buf, len);
+        r = print_samples(buf, len, false);
+    else if (mode == SAMPLE_TIMES)
+        r = print_samples(buf, len, true);
     else if (mode == THREADS)
         r = print_threads(buf, len);
     else if (mode == COUNT) {

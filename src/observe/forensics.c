@@ -551,6 +551,70 @@ static size_t stacks_of(struct forensics_process *p, const struct forensics_hold
 }
 #endif
 
+/* ---- symbols of a recorded address space -------------------------------------------------- */
+
+struct forensics_syms {
+#ifdef HAVE_LIBDW
+    Dwfl *dwfl;
+#endif
+    int unused;
+};
+
+int forensics_syms_new(const char *maps, size_t len, struct forensics_syms **ret)
+{
+    struct forensics_syms *s = calloc(1, sizeof *s);
+    if (!s)
+        return -ENOMEM;
+#ifdef HAVE_LIBDW
+    /* libdwfl reads the mappings in /proc/PID/maps's own form and opens each file by its path:
+     * the process need not live */
+    FILE *f = len ? fmemopen((void *)maps, len, "r") : NULL;
+    if (f && (s->dwfl = dwfl_begin(&dwfl_callbacks))) {
+        dwfl_report_begin(s->dwfl);
+        dwfl_linux_proc_maps_report(s->dwfl, f);
+        dwfl_report_end(s->dwfl, NULL, NULL);
+    }
+    if (f)
+        fclose(f);
+#else
+    (void)maps, (void)len;
+#endif
+    *ret = s;
+    return 0;
+}
+
+int forensics_syms_name(struct forensics_syms *s, uint64_t pc, char **ret_name, char **ret_lib)
+{
+    *ret_lib = NULL;
+#ifdef HAVE_LIBDW
+    if (s->dwfl) {
+        if (!(*ret_name = name_of(s->dwfl, pc)))
+            return -ENOMEM;
+        Dwfl_Module *m = dwfl_addrmodule(s->dwfl, pc);
+        const char *mname = m ? dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, NULL, NULL) : NULL;
+        if (mname && *mname) {
+            const char *base = strrchr(mname, '/');
+            *ret_lib = strdup(base ? base + 1 : mname);
+        }
+        return 0;
+    }
+#endif
+    if (asprintf(ret_name, "0x%llx", (unsigned long long)pc) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
+void forensics_syms_free(struct forensics_syms *s)
+{
+    if (!s)
+        return;
+#ifdef HAVE_LIBDW
+    if (s->dwfl)
+        dwfl_end(s->dwfl);
+#endif
+    free(s);
+}
+
 static uint64_t starttime_of(pid_t pid)
 {
     struct procfs_pid_stat st;

@@ -25,6 +25,7 @@
 #include "observe/sampler.h"
 #include "base/markers.h"
 #include "profile/markertypes.h"
+#include "profile/profile_cpu.h"
 #include "profile/profile_stacks.h"
 #include "profile/stream.h"
 
@@ -785,6 +786,7 @@ struct conv {
     size_t ntargets, targets_cap, target_next; /* target_next: where the next search starts */
     uint64_t message_bytes;                    /* side bytes the filled payloads take */
     struct pstacks *stacks;                  /* stack lines of dumped processes, NULL: none */
+    struct pcpu *cpu;                        /* sampled stacks (profile_cpu.h), NULL: none */
     /* output */
     int out_fd;
     char *obuf, *wbuf;     /* output buffer; read window over the input's payloads */
@@ -928,6 +930,8 @@ static void conv_release(struct conv *c)
     open_set_release(&c->opens);
     pstacks_free(c->stacks);
     c->stacks = NULL;
+    pcpu_free(c->cpu);
+    c->cpu = NULL;
     jsonw_release(&c->side);
     jsonw_release(&c->tmp);
     free(c->obuf);
@@ -1913,6 +1917,8 @@ static int take_line(struct conv *c, const char *line, size_t len, uint64_t off)
         return pstacks_add(&c->stacks, line, len);
     if (val_is_str(type, "message"))
         return take_message(c, line, len);
+    if (pcpu_type(type->val, type->val_len))
+        return pcpu_add(&c->cpu, line, len);
     /* Another meta line, a future "counter"/"sample" line: not ours to interpret. */
     return 0;
 }
@@ -2338,8 +2344,12 @@ static int write_profile(struct conv *c, double end_ms)
         OUT_LIT(c, ",");
     OUT_LIT(c, "\"profilingEndTime\":");
     out_ms(c, end_ms);
-    /* the run's thread, then one per dumped OS thread, then the one of HIDDEN COUNTERS */
-    size_t dumped = pstacks_threads(c->stacks), zero_thread = 1 + dumped;
+    jsonw_reset(&c->tmp);
+    pcpu_meta(c->cpu, &c->tmp);
+    out_put(c, c->tmp.buf, c->tmp.len);
+    /* the run's thread, then one per dumped OS thread and per sampled one, then the one of HIDDEN
+     * COUNTERS */
+    size_t dumped = pstacks_threads(c->stacks) + pcpu_threads(c->cpu), zero_thread = 1 + dumped;
     bool zero = any_zero_counter(c);
     if (dumped || zero) {
         /* The front-end hides threads without samples when others have some: the run's own
@@ -2447,6 +2457,14 @@ static int write_profile(struct conv *c, double end_ms)
             OUT_LIT(c, ",");
             out_put(c, c->tmp.buf, c->tmp.len);
         }
+    }
+    if (pcpu_threads(c->cpu)) {
+        jsonw_reset(&c->tmp);
+        pcpu_write(c->cpu, c->ncat, &c->tmp);
+        if (jsonw_failed(&c->tmp))
+            return -ENOMEM;
+        OUT_LIT(c, ",");
+        out_put(c, c->tmp.buf, c->tmp.len);
     }
     if (zero)
         out_zero_thread(c);

@@ -45,6 +45,7 @@ struct options {
     bool gzip;                  /* the final profile gzip-compressed (--gzip, or -o FILE.gz) */
     uint64_t interval_ns;       /* sampling interval; 0 = off */
     bool pss;
+    unsigned cpu_profile_hz;    /* --cpu-profile: sampled stacks at this rate; 0 = off */
     bool no_event_filter; /* --no-event-filter */
     unsigned parse_formats;     /* enum testlog_format mask; 0 = none */
     bool log_info, process_output;

@@ -41,6 +41,7 @@
 #include "base/parse.h"
 #include "base/sanitize.h"
 #include "base/util.h"
+#include "observe/cpuprof.h"
 #include "observe/forensics.h"
 #include "observe/limits.h"
 #include "observe/pressure.h"
@@ -153,6 +154,7 @@ struct sv {
     char *dump_path;            /* the dump's text file, once written */
     unsigned finalizations;
     struct sampler *sampler;
+    struct cpuprof *cpuprof; /* --cpu-profile, NULL: off */
     int timerfd;
     struct testlog *testlog;
     struct linebuf *lb[2];
@@ -509,6 +511,7 @@ static void profile_checkpoint(struct sv *sv, const char *why)
 {
     struct profile_end end = {0};
     if (sv->stream) {
+        cpuprof_drain(sv->cpuprof);
         uint64_t now = now_ns();
         struct jsonw w;
         jsonw_init(&w);
@@ -1476,6 +1479,7 @@ static void end_of_run(struct sv *sv)
     }
     if (sv->sampler)
         sampler_finish(sv->sampler, now);
+    cpuprof_stop(sv->cpuprof);
     check_kills(sv, true);
     emit_command_marker(sv);
     if (sv->o->verbose && !sv->o->timeout_mode) {
@@ -1859,13 +1863,15 @@ static int run_loop(struct sv *sv)
     while (sv->phase != PH_DONE) {
         sv->tree_cpu_valid = sv->tree_rss_valid = false;
         struct pollfd pfd[16 + WATCH_MAX];
-        int n = 0, i_sig, i_parent = -1, i_timer = -1, i_events = -1, i_um = -1, i_watch = -1, n_watch = 0;
+        int n = 0, i_sig, i_parent = -1, i_timer = -1, i_events = -1, i_um = -1, i_watch = -1, n_watch = 0, i_cpu = -1;
         int i_out[2] = {-1, -1}, n_out[2] = {0, 0};
         pfd[i_sig = n++] = (struct pollfd){.fd = sv->sigfd, .events = POLLIN};
         if (sv->timerfd >= 0)
             pfd[i_timer = n++] = (struct pollfd){.fd = sv->timerfd, .events = POLLIN};
         if (sampler_event_fd(sv->sampler) >= 0)
             pfd[i_events = n++] = (struct pollfd){.fd = sampler_event_fd(sv->sampler), .events = POLLIN};
+        if (cpuprof_fd(sv->cpuprof) >= 0)
+            pfd[i_cpu = n++] = (struct pollfd){.fd = cpuprof_fd(sv->cpuprof), .events = POLLIN};
         if (sv->um)
             pfd[i_um = n++] = (struct pollfd){.fd = usermark_read_fd(sv->um), .events = POLLIN};
         if (sv->parentfd >= 0)
@@ -1900,6 +1906,8 @@ static int run_loop(struct sv *sv)
         if (pr > 0) {
             if (i_events >= 0 && pfd[i_events].revents)
                 sampler_handle_events(sv->sampler, now_ns());
+            if (i_cpu >= 0 && pfd[i_cpu].revents)
+                cpuprof_drain(sv->cpuprof);
             if (pfd[i_sig].revents) {
                 bool was_exited = sv->exited;
                 handle_signals(sv);
@@ -1910,6 +1918,7 @@ static int run_loop(struct sv *sv)
                 if (read(sv->timerfd, &ticks, sizeof ticks) == (ssize_t)sizeof ticks && ticks > 0) {
                     uint64_t now = now_ns();
                     sampler_sample(sv->sampler, now, ticks, false);
+                    cpuprof_drain(sv->cpuprof);
                     after_sample(sv, now);
                 }
             }
@@ -2190,6 +2199,9 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         sampler_track(sv.sampler, sv.pid, now_ns(), jsonw_failed(&words) ? NULL : words.buf);
         jsonw_release(&words);
     }
+    if (o->cpu_profile_hz && sv.stream && cpuprof_new(o->cpu_profile_hz, sv.sink, sv.t0, &sv.cpuprof) == 0 &&
+        (r = cpuprof_start(sv.cpuprof, sv.pid)) < 0 && o->verbose)
+        log_msg("cpu profile: unavailable: %s (%s)", cpuprof_why(r), strerror(-r));
     /* The command runs and every descriptor is open: from here on resmon-run needs no new
      * process, socket or executable mapping (sandbox.h). */
     if (!o->no_sandbox) {
@@ -2242,6 +2254,7 @@ out:
     linebuf_free(sv.lb[0]);
     linebuf_free(sv.lb[1]);
     sampler_free(sv.sampler);
+    cpuprof_free(sv.cpuprof);
     limits_free(sv.limits);
     contain_free(sv.contain);
     stream_set_tap(sv.stream, NULL, NULL);

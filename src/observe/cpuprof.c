@@ -1,0 +1,746 @@
+/* cpuprof.c — see cpuprof.h. */
+#include "observe/cpuprof.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/jsonw.h"
+#include "base/util.h"
+
+#define RING_PAGES_MAX 64 /* data pages per CPU (a power of two), halved while the kernel refuses */
+
+struct ring {
+    int fd;
+    struct perf_event_mmap_page *meta;
+    char *data;
+    size_t size; /* data bytes */
+};
+
+/* A record read out of a ring, in order of time across rings. */
+struct rec {
+    uint64_t time;
+    uint32_t off, len; /* in cpuprof.recbuf */
+};
+
+struct node_key {
+    uint32_t parent, space;
+    uint64_t pc;
+};
+
+struct pidspace {
+    int32_t pid; /* 0: empty slot */
+    uint32_t space;
+};
+
+struct cpuprof {
+    unsigned hz;
+    const struct marker_sink *sink;
+    uint64_t t0;
+    bool kernel; /* samples in the kernel kept */
+    struct ring *rings;
+    size_t nrings;
+    int epfd;
+    /* records of one drain */
+    char *recbuf;
+    size_t recbuf_len, recbuf_cap;
+    struct rec *recs;
+    size_t nrecs, recs_cap;
+    /* stack nodes: id i + 1 is nodes[i]; an open-addressed index of them */
+    struct node_key *nodes;
+    size_t nnodes, nodes_cap;
+    uint32_t *node_index; /* node id, 0: empty */
+    size_t index_cap;     /* a power of two */
+    size_t nodes_written; /* nodes already in a cpusamples line */
+    /* the current address space of each process */
+    struct pidspace *spaces;
+    size_t spaces_cap, nspaces;
+    uint32_t next_space;
+    /* threads already named: a set of tids */
+    int32_t *named;
+    size_t named_cap, nnamed;
+    uint64_t samples, dropped, lost;
+    struct jsonw w, batch;
+    size_t batch_samples;
+};
+
+static double ms_of(const struct cpuprof *cp, uint64_t ns)
+{
+    return ((double)ns - (double)cp->t0) / 1e6;
+}
+
+int cpuprof_new(unsigned hz, const struct marker_sink *sink, uint64_t t0_ns, struct cpuprof **ret)
+{
+    struct cpuprof *cp = calloc(1, sizeof *cp);
+    if (!cp)
+        return -ENOMEM;
+    cp->hz = hz ? hz : CPUPROF_DEFAULT_HZ;
+    cp->sink = sink;
+    cp->t0 = t0_ns;
+    cp->epfd = -1;
+    cp->next_space = 1;
+    jsonw_init(&cp->w);
+    jsonw_init(&cp->batch);
+    *ret = cp;
+    return 0;
+}
+
+const char *cpuprof_why(int err)
+{
+    switch (-err) {
+    case EACCES:
+    case EPERM:
+        return "the kernel refused perf_event_open (perf_event_paranoid, a capability, or a seccomp "
+               "profile)";
+    case ENOSYS:
+        return "perf_event_open is not available (a kernel without perf events, or a seccomp profile)";
+    case ENOENT:
+    case EOPNOTSUPP:
+        return "the kernel has no cpu-clock event";
+    case ENOMEM:
+        return "no memory for the sample buffers (perf_event_mlock_kb)";
+    default:
+        return "perf_event_open failed";
+    }
+}
+
+static void state_line(struct cpuprof *cp)
+{
+    if (!jsonw_failed(&cp->w))
+        marker_state(cp->sink, cp->w.buf, cp->w.len);
+}
+
+static void error_line(struct cpuprof *cp, int err)
+{
+    jsonw_reset(&cp->w);
+    jsonw_obj_open(&cp->w);
+    jsonw_kv_str(&cp->w, "type", "cpuprofile");
+    char why[256];
+    snprintf(why, sizeof why, "%s: %s", cpuprof_why(err), strerror(-err));
+    jsonw_kv_str(&cp->w, "error", why);
+    jsonw_obj_close(&cp->w);
+    state_line(cp);
+}
+
+static int open_event(pid_t pid, int cpu, unsigned hz, bool kernel)
+{
+    struct perf_event_attr a = {
+        .type = PERF_TYPE_SOFTWARE,
+        .size = sizeof a,
+        .config = PERF_COUNT_SW_CPU_CLOCK,
+        .sample_freq = hz,
+        .freq = 1,
+        .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN,
+        .inherit = 1,
+        .exclude_kernel = !kernel,
+        .exclude_hv = 1,
+        .exclude_callchain_kernel = 1,
+        .mmap = 1,
+        .mmap2 = 1,
+        .comm = 1,
+        .comm_exec = 1,
+        .task = 1,
+        .sample_id_all = 1,
+        .use_clockid = 1,
+        .clockid = CLOCK_MONOTONIC,
+        .watermark = 1,
+    };
+    long fd = syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    return fd < 0 ? -errno : (int)fd;
+}
+
+static void close_rings(struct cpuprof *cp)
+{
+    for (size_t i = 0; i < cp->nrings; i++) {
+        if (cp->rings[i].meta)
+            munmap(cp->rings[i].meta, cp->rings[i].size + (size_t)sysconf(_SC_PAGESIZE));
+        closep(&cp->rings[i].fd);
+    }
+    free(cp->rings);
+    cp->rings = NULL;
+    cp->nrings = 0;
+    closep(&cp->epfd);
+}
+
+/* Map every ring with data pages each (the watermark, attr.watermark without a size, is half of
+ * it). */
+static int map_rings(struct cpuprof *cp, size_t pages)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    for (size_t i = 0; i < cp->nrings; i++) {
+        struct ring *r = &cp->rings[i];
+        void *m = mmap(NULL, (pages + 1) * page, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+        if (m == MAP_FAILED)
+            return -errno;
+        r->meta = m;
+        r->data = (char *)m + page;
+        r->size = pages * page;
+    }
+    return 0;
+}
+
+static uint32_t space_of(struct cpuprof *cp, pid_t pid);
+static void new_space(struct cpuprof *cp, pid_t pid, uint32_t parent, uint64_t at);
+static void read_proc_maps(struct cpuprof *cp, pid_t pid, uint32_t space);
+static bool name_once(struct cpuprof *cp, pid_t tid);
+static void thread_line(struct cpuprof *cp, pid_t pid, pid_t tid, const char *name, uint64_t at);
+
+int cpuprof_start(struct cpuprof *cp, pid_t pid)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+    if (ncpu < 1)
+        ncpu = 1;
+    if (!(cp->rings = calloc((size_t)ncpu, sizeof *cp->rings)))
+        return -ENOMEM;
+    int r = 0;
+    cp->kernel = true;
+    for (long c = 0; c < ncpu; c++) {
+        int fd = open_event(pid, (int)c, cp->hz, cp->kernel);
+        if (fd == -EACCES && cp->kernel && c == 0) {
+            /* perf_event_paranoid 2: user space only */
+            cp->kernel = false;
+            fd = open_event(pid, (int)c, cp->hz, false);
+        }
+        if (fd == -ENODEV || fd == -EINVAL) /* a CPU not online: a possible one */
+            continue;
+        if (fd < 0) {
+            r = fd;
+            break;
+        }
+        cp->rings[cp->nrings++] = (struct ring){.fd = fd};
+    }
+    if (!r && !cp->nrings)
+        r = -ENOENT;
+    /* An unprivileged user may lock perf_event_mlock_kb (516 KiB by default) per CPU set: halve
+     * the buffers until they fit. */
+    for (size_t pages = RING_PAGES_MAX; !r; pages /= 2) {
+        r = map_rings(cp, pages);
+        if (r != -EPERM && r != -ENOMEM)
+            break;
+        for (size_t i = 0; i < cp->nrings; i++)
+            if (cp->rings[i].meta) {
+                munmap(cp->rings[i].meta, cp->rings[i].size + (size_t)sysconf(_SC_PAGESIZE));
+                cp->rings[i].meta = NULL;
+            }
+        if (pages == 1)
+            break;
+        r = 0;
+    }
+    if (!r) {
+        cp->epfd = epoll_create1(EPOLL_CLOEXEC);
+        if (cp->epfd < 0)
+            r = -errno;
+        for (size_t i = 0; !r && i < cp->nrings; i++) {
+            struct epoll_event ev = {.events = EPOLLIN};
+            if (epoll_ctl(cp->epfd, EPOLL_CTL_ADD, cp->rings[i].fd, &ev) < 0)
+                r = -errno;
+        }
+    }
+    if (r) {
+        close_rings(cp);
+        error_line(cp, r);
+        return r;
+    }
+    jsonw_reset(&cp->w);
+    jsonw_obj_open(&cp->w);
+    jsonw_kv_str(&cp->w, "type", "cpuprofile");
+    jsonw_kv_uint(&cp->w, "hz", cp->hz);
+    jsonw_kv_bool(&cp->w, "kernel", cp->kernel);
+    jsonw_obj_close(&cp->w);
+    state_line(cp);
+    /* the command exec'd before its events existed: its mappings from /proc */
+    uint64_t now = now_ns();
+    new_space(cp, pid, 0, now);
+    read_proc_maps(cp, pid, space_of(cp, pid));
+    if (name_once(cp, pid))
+        thread_line(cp, pid, pid, NULL, now);
+    return 0;
+}
+
+int cpuprof_fd(const struct cpuprof *cp)
+{
+    return cp && cp->nrings ? cp->epfd : -1;
+}
+
+/* ---- address spaces and mappings ---------------------------------------------------------- */
+
+static struct pidspace *pid_slot(struct cpuprof *cp, pid_t pid, bool add)
+{
+    if (add && (cp->nspaces + 1) * 2 > cp->spaces_cap) {
+        size_t cap = cp->spaces_cap ? cp->spaces_cap * 2 : 256;
+        struct pidspace *n = calloc(cap, sizeof *n);
+        if (!n)
+            return NULL;
+        for (size_t i = 0; i < cp->spaces_cap; i++)
+            if (cp->spaces[i].pid) {
+                size_t j = (size_t)cp->spaces[i].pid * 2654435761u & (cap - 1);
+                while (n[j].pid)
+                    j = (j + 1) & (cap - 1);
+                n[j] = cp->spaces[i];
+            }
+        free(cp->spaces);
+        cp->spaces = n;
+        cp->spaces_cap = cap;
+    }
+    if (!cp->spaces_cap)
+        return NULL;
+    size_t j = (size_t)pid * 2654435761u & (cp->spaces_cap - 1);
+    while (cp->spaces[j].pid && cp->spaces[j].pid != pid)
+        j = (j + 1) & (cp->spaces_cap - 1);
+    if (!cp->spaces[j].pid) {
+        if (!add)
+            return NULL;
+        cp->spaces[j].pid = pid;
+        cp->nspaces++;
+    }
+    return &cp->spaces[j];
+}
+
+static uint32_t space_of(struct cpuprof *cp, pid_t pid)
+{
+    struct pidspace *s = pid_slot(cp, pid, false);
+    return s ? s->space : 0;
+}
+
+static void new_space(struct cpuprof *cp, pid_t pid, uint32_t parent, uint64_t at)
+{
+    struct pidspace *s = pid_slot(cp, pid, true);
+    if (!s)
+        return;
+    s->space = cp->next_space++;
+    jsonw_reset(&cp->w);
+    jsonw_obj_open(&cp->w);
+    jsonw_kv_str(&cp->w, "type", "cpuspace");
+    jsonw_kv_uint(&cp->w, "space", s->space);
+    jsonw_kv_int(&cp->w, "pid", pid);
+    jsonw_kv_uint(&cp->w, "parent", parent);
+    jsonw_kv_double(&cp->w, "time", ms_of(cp, at), 3);
+    jsonw_obj_close(&cp->w);
+    state_line(cp);
+}
+
+static void hex_kv(struct jsonw *w, const char *key, uint64_t v)
+{
+    char b[24];
+    snprintf(b, sizeof b, "0x%llx", (unsigned long long)v);
+    jsonw_kv_str(w, key, b);
+}
+
+static void map_line(struct cpuprof *cp, uint32_t space, uint64_t start, uint64_t end, uint64_t pgoff,
+                     const char *file)
+{
+    if (!space || !file[0])
+        return;
+    jsonw_reset(&cp->w);
+    jsonw_obj_open(&cp->w);
+    jsonw_kv_str(&cp->w, "type", "cpumap");
+    jsonw_kv_uint(&cp->w, "space", space);
+    hex_kv(&cp->w, "start", start);
+    hex_kv(&cp->w, "end", end);
+    hex_kv(&cp->w, "pgoff", pgoff);
+    jsonw_kv_str(&cp->w, "file", file);
+    jsonw_obj_close(&cp->w);
+    state_line(cp);
+}
+
+static void read_proc_maps(struct cpuprof *cp, pid_t pid, uint32_t space)
+{
+    char path[64], line[4096 + 128];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long start, end, off;
+        char perms[8];
+        int pos = 0;
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &pos) < 4 || !pos ||
+            perms[2] != 'x')
+            continue;
+        char *file = line + pos;
+        file[strcspn(file, "\n")] = '\0';
+        map_line(cp, space, start, end, off, file);
+    }
+    fclose(f);
+}
+
+/* ---- threads ------------------------------------------------------------------------------ */
+
+/* Remember tid as named; false when it was already. */
+static bool name_once(struct cpuprof *cp, pid_t tid)
+{
+    if ((cp->nnamed + 1) * 2 > cp->named_cap) {
+        size_t cap = cp->named_cap ? cp->named_cap * 2 : 256;
+        int32_t *n = calloc(cap, sizeof *n);
+        if (!n)
+            return false;
+        for (size_t i = 0; i < cp->named_cap; i++)
+            if (cp->named[i]) {
+                size_t j = (size_t)cp->named[i] * 2654435761u & (cap - 1);
+                while (n[j])
+                    j = (j + 1) & (cap - 1);
+                n[j] = cp->named[i];
+            }
+        free(cp->named);
+        cp->named = n;
+        cp->named_cap = cap;
+    }
+    size_t j = (size_t)tid * 2654435761u & (cp->named_cap - 1);
+    while (cp->named[j] && cp->named[j] != tid)
+        j = (j + 1) & (cp->named_cap - 1);
+    if (cp->named[j])
+        return false;
+    cp->named[j] = tid;
+    cp->nnamed++;
+    return true;
+}
+
+/* The thread's name line: name from the kernel's record (NULL: read from /proc). */
+static void thread_line(struct cpuprof *cp, pid_t pid, pid_t tid, const char *name, uint64_t at)
+{
+    char path[64], comm[64] = "", cmd[512];
+    if (!name) {
+        snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, comm, sizeof comm - 1) : -1;
+        closep(&fd);
+        comm[n > 0 ? n : 0] = '\0';
+        comm[strcspn(comm, "\n")] = '\0';
+        name = comm;
+    }
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, cmd, sizeof cmd - 1) : -1;
+    closep(&fd);
+    while (n > 0 && cmd[n - 1] == '\0')
+        n--;
+    for (ssize_t i = 0; i < n; i++)
+        if (cmd[i] == '\0')
+            cmd[i] = ' ';
+    if (!name[0] && n <= 0)
+        return; /* gone already: the converter names it after its parent (a fork copies both) */
+    jsonw_reset(&cp->w);
+    jsonw_obj_open(&cp->w);
+    jsonw_kv_str(&cp->w, "type", "cputhread");
+    jsonw_kv_int(&cp->w, "pid", pid);
+    jsonw_kv_int(&cp->w, "tid", tid);
+    if (name[0])
+        jsonw_kv_str(&cp->w, "name", name);
+    if (n > 0)
+        jsonw_kv_strn(&cp->w, "process", cmd, (size_t)n);
+    jsonw_kv_double(&cp->w, "time", ms_of(cp, at), 3);
+    jsonw_obj_close(&cp->w);
+    state_line(cp);
+}
+
+/* ---- stacks ------------------------------------------------------------------------------- */
+
+static size_t node_hash(const struct node_key *k)
+{
+    uint64_t h = k->pc * 0x9e3779b97f4a7c15ull ^ ((uint64_t)k->parent << 32 | k->space);
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return (size_t)(h ^ h >> 32);
+}
+
+/* The node of pc under parent in space: its id, 0 when full or out of memory. */
+static uint32_t node_of(struct cpuprof *cp, uint32_t parent, uint32_t space, uint64_t pc)
+{
+    struct node_key k = {parent, space, pc};
+    if ((cp->nnodes + 1) * 2 > cp->index_cap) {
+        if (cp->nnodes >= CPUPROF_MAX_NODES)
+            goto find_only;
+        size_t cap = cp->index_cap ? cp->index_cap * 2 : 4096;
+        uint32_t *n = calloc(cap, sizeof *n);
+        if (!n)
+            goto find_only;
+        for (size_t i = 0; i < cp->nnodes; i++) {
+            size_t j = node_hash(&cp->nodes[i]) & (cap - 1);
+            while (n[j])
+                j = (j + 1) & (cap - 1);
+            n[j] = (uint32_t)i + 1;
+        }
+        free(cp->node_index);
+        cp->node_index = n;
+        cp->index_cap = cap;
+    }
+find_only:
+    if (!cp->index_cap)
+        return 0;
+    size_t j = node_hash(&k) & (cp->index_cap - 1);
+    for (uint32_t id; (id = cp->node_index[j]); j = (j + 1) & (cp->index_cap - 1)) {
+        const struct node_key *x = &cp->nodes[id - 1];
+        if (x->pc == pc && x->parent == parent && x->space == space)
+            return id;
+    }
+    if ((cp->nnodes + 1) * 2 > cp->index_cap || array_grow(&cp->nodes, &cp->nodes_cap, cp->nnodes, sizeof *cp->nodes) < 0)
+        return 0;
+    cp->nodes[cp->nnodes++] = k;
+    return cp->node_index[j] = (uint32_t)cp->nnodes;
+}
+
+static void batch_begin(struct cpuprof *cp)
+{
+    jsonw_reset(&cp->batch);
+    cp->batch_samples = 0;
+}
+
+/* A sample: its stack's innermost node added to the batch. */
+static void take_sample(struct cpuprof *cp, pid_t pid, pid_t tid, uint64_t time, const uint64_t *ips, uint64_t n)
+{
+    if (pid <= 0)
+        return; /* the idle task: not ours */
+    if (cp->samples >= CPUPROF_MAX_SAMPLES) {
+        cp->dropped++;
+        return;
+    }
+    uint32_t space = space_of(cp, pid);
+    if (!space) {
+        /* a process started before its events (or whose fork record was lost): from /proc */
+        new_space(cp, pid, 0, time);
+        space = space_of(cp, pid);
+        read_proc_maps(cp, pid, space);
+    }
+    if (name_once(cp, tid))
+        thread_line(cp, pid, tid, NULL, time);
+    /* the outermost frame first; context markers (PERF_CONTEXT_*) skipped; return addresses less
+     * one, so that they name the call */
+    size_t user[PERF_MAX_STACK_DEPTH];
+    size_t nu = 0;
+    for (uint64_t i = 0; i < n && nu < ARRAY_SIZE(user); i++)
+        if (ips[i] < (uint64_t)PERF_CONTEXT_MAX && ips[i])
+            user[nu++] = i;
+    uint32_t node = 0;
+    for (size_t k = nu; k-- > 0;) {
+        uint64_t pc = ips[user[k]] - (k ? 1 : 0);
+        uint32_t next = node_of(cp, node, space, pc);
+        if (!next)
+            break; /* the nodes are full: the stack as far as it is known */
+        node = next;
+    }
+    if (!node) {
+        cp->dropped++;
+        return;
+    }
+    cp->samples++;
+    char b[96];
+    char ms[JSONW_FIXED_MAX];
+    int mlen = jsonw_fixed(ms_of(cp, time), 3, ms);
+    int len = snprintf(b, sizeof b, "%s[%d,%d,%.*s,%u]", cp->batch_samples ? "," : "", (int)pid, (int)tid, mlen, ms,
+                       node);
+    jsonw_append(&cp->batch, b, (size_t)len);
+    cp->batch_samples++;
+}
+
+/* The batch as one line: the nodes not yet written, then its samples. */
+static void batch_end(struct cpuprof *cp)
+{
+    if (!cp->batch_samples)
+        return;
+    jsonw_reset(&cp->w);
+    jsonw_appendf(&cp->w, "{\"type\":\"cpusamples\",\"first\":%zu,\"nodes\":[", cp->nodes_written + 1);
+    for (size_t i = cp->nodes_written; i < cp->nnodes; i++) {
+        char b[64];
+        int len = snprintf(b, sizeof b, "%s[%u,%u,\"0x%llx\"]", i > cp->nodes_written ? "," : "",
+                           cp->nodes[i].parent, cp->nodes[i].space, (unsigned long long)cp->nodes[i].pc);
+        jsonw_append(&cp->w, b, (size_t)len);
+    }
+    jsonw_append(&cp->w, "],\"samples\":[", 13);
+    jsonw_append(&cp->w, cp->batch.buf, cp->batch.len);
+    jsonw_append(&cp->w, "]}", 2);
+    if (!jsonw_failed(&cp->w) && !jsonw_failed(&cp->batch)) {
+        marker_state(cp->sink, cp->w.buf, cp->w.len);
+        cp->nodes_written = cp->nnodes;
+    }
+    batch_begin(cp);
+}
+
+/* ---- reading the rings -------------------------------------------------------------------- */
+
+static int cmp_rec(const void *a, const void *b)
+{
+    const struct rec *x = a, *y = b;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Copy every record of ring r out (it may wrap), and free its space. */
+static void read_ring(struct cpuprof *cp, struct ring *r)
+{
+    uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = r->meta->data_tail;
+    while (tail + sizeof(struct perf_event_header) <= head) {
+        struct perf_event_header h;
+        for (size_t i = 0; i < sizeof h; i++)
+            ((char *)&h)[i] = r->data[(tail + i) & (r->size - 1)];
+        if (h.size < sizeof h || tail + h.size > head)
+            break;
+        if (array_reserve(&cp->recbuf, &cp->recbuf_cap, cp->recbuf_len + h.size, 1) < 0 ||
+            array_grow(&cp->recs, &cp->recs_cap, cp->nrecs, sizeof *cp->recs) < 0)
+            break;
+        char *dst = cp->recbuf + cp->recbuf_len;
+        size_t at = tail & (r->size - 1), first = MIN((size_t)h.size, r->size - at);
+        memcpy(dst, r->data + at, first);
+        memcpy(dst + first, r->data, h.size - first);
+        /* the time: a sample's third word; another record's sample_id (pid, tid, time) ends it */
+        uint64_t t = 0;
+        if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof h + 16)
+            memcpy(&t, dst + sizeof h + 8, 8);
+        else if (h.size >= sizeof h + 8)
+            memcpy(&t, dst + h.size - 8, 8);
+        cp->recs[cp->nrecs++] = (struct rec){t, (uint32_t)cp->recbuf_len, h.size};
+        cp->recbuf_len += h.size;
+        tail += h.size;
+    }
+    __atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+static void take_record(struct cpuprof *cp, const char *p, size_t len, uint64_t time)
+{
+    struct perf_event_header h;
+    memcpy(&h, p, sizeof h);
+    const char *b = p + sizeof h;
+    size_t n = len - sizeof h;
+    uint32_t u[4];
+    switch (h.type) {
+    case PERF_RECORD_SAMPLE: {
+        uint64_t nr;
+        if (n < 24)
+            return;
+        memcpy(u, b, 8);
+        memcpy(&nr, b + 16, 8);
+        if (nr > (n - 24) / 8)
+            return;
+        uint64_t ips[PERF_MAX_STACK_DEPTH + 8];
+        nr = MIN(nr, (uint64_t)ARRAY_SIZE(ips));
+        memcpy(ips, b + 24, nr * 8);
+        take_sample(cp, (pid_t)u[0], (pid_t)u[1], time, ips, nr);
+        break;
+    }
+    case PERF_RECORD_MMAP2: {
+        /* pid, tid, addr, len, pgoff, maj, min, ino, ino_generation, prot, flags, filename */
+        if (n < 8 + 24 + 8 + 16 + 8 + 1)
+            return;
+        uint64_t v[3];
+        memcpy(u, b, 8);
+        memcpy(v, b + 8, 24);
+        const char *file = b + 8 + 24 + 8 + 16 + 8;
+        if (!memchr(file, '\0', n - (size_t)(file - b)))
+            return;
+        map_line(cp, space_of(cp, (pid_t)u[0]), v[0], v[0] + v[1], v[2], file);
+        break;
+    }
+    case PERF_RECORD_MMAP: {
+        if (n < 8 + 24 + 1)
+            return;
+        uint64_t v[3];
+        memcpy(u, b, 8);
+        memcpy(v, b + 8, 24);
+        const char *file = b + 32;
+        if (!memchr(file, '\0', n - 32))
+            return;
+        map_line(cp, space_of(cp, (pid_t)u[0]), v[0], v[0] + v[1], v[2], file);
+        break;
+    }
+    case PERF_RECORD_COMM: {
+        if (n < 9)
+            return;
+        memcpy(u, b, 8);
+        const char *comm = b + 8;
+        if (!memchr(comm, '\0', n - 8))
+            return;
+        if (h.misc & PERF_RECORD_MISC_COMM_EXEC && u[0] == u[1])
+            new_space(cp, (pid_t)u[0], 0, time);
+        name_once(cp, (pid_t)u[1]);
+        thread_line(cp, (pid_t)u[0], (pid_t)u[1], comm, time);
+        break;
+    }
+    case PERF_RECORD_FORK:
+        if (n < 16)
+            return;
+        memcpy(u, b, 16); /* pid, ppid, tid, ptid */
+        if (u[0] != u[1])
+            new_space(cp, (pid_t)u[0], space_of(cp, (pid_t)u[1]), time);
+        break;
+    case PERF_RECORD_LOST: {
+        uint64_t v[2];
+        if (n >= 16) {
+            memcpy(v, b, 16);
+            cp->lost += v[1];
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+void cpuprof_drain(struct cpuprof *cp)
+{
+    if (!cp || !cp->nrings)
+        return;
+    if (cp->epfd >= 0) {
+        struct epoll_event ev[8];
+        while (epoll_wait(cp->epfd, ev, ARRAY_SIZE(ev), 0) == (int)ARRAY_SIZE(ev)) {
+        }
+    }
+    cp->nrecs = cp->recbuf_len = 0;
+    for (size_t i = 0; i < cp->nrings; i++)
+        read_ring(cp, &cp->rings[i]);
+    if (!cp->nrecs)
+        return;
+    qsort(cp->recs, cp->nrecs, sizeof *cp->recs, cmp_rec);
+    batch_begin(cp);
+    for (size_t i = 0; i < cp->nrecs; i++) {
+        const struct rec *r = &cp->recs[i];
+        const char *p = cp->recbuf + r->off;
+        struct perf_event_header h;
+        memcpy(&h, p, sizeof h);
+        if (h.type != PERF_RECORD_SAMPLE)
+            batch_end(cp); /* a space or a map the next samples need comes first */
+        take_record(cp, p, r->len, r->time);
+    }
+    batch_end(cp);
+}
+
+void cpuprof_stop(struct cpuprof *cp)
+{
+    if (!cp || !cp->nrings)
+        return;
+    cpuprof_drain(cp);
+    close_rings(cp);
+    jsonw_reset(&cp->w);
+    jsonw_obj_open(&cp->w);
+    jsonw_kv_str(&cp->w, "type", "cpuend");
+    jsonw_kv_uint(&cp->w, "samples", cp->samples);
+    jsonw_kv_uint(&cp->w, "dropped", cp->dropped);
+    jsonw_kv_uint(&cp->w, "lost", cp->lost);
+    jsonw_obj_close(&cp->w);
+    state_line(cp);
+}
+
+void cpuprof_free(struct cpuprof *cp)
+{
+    if (!cp)
+        return;
+    close_rings(cp);
+    free(cp->recbuf);
+    free(cp->recs);
+    free(cp->nodes);
+    free(cp->node_index);
+    free(cp->spaces);
+    free(cp->named);
+    jsonw_release(&cp->w);
+    jsonw_release(&cp->batch);
+    free(cp);
+}

@@ -1,0 +1,80 @@
+/* cpuprof.h — sampled on-CPU stacks of every process and thread of the command's tree
+ * (--cpu-profile), taken by the kernel and written to the stream as they come.
+ *
+ * KERNEL SAMPLING, NOT PTRACE. perf_event_open(2) with the software cpu-clock event (it works in
+ * VMs without a PMU), one event per CPU on the command's process with inherit set, so that every
+ * process and thread it starts later is sampled too (the kernel refuses to map the buffer of an
+ * inherited event that is not bound to one CPU). Each event has its ring buffer mapped; the buffers
+ * are drained from the supervisor's poll loop (cpuprof_fd: one epoll descriptor over all of them,
+ * woken when a buffer is half full) and at each of its sampling ticks. No perf binary, no
+ * ptrace, no signal to the command. Samples carry CLOCK_MONOTONIC times (the event's use_clockid),
+ * the clock of every marker, so a test's range selects exactly the samples taken during it.
+ *
+ * STACKS are the user-space callchains the kernel walks along frame pointers (code built without
+ * them gives its innermost frame and what the walk finds after it). Kernel frames are not taken.
+ * Where the kernel allows it (perf_event_paranoid <= 1, or root) samples taken in the kernel are
+ * kept with their user stack; otherwise (paranoid 2, an unprivileged user: only their own
+ * processes, user space only) samples are of user space only.
+ *
+ * NAMES are not looked up here: a sample holds addresses, named once per unique address when the
+ * profile is written (profile_cpu.h, through forensics_syms: libdwfl, the symbolisation of the
+ * stop's dump), from the mappings recorded here while the processes lived: /proc/PID/maps of the
+ * command when sampling starts, then the kernel's own records of every executable mapping, fork
+ * and exec of the tree, so that a process that exited long before the end still gets names.
+ *
+ * THE STREAM'S LINES (state lines, markers.h; times in ms since t0, as markers'):
+ *   {"type":"cpuprofile","hz":N,"kernel":B}                  sampling started (first line)
+ *   {"type":"cpuprofile","error":S}                          sampling is unavailable, and why
+ *   {"type":"cpuspace","space":S,"pid":P,"parent":S0,"time":MS}
+ *        an address space: a process (pid P) began one, by fork (a copy of space S0) or exec
+ *        (S0 0: empty)
+ *   {"type":"cpumap","space":S,"start":"0xHEX","end":"0xHEX","pgoff":"0xHEX","file":PATH}
+ *        an executable mapping of space S
+ *   {"type":"cputhread","pid":P,"tid":T,"name":S,"process":CMD,"time":MS}
+ *        a thread's name (process: the process's command line, when known), at its first sample
+ *        and whenever it changes
+ *   {"type":"cpusamples","first":N,"nodes":[[PARENT,SPACE,"0xPC"],...],
+ *    "samples":[[PID,TID,MS,NODE],...]}
+ *        one per drain: the stack nodes first seen in it, numbered from N on (the first node of
+ *        the run is 1; PARENT 0: the outermost frame), then the samples, each naming
+ *        the innermost node of its stack. A return address is written minus one (the call).
+ *   {"type":"cpuend","samples":N,"dropped":N,"lost":N}
+ *        at the end: samples written, dropped past the cap, lost by the kernel (a full buffer)
+ *
+ * BOUNDED: stacks are deduplicated (a node per distinct frame-in-context), and at most
+ * CPUPROF_MAX_SAMPLES samples are written; past that, samples are counted as dropped (cpuend)
+ * and the nodes stop growing too.
+ */
+#ifndef RESMON_CPUPROF_H
+#define RESMON_CPUPROF_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/markers.h"
+
+#define CPUPROF_DEFAULT_HZ 99
+#define CPUPROF_MAX_HZ 10000
+#define CPUPROF_MAX_SAMPLES 2000000u
+#define CPUPROF_MAX_NODES 2000000u
+
+struct cpuprof;
+
+/* Sampling at hz of the tree that cpuprof_start names, its lines to sink, times relative to t0_ns.
+ * Returns 0 or -ENOMEM. */
+int cpuprof_new(unsigned hz, const struct marker_sink *sink, uint64_t t0_ns, struct cpuprof **ret);
+/* Start sampling pid (the command, just exec'd) and all it starts from now on. 0, or -errno when
+ * the kernel says no (EACCES/EPERM: perf_event_paranoid, ENOSYS/EPERM: a seccomp profile, ENOENT:
+ * no cpu-clock event); then the stream gets the "error" line and nothing else changes. */
+int cpuprof_start(struct cpuprof *cp, pid_t pid);
+/* The reason of the last failure as a sentence for -v and the profile's meta (static text). */
+const char *cpuprof_why(int err);
+/* The descriptor to poll (POLLIN) while sampling, -1 when not sampling. */
+int cpuprof_fd(const struct cpuprof *cp);
+/* Read what the kernel has written and write it to the stream. Cheap when there is nothing. */
+void cpuprof_drain(struct cpuprof *cp);
+/* Drain, write the cpuend line, stop sampling (the events are closed). NULL is a no-op. */
+void cpuprof_stop(struct cpuprof *cp);
+void cpuprof_free(struct cpuprof *cp);
+
+#endif

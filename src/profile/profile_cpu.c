@@ -1,0 +1,839 @@
+/* profile_cpu.c — see profile_cpu.h. */
+#include "profile/profile_cpu.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/markers.h"
+#include "base/util.h"
+#include "observe/forensics.h"
+
+struct space {
+    int pid;
+    uint32_t parent;
+    struct map { uint64_t start, end; char *file; } *maps; /* its own, in the order recorded */
+    size_t nmaps, maps_cap;
+    bool named;         /* syms opened (maybe NULL: failed) */
+    struct forensics_syms *syms;
+};
+
+struct node {
+    uint32_t parent, space;
+    uint64_t pc;
+};
+
+struct sample {
+    double time;
+    uint32_t node;
+};
+
+struct thread {
+    int pid, tid;
+    char *name, *process;
+    struct sample *s;
+    size_t n, cap;
+};
+
+/* A string table with an open-addressed index (names, libraries: one entry per distinct one). */
+struct strtab {
+    char **s;
+    size_t n, cap;
+    uint32_t *index; /* id + 1, 0 empty */
+    size_t icap;
+};
+
+/* A distinct (space, pc) and what it was named: the symbolisation cache. */
+struct sym {
+    uint32_t space;
+    uint64_t pc;
+    uint32_t name, lib; /* strtab ids; lib UINT32_MAX: none */
+};
+
+struct pcpu {
+    bool started, failed_start;
+    char *error;
+    unsigned hz;
+    uint64_t samples_end, dropped, lost;
+    bool ended;
+    struct space *spaces; /* by id (0 unused) */
+    size_t nspaces, spaces_cap;
+    struct node *nodes;   /* id i + 1 */
+    size_t nnodes, nodes_cap;
+    struct thread *threads;
+    size_t nthreads, threads_cap, last_thread;
+    uint64_t nsamples;
+    /* built at write time */
+    struct strtab strs;
+    struct sym *syms;
+    uint32_t *sym_index;
+    size_t nsyms, syms_cap, sym_icap;
+    uint32_t *node_sym; /* per node: its sym + 1, 0 not yet */
+    size_t node_sym_len;
+};
+
+bool pcpu_type(const char *t, size_t n)
+{
+    static const char *const types[] = {"\"cpuprofile\"", "\"cpuspace\"", "\"cpumap\"",
+                                        "\"cputhread\"",  "\"cpusamples\"", "\"cpuend\""};
+    for (size_t i = 0; i < ARRAY_SIZE(types); i++)
+        if (n == strlen(types[i]) && memcmp(t, types[i], n) == 0)
+            return true;
+    return false;
+}
+
+static double num(const cJSON *o, const char *key, double dflt)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(x) ? x->valuedouble : dflt;
+}
+
+static const char *str(const cJSON *o, const char *key)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
+static bool hex(const cJSON *x, uint64_t *ret)
+{
+    if (!cJSON_IsString(x))
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(x->valuestring, &end, 16);
+    if (errno || end == x->valuestring || *end)
+        return false;
+    *ret = v;
+    return true;
+}
+
+static struct space *space_at(struct pcpu *pc, double id, bool add)
+{
+    if (!(id >= 1 && id < 1e8))
+        return NULL;
+    size_t i = (size_t)id;
+    if (i >= pc->nspaces) {
+        if (!add || array_reserve(&pc->spaces, &pc->spaces_cap, i + 1, sizeof *pc->spaces) < 0)
+            return NULL;
+        memset(pc->spaces + pc->nspaces, 0, (i + 1 - pc->nspaces) * sizeof *pc->spaces);
+        pc->nspaces = i + 1;
+    }
+    return &pc->spaces[i];
+}
+
+static struct thread *thread_of(struct pcpu *pc, int pid, int tid)
+{
+    /* the last one asked first: a batch holds runs of one thread's samples */
+    size_t last = pc->last_thread;
+    if (last < pc->nthreads && pc->threads[last].tid == tid && pc->threads[last].pid == pid)
+        return &pc->threads[last];
+    for (size_t i = pc->nthreads; i-- > 0;)
+        if (pc->threads[i].tid == tid && pc->threads[i].pid == pid)
+            return &pc->threads[pc->last_thread = i];
+    if (array_grow(&pc->threads, &pc->threads_cap, pc->nthreads, sizeof *pc->threads) < 0)
+        return NULL;
+    pc->threads[pc->nthreads] = (struct thread){.pid = pid, .tid = tid};
+    return &pc->threads[pc->last_thread = pc->nthreads++];
+}
+
+static void set_str(char **dst, const char *s)
+{
+    if (!s)
+        return;
+    char *d = strdup(s);
+    if (d) {
+        free(*dst);
+        *dst = d;
+    }
+}
+
+static int take_samples(struct pcpu *pc, const cJSON *o)
+{
+    const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(o, "nodes");
+    const cJSON *samples = cJSON_GetObjectItemCaseSensitive(o, "samples");
+    double first = num(o, "first", (double)pc->nnodes + 1);
+    if (!cJSON_IsArray(nodes) || !cJSON_IsArray(samples) || first < 1 || first > 1e9)
+        return 0;
+    /* a line lost before this one: its nodes are unknown (pc 0, named as such) */
+    while (pc->nnodes + 1 < (size_t)first) {
+        if (array_grow(&pc->nodes, &pc->nodes_cap, pc->nnodes, sizeof *pc->nodes) < 0)
+            return -ENOMEM;
+        pc->nodes[pc->nnodes++] = (struct node){0, 0, 0};
+    }
+    size_t base = (size_t)first - 1;
+    const cJSON *x;
+    size_t k = 0;
+    cJSON_ArrayForEach(x, nodes) {
+        double parent, space;
+        const cJSON *p0 = cJSON_GetArrayItem(x, 0), *s0 = cJSON_GetArrayItem(x, 1);
+        parent = cJSON_IsNumber(p0) ? p0->valuedouble : -1;
+        space = cJSON_IsNumber(s0) ? s0->valuedouble : -1;
+        uint64_t addr;
+        size_t id = base + k++;
+        if (id < pc->nnodes)
+            continue; /* known already (a line seen twice) */
+        if (array_grow(&pc->nodes, &pc->nodes_cap, pc->nnodes, sizeof *pc->nodes) < 0)
+            return -ENOMEM;
+        bool ok = parent >= 0 && parent <= (double)id && space >= 0 && space < 1e8 &&
+                  hex(cJSON_GetArrayItem(x, 2), &addr);
+        pc->nodes[pc->nnodes++] = ok ? (struct node){(uint32_t)parent, (uint32_t)space, addr} : (struct node){0, 0, 0};
+    }
+    cJSON_ArrayForEach(x, samples) {
+        const cJSON *p = cJSON_GetArrayItem(x, 0), *t = cJSON_GetArrayItem(x, 1), *ms = cJSON_GetArrayItem(x, 2),
+                    *nd = cJSON_GetArrayItem(x, 3);
+        if (!cJSON_IsNumber(p) || !cJSON_IsNumber(t) || !cJSON_IsNumber(ms) || !cJSON_IsNumber(nd) ||
+            nd->valuedouble < 1 || nd->valuedouble > (double)pc->nnodes || p->valuedouble < 1 ||
+            p->valuedouble > 1e8 || t->valuedouble < 1 || t->valuedouble > 1e8)
+            continue;
+        struct thread *th = thread_of(pc, (int)p->valuedouble, (int)t->valuedouble);
+        if (!th || array_grow(&th->s, &th->cap, th->n, sizeof *th->s) < 0)
+            return -ENOMEM;
+        double at = ms->valuedouble;
+        if (th->n && at < th->s[th->n - 1].time)
+            at = th->s[th->n - 1].time; /* the front-end wants them in order */
+        th->s[th->n++] = (struct sample){at, (uint32_t)nd->valuedouble};
+        pc->nsamples++;
+    }
+    return 1;
+}
+
+int pcpu_add(struct pcpu **pcp, const char *line, size_t len)
+{
+    struct pcpu *pc = *pcp;
+    if (!pc && !(pc = *pcp = calloc(1, sizeof *pc)))
+        return -ENOMEM;
+    cJSON *o = cJSON_ParseWithLength(line, len);
+    const char *type = str(o, "type");
+    int r = 1;
+    if (!type) {
+        r = 0;
+    } else if (!strcmp(type, "cpusamples")) {
+        r = take_samples(pc, o);
+    } else if (!strcmp(type, "cpuspace")) {
+        struct space *s = space_at(pc, num(o, "space", 0), true);
+        double parent = num(o, "parent", 0);
+        if (s) {
+            s->pid = (int)num(o, "pid", 0);
+            s->parent = parent >= 0 && parent < 1e8 ? (uint32_t)parent : 0;
+        }
+        r = s != NULL;
+    } else if (!strcmp(type, "cpumap")) {
+        struct space *s = space_at(pc, num(o, "space", 0), true);
+        uint64_t a, b, off;
+        const char *file = str(o, "file");
+        if (!s || !file || file[0] != '/' || strchr(file, '\n') ||
+            !hex(cJSON_GetObjectItemCaseSensitive(o, "start"), &a) ||
+            !hex(cJSON_GetObjectItemCaseSensitive(o, "end"), &b) ||
+            !hex(cJSON_GetObjectItemCaseSensitive(o, "pgoff"), &off) || b <= a)
+            r = 0;
+        else if (off <= a) { /* the file as mapped from its start (see maps_text) */
+            char *f = strdup(file);
+            if (!f || array_grow(&s->maps, &s->maps_cap, s->nmaps, sizeof *s->maps) < 0) {
+                free(f);
+                r = -ENOMEM;
+            } else {
+                s->maps[s->nmaps++] = (struct map){a - off, b, f};
+            }
+        }
+    } else if (!strcmp(type, "cputhread")) {
+        double p = num(o, "pid", 0), t = num(o, "tid", 0);
+        struct thread *th = p >= 1 && p < 1e8 && t >= 1 && t < 1e8 ? thread_of(pc, (int)p, (int)t) : NULL;
+        if (th) {
+            set_str(&th->name, str(o, "name"));
+            set_str(&th->process, str(o, "process"));
+        }
+        r = th != NULL;
+    } else if (!strcmp(type, "cpuprofile")) {
+        pc->started = true;
+        pc->hz = (unsigned)num(o, "hz", 0);
+        if (str(o, "error"))
+            set_str(&pc->error, str(o, "error"));
+    } else if (!strcmp(type, "cpuend")) {
+        pc->ended = true;
+        pc->samples_end = (uint64_t)num(o, "samples", 0);
+        pc->dropped = (uint64_t)num(o, "dropped", 0);
+        pc->lost = (uint64_t)num(o, "lost", 0);
+    } else {
+        r = 0;
+    }
+    cJSON_Delete(o);
+    return r;
+}
+
+size_t pcpu_threads(const struct pcpu *pc)
+{
+    size_t n = 0;
+    for (size_t i = 0; pc && i < pc->nthreads; i++)
+        n += pc->threads[i].n > 0;
+    return n;
+}
+
+/* ---- naming ------------------------------------------------------------------------------- */
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The id of s (taken over: freed when it is there already), UINT32_MAX: no memory. */
+static uint32_t intern(struct strtab *t, char *s)
+{
+    if (!s)
+        return UINT32_MAX;
+    if ((t->n + 1) * 2 > t->icap) {
+        size_t cap = t->icap ? t->icap * 2 : 1024;
+        uint32_t *ix = calloc(cap, sizeof *ix);
+        if (!ix) {
+            free(s);
+            return UINT32_MAX;
+        }
+        for (size_t i = 0; i < t->n; i++) {
+            size_t j = hash_str(t->s[i]) & (cap - 1);
+            while (ix[j])
+                j = (j + 1) & (cap - 1);
+            ix[j] = (uint32_t)i + 1;
+        }
+        free(t->index);
+        t->index = ix;
+        t->icap = cap;
+    }
+    size_t j = hash_str(s) & (t->icap - 1);
+    for (; t->index[j]; j = (j + 1) & (t->icap - 1))
+        if (!strcmp(t->s[t->index[j] - 1], s)) {
+            free(s);
+            return t->index[j] - 1;
+        }
+    if (array_grow(&t->s, &t->cap, t->n, sizeof *t->s) < 0) {
+        free(s);
+        return UINT32_MAX;
+    }
+    t->s[t->n] = s;
+    t->index[j] = (uint32_t)t->n + 1;
+    return (uint32_t)t->n++;
+}
+
+static void strtab_free(struct strtab *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->s[i]);
+    free(t->s);
+    free(t->index);
+    *t = (struct strtab){0};
+}
+
+/* The space whose mappings name a node of space id: a forked process's own, else its parent's
+ * (a fork that mapped nothing since shares the parent's session). */
+static uint32_t naming_space(const struct pcpu *pc, uint32_t id)
+{
+    for (int hops = 0; hops < 64 && id && id < pc->nspaces && !pc->spaces[id].nmaps && pc->spaces[id].parent;
+         hops++)
+        id = pc->spaces[id].parent;
+    return id < pc->nspaces ? id : 0;
+}
+
+/* The whole mappings of space id: its ancestors' (forks), then its own; where two overlap, the
+ * later one (a library unloaded and another mapped there). */
+static int all_maps(const struct pcpu *pc, uint32_t id, struct map **ret, size_t *n, size_t *cap)
+{
+    for (int depth = 0; id && id < pc->nspaces && depth < 64; id = pc->spaces[id].parent, depth++) {
+        const struct space *s = &pc->spaces[id];
+        for (size_t i = s->nmaps; i-- > 0;) {
+            bool hidden = false;
+            for (size_t k = 0; k < *n && !hidden; k++)
+                hidden = s->maps[i].start < (*ret)[k].end && (*ret)[k].start < s->maps[i].end;
+            if (hidden)
+                continue;
+            if (array_grow(ret, cap, *n, sizeof **ret) < 0)
+                return -ENOMEM;
+            (*ret)[(*n)++] = s->maps[i];
+        }
+    }
+    return 0;
+}
+
+static int cmp_map(const void *a, const void *b)
+{
+    const struct map *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The mappings in /proc/PID/maps's form, for libdwfl. Only the executable mappings are
+ * recorded, and libdwfl places a module by its lowest mapping, which it takes for the file's
+ * start: each is written as the file mapped from offset 0 at its address less its offset, where
+ * the linkers' layout (a segment's address and offset equal modulo the load base) puts the
+ * file's start. Each file gets an inode number of its own (libdwfl tells files apart by it). */
+static void maps_text(const struct map *m, size_t n, struct jsonw *w)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t ino = 1;
+        for (const char *c = m[i].file; *c; c++)
+            ino = ino * 131 + (unsigned char)*c;
+        jsonw_appendf(w, "%" PRIx64 "-%" PRIx64 " r-xp 0 00:01 %" PRIu64 " %s\n", m[i].start, m[i].end,
+                      ino >> 1, m[i].file);
+    }
+}
+
+static struct forensics_syms *syms_of(struct pcpu *pc, uint32_t id)
+{
+    struct space *s = &pc->spaces[id];
+    if (!s->named) {
+        s->named = true;
+        struct jsonw w;
+        jsonw_init(&w);
+        struct map *m = NULL;
+        size_t n = 0, cap = 0;
+        if (all_maps(pc, id, &m, &n, &cap) == 0) {
+            qsort(m, n, sizeof *m, cmp_map);
+            maps_text(m, n, &w);
+        }
+        free(m);
+        if (!jsonw_failed(&w))
+            forensics_syms_new(w.buf, w.len, &s->syms);
+        jsonw_release(&w);
+    }
+    return s->syms;
+}
+
+/* The sym of a node: named once per distinct (space, pc). UINT32_MAX: no memory. */
+static uint32_t sym_of(struct pcpu *pc, uint32_t node)
+{
+    if (pc->node_sym[node - 1])
+        return pc->node_sym[node - 1] - 1;
+    const struct node *nd = &pc->nodes[node - 1];
+    uint32_t space = naming_space(pc, nd->space);
+    if ((pc->nsyms + 1) * 2 > pc->sym_icap) {
+        size_t cap = pc->sym_icap ? pc->sym_icap * 2 : 4096;
+        uint32_t *ix = calloc(cap, sizeof *ix);
+        if (!ix)
+            return UINT32_MAX;
+        for (size_t i = 0; i < pc->nsyms; i++) {
+            size_t j = (pc->syms[i].pc * 0x9e3779b97f4a7c15ull ^ pc->syms[i].space) & (cap - 1);
+            while (ix[j])
+                j = (j + 1) & (cap - 1);
+            ix[j] = (uint32_t)i + 1;
+        }
+        free(pc->sym_index);
+        pc->sym_index = ix;
+        pc->sym_icap = cap;
+    }
+    size_t j = (nd->pc * 0x9e3779b97f4a7c15ull ^ space) & (pc->sym_icap - 1);
+    for (; pc->sym_index[j]; j = (j + 1) & (pc->sym_icap - 1)) {
+        const struct sym *y = &pc->syms[pc->sym_index[j] - 1];
+        if (y->pc == nd->pc && y->space == space)
+            return (pc->node_sym[node - 1] = pc->sym_index[j]) - 1;
+    }
+    char *name = NULL, *lib = NULL;
+    struct forensics_syms *fs = space && nd->pc ? syms_of(pc, space) : NULL;
+    if (fs)
+        forensics_syms_name(fs, nd->pc, &name, &lib);
+    else if (asprintf(&name, nd->pc ? "0x%" PRIx64 : "(unknown)", nd->pc) < 0)
+        name = NULL;
+    struct sym y = {space, nd->pc, intern(&pc->strs, name), lib ? intern(&pc->strs, lib) : UINT32_MAX};
+    if (y.name == UINT32_MAX || array_grow(&pc->syms, &pc->syms_cap, pc->nsyms, sizeof *pc->syms) < 0)
+        return UINT32_MAX;
+    pc->syms[pc->nsyms++] = y;
+    pc->sym_index[j] = (uint32_t)pc->nsyms;
+    pc->node_sym[node - 1] = (uint32_t)pc->nsyms;
+    return (uint32_t)pc->nsyms - 1;
+}
+
+/* ---- one thread's tables ------------------------------------------------------------------ */
+
+/* Per thread: global ids mapped to the thread's own (0: not yet, else index + 1). */
+struct local {
+    uint32_t *of_node, *of_func, *of_str; /* by node, by sym's (name, lib) func, by string */
+    uint32_t *func_key;                   /* by sym: its function's key (the first sym with its name and lib) */
+    /* the thread's tables */
+    uint32_t *stack_prefix, *stack_frame; /* prefix UINT32_MAX: none */
+    size_t nstack, cstack;
+    uint32_t *func_name, *func_res;       /* local string, local resource (UINT32_MAX none) */
+    size_t nfunc, cfunc;
+    uint32_t *res_name;
+    size_t nres, cres;
+    uint32_t *res_of_str;                 /* by string: resource + 1 */
+    uint32_t *strs;                       /* local string i: global id */
+    size_t nstrs, cstrs;
+    bool failed;
+};
+
+static uint32_t local_str(struct pcpu *pc, struct local *l, uint32_t g)
+{
+    if (l->of_str[g])
+        return l->of_str[g] - 1;
+    if (array_grow(&l->strs, &l->cstrs, l->nstrs, sizeof *l->strs) < 0) {
+        l->failed = true;
+        return 0;
+    }
+    (void)pc;
+    l->strs[l->nstrs++] = g;
+    return (l->of_str[g] = (uint32_t)l->nstrs) - 1;
+}
+
+static uint32_t local_func(struct pcpu *pc, struct local *l, uint32_t sym)
+{
+    uint32_t key = l->func_key[sym];
+    if (l->of_func[key])
+        return l->of_func[key] - 1;
+    const struct sym *y = &pc->syms[sym];
+    uint32_t res = UINT32_MAX;
+    if (y->lib != UINT32_MAX) {
+        if (!l->res_of_str[y->lib]) {
+            if (array_grow(&l->res_name, &l->cres, l->nres, sizeof *l->res_name) < 0) {
+                l->failed = true;
+                return 0;
+            }
+            l->res_name[l->nres++] = local_str(pc, l, y->lib);
+            l->res_of_str[y->lib] = (uint32_t)l->nres;
+        }
+        res = l->res_of_str[y->lib] - 1;
+    }
+    size_t c = l->cfunc;
+    if (array_grow(&l->func_name, &c, l->nfunc, sizeof *l->func_name) < 0 ||
+        array_grow(&l->func_res, &l->cfunc, l->nfunc, sizeof *l->func_res) < 0) {
+        l->failed = true;
+        return 0;
+    }
+    l->func_name[l->nfunc] = local_str(pc, l, y->name);
+    l->func_res[l->nfunc++] = res;
+    return (l->of_func[key] = (uint32_t)l->nfunc) - 1;
+}
+
+static uint32_t local_stack(struct pcpu *pc, struct local *l, uint32_t node, int depth)
+{
+    if (l->of_node[node - 1])
+        return l->of_node[node - 1] - 1;
+    const struct node *nd = &pc->nodes[node - 1];
+    uint32_t prefix = nd->parent && depth < 1024 ? local_stack(pc, l, nd->parent, depth + 1) : UINT32_MAX;
+    uint32_t sym = sym_of(pc, node);
+    if (sym == UINT32_MAX || l->failed) {
+        l->failed = true;
+        return 0;
+    }
+    uint32_t func = local_func(pc, l, sym);
+    size_t c = l->cstack;
+    if (l->failed || array_grow(&l->stack_prefix, &c, l->nstack, sizeof *l->stack_prefix) < 0 ||
+        array_grow(&l->stack_frame, &l->cstack, l->nstack, sizeof *l->stack_frame) < 0) {
+        l->failed = true;
+        return 0;
+    }
+    l->stack_prefix[l->nstack] = prefix;
+    l->stack_frame[l->nstack++] = func;
+    return (l->of_node[node - 1] = (uint32_t)l->nstack) - 1;
+}
+
+static void u32s(struct jsonw *w, const char *key, const uint32_t *v, size_t n, const char *none)
+{
+    jsonw_key(w, key);
+    jsonw_arr_open(w);
+    for (size_t i = 0; i < n; i++) {
+        if (!v)
+            jsonw_uint(w, i);
+        else if (v[i] == UINT32_MAX)
+            jsonw_raw(w, none, strlen(none));
+        else
+            jsonw_uint(w, v[i]);
+    }
+    jsonw_arr_close(w);
+}
+
+static void repeat(struct jsonw *w, const char *key, const char *value, size_t n)
+{
+    jsonw_key(w, key);
+    jsonw_arr_open(w);
+    for (size_t i = 0; i < n; i++)
+        jsonw_raw(w, value, strlen(value));
+    jsonw_arr_close(w);
+}
+
+static const struct thread *main_thread(const struct pcpu *pc, int pid)
+{
+    for (size_t i = 0; i < pc->nthreads; i++)
+        if (pc->threads[i].pid == pid && pc->threads[i].tid == pid)
+            return &pc->threads[i];
+    return NULL;
+}
+
+/* The thread whose names a nameless one takes: a process gone before its name was read is named
+ * as the process it was forked from (a fork copies the command line and the name), as far up as
+ * one has a name. */
+static const struct thread *named_as(const struct pcpu *pc, const struct thread *th)
+{
+    for (int hops = 0; th && !th->name && hops < 64; hops++) {
+        uint32_t parent = 0;
+        for (size_t i = pc->nspaces; i-- > 1 && !parent;)
+            if (pc->spaces[i].pid == th->pid)
+                parent = pc->spaces[i].parent;
+        if (!parent || parent >= pc->nspaces)
+            return th;
+        const struct thread *up = main_thread(pc, pc->spaces[parent].pid);
+        if (!up || up == th)
+            return th;
+        th = up;
+    }
+    return th;
+}
+
+static void write_thread(struct pcpu *pc, const struct thread *th, const struct local *l, const char *cat,
+                         struct jsonw *w)
+{
+    char pidstr[16];
+    snprintf(pidstr, sizeof pidstr, "%d", th->pid);
+    const struct thread *main = main_thread(pc, th->pid);
+    if (!main)
+        main = th;
+    const struct thread *mnames = named_as(pc, main), *tnames = th->name ? th : named_as(pc, th);
+    double first = th->s[0].time, pfirst = first;
+    if (main->n && main->s[0].time < pfirst)
+        pfirst = main->s[0].time;
+    jsonw_obj_open(w);
+    jsonw_kv_str(w, "processType", "command");
+    jsonw_kv_str(w, "processName", mnames->process ? mnames->process : mnames->name ? mnames->name : pidstr);
+    jsonw_kv_double(w, "processStartupTime", pfirst, 3);
+    jsonw_key(w, "processShutdownTime");
+    jsonw_null(w);
+    jsonw_kv_double(w, "registerTime", first, 3);
+    jsonw_key(w, "unregisterTime");
+    jsonw_null(w);
+    jsonw_key(w, "pausedRanges");
+    jsonw_arr_open(w);
+    jsonw_arr_close(w);
+    jsonw_kv_bool(w, "showMarkersInTimeline", false);
+    jsonw_kv_str(w, "name", tnames->name && tnames->name[0] ? tnames->name : pidstr);
+    jsonw_kv_bool(w, "isMainThread", th->tid == th->pid);
+    jsonw_kv_str(w, "pid", pidstr);
+    jsonw_kv_int(w, "tid", th->tid);
+
+    jsonw_key(w, "samples");
+    jsonw_obj_open(w);
+    jsonw_kv_str(w, "weightType", "samples");
+    jsonw_key(w, "weight");
+    jsonw_null(w);
+    jsonw_key(w, "stack");
+    jsonw_arr_open(w);
+    for (size_t i = 0; i < th->n; i++)
+        jsonw_uint(w, l->of_node[th->s[i].node - 1] - 1);
+    jsonw_arr_close(w);
+    jsonw_key(w, "time");
+    jsonw_arr_open(w);
+    for (size_t i = 0; i < th->n; i++)
+        jsonw_double(w, th->s[i].time, 3);
+    jsonw_arr_close(w);
+    jsonw_kv_uint(w, "length", th->n);
+    jsonw_obj_close(w);
+
+    jsonw_key(w, "stackTable");
+    jsonw_obj_open(w);
+    u32s(w, "frame", l->stack_frame, l->nstack, "null");
+    u32s(w, "prefix", l->stack_prefix, l->nstack, "null");
+    repeat(w, "category", cat, l->nstack);
+    repeat(w, "subcategory", "0", l->nstack);
+    jsonw_kv_uint(w, "length", l->nstack);
+    jsonw_obj_close(w);
+
+    /* one frame per function: frame i is function i */
+    jsonw_key(w, "frameTable");
+    jsonw_obj_open(w);
+    repeat(w, "address", "-1", l->nfunc);
+    repeat(w, "inlineDepth", "0", l->nfunc);
+    repeat(w, "category", "null", l->nfunc);
+    repeat(w, "subcategory", "0", l->nfunc);
+    u32s(w, "func", NULL, l->nfunc, "null");
+    repeat(w, "nativeSymbol", "null", l->nfunc);
+    repeat(w, "innerWindowID", "0", l->nfunc);
+    repeat(w, "implementation", "null", l->nfunc);
+    repeat(w, "line", "null", l->nfunc);
+    repeat(w, "column", "null", l->nfunc);
+    jsonw_kv_uint(w, "length", l->nfunc);
+    jsonw_obj_close(w);
+
+    jsonw_key(w, "funcTable");
+    jsonw_obj_open(w);
+    repeat(w, "isJS", "false", l->nfunc);
+    repeat(w, "relevantForJS", "false", l->nfunc);
+    u32s(w, "name", l->func_name, l->nfunc, "null");
+    u32s(w, "resource", l->func_res, l->nfunc, "-1");
+    repeat(w, "fileName", "null", l->nfunc);
+    repeat(w, "lineNumber", "null", l->nfunc);
+    repeat(w, "columnNumber", "null", l->nfunc);
+    jsonw_kv_uint(w, "length", l->nfunc);
+    jsonw_obj_close(w);
+
+    jsonw_key(w, "resourceTable");
+    jsonw_obj_open(w);
+    repeat(w, "lib", "null", l->nres);
+    u32s(w, "name", l->res_name, l->nres, "null");
+    repeat(w, "host", "null", l->nres);
+    repeat(w, "type", "1", l->nres);
+    jsonw_kv_uint(w, "length", l->nres);
+    jsonw_obj_close(w);
+
+    static const char rest[] =
+        ",\"nativeSymbols\":{\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[],\"length\":0}";
+    jsonw_append(w, rest, sizeof rest - 1);
+    jsonw_key(w, "stringArray");
+    jsonw_arr_open(w);
+    for (size_t i = 0; i < l->nstrs; i++)
+        jsonw_str(w, pc->strs.s[l->strs[i]]);
+    jsonw_arr_close(w);
+    static const char markers[] = ",\"markers\":{\"data\":[],\"name\":[],\"startTime\":[],\"endTime\":[],"
+                                  "\"phase\":[],\"category\":[],\"stack\":[],\"length\":0}";
+    jsonw_append(w, markers, sizeof markers - 1);
+    jsonw_obj_close(w);
+}
+
+static void local_free(struct local *l)
+{
+    free(l->of_node);
+    free(l->of_func);
+    free(l->of_str);
+    free(l->func_key);
+    free(l->stack_prefix);
+    free(l->stack_frame);
+    free(l->func_name);
+    free(l->func_res);
+    free(l->res_name);
+    free(l->res_of_str);
+    free(l->strs);
+}
+
+/* A process's threads together, the main thread first, processes in order of their first sample. */
+static int cmp_order(const void *a, const void *b, void *ctx)
+{
+    const struct pcpu *pc = ctx;
+    const struct thread *x = &pc->threads[*(const size_t *)a], *y = &pc->threads[*(const size_t *)b];
+    if (x->pid != y->pid) {
+        double fx = x->s[0].time, fy = y->s[0].time;
+        for (size_t i = 0; i < pc->nthreads; i++) {
+            const struct thread *t = &pc->threads[i];
+            if (t->n && t->pid == x->pid && t->s[0].time < fx)
+                fx = t->s[0].time;
+            if (t->n && t->pid == y->pid && t->s[0].time < fy)
+                fy = t->s[0].time;
+        }
+        if (fx != fy)
+            return fx < fy ? -1 : 1;
+        return x->pid < y->pid ? -1 : 1;
+    }
+    if ((x->tid == x->pid) != (y->tid == y->pid))
+        return x->tid == x->pid ? -1 : 1;
+    return x->s[0].time < y->s[0].time ? -1 : x->s[0].time > y->s[0].time;
+}
+
+void pcpu_write(struct pcpu *pc, unsigned ncat, struct jsonw *w)
+{
+    if (!pcpu_threads(pc))
+        return;
+    char cat[16];
+    snprintf(cat, sizeof cat, "%u", CAT_RUNNING < ncat ? CAT_RUNNING : CAT_OTHER);
+    free(pc->node_sym);
+    pc->node_sym = calloc(pc->nnodes, sizeof *pc->node_sym);
+    size_t *order = malloc(pc->nthreads * sizeof *order), n = 0;
+    if (!pc->node_sym || !order) {
+        free(order);
+        w->failed = true;
+        return;
+    }
+    for (size_t i = 0; i < pc->nthreads; i++)
+        if (pc->threads[i].n)
+            order[n++] = i;
+    qsort_r(order, n, sizeof *order, cmp_order, pc);
+    /* name every node first: the string and function tables are then complete */
+    for (size_t i = 1; i <= pc->nnodes; i++)
+        if (sym_of(pc, (uint32_t)i) == UINT32_MAX) {
+            w->failed = true;
+            free(order);
+            return;
+        }
+    /* a function is a distinct name and library: the first sym with both is its key */
+    uint32_t *func_key = malloc((pc->nsyms + 1) * sizeof *func_key);
+    size_t fcap = 16;
+    while (fcap < pc->nsyms * 2)
+        fcap *= 2;
+    uint32_t *fix = calloc(fcap, sizeof *fix);
+    for (size_t i = 0; func_key && fix && i < pc->nsyms; i++) {
+        const struct sym *y = &pc->syms[i];
+        size_t j = ((uint64_t)y->name * 0x9e3779b97f4a7c15ull ^ y->lib) & (fcap - 1);
+        while (fix[j] && (pc->syms[fix[j] - 1].name != y->name || pc->syms[fix[j] - 1].lib != y->lib))
+            j = (j + 1) & (fcap - 1);
+        if (!fix[j])
+            fix[j] = (uint32_t)i + 1;
+        func_key[i] = fix[j] - 1;
+    }
+    if (!fix) {
+        free(func_key);
+        func_key = NULL;
+    }
+    free(fix);
+    for (size_t k = 0; k < n && func_key; k++) {
+        const struct thread *th = &pc->threads[order[k]];
+        struct local l = {.func_key = NULL};
+        l.of_node = calloc(pc->nnodes, sizeof *l.of_node);
+        l.of_func = calloc(pc->nsyms + 1, sizeof *l.of_func);
+        l.of_str = calloc(pc->strs.n + 1, sizeof *l.of_str);
+        l.res_of_str = calloc(pc->strs.n + 1, sizeof *l.res_of_str);
+        l.func_key = func_key;
+        l.failed = !l.of_node || !l.of_func || !l.of_str || !l.res_of_str;
+        for (size_t i = 0; i < th->n && !l.failed; i++)
+            local_stack(pc, &l, th->s[i].node, 0);
+        if (!l.failed)
+            write_thread(pc, th, &l, cat, w);
+        else
+            w->failed = true;
+        l.func_key = NULL;
+        local_free(&l);
+    }
+    if (!func_key)
+        w->failed = true;
+    free(func_key);
+    free(order);
+}
+
+void pcpu_meta(const struct pcpu *pc, struct jsonw *w)
+{
+    if (!pc || !pc->started)
+        return;
+    jsonw_append(w, ",\"cpuProfile\":", 14);
+    jsonw_obj_open(w);
+    if (pc->error) {
+        jsonw_kv_str(w, "error", pc->error);
+    } else {
+        jsonw_kv_uint(w, "hz", pc->hz);
+        jsonw_kv_uint(w, "samples", pc->nsamples);
+        jsonw_kv_uint(w, "dropped", pc->dropped);
+        jsonw_kv_uint(w, "lost", pc->lost);
+    }
+    jsonw_obj_close(w);
+}
+
+void pcpu_free(struct pcpu *pc)
+{
+    if (!pc)
+        return;
+    for (size_t i = 0; i < pc->nspaces; i++) {
+        for (size_t k = 0; k < pc->spaces[i].nmaps; k++)
+            free(pc->spaces[i].maps[k].file);
+        free(pc->spaces[i].maps);
+        forensics_syms_free(pc->spaces[i].syms);
+    }
+    free(pc->spaces);
+    free(pc->nodes);
+    for (size_t i = 0; i < pc->nthreads; i++) {
+        free(pc->threads[i].name);
+        free(pc->threads[i].process);
+        free(pc->threads[i].s);
+    }
+    free(pc->threads);
+    strtab_free(&pc->strs);
+    free(pc->syms);
+    free(pc->sym_index);
+    free(pc->node_sym);
+    free(pc->error);
+    free(pc);
+}

@@ -1,0 +1,81 @@
+#!/bin/sh
+# Sampled CPU stacks (--cpu-profile): every process of the tree sampled by the kernel, its stacks
+# in the profile as the front-end's own sample tables, lined up with the tests. The workload
+# (tests/cpuburn.c, built with frame pointers) burns CPU in a function of its own during each of
+# three GoogleTest tests, the second in a forked child.
+. "$TOP_SRCDIR/tests/lib.sh"
+. "$TOP_SRCDIR/tests/itlib.sh"
+BURN="$HELPERS/cpuburn"
+
+# ---- the kernel says no (a container's seccomp profile): one line, a note in the meta, the run
+# unchanged --------------------------------------------------------------------------------------
+"$HELPERS/noperf" "$RESMON_RUN" -v --cpu-profile -o "$T/no.json" -- "$BURN" 20 >"$T/no.out" 2>"$T/no.err"
+st=$?
+[ $st -eq 0 ] || fail "refused sampling failed the run: status $st: $(cat "$T/no.err")"
+grep -q '^\[  PASSED  \] 3 tests' "$T/no.out" || fail "the command's output: $(cat "$T/no.out")"
+[ "$(grep -c 'cpu profile' "$T/no.err")" -eq 1 ] && grep -q 'cpu profile: unavailable: .*perf_event_open.*Operation not permitted' "$T/no.err" ||
+    fail "not one -v line saying why: $(cat "$T/no.err")"
+case "$(meta "$T/no.json" cpuProfile)" in
+*'"error":"'*perf_event_open*) ;;
+*) fail "the meta does not say why: $(meta "$T/no.json" cpuProfile)" ;;
+esac
+[ -z "$("$CHECK" --samples "$T/no.json")" ] || fail "samples without sampling"
+profile_ok "$T/no.json" || fail "the profile without samples is not valid"
+# and without -v, nothing is said
+"$HELPERS/noperf" "$RESMON_RUN" -q --cpu-profile -o "$T/no2.json" -- "$BURN" 1 >/dev/null 2>"$T/no2.err" ||
+    fail "refused sampling failed a quiet run"
+[ ! -s "$T/no2.err" ] || fail "a quiet run said: $(cat "$T/no2.err")"
+
+# ---- sampling -----------------------------------------------------------------------------------
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 4)
+if [ "$(id -u)" != 0 ] && [ "$paranoid" -gt 2 ]; then
+    echo "SKIP: sampling: perf_event_paranoid is $paranoid, an unprivileged user may not sample (the fallback above is what they get)"
+    exit 77
+fi
+"$RESMON_RUN" -v --cpu-profile=999 -o "$T/p.json" -- "$BURN" 300 >"$T/out" 2>"$T/err"
+st=$?
+[ $st -eq 0 ] || fail "status $st: $(cat "$T/err")"
+! grep -q 'cpu profile' "$T/err" || fail "sampling said: $(cat "$T/err")"
+profile_ok "$T/p.json" || fail "the sampled profile is not valid"
+case "$(meta "$T/p.json" cpuProfile)" in
+'{"hz":999,"samples":'[1-9]*'"dropped":0,'*) ;;
+*) fail "the meta: $(meta "$T/p.json" cpuProfile)" ;;
+esac
+"$CHECK" --sample-times "$T/p.json" >"$T/samples"
+# In each test's range, at least 70% of the samples are in that test's function; the child's
+# under another pid than the parent's.
+markers "$T/p.json" test >"$T/tests"
+for t in alpha beta gamma; do
+    range=$(awk -F'\t' -v n="\"name\":\"cpu.$t\"" 'index($5, n) { print $2, $3 }' "$T/tests")
+    [ -n "$range" ] || fail "no marker of cpu.$t: $(cat "$T/tests")"
+    set -- $range
+    awk -F'\t' -v a="$1" -v b="$2" -v f="burn_$t" '
+        $3 >= a && $3 <= b { n++; if ((" < " $2 " < ") ~ (" < " f " < ")) { k++; pids[$1] = 1 } }
+        END {
+            for (p in pids) np++
+            printf "cpu.%s: %d of %d samples in %s (%d pid)\n", substr(f, 6), k, n, f, np
+            exit !(n >= 20 && k >= 0.7 * n && np == 1)
+        }' "$T/samples" || fail "cpu.$t's range is not in burn_$t"
+done
+alpha_pid=$(awk -F'\t' '$2 ~ /^burn_alpha/ { print $1; exit }' "$T/samples")
+beta_pid=$(awk -F'\t' '$2 ~ /^burn_beta/ { print $1; exit }' "$T/samples")
+[ "$alpha_pid" != "$beta_pid" ] || fail "the forked child's samples are under its parent's pid"
+# the stacks go up to main, from a named library
+grep -q "	burn_gamma < main < " "$T/samples" || fail "no stack burn_gamma < main: $(sort "$T/samples" | uniq -c | sort -rn | head)"
+# a thread per sampled thread, the child's named as its parent (it was gone before its name was read)
+"$CHECK" --threads "$T/p.json" | awk -F'\t' '$3 == "cpuburn"' | wc -l | grep -qx 2 ||
+    fail "not one thread for each process: $("$CHECK" --threads "$T/p.json")"
+# the front-end sees them: a process track each, its samples counted
+if frontend_available; then
+    node "$FFPROF" "$T/p.json" >"$T/ff.json"
+    node -e '
+        const r = JSON.parse(require("fs").readFileSync(process.argv[1]));
+        const th = r.threads.filter((t) => t.name === "cpuburn" && t.processType === "command");
+        if (!r.ok || th.length !== 2 || th.some((t) => t.samples < 20)) throw new Error(JSON.stringify(r.threads));
+        const g = r.tracks.global.filter((t) => t.type === "process" && th.some((x) => x.pid === t.pid));
+        if (g.length !== 2 || g.some((t) => t.hidden)) throw new Error("tracks: " + JSON.stringify(r.tracks.global));
+        console.log("front-end: " + th.map((t) => t.pid + ": " + t.samples + " samples").join(", "));
+    ' "$T/ff.json" || fail "the front-end does not show the sampled threads"
+fi
+check_every_profile
+exit 0
