@@ -12,6 +12,7 @@
 #include "base/markers.h"
 #include "base/util.h"
 #include "observe/forensics.h"
+#include "profile/profile_stacks.h"
 
 struct space {
     int pid;
@@ -451,11 +452,11 @@ struct local {
     uint32_t *of_node, *of_func, *of_str; /* by node, by sym's (name, lib) func, by string */
     uint32_t *func_key;                   /* by sym: its function's key (the first sym with its name and lib) */
     /* the thread's tables */
-    uint32_t *stack_prefix, *stack_frame; /* prefix UINT32_MAX: none */
+    size_t *stack_prefix, *stack_frame;   /* prefix SIZE_MAX: none */
     size_t nstack, cstack;
-    uint32_t *func_name, *func_res;       /* local string, local resource (UINT32_MAX none) */
+    size_t *func_name, *func_res;         /* local string, local resource (SIZE_MAX none) */
     size_t nfunc, cfunc;
-    uint32_t *res_name;
+    size_t *res_name;
     size_t nres, cres;
     uint32_t *res_of_str;                 /* by string: resource + 1 */
     uint32_t *strs;                       /* local string i: global id */
@@ -482,7 +483,7 @@ static uint32_t local_func(struct pcpu *pc, struct local *l, uint32_t sym)
     if (l->of_func[key])
         return l->of_func[key] - 1;
     const struct sym *y = &pc->syms[sym];
-    uint32_t res = UINT32_MAX;
+    size_t res = SIZE_MAX;
     if (y->lib != UINT32_MAX) {
         if (!l->res_of_str[y->lib]) {
             if (array_grow(&l->res_name, &l->cres, l->nres, sizeof *l->res_name) < 0) {
@@ -510,7 +511,7 @@ static uint32_t local_stack(struct pcpu *pc, struct local *l, uint32_t node, int
     if (l->of_node[node - 1])
         return l->of_node[node - 1] - 1;
     const struct node *nd = &pc->nodes[node - 1];
-    uint32_t prefix = nd->parent && depth < 1024 ? local_stack(pc, l, nd->parent, depth + 1) : UINT32_MAX;
+    size_t prefix = nd->parent && depth < 1024 ? local_stack(pc, l, nd->parent, depth + 1) : SIZE_MAX;
     uint32_t sym = sym_of(pc, node);
     if (sym == UINT32_MAX || l->failed) {
         l->failed = true;
@@ -526,30 +527,6 @@ static uint32_t local_stack(struct pcpu *pc, struct local *l, uint32_t node, int
     l->stack_prefix[l->nstack] = prefix;
     l->stack_frame[l->nstack++] = func;
     return (l->of_node[node - 1] = (uint32_t)l->nstack) - 1;
-}
-
-static void u32s(struct jsonw *w, const char *key, const uint32_t *v, size_t n, const char *none)
-{
-    jsonw_key(w, key);
-    jsonw_arr_open(w);
-    for (size_t i = 0; i < n; i++) {
-        if (!v)
-            jsonw_uint(w, i);
-        else if (v[i] == UINT32_MAX)
-            jsonw_raw(w, none, strlen(none));
-        else
-            jsonw_uint(w, v[i]);
-    }
-    jsonw_arr_close(w);
-}
-
-static void repeat(struct jsonw *w, const char *key, const char *value, size_t n)
-{
-    jsonw_key(w, key);
-    jsonw_arr_open(w);
-    for (size_t i = 0; i < n; i++)
-        jsonw_raw(w, value, strlen(value));
-    jsonw_arr_close(w);
 }
 
 static const struct thread *main_thread(const struct pcpu *pc, int pid)
@@ -599,92 +576,32 @@ static void write_thread(struct pcpu *pc, const struct thread *th, const struct 
     jsonw_key(w, "processShutdownTime");
     jsonw_null(w);
     jsonw_kv_double(w, "registerTime", first, 3);
-    jsonw_key(w, "unregisterTime");
-    jsonw_null(w);
-    jsonw_key(w, "pausedRanges");
-    jsonw_arr_open(w);
-    jsonw_arr_close(w);
-    jsonw_kv_bool(w, "showMarkersInTimeline", false);
     jsonw_kv_str(w, "name", tnames->name && tnames->name[0] ? tnames->name : pidstr);
     jsonw_kv_bool(w, "isMainThread", th->tid == th->pid);
     jsonw_kv_str(w, "pid", pidstr);
     jsonw_kv_int(w, "tid", th->tid);
 
-    jsonw_key(w, "samples");
-    jsonw_obj_open(w);
-    jsonw_kv_str(w, "weightType", "samples");
-    jsonw_key(w, "weight");
-    jsonw_null(w);
-    jsonw_key(w, "stack");
-    jsonw_arr_open(w);
-    for (size_t i = 0; i < th->n; i++)
-        jsonw_uint(w, l->of_node[th->s[i].node - 1] - 1);
-    jsonw_arr_close(w);
-    jsonw_key(w, "time");
-    jsonw_arr_open(w);
-    for (size_t i = 0; i < th->n; i++)
-        jsonw_double(w, th->s[i].time, 3);
-    jsonw_arr_close(w);
-    jsonw_kv_uint(w, "length", th->n);
-    jsonw_obj_close(w);
-
-    jsonw_key(w, "stackTable");
-    jsonw_obj_open(w);
-    u32s(w, "frame", l->stack_frame, l->nstack, "null");
-    u32s(w, "prefix", l->stack_prefix, l->nstack, "null");
-    repeat(w, "category", cat, l->nstack);
-    repeat(w, "subcategory", "0", l->nstack);
-    jsonw_kv_uint(w, "length", l->nstack);
-    jsonw_obj_close(w);
-
-    /* one frame per function: frame i is function i */
-    jsonw_key(w, "frameTable");
-    jsonw_obj_open(w);
-    repeat(w, "address", "-1", l->nfunc);
-    repeat(w, "inlineDepth", "0", l->nfunc);
-    repeat(w, "category", "null", l->nfunc);
-    repeat(w, "subcategory", "0", l->nfunc);
-    u32s(w, "func", NULL, l->nfunc, "null");
-    repeat(w, "nativeSymbol", "null", l->nfunc);
-    repeat(w, "innerWindowID", "0", l->nfunc);
-    repeat(w, "implementation", "null", l->nfunc);
-    repeat(w, "line", "null", l->nfunc);
-    repeat(w, "column", "null", l->nfunc);
-    jsonw_kv_uint(w, "length", l->nfunc);
-    jsonw_obj_close(w);
-
-    jsonw_key(w, "funcTable");
-    jsonw_obj_open(w);
-    repeat(w, "isJS", "false", l->nfunc);
-    repeat(w, "relevantForJS", "false", l->nfunc);
-    u32s(w, "name", l->func_name, l->nfunc, "null");
-    u32s(w, "resource", l->func_res, l->nfunc, "-1");
-    repeat(w, "fileName", "null", l->nfunc);
-    repeat(w, "lineNumber", "null", l->nfunc);
-    repeat(w, "columnNumber", "null", l->nfunc);
-    jsonw_kv_uint(w, "length", l->nfunc);
-    jsonw_obj_close(w);
-
-    jsonw_key(w, "resourceTable");
-    jsonw_obj_open(w);
-    repeat(w, "lib", "null", l->nres);
-    u32s(w, "name", l->res_name, l->nres, "null");
-    repeat(w, "host", "null", l->nres);
-    repeat(w, "type", "1", l->nres);
-    jsonw_kv_uint(w, "length", l->nres);
-    jsonw_obj_close(w);
-
-    static const char rest[] =
-        ",\"nativeSymbols\":{\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[],\"length\":0}";
-    jsonw_append(w, rest, sizeof rest - 1);
-    jsonw_key(w, "stringArray");
-    jsonw_arr_open(w);
-    for (size_t i = 0; i < l->nstrs; i++)
-        jsonw_str(w, pc->strs.s[l->strs[i]]);
-    jsonw_arr_close(w);
-    static const char markers[] = ",\"markers\":{\"data\":[],\"name\":[],\"startTime\":[],\"endTime\":[],"
-                                  "\"phase\":[],\"category\":[],\"stack\":[],\"length\":0}";
-    jsonw_append(w, markers, sizeof markers - 1);
+    size_t *stack = malloc((th->n ? th->n : 1) * sizeof *stack);
+    char **str = malloc((l->nstrs ? l->nstrs : 1) * sizeof *str);
+    double *times = malloc((th->n ? th->n : 1) * sizeof *times);
+    if (!stack || !str || !times) {
+        w->failed = true;
+    } else {
+        for (size_t i = 0; i < th->n; i++) {
+            stack[i] = l->of_node[th->s[i].node - 1] - 1;
+            times[i] = th->s[i].time;
+        }
+        for (size_t i = 0; i < l->nstrs; i++)
+            str[i] = pc->strs.s[l->strs[i]];
+        struct ptables pt = {.str = str, .nstr = l->nstrs, .fname = l->func_name, .fres = l->func_res,
+                             .nfunc = l->nfunc, .rname = l->res_name, .nres = l->nres, .prefix = l->stack_prefix,
+                             .frame = l->stack_frame, .nstack = l->nstack, .sstack = stack, .stime = times,
+                             .nsample = th->n};
+        ptables_write(w, &pt, cat);
+    }
+    free(stack);
+    free(str);
+    free(times);
     jsonw_obj_close(w);
 }
 

@@ -353,12 +353,12 @@ static double ms_or(const cJSON *line, const char *key, double dflt)
 }
 
 /* "key":[...]: each function's line (null: none). */
-static void lines(struct jsonw *w, const char *key, const struct tables *t)
+static void lines(struct jsonw *w, const char *key, const struct ptables *t)
 {
     jsonw_key(w, key);
     jsonw_arr_open(w);
     for (size_t i = 0; i < t->nfunc; i++)
-        t->fline[i] ? jsonw_int(w, t->fline[i]) : jsonw_null(w);
+        t->fline && t->fline[i] ? jsonw_int(w, t->fline[i]) : jsonw_null(w);
     jsonw_arr_close(w);
 }
 
@@ -382,50 +382,14 @@ static bool homonym(const struct pstacks *ps, const cJSON *line, const char *run
     return false;
 }
 
-static void write_thread(struct jsonw *w, const cJSON *first, const struct tables *t, unsigned ncat, bool same_name,
-                         double end)
+void ptables_write(struct jsonw *w, const struct ptables *t, const char *cat)
 {
-    const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(first, "process");
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive(first, "thread");
-    int pid = pid_of(first, "pid"), tid = pid_of(first, "tid");
-    char pidstr[16], cat[16];
-    snprintf(pidstr, sizeof pidstr, "%d", pid);
-    snprintf(cat, sizeof cat, "%u", state_category(first, ncat));
-    /* the process's life, and the thread's within it: where they are unknown (an older stream),
-     * the dump's time */
-    double at = t->nsample ? t->stime[0] : 0;
-    double start = ms_or(first, "start", at);
-    double reg = ms_or(first, "threadStart", start);
-    jsonw_obj_open(w);
-    /* not the front-end's "default" (its parent process, sorted first): the run's own thread,
-     * resmon-run, is that, and leads the timeline */
-    jsonw_kv_str(w, "processType", "command");
-    jsonw_kv_str(w, "processName", cJSON_IsString(cmd) ? cmd->valuestring : pidstr);
-    jsonw_kv_double(w, "processStartupTime", MIN(start, at), 3);
-    /* where the process ended (killed at the stop), the track ends */
-    jsonw_key(w, "processShutdownTime");
-    if (isnan(end))
-        jsonw_null(w);
-    else
-        jsonw_double(w, end, 3);
-    jsonw_kv_double(w, "registerTime", MIN(MAX(reg, start), at), 3);
     jsonw_key(w, "unregisterTime");
     jsonw_null(w);
     jsonw_key(w, "pausedRanges");
     jsonw_arr_open(w);
     jsonw_arr_close(w);
     jsonw_kv_bool(w, "showMarkersInTimeline", false);
-    if (same_name) {
-        char named[64];
-        snprintf(named, sizeof named, "%.40s (pid %d)", name->valuestring, pid);
-        jsonw_kv_str(w, "name", named);
-    } else {
-        jsonw_kv_str(w, "name", cJSON_IsString(name) && name->valuestring[0] ? name->valuestring : pidstr);
-    }
-    jsonw_kv_bool(w, "isMainThread", tid == pid);
-    jsonw_kv_str(w, "pid", pidstr);
-    jsonw_kv_int(w, "tid", tid);
-
     jsonw_key(w, "samples");
     jsonw_obj_open(w);
     jsonw_kv_str(w, "weightType", "samples");
@@ -471,7 +435,10 @@ static void write_thread(struct jsonw *w, const cJSON *first, const struct table
     repeat(w, "relevantForJS", "false", t->nfunc);
     indexes(w, "name", t->fname, t->nfunc, false);
     indexes(w, "resource", t->fres, t->nfunc, true);
-    indexes(w, "fileName", t->ffile, t->nfunc, false);
+    if (t->ffile)
+        indexes(w, "fileName", t->ffile, t->nfunc, false);
+    else
+        repeat(w, "fileName", "null", t->nfunc);
     lines(w, "lineNumber", t);
     repeat(w, "columnNumber", "null", t->nfunc);
     jsonw_kv_uint(w, "length", t->nfunc);
@@ -498,6 +465,51 @@ static void write_thread(struct jsonw *w, const cJSON *first, const struct table
     static const char markers[] = ",\"markers\":{\"data\":[],\"name\":[],\"startTime\":[],\"endTime\":[],"
                                   "\"phase\":[],\"category\":[],\"stack\":[],\"length\":0}";
     jsonw_append(w, markers, sizeof markers - 1);
+}
+
+static void write_thread(struct jsonw *w, const cJSON *first, const struct tables *t, unsigned ncat, bool same_name,
+                         double end)
+{
+    const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(first, "process");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(first, "thread");
+    int pid = pid_of(first, "pid"), tid = pid_of(first, "tid");
+    char pidstr[16], cat[16];
+    snprintf(pidstr, sizeof pidstr, "%d", pid);
+    snprintf(cat, sizeof cat, "%u", state_category(first, ncat));
+    /* the process's life, and the thread's within it: where they are unknown (an older stream),
+     * the dump's time */
+    double at = t->nsample ? t->stime[0] : 0;
+    double start = ms_or(first, "start", at);
+    double reg = ms_or(first, "threadStart", start);
+    jsonw_obj_open(w);
+    /* not the front-end's "default" (its parent process, sorted first): the run's own thread,
+     * resmon-run, is that, and leads the timeline */
+    jsonw_kv_str(w, "processType", "command");
+    jsonw_kv_str(w, "processName", cJSON_IsString(cmd) ? cmd->valuestring : pidstr);
+    jsonw_kv_double(w, "processStartupTime", MIN(start, at), 3);
+    /* where the process ended (killed at the stop), the track ends */
+    jsonw_key(w, "processShutdownTime");
+    if (isnan(end))
+        jsonw_null(w);
+    else
+        jsonw_double(w, end, 3);
+    jsonw_kv_double(w, "registerTime", MIN(MAX(reg, start), at), 3);
+    if (same_name) {
+        char named[64];
+        snprintf(named, sizeof named, "%.40s (pid %d)", name->valuestring, pid);
+        jsonw_kv_str(w, "name", named);
+    } else {
+        jsonw_kv_str(w, "name", cJSON_IsString(name) && name->valuestring[0] ? name->valuestring : pidstr);
+    }
+    jsonw_kv_bool(w, "isMainThread", tid == pid);
+    jsonw_kv_str(w, "pid", pidstr);
+    jsonw_kv_int(w, "tid", tid);
+
+    struct ptables pt = {.str = t->str, .nstr = t->nstr, .fname = t->fname, .ffile = t->ffile, .fres = t->fres,
+                         .fline = t->fline, .nfunc = t->nfunc, .rname = t->rname, .nres = t->nres,
+                         .prefix = t->prefix, .frame = t->frame, .nstack = t->nstack, .sstack = t->sstack,
+                         .stime = t->stime, .nsample = t->nsample};
+    ptables_write(w, &pt, cat);
     jsonw_obj_close(w);
 }
 

@@ -51,4 +51,27 @@ void pstacks_note_end(struct pstacks *ps, int pid, double end_ms);
 size_t pstacks_threads(const struct pstacks *ps);
 void pstacks_free(struct pstacks *ps);
 
+/* The tables of one thread of the profile, shared with the sampled stacks (profile_cpu.h): a
+ * stringArray; funcTable (name, fileName and resource indexes, SIZE_MAX none; lineNumber, 0 none;
+ * ffile and fline may be NULL: none at all); resourceTable (libraries by name); stackTable
+ * (prefix SIZE_MAX: none; frame i is function i); samples (stack, time in ms). */
+struct ptables {
+    char *const *str;
+    size_t nstr;
+    const size_t *fname, *ffile, *fres;
+    const int *fline;
+    size_t nfunc;
+    const size_t *rname;
+    size_t nres;
+    const size_t *prefix, *frame;
+    size_t nstack;
+    const size_t *sstack;
+    const double *stime;
+    size_t nsample;
+};
+/* Its members of a thread object open in w: unregisterTime (null), pausedRanges (none),
+ * showMarkersInTimeline (false), then from "samples" to "markers" (empty), every stack of
+ * category cat (a number's text). */
+void ptables_write(struct jsonw *w, const struct ptables *t, const char *cat);
+
 #endif
