@@ -41,22 +41,25 @@ case "$(meta "$T/p.json" cpuProfile)" in
 '{"hz":999,"samples":'[1-9]*'"dropped":0,'*) ;;
 *) fail "the meta: $(meta "$T/p.json" cpuProfile)" ;;
 esac
-"$CHECK" --sample-times "$T/p.json" >"$T/samples"
-# In each test's range, at least 70% of the samples are in that test's function; the child's
-# under another pid than the parent's.
-markers "$T/p.json" test >"$T/tests"
-for t in alpha beta gamma; do
-    range=$(awk -F'\t' -v n="\"name\":\"cpu.$t\"" 'index($5, n) { print $2, $3 }' "$T/tests")
-    [ -n "$range" ] || fail "no marker of cpu.$t: $(cat "$T/tests")"
-    set -- $range
-    awk -F'\t' -v a="$1" -v b="$2" -v f="burn_$t" '
-        $3 >= a && $3 <= b { n++; if ((" < " $2 " < ") ~ (" < " f " < ")) { k++; pids[$1] = 1 } }
-        END {
-            for (p in pids) np++
-            printf "cpu.%s: %d of %d samples in %s (%d pid)\n", substr(f, 6), k, n, f, np
-            exit !(n >= 20 && k >= 0.7 * n && np == 1)
-        }' "$T/samples" || fail "cpu.$t's range is not in burn_$t"
-done
+# in_ranges FILE: in each test's range at least 70% of the samples are in that test's function,
+# all of them of one process
+in_ranges() {
+    "$CHECK" --sample-times "$1" >"$T/samples"
+    markers "$1" test >"$T/tests"
+    for t in alpha beta gamma; do
+        range=$(awk -F'\t' -v n="\"name\":\"cpu.$t\"" 'index($5, n) { print $2, $3 }' "$T/tests")
+        [ -n "$range" ] || fail "$1: no marker of cpu.$t: $(cat "$T/tests")"
+        set -- $range
+        awk -F'\t' -v a="$1" -v b="$2" -v f="burn_$t" '
+            $3 >= a && $3 <= b { n++; if ((" < " $2 " < ") ~ (" < " f " < ")) { k++; pids[$1] = 1 } }
+            END {
+                for (p in pids) np++
+                printf "cpu.%s: %d of %d samples in %s (%d pid)\n", substr(f, 6), k, n, f, np
+                exit !(n >= 20 && k >= 0.7 * n && np == 1)
+            }' "$T/samples" || fail "cpu.$t's range is not in burn_$t"
+    done
+}
+in_ranges "$T/p.json"
 alpha_pid=$(awk -F'\t' '$2 ~ /^burn_alpha/ { print $1; exit }' "$T/samples")
 beta_pid=$(awk -F'\t' '$2 ~ /^burn_beta/ { print $1; exit }' "$T/samples")
 [ "$alpha_pid" != "$beta_pid" ] || fail "the forked child's samples are under its parent's pid"
@@ -77,5 +80,31 @@ if frontend_available; then
         console.log("front-end: " + th.map((t) => t.pid + ": " + t.samples + " samples").join(", "));
     ' "$T/ff.json" || fail "the front-end does not show the sampled threads"
 fi
+
+# ---- killed outright: --recover keeps the samples taken so far ---------------------------------
+# The workload stays (paused) after its tests; once a sampling tick has come after the last test
+# ended (the samples are drained at each tick), resmon-run is killed with SIGKILL.
+"$RESMON_RUN" -q --cpu-profile=999 -i 0.1 -o "$T/k.json" -- "$BURN" 300 pause >"$T/k.out" 2>"$T/k.err" &
+sup=$!
+stream_shows "$T/k.out" "PASSED"
+deadline=$(( $(date +%s) + 30 ))
+until "$CHECK" --dump "$T/k.json" | awk -F'\t' '
+        $1 == "test" && index($5, "\"name\":\"cpu.gamma\"") { e = $3 }
+        $1 == "Tree CPU" && e != "" && $3 > e { f = 1 }
+        END { exit !f }'; do
+    [ "$(date +%s)" -lt "$deadline" ] || fail "no sampling tick after the last test"
+    sleep 0.1
+done
+kill -9 $sup
+wait $sup
+grep -q '"type":"cpusamples"' "$T/k.json" || fail "the killed run's stream holds no samples"
+"$RESMON_RUN" --recover "$T/k.json" -o "$T/recovered.json" || fail "--recover failed"
+profile_ok "$T/recovered.json" || fail "the recovered profile is not valid"
+in_ranges "$T/recovered.json"
+case "$(meta "$T/recovered.json" cpuProfile)" in
+'{"hz":999,"samples":'[1-9]*) ;;
+*) fail "the recovered meta: $(meta "$T/recovered.json" cpuProfile)" ;;
+esac
+
 check_every_profile
 exit 0

@@ -4,10 +4,12 @@
  * samples), reading the clock only every few million steps, so that nearly every sample is taken
  * in the loop itself.
  *
- *   cpuburn [MS]    MS: CPU milliseconds per test (default 300)
+ *   cpuburn [MS [pause]]    MS: CPU milliseconds per test (default 300); pause: then wait for a
+ *                           signal (a run to be killed once its samples are in)
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,5 +61,7 @@ int main(int argc, char **argv)
     burn_gamma(ms);
     printf("[       OK ] cpu.gamma (0 ms)\n");
     printf("[==========] 3 tests from 1 test suite ran.\n[  PASSED  ] 3 tests.\n");
+    if (argc > 2 && !strcmp(argv[2], "pause"))
+        pause();
     return 0;
 }
