@@ -36,6 +36,9 @@ fi
 st=$?
 [ $st -eq 0 ] || fail "status $st: $(cat "$T/err")"
 ! grep -q 'cpu profile' "$T/err" || fail "sampling said: $(cat "$T/err")"
+# the summary names the hottest functions, the three burners about a third each
+grep -Eq '^  hottest      [2-4][0-9]% burn_[a-z]+, [2-4][0-9]% burn_[a-z]+, [2-4][0-9]% burn_[a-z]+ \(of [0-9]+ CPU samples\)$' "$T/err" ||
+    fail "no hottest functions in the summary: $(cat "$T/err")"
 profile_ok "$T/p.json" || fail "the sampled profile is not valid"
 case "$(meta "$T/p.json" cpuProfile)" in
 '{"hz":999,"samples":'[1-9]*'"dropped":0,'*) ;;

@@ -2665,6 +2665,11 @@ void profile_conv_free(struct profile_conv *pc)
     free(pc);
 }
 
+const struct pcpu *profile_conv_cpu(const struct profile_conv *pc)
+{
+    return pc ? pc->c.cpu : NULL;
+}
+
 int profile_conv_update(struct profile_conv *pc)
 {
     if (pc->err == 0)

@@ -131,6 +131,9 @@ struct profile_conv;
 int profile_conv_new(int in_fd, struct profile_conv **ret);
 void profile_conv_free(struct profile_conv *pc);
 int profile_conv_update(struct profile_conv *pc);
+/* The sampled stacks the follower holds (profile_cpu.h), named as of the last profile written;
+ * NULL: none. */
+const struct pcpu *profile_conv_cpu(const struct profile_conv *pc);
 /* Fed mode: after profile_conv_fed() (which reads what the file holds so far), the follower no
  * longer reads the stream back; the writer hands it each run of bytes as it lands in the file
  * (stream_set_tap), in file order, and profile_conv_update() takes the complete lines among them,

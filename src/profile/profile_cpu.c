@@ -651,6 +651,7 @@ void pcpu_write(struct pcpu *pc, unsigned ncat, struct jsonw *w)
     snprintf(cat, sizeof cat, "%u", CAT_RUNNING < ncat ? CAT_RUNNING : CAT_OTHER);
     free(pc->node_sym);
     pc->node_sym = calloc(pc->nnodes, sizeof *pc->node_sym);
+    pc->node_sym_len = pc->node_sym ? pc->nnodes : 0;
     size_t *order = malloc(pc->nthreads * sizeof *order), n = 0;
     if (!pc->node_sym || !order) {
         free(order);
@@ -727,6 +728,43 @@ void pcpu_meta(const struct pcpu *pc, struct jsonw *w)
         jsonw_kv_uint(w, "lost", pc->lost);
     }
     jsonw_obj_close(w);
+}
+
+size_t pcpu_hottest(const struct pcpu *pc, const char **names, uint64_t *counts, size_t n, uint64_t *ret_total)
+{
+    *ret_total = 0;
+    if (!pc || !pc->node_sym || !pc->strs.n)
+        return 0;
+    uint64_t *by_name = calloc(pc->strs.n, sizeof *by_name);
+    if (!by_name)
+        return 0;
+    for (size_t i = 0; i < pc->nthreads; i++)
+        for (size_t k = 0; k < pc->threads[i].n; k++) {
+            uint32_t node = pc->threads[i].s[k].node;
+            if (node > pc->node_sym_len || !pc->node_sym[node - 1])
+                continue;
+            by_name[pc->syms[pc->node_sym[node - 1] - 1].name]++;
+            (*ret_total)++;
+        }
+    size_t got = 0;
+    for (size_t s = 0; s < pc->strs.n; s++) {
+        if (!by_name[s])
+            continue;
+        size_t at = got < n ? got : n;
+        while (at > 0 && counts[at - 1] < by_name[s])
+            at--;
+        if (at >= n)
+            continue;
+        size_t last = got < n ? got : n - 1;
+        memmove(&names[at + 1], &names[at], (last - at) * sizeof *names);
+        memmove(&counts[at + 1], &counts[at], (last - at) * sizeof *counts);
+        names[at] = pc->strs.s[s];
+        counts[at] = by_name[s];
+        if (got < n)
+            got++;
+    }
+    free(by_name);
+    return got;
 }
 
 void pcpu_free(struct pcpu *pc)

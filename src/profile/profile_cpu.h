@@ -42,6 +42,10 @@ size_t pcpu_threads(const struct pcpu *pc);
 void pcpu_write(struct pcpu *pc, unsigned ncat, struct jsonw *w);
 /* ,"cpuProfile":{...} for the meta, appended to w; nothing when the stream has no sampler line. */
 void pcpu_meta(const struct pcpu *pc, struct jsonw *w);
+/* The n functions (by name) most often innermost in the samples, most first, into names and
+ * counts (names valid until the next pcpu_write or pcpu_free); returns how many, *ret_total the
+ * samples in all. Named by the last pcpu_write: 0 before any. */
+size_t pcpu_hottest(const struct pcpu *pc, const char **names, uint64_t *counts, size_t n, uint64_t *ret_total);
 void pcpu_free(struct pcpu *pc);
 
 #endif

@@ -103,6 +103,15 @@ void summary_add_unexpected(struct summary_facts *f, const char *id, size_t id_l
     }
 }
 
+void summary_add_hot(struct summary_facts *f, const char *name, uint64_t samples, uint64_t total)
+{
+    if (f->n_hot >= SUMMARY_MAX_HOT)
+        return;
+    copy_text(f->hot[f->n_hot].name, sizeof f->hot[f->n_hot].name, name, strlen(name));
+    f->hot[f->n_hot++].samples = samples;
+    f->hot_total = total;
+}
+
 void summary_add_slowest(struct summary_facts *f, const char *id, size_t id_len, const char *status,
                          uint64_t duration_ns)
 {
@@ -599,6 +608,14 @@ int summary_format(const struct summary_facts *f, const struct summary_style *st
         buf_printf(&b, " (%s, %s into the run)\n", f->pressure_tree ? "the tree" : "the machine", tmp);
     }
 
+    if (f->n_hot && f->hot_total) {
+        /* where the CPU went: the share of the samples whose innermost function each is */
+        label(&b, st, "hottest");
+        for (size_t i = 0; i < f->n_hot; i++)
+            buf_printf(&b, "%s%.0f%% %s", i ? ", " : "", 100.0 * (double)f->hot[i].samples / (double)f->hot_total,
+                       f->hot[i].name);
+        buf_printf(&b, " (of %llu CPU samples)\n", (unsigned long long)f->hot_total);
+    }
     if (f->cpu.n > 0) {
         double peak = series_peak(&f->cpu);
         label(&b, st, "CPU");

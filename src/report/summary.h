@@ -27,6 +27,7 @@
 #define SUMMARY_TEXT_MAX 160     /* bytes kept of a test id or a command line */
 #define SUMMARY_MAX_STATUSES 12  /* distinct test statuses counted */
 #define SUMMARY_SERIES_POINTS 60 /* buckets of a sparkline series */
+#define SUMMARY_MAX_HOT 3        /* hottest functions shown */
 
 /* Why the run ended. */
 enum summary_end {
@@ -139,6 +140,15 @@ struct summary_facts {
     uint64_t pressure_at_ns; /* when, from the command's start */
     bool pressure_tree;      /* the tree's cgroup's figure (else the machine's) */
 
+    /* The sampled stacks (--cpu-profile): the functions most often innermost, with their
+     * samples, of hot_total in all. */
+    struct summary_hot {
+        char name[SUMMARY_TEXT_MAX];
+        uint64_t samples;
+    } hot[SUMMARY_MAX_HOT];
+    size_t n_hot;
+    uint64_t hot_total;
+
     struct summary_series cpu; /* tree CPU in cores per sample (agg MEAN) */
     struct summary_series mem; /* tree RSS in bytes per sample (agg MAX) */
 
@@ -175,6 +185,9 @@ void summary_add_test(struct summary_facts *f, const char *id, size_t id_len, co
 void summary_add_status(struct summary_facts *f, const char *status, uint64_t n);
 void summary_add_unexpected(struct summary_facts *f, const char *id, size_t id_len, const char *status,
                             const char *message, uint64_t duration_ns);
+/* One of the hottest functions of the sampled stacks (the hottest first), with its samples of
+ * total. */
+void summary_add_hot(struct summary_facts *f, const char *name, uint64_t samples, uint64_t total);
 void summary_add_slowest(struct summary_facts *f, const char *id, size_t id_len, const char *status,
                          uint64_t duration_ns);
 /* Note a test open when the run was stopped / a process alive then (bounded; totals counted). */

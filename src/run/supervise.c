@@ -48,6 +48,7 @@
 #include "observe/procfs.h"
 #include "observe/sampler.h"
 #include "profile/profile.h"
+#include "profile/profile_cpu.h"
 #include "profile/runmarks.h"
 #include "profile/stream.h"
 #include "profile/usermark.h"
@@ -1723,6 +1724,12 @@ static void fill_facts(struct sv *sv, struct summary_facts *f, int exit_status, 
 {
     f->program = log_program();
     f->command = sv->o->argv[0];
+    const char *hot[SUMMARY_MAX_HOT];
+    uint64_t hot_n[SUMMARY_MAX_HOT], total;
+    f->n_hot = 0;
+    for (size_t i = 0, n = pcpu_hottest(profile_conv_cpu(sv->conv), hot, hot_n, SUMMARY_MAX_HOT, &total); i < n; i++)
+        summary_add_hot(f, hot[i], hot_n[i], total);
+
     f->kill_sent = sv->kill_sent;
     f->exit_status = exit_status;
     f->wall_ns = end_ns > sv->t0 ? end_ns - sv->t0 : 0;
