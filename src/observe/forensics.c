@@ -556,38 +556,40 @@ static size_t stacks_of(struct forensics_process *p, const struct forensics_hold
 struct forensics_syms {
 #ifdef HAVE_LIBDW
     Dwfl *dwfl;
+    Dwarf_Addr low; /* the module's lowest address: where its offset 0 is */
 #endif
     int unused;
 };
 
-int forensics_syms_new(const char *maps, size_t len, struct forensics_syms **ret)
+int forensics_syms_new(const char *path, struct forensics_syms **ret)
 {
     struct forensics_syms *s = calloc(1, sizeof *s);
     if (!s)
         return -ENOMEM;
 #ifdef HAVE_LIBDW
-    /* libdwfl reads the mappings in /proc/PID/maps's own form and opens each file by its path:
-     * the process need not live */
-    FILE *f = len ? fmemopen((void *)maps, len, "r") : NULL;
-    if (f && (s->dwfl = dwfl_begin(&dwfl_callbacks))) {
+    /* the file alone, at its link-time addresses: every process that maps it shares the session */
+    if ((s->dwfl = dwfl_begin(&dwfl_callbacks))) {
         dwfl_report_begin(s->dwfl);
-        dwfl_linux_proc_maps_report(s->dwfl, f);
+        Dwfl_Module *m = dwfl_report_elf(s->dwfl, path, path, -1, 0, false);
         dwfl_report_end(s->dwfl, NULL, NULL);
+        if (!m || !dwfl_module_info(m, NULL, &s->low, NULL, NULL, NULL, NULL, NULL)) {
+            dwfl_end(s->dwfl);
+            s->dwfl = NULL;
+        }
     }
-    if (f)
-        fclose(f);
 #else
-    (void)maps, (void)len;
+    (void)path;
 #endif
     *ret = s;
     return 0;
 }
 
-int forensics_syms_name(struct forensics_syms *s, uint64_t pc, char **ret_name, char **ret_lib)
+int forensics_syms_name(struct forensics_syms *s, uint64_t off, char **ret_name, char **ret_lib)
 {
     *ret_lib = NULL;
 #ifdef HAVE_LIBDW
     if (s->dwfl) {
+        Dwarf_Addr pc = s->low + off;
         if (!(*ret_name = name_of(s->dwfl, pc)))
             return -ENOMEM;
         Dwfl_Module *m = dwfl_addrmodule(s->dwfl, pc);
@@ -599,7 +601,7 @@ int forensics_syms_name(struct forensics_syms *s, uint64_t pc, char **ret_name, 
         return 0;
     }
 #endif
-    if (asprintf(ret_name, "0x%llx", (unsigned long long)pc) < 0)
+    if (asprintf(ret_name, "0x%llx", (unsigned long long)off) < 0)
         return -ENOMEM;
     return 0;
 }

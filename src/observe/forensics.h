@@ -149,16 +149,18 @@ bool forensics_hold_same(const struct forensics_hold *h);
 int forensics_hold_signal(const struct forensics_hold *h, int sig);
 void forensics_release(struct forensics_hold *h);
 
-/* SYMBOLS OF A RECORDED ADDRESS SPACE: the sampled stacks (cpuprof.h) are named when the profile
- * is written, maybe long after their processes ended, from the mappings recorded while they
- * lived, with the same libdwfl session as the dump's (ELF symbols, local debuginfo by build-id,
- * Go's own table). maps[0..len) is text in /proc/PID/maps's form (only lines naming a file by
- * its absolute path). Without libdw every address is named "0xADDRESS". */
+/* SYMBOLS OF A MAPPED FILE: the sampled stacks (cpuprof.h) are named when the profile is
+ * written, maybe long after their processes ended, from the mappings recorded while they lived:
+ * each address as an offset into the file that was mapped there, named with the same libdwfl
+ * session as the dump's (ELF symbols, local debuginfo by build-id, Go's own table), one session
+ * per file, whatever number of processes mapped it. Without libdw (or a file that cannot be read)
+ * every place is named "0xOFFSET". */
 struct forensics_syms;
-int forensics_syms_new(const char *maps, size_t len, struct forensics_syms **ret);
-/* The name of the code at pc (a function, else "module+0xoffset", else "0xaddress") and its
- * module's file name (NULL: unknown), both malloc'ed. 0 or -ENOMEM. */
-int forensics_syms_name(struct forensics_syms *s, uint64_t pc, char **ret_name, char **ret_lib);
+int forensics_syms_new(const char *path, struct forensics_syms **ret);
+/* The name of the code at offset off of the file (from where its offset 0 is mapped): a function,
+ * else "module+0xoffset", else "0xaddress"; and the module's file name (NULL: unknown), both
+ * malloc'ed. 0 or -ENOMEM. */
+int forensics_syms_name(struct forensics_syms *s, uint64_t off, char **ret_name, char **ret_lib);
 void forensics_syms_free(struct forensics_syms *s);
 
 /* The report as text, for people who grep CI artifacts (--dump-file). Appended to w. */

@@ -14,13 +14,20 @@
 #include "observe/forensics.h"
 #include "profile/profile_stacks.h"
 
+/* A file mapped at start (where its offset 0 would be: see take_map) to end. */
+struct map {
+    uint64_t start, end;
+    uint32_t file; /* pcpu.files id */
+};
+
 struct space {
     int pid;
     uint32_t parent;
-    struct map { uint64_t start, end; char *file; } *maps; /* its own, in the order recorded */
+    struct map *maps; /* its own, in the order recorded */
     size_t nmaps, maps_cap;
-    bool named;         /* syms opened (maybe NULL: failed) */
-    struct forensics_syms *syms;
+    struct map *all;  /* with its ancestors', sorted, built when first needed (all_maps) */
+    size_t nall;
+    bool built;
 };
 
 struct node {
@@ -48,9 +55,10 @@ struct strtab {
     size_t icap;
 };
 
-/* A distinct (space, pc) and what it was named: the symbolisation cache. */
+/* A distinct place of code, (file, offset in it) or (0, address) outside any file, and what it
+ * was named: the symbolisation cache. */
 struct sym {
-    uint32_t space;
+    uint32_t file; /* pcpu.files id + 1, 0: none */
     uint64_t pc;
     uint32_t name, lib; /* strtab ids; lib UINT32_MAX: none */
 };
@@ -69,6 +77,10 @@ struct pcpu {
     size_t nthreads, threads_cap, last_thread;
     uint64_t nsamples;
     /* built at write time */
+    struct strtab files;              /* the mapped files' paths */
+    struct forensics_syms **fsyms;    /* by file id: its symbols, opened when first needed */
+    bool *ftried;
+    size_t nfsyms;
     struct strtab strs;
     struct sym *syms;
     uint32_t *sym_index;
@@ -111,6 +123,8 @@ static bool hex(const cJSON *x, uint64_t *ret)
     *ret = v;
     return true;
 }
+
+static uint32_t intern(struct strtab *t, char *s);
 
 static struct space *space_at(struct pcpu *pc, double id, bool add)
 {
@@ -231,14 +245,15 @@ int pcpu_add(struct pcpu **pcp, const char *line, size_t len)
             !hex(cJSON_GetObjectItemCaseSensitive(o, "end"), &b) ||
             !hex(cJSON_GetObjectItemCaseSensitive(o, "pgoff"), &off) || b <= a)
             r = 0;
-        else if (off <= a) { /* the file as mapped from its start (see maps_text) */
-            char *f = strdup(file);
-            if (!f || array_grow(&s->maps, &s->maps_cap, s->nmaps, sizeof *s->maps) < 0) {
-                free(f);
+        else if (off <= a) {
+            /* Only the executable mappings are recorded: each is taken as the file mapped from
+             * its offset 0 at its address less its offset, where the linkers' layout (a
+             * segment's address and offset equal modulo the load base) puts the file's start. */
+            uint32_t f = intern(&pc->files, strdup(file));
+            if (f == UINT32_MAX || array_grow(&s->maps, &s->maps_cap, s->nmaps, sizeof *s->maps) < 0)
                 r = -ENOMEM;
-            } else {
+            else
                 s->maps[s->nmaps++] = (struct map){a - off, b, f};
-            }
         }
     } else if (!strcmp(type, "cputhread")) {
         double p = num(o, "pid", 0), t = num(o, "tid", 0);
@@ -329,93 +344,101 @@ static void strtab_free(struct strtab *t)
     *t = (struct strtab){0};
 }
 
-/* The space whose mappings name a node of space id: a forked process's own, else its parent's
- * (a fork that mapped nothing since shares the parent's session). */
-static uint32_t naming_space(const struct pcpu *pc, uint32_t id)
-{
-    for (int hops = 0; hops < 64 && id && id < pc->nspaces && !pc->spaces[id].nmaps && pc->spaces[id].parent;
-         hops++)
-        id = pc->spaces[id].parent;
-    return id < pc->nspaces ? id : 0;
-}
-
-/* The whole mappings of space id: its ancestors' (forks), then its own; where two overlap, the
- * later one (a library unloaded and another mapped there). */
-static int all_maps(const struct pcpu *pc, uint32_t id, struct map **ret, size_t *n, size_t *cap)
-{
-    for (int depth = 0; id && id < pc->nspaces && depth < 64; id = pc->spaces[id].parent, depth++) {
-        const struct space *s = &pc->spaces[id];
-        for (size_t i = s->nmaps; i-- > 0;) {
-            bool hidden = false;
-            for (size_t k = 0; k < *n && !hidden; k++)
-                hidden = s->maps[i].start < (*ret)[k].end && (*ret)[k].start < s->maps[i].end;
-            if (hidden)
-                continue;
-            if (array_grow(ret, cap, *n, sizeof **ret) < 0)
-                return -ENOMEM;
-            (*ret)[(*n)++] = s->maps[i];
-        }
-    }
-    return 0;
-}
-
 static int cmp_map(const void *a, const void *b)
 {
     const struct map *x = a, *y = b;
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* The mappings in /proc/PID/maps's form, for libdwfl. Only the executable mappings are
- * recorded, and libdwfl places a module by its lowest mapping, which it takes for the file's
- * start: each is written as the file mapped from offset 0 at its address less its offset, where
- * the linkers' layout (a segment's address and offset equal modulo the load base) puts the
- * file's start. Each file gets an inode number of its own (libdwfl tells files apart by it). */
-static void maps_text(const struct map *m, size_t n, struct jsonw *w)
+/* The whole mappings of space id, sorted: its ancestors' (forks) and its own; where two overlap,
+ * the later one (a library unloaded and another mapped there). NULL with *n 0: none. */
+static const struct map *all_maps(struct pcpu *pc, uint32_t id, size_t *n)
 {
-    for (size_t i = 0; i < n; i++) {
-        uint64_t ino = 1;
-        for (const char *c = m[i].file; *c; c++)
-            ino = ino * 131 + (unsigned char)*c;
-        jsonw_appendf(w, "%" PRIx64 "-%" PRIx64 " r-xp 0 00:01 %" PRIu64 " %s\n", m[i].start, m[i].end,
-                      ino >> 1, m[i].file);
+    struct space *sp = &pc->spaces[id];
+    if (!sp->built) {
+        sp->built = true;
+        size_t cap = 0;
+        for (int depth = 0; id && id < pc->nspaces && depth < 64; id = pc->spaces[id].parent, depth++) {
+            const struct space *s = &pc->spaces[id];
+            for (size_t i = s->nmaps; i-- > 0;) {
+                bool hidden = false;
+                for (size_t k = 0; k < sp->nall && !hidden; k++)
+                    hidden = s->maps[i].start < sp->all[k].end && sp->all[k].start < s->maps[i].end;
+                if (hidden)
+                    continue;
+                if (array_grow(&sp->all, &cap, sp->nall, sizeof *sp->all) < 0)
+                    break;
+                sp->all[sp->nall++] = s->maps[i];
+            }
+        }
+        if (sp->nall)
+            qsort(sp->all, sp->nall, sizeof *sp->all, cmp_map);
     }
+    *n = sp->nall;
+    return sp->all;
 }
 
+/* The file id + 1 whose mapping holds pc in space id, and pc's offset from the file's start in
+ * *ret_off; 0 (and pc itself) outside any. */
+static uint32_t file_of(struct pcpu *pc, uint32_t id, uint64_t addr, uint64_t *ret_off)
+{
+    *ret_off = addr;
+    if (!id || id >= pc->nspaces)
+        return 0;
+    size_t n;
+    const struct map *m = all_maps(pc, id, &n);
+    size_t lo = 0, hi = n; /* the last mapping starting at or below addr */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m[mid].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo || addr >= m[lo - 1].end)
+        return 0;
+    *ret_off = addr - m[lo - 1].start;
+    return m[lo - 1].file + 1;
+}
+
+/* The symbols of file id, opened once (NULL: it cannot be read). */
 static struct forensics_syms *syms_of(struct pcpu *pc, uint32_t id)
 {
-    struct space *s = &pc->spaces[id];
-    if (!s->named) {
-        s->named = true;
-        struct jsonw w;
-        jsonw_init(&w);
-        struct map *m = NULL;
-        size_t n = 0, cap = 0;
-        if (all_maps(pc, id, &m, &n, &cap) == 0) {
-            qsort(m, n, sizeof *m, cmp_map);
-            maps_text(m, n, &w);
-        }
-        free(m);
-        if (!jsonw_failed(&w))
-            forensics_syms_new(w.buf, w.len, &s->syms);
-        jsonw_release(&w);
+    if (id >= pc->nfsyms) {
+        size_t n = pc->files.n;
+        struct forensics_syms **x = realloc(pc->fsyms, n * sizeof *x);
+        if (x)
+            pc->fsyms = x;
+        bool *t = x ? realloc(pc->ftried, n * sizeof *t) : NULL;
+        if (!t)
+            return NULL;
+        pc->ftried = t;
+        memset(pc->fsyms + pc->nfsyms, 0, (n - pc->nfsyms) * sizeof *x);
+        memset(pc->ftried + pc->nfsyms, 0, (n - pc->nfsyms) * sizeof *t);
+        pc->nfsyms = n;
     }
-    return s->syms;
+    if (!pc->ftried[id]) {
+        pc->ftried[id] = true;
+        forensics_syms_new(pc->files.s[id], &pc->fsyms[id]);
+    }
+    return pc->fsyms[id];
 }
 
-/* The sym of a node: named once per distinct (space, pc). UINT32_MAX: no memory. */
+/* The sym of a node: named once per distinct place of code. UINT32_MAX: no memory. */
 static uint32_t sym_of(struct pcpu *pc, uint32_t node)
 {
     if (pc->node_sym[node - 1])
         return pc->node_sym[node - 1] - 1;
     const struct node *nd = &pc->nodes[node - 1];
-    uint32_t space = naming_space(pc, nd->space);
+    uint64_t off;
+    uint32_t file = file_of(pc, nd->space, nd->pc, &off);
     if ((pc->nsyms + 1) * 2 > pc->sym_icap) {
         size_t cap = pc->sym_icap ? pc->sym_icap * 2 : 4096;
         uint32_t *ix = calloc(cap, sizeof *ix);
         if (!ix)
             return UINT32_MAX;
         for (size_t i = 0; i < pc->nsyms; i++) {
-            size_t j = (pc->syms[i].pc * 0x9e3779b97f4a7c15ull ^ pc->syms[i].space) & (cap - 1);
+            size_t j = (pc->syms[i].pc * 0x9e3779b97f4a7c15ull ^ pc->syms[i].file) & (cap - 1);
             while (ix[j])
                 j = (j + 1) & (cap - 1);
             ix[j] = (uint32_t)i + 1;
@@ -424,19 +447,25 @@ static uint32_t sym_of(struct pcpu *pc, uint32_t node)
         pc->sym_index = ix;
         pc->sym_icap = cap;
     }
-    size_t j = (nd->pc * 0x9e3779b97f4a7c15ull ^ space) & (pc->sym_icap - 1);
+    size_t j = (off * 0x9e3779b97f4a7c15ull ^ file) & (pc->sym_icap - 1);
     for (; pc->sym_index[j]; j = (j + 1) & (pc->sym_icap - 1)) {
         const struct sym *y = &pc->syms[pc->sym_index[j] - 1];
-        if (y->pc == nd->pc && y->space == space)
+        if (y->pc == off && y->file == file)
             return (pc->node_sym[node - 1] = pc->sym_index[j]) - 1;
     }
     char *name = NULL, *lib = NULL;
-    struct forensics_syms *fs = space && nd->pc ? syms_of(pc, space) : NULL;
+    struct forensics_syms *fs = file ? syms_of(pc, file - 1) : NULL;
     if (fs)
-        forensics_syms_name(fs, nd->pc, &name, &lib);
-    else if (asprintf(&name, nd->pc ? "0x%" PRIx64 : "(unknown)", nd->pc) < 0)
+        forensics_syms_name(fs, off, &name, &lib);
+    else if (file) { /* a file that cannot be read: where in it */
+        const char *f = pc->files.s[file - 1], *base = strrchr(f, '/');
+        if (asprintf(&name, "%s+0x%" PRIx64, base ? base + 1 : f, off) < 0)
+            name = NULL;
+        lib = strdup(base ? base + 1 : f);
+    } else if (asprintf(&name, nd->pc ? "0x%" PRIx64 : "(unknown)", nd->pc) < 0) {
         name = NULL;
-    struct sym y = {space, nd->pc, intern(&pc->strs, name), lib ? intern(&pc->strs, lib) : UINT32_MAX};
+    }
+    struct sym y = {file, off, intern(&pc->strs, name), lib ? intern(&pc->strs, lib) : UINT32_MAX};
     if (y.name == UINT32_MAX || array_grow(&pc->syms, &pc->syms_cap, pc->nsyms, sizeof *pc->syms) < 0)
         return UINT32_MAX;
     pc->syms[pc->nsyms++] = y;
@@ -649,6 +678,12 @@ void pcpu_write(struct pcpu *pc, unsigned ncat, struct jsonw *w)
         return;
     char cat[16];
     snprintf(cat, sizeof cat, "%u", CAT_RUNNING < ncat ? CAT_RUNNING : CAT_OTHER);
+    for (size_t i = 0; i < pc->nspaces; i++) { /* mappings recorded since the last write */
+        free(pc->spaces[i].all);
+        pc->spaces[i].all = NULL;
+        pc->spaces[i].nall = 0;
+        pc->spaces[i].built = false;
+    }
     free(pc->node_sym);
     pc->node_sym = calloc(pc->nnodes, sizeof *pc->node_sym);
     pc->node_sym_len = pc->node_sym ? pc->nnodes : 0;
@@ -772,10 +807,8 @@ void pcpu_free(struct pcpu *pc)
     if (!pc)
         return;
     for (size_t i = 0; i < pc->nspaces; i++) {
-        for (size_t k = 0; k < pc->spaces[i].nmaps; k++)
-            free(pc->spaces[i].maps[k].file);
         free(pc->spaces[i].maps);
-        forensics_syms_free(pc->spaces[i].syms);
+        free(pc->spaces[i].all);
     }
     free(pc->spaces);
     free(pc->nodes);
@@ -786,6 +819,11 @@ void pcpu_free(struct pcpu *pc)
     }
     free(pc->threads);
     strtab_free(&pc->strs);
+    for (size_t i = 0; i < pc->nfsyms; i++)
+        forensics_syms_free(pc->fsyms[i]);
+    free(pc->fsyms);
+    free(pc->ftried);
+    strtab_free(&pc->files);
     free(pc->syms);
     free(pc->sym_index);
     free(pc->node_sym);
