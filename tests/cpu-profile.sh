@@ -69,19 +69,23 @@ beta_pid=$(awk -F'\t' '$2 ~ /^burn_beta/ { print $1; exit }' "$T/samples")
 # the stacks go up to main, from a named library
 grep -q "	burn_gamma < main < " "$T/samples" || fail "no stack burn_gamma < main: $(sort "$T/samples" | uniq -c | sort -rn | head)"
 # a thread per sampled thread, the child's named as its parent (it was gone before its name was read)
-"$CHECK" --threads "$T/p.json" | awk -F'\t' '$3 == "cpuburn"' | wc -l | grep -qx 2 ||
-    fail "not one thread for each process: $("$CHECK" --threads "$T/p.json")"
+"$CHECK" --threads "$T/p.json" >"$T/threads"
+for p in "$alpha_pid" "$beta_pid"; do
+    [ "$(awk -F'\t' -v p="$p" '$1 == p && $2 == p && $3 == "cpuburn"' "$T/threads" | wc -l)" -eq 1 ] ||
+        fail "not one thread named cpuburn for process $p: $(cat "$T/threads")"
+done
 # the front-end sees them: a process track each, its samples counted
 if frontend_available; then
     node "$FFPROF" "$T/p.json" >"$T/ff.json"
     node -e '
         const r = JSON.parse(require("fs").readFileSync(process.argv[1]));
-        const th = r.threads.filter((t) => t.name === "cpuburn" && t.processType === "command");
+        const pids = process.argv.slice(2);
+        const th = r.threads.filter((t) => pids.includes(t.pid) && t.processType === "command");
         if (!r.ok || th.length !== 2 || th.some((t) => t.samples < 20)) throw new Error(JSON.stringify(r.threads));
-        const g = r.tracks.global.filter((t) => t.type === "process" && th.some((x) => x.pid === t.pid));
+        const g = r.tracks.global.filter((t) => t.type === "process" && pids.includes(t.pid));
         if (g.length !== 2 || g.some((t) => t.hidden)) throw new Error("tracks: " + JSON.stringify(r.tracks.global));
         console.log("front-end: " + th.map((t) => t.pid + ": " + t.samples + " samples").join(", "));
-    ' "$T/ff.json" || fail "the front-end does not show the sampled threads"
+    ' "$T/ff.json" "$alpha_pid" "$beta_pid" || fail "the front-end does not show the sampled threads"
 fi
 
 # ---- killed outright: --recover keeps the samples taken so far ---------------------------------
