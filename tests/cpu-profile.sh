@@ -88,6 +88,26 @@ if frontend_available; then
     ' "$T/ff.json" "$alpha_pid" "$beta_pid" || fail "the front-end does not show the sampled threads"
 fi
 
+# ---- JIT code: node's perf map names its JavaScript functions -----------------------------------
+if command -v node >/dev/null 2>&1; then
+    "$RESMON_RUN" -q --cpu-profile=999 -o "$T/js.json" -- node --perf-basic-prof -e '
+        function hotLoop(n) { let s = 0; for (let i = 0; i < n; i++) s = (s * 31 + i) | 0; return s; }
+        let t = 0;
+        const until = process.cpuUsage().user + 600000;
+        while (process.cpuUsage().user < until) t += hotLoop(1e6);
+        console.log(t === 0.5 ? "" : "done");' >"$T/js.out" 2>&1 || fail "node: $(cat "$T/js.out")"
+    profile_ok "$T/js.json" || fail "the node profile is not valid"
+    "$CHECK" --samples "$T/js.json" >"$T/js.samples"
+    for p in $(cut -f1 "$T/js.samples" | sort -u); do
+        rm -f "/tmp/perf-$p.map"
+    done
+    awk -F'\t' '{ n++ } $2 ~ /^JS:[*~^]?hotLoop / { k++ }
+        END { printf "node: %d of %d samples in JS:hotLoop\n", k, n; exit !(k >= 0.5 * n) }' "$T/js.samples" ||
+        fail "the JavaScript function is not named: $(sort "$T/js.samples" | uniq -c | sort -rn | head -5)"
+else
+    echo "SKIP: no node: the JIT case"
+fi
+
 # ---- killed outright: --recover keeps the samples taken so far ---------------------------------
 # The workload stays (paused) after its tests; once a sampling tick has come after the last test
 # ended (the samples are drained at each tick), resmon-run is killed with SIGKILL.

@@ -338,8 +338,8 @@ static void hex_kv(struct jsonw *w, const char *key, uint64_t v)
 static void map_line(struct cpuprof *cp, uint32_t space, uint64_t start, uint64_t end, uint64_t pgoff,
                      const char *file)
 {
-    if (!space || file[0] != '/')
-        return; /* [vdso], [vsyscall], anonymous code: no file to name it from */
+    if (!space || file[0] != '/' || !strncmp(file, "//anon", 6) || !strncmp(file, "/memfd:", 7))
+        return; /* [vdso], [vsyscall], anonymous code (a JIT's: //anon): no file to name it from */
     jsonw_reset(&cp->w);
     jsonw_obj_open(&cp->w);
     jsonw_kv_str(&cp->w, "type", "cpumap");

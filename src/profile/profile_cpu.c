@@ -3,11 +3,14 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/markers.h"
 #include "base/util.h"
@@ -78,6 +81,8 @@ struct pcpu {
     uint64_t nsamples;
     /* built at write time */
     struct strtab files;              /* the mapped files' paths */
+    struct perfmap *perfmaps;         /* JIT code, by process (jit_of) */
+    size_t nperfmaps, perfmaps_cap;
     struct forensics_syms **fsyms;    /* by file id: its symbols, opened when first needed */
     bool *ftried;
     size_t nfsyms;
@@ -240,7 +245,7 @@ int pcpu_add(struct pcpu **pcp, const char *line, size_t len)
         struct space *s = space_at(pc, num(o, "space", 0), true);
         uint64_t a, b, off;
         const char *file = str(o, "file");
-        if (!s || !file || file[0] != '/' || strchr(file, '\n') ||
+        if (!s || !file || file[0] != '/' || !strncmp(file, "//anon", 6) || strchr(file, '\n') ||
             !hex(cJSON_GetObjectItemCaseSensitive(o, "start"), &a) ||
             !hex(cJSON_GetObjectItemCaseSensitive(o, "end"), &b) ||
             !hex(cJSON_GetObjectItemCaseSensitive(o, "pgoff"), &off) || b <= a)
@@ -424,6 +429,94 @@ static struct forensics_syms *syms_of(struct pcpu *pc, uint32_t id)
     return pc->fsyms[id];
 }
 
+/* ---- JIT code: perf map files ------------------------------------------------------------ */
+
+/* Code a runtime compiled, named in its /tmp/perf-PID.map ("START SIZE NAME" lines, hexadecimal:
+ * node --perf-basic-prof, CPython 3.12's -X perf, JVM perf-map agents), read once per process at
+ * the end: the runtimes leave the file behind them, so a process long gone is named too. Only a
+ * regular file of resmon-run's own user is read (the command runs as that user; anyone may
+ * write in /tmp). */
+struct jit {
+    uint64_t start, end;
+    const char *name;
+    const struct perfmap *map;
+};
+struct perfmap {
+    int pid;
+    uint32_t file; /* its path's pcpu.files id */
+    struct jit *e; /* sorted by start */
+    size_t n;
+    char *text;    /* the names point into it */
+};
+
+static int cmp_jit(const void *a, const void *b)
+{
+    const struct jit *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void perfmap_read(struct pcpu *pc, struct perfmap *m)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/perf-%d.map", m->pid);
+    m->file = intern(&pc->files, strdup(path));
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    struct stat st;
+    if (fd < 0 || m->file == UINT32_MAX || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+        st.st_size <= 0 || st.st_size > (64 << 20) || !(m->text = malloc((size_t)st.st_size + 1))) {
+        closep(&fd);
+        return;
+    }
+    ssize_t len = read(fd, m->text, (size_t)st.st_size);
+    close(fd);
+    if (len <= 0)
+        return;
+    m->text[len] = '\0';
+    size_t cap = 0;
+    for (char *line = m->text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        char *e1, *e2;
+        unsigned long long a = strtoull(line, &e1, 16), size = strtoull(e1, &e2, 16);
+        if (e1 == line || e2 == e1 || *e2 != ' ' || !size || array_grow(&m->e, &cap, m->n, sizeof *m->e) < 0)
+            continue;
+        m->e[m->n++] = (struct jit){a, a + size, e2 + 1, m};
+    }
+    if (m->n)
+        qsort(m->e, m->n, sizeof *m->e, cmp_jit);
+}
+
+/* The JIT code at addr in space id (its process's perf map, else its parent's), NULL: none. */
+static const struct jit *jit_of(struct pcpu *pc, uint32_t id, uint64_t addr)
+{
+    for (int depth = 0; id && id < pc->nspaces && depth < 8; id = pc->spaces[id].parent, depth++) {
+        int pid = pc->spaces[id].pid;
+        struct perfmap *m = NULL;
+        for (size_t i = 0; i < pc->nperfmaps && !m; i++)
+            if (pc->perfmaps[i].pid == pid)
+                m = &pc->perfmaps[i];
+        if (!m) {
+            if (pid <= 0 || array_grow(&pc->perfmaps, &pc->perfmaps_cap, pc->nperfmaps, sizeof *pc->perfmaps) < 0)
+                continue;
+            m = &pc->perfmaps[pc->nperfmaps++];
+            *m = (struct perfmap){.pid = pid};
+            perfmap_read(pc, m);
+        }
+        size_t lo = 0, hi = m->n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (m->e[mid].start <= addr)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo && addr < m->e[lo - 1].end)
+            return &m->e[lo - 1];
+    }
+    return NULL;
+}
+
 /* The sym of a node: named once per distinct place of code. UINT32_MAX: no memory. */
 static uint32_t sym_of(struct pcpu *pc, uint32_t node)
 {
@@ -432,6 +525,9 @@ static uint32_t sym_of(struct pcpu *pc, uint32_t node)
     const struct node *nd = &pc->nodes[node - 1];
     uint64_t off;
     uint32_t file = file_of(pc, nd->space, nd->pc, &off);
+    const struct jit *jit = NULL;
+    if (!file && nd->pc && (jit = jit_of(pc, nd->space, nd->pc)))
+        file = jit->map->file + 1; /* its perf map, at the address itself */
     if ((pc->nsyms + 1) * 2 > pc->sym_icap) {
         size_t cap = pc->sym_icap ? pc->sym_icap * 2 : 4096;
         uint32_t *ix = calloc(cap, sizeof *ix);
@@ -454,8 +550,11 @@ static uint32_t sym_of(struct pcpu *pc, uint32_t node)
             return (pc->node_sym[node - 1] = pc->sym_index[j]) - 1;
     }
     char *name = NULL, *lib = NULL;
-    struct forensics_syms *fs = file ? syms_of(pc, file - 1) : NULL;
-    if (fs)
+    struct forensics_syms *fs = file && !jit ? syms_of(pc, file - 1) : NULL;
+    if (jit) {
+        name = strdup(jit->name);
+        lib = strdup("JIT");
+    } else if (fs)
         forensics_syms_name(fs, off, &name, &lib);
     else if (file) { /* a file that cannot be read: where in it */
         const char *f = pc->files.s[file - 1], *base = strrchr(f, '/');
@@ -823,6 +922,11 @@ void pcpu_free(struct pcpu *pc)
         forensics_syms_free(pc->fsyms[i]);
     free(pc->fsyms);
     free(pc->ftried);
+    for (size_t i = 0; i < pc->nperfmaps; i++) {
+        free(pc->perfmaps[i].e);
+        free(pc->perfmaps[i].text);
+    }
+    free(pc->perfmaps);
     strtab_free(&pc->files);
     free(pc->syms);
     free(pc->sym_index);

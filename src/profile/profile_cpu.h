@@ -11,9 +11,11 @@
  * samples, and the process track draws its CPU activity. Every stack is of category Running where
  * the meta has it (markers.h).
  *
- * NAMES: each distinct address of an address space is named once, when the profile is written,
- * by forensics_syms (the dump's libdwfl session) from that space's recorded mappings (a forked
- * process's space starts with its parent's); a function is a distinct name and library.
+ * NAMES: each distinct place of code is named once, when the profile is written: an address in a
+ * mapped file (the space's recorded mappings; a forked process's space starts with its parent's)
+ * as an offset into that file, by forensics_syms (the dump's libdwfl session, one per file);
+ * an address outside any file from the process's /tmp/perf-PID.map, where a runtime names its
+ * JIT code (library "JIT"); else "0xADDRESS". A function is a distinct name and library.
  *
  * BOUNDED by the sampler's caps (cpuprof.h): the lines are not kept, only their content (a node is
  * 16 bytes, a sample 16 bytes). Lines that do not parse are counted as skipped by the caller.
