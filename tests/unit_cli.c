@@ -1,6 +1,7 @@
 /* Unit tests of the command line's pure parsers: the duration grammar, signal names, options. */
 #include "cli.h"
 #include "base/parse.h"
+#include "observe/cpuprof.h"
 #include "observe/forensics.h"
 #include "profile/profile.h"
 
@@ -161,6 +162,28 @@ START_TEST(test_options_run_mode)
     const char *const over[] = {"resmon-run", "--max-markers=1099511627777", "true"};
     argv = mkargv(over, 3);
     ck_assert_int_eq(cli_parse(3, argv, &o), EXIT_CANCELED);
+
+    /* sampled stacks: off unless asked, the default rate without a value, the last option wins */
+    const char *const none[] = {"resmon-run", "true"};
+    argv = mkargv(none, 2);
+    ck_assert_int_eq(cli_parse(2, argv, &o), 0);
+    ck_assert_uint_eq(o.cpu_profile_hz, 0);
+    cli_release(&o);
+    const char *const dflt[] = {"resmon-run", "--cpu-profile", "true"};
+    argv = mkargv(dflt, 3);
+    ck_assert_int_eq(cli_parse(3, argv, &o), 0);
+    ck_assert_uint_eq(o.cpu_profile_hz, CPUPROF_DEFAULT_HZ);
+    cli_release(&o);
+    const char *const rate[] = {"resmon-run", "--no-cpu-profile", "--cpu-profile=999", "true"};
+    argv = mkargv(rate, 4);
+    ck_assert_int_eq(cli_parse(4, argv, &o), 0);
+    ck_assert_uint_eq(o.cpu_profile_hz, 999);
+    cli_release(&o);
+    const char *const off[] = {"resmon-run", "--cpu-profile=999", "--no-cpu-profile", "true"};
+    argv = mkargv(off, 4);
+    ck_assert_int_eq(cli_parse(4, argv, &o), 0);
+    ck_assert_uint_eq(o.cpu_profile_hz, 0);
+    cli_release(&o);
 }
 END_TEST
 

@@ -22,6 +22,9 @@ check "expected KEY=VALUE" --meta novalue -- true
 check "invalid --max-markers value '-5'" --max-markers=-5 -- true
 check "invalid --max-markers value '1e6'" --max-markers=1e6 -- true
 check "invalid --max-markers value '99999999999999999999'" --max-markers=99999999999999999999 -- true
+check "invalid --cpu-profile rate '0'" --cpu-profile=0 -- true
+check "invalid --cpu-profile rate '10001'" --cpu-profile=10001 -- true
+check "invalid --cpu-profile rate '99hz'" --cpu-profile=99hz -- true
 # Metadata the profile's format owns would make a profile that does not load.
 for key in version preprocessedProfileVersion startTime interval processType markerSchema; do
     check "format owns this key" --meta "$key=oops" -- true
