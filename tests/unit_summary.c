@@ -315,6 +315,31 @@ START_TEST(test_downsampling)
 }
 END_TEST
 
+START_TEST(test_hottest)
+{
+    struct summary_facts f;
+    memset(&f, 0, sizeof f);
+    f.command = "x";
+    f.exit_status = -1;
+    char *t = fmt(&f, false, true);
+    ck_assert_ptr_null(strstr(t, "hottest")); /* no samples, no line */
+    free(t);
+    summary_add_hot(&f, "burn_alpha", 60, 100);
+    summary_add_hot(&f, "burn_*beta*", 30, 100);
+    summary_add_hot(&f, "main", 9, 100);
+    summary_add_hot(&f, "more", 1, 100); /* past SUMMARY_MAX_HOT */
+    ck_assert_uint_eq(f.n_hot, SUMMARY_MAX_HOT);
+    t = fmt(&f, false, true);
+    ck_assert_ptr_nonnull(strstr(t, "\n  hottest      60% burn_alpha, 30% burn_*beta*, 9% main (of 100 CPU samples)\n"));
+    free(t);
+    char *md;
+    size_t len;
+    ck_assert_int_eq(summary_format_markdown(&f, &md, &len), 0);
+    ck_assert_ptr_nonnull(strstr(md, "| hottest | 60% burn\\_alpha, 30% burn\\_\\*beta\\*, 9% main (of 100 CPU samples) |\n"));
+    free(md);
+}
+END_TEST
+
 START_TEST(test_bounded_lists)
 {
     struct summary_facts f;
@@ -447,6 +472,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_exact_timeout_text);
+    tcase_add_test(tc, test_hottest);
     tcase_add_test(tc, test_ascii_fallback);
     tcase_add_test(tc, test_no_colour_escapes);
     tcase_add_test(tc, test_endings);

@@ -284,6 +284,15 @@ static void buf_colour(struct buf *b, const struct summary_style *st, enum colou
 
 #define LABEL_WIDTH 13
 
+/* Where the CPU went: the share of the samples whose innermost function each is. */
+static void hot_text(struct buf *b, const struct summary_facts *f)
+{
+    for (size_t i = 0; i < f->n_hot; i++)
+        buf_printf(b, "%s%.0f%% %s", i ? ", " : "", 100.0 * (double)f->hot[i].samples / (double)f->hot_total,
+                   f->hot[i].name);
+    buf_printf(b, " (of %llu CPU samples)", (unsigned long long)f->hot_total);
+}
+
 static void label(struct buf *b, const struct summary_style *st, const char *name)
 {
     char tmp[32];
@@ -609,12 +618,9 @@ int summary_format(const struct summary_facts *f, const struct summary_style *st
     }
 
     if (f->n_hot && f->hot_total) {
-        /* where the CPU went: the share of the samples whose innermost function each is */
         label(&b, st, "hottest");
-        for (size_t i = 0; i < f->n_hot; i++)
-            buf_printf(&b, "%s%.0f%% %s", i ? ", " : "", 100.0 * (double)f->hot[i].samples / (double)f->hot_total,
-                       f->hot[i].name);
-        buf_printf(&b, " (of %llu CPU samples)\n", (unsigned long long)f->hot_total);
+        hot_text(&b, f);
+        buf_puts(&b, "\n");
     }
     if (f->cpu.n > 0) {
         double peak = series_peak(&f->cpu);
@@ -762,6 +768,13 @@ int summary_format_markdown(const struct summary_facts *f, char **ret_text, size
         if (f->unexpected_total)
             buf_printf(&t, " (%llu unexpected)", (unsigned long long)f->unexpected_total);
         md_row(&b, "tests", t.p ? t.p : "");
+        b.failed |= t.failed;
+        free(t.p);
+    }
+    if (f->n_hot && f->hot_total) {
+        struct buf t = {0};
+        hot_text(&t, f);
+        md_row(&b, "hottest", t.p ? t.p : "");
         b.failed |= t.failed;
         free(t.p);
     }
