@@ -88,6 +88,17 @@ if frontend_available; then
     ' "$T/ff.json" "$alpha_pid" "$beta_pid" || fail "the front-end does not show the sampled threads"
 fi
 
+# ---- without frame pointers: the stacks are unwound with the CFI, up to main ---------------------
+"$RESMON_RUN" -q --cpu-profile=999 -o "$T/nofp.json" -- "$BURN-nofp" 300 >"$T/nofp.out" 2>&1 ||
+    fail "the build without frame pointers: $(cat "$T/nofp.out")"
+profile_ok "$T/nofp.json" || fail "the profile of the build without frame pointers is not valid"
+in_ranges "$T/nofp.json"
+for t in alpha beta gamma; do
+    awk -F'\t' -v f="burn_$t < main < " 'index($2, f) == 1 { k++ } $2 ~ ("^burn_" t) { n++ }
+        END { printf "no frame pointers: %d of %d samples in burn_%s unwound up to main\n", k, n, t; exit !(n && k >= 0.9 * n) }' \
+        t="$t" "$T/samples" || fail "burn_$t is not unwound up to main: $(sort "$T/samples" | cut -f1,2 | uniq -c | sort -rn | head -5)"
+done
+
 # ---- JIT code: node's perf map names its JavaScript functions -----------------------------------
 if command -v node >/dev/null 2>&1; then
     "$RESMON_RUN" -q --cpu-profile=999 -o "$T/js.json" -- node --perf-basic-prof -e '

@@ -16,8 +16,13 @@
 
 #include "base/jsonw.h"
 #include "base/util.h"
+#include "observe/forensics.h"
 
 #define RING_PAGES_MAX 64 /* data pages per CPU (a power of two), halved while the kernel refuses */
+#define STACK_COPY 8192   /* bytes of user stack copied with each sample, for the CFI unwinder */
+/* the user registers sampled (perf_regs.h's x86 numbering: AX..IP, R8..R15) */
+#define REGS_MASK 0xff01ffull
+#define NREGS 17
 
 struct ring {
     int fd;
@@ -40,6 +45,18 @@ struct node_key {
 struct pidspace {
     int32_t pid; /* 0: empty slot */
     uint32_t space;
+};
+
+/* What the unwinder of an address space needs: its executable mappings, its parent's first. */
+struct umap {
+    uint64_t start, end, pgoff;
+    char *file;
+};
+struct uspace {
+    struct umap *maps;
+    size_t n, cap;
+    struct forensics_unwinder *uw; /* made at its first sample */
+    bool dead;                     /* its process exited: nothing more to unwind */
 };
 
 struct cpuprof {
@@ -68,7 +85,9 @@ struct cpuprof {
     /* threads already named: a set of tids */
     int32_t *named;
     size_t named_cap, nnamed;
-    uint64_t samples, dropped, lost;
+    uint64_t samples, dropped, lost, unwound;
+    struct uspace *us; /* by space id */
+    size_t nus;
     struct jsonw w, batch;
     size_t batch_samples;
 };
@@ -139,7 +158,10 @@ static int open_event(pid_t pid, int cpu, unsigned hz, bool kernel)
         .config = PERF_COUNT_SW_CPU_CLOCK,
         .sample_freq = hz,
         .freq = 1,
-        .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN,
+        .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
+                       PERF_SAMPLE_STACK_USER,
+        .sample_regs_user = REGS_MASK,
+        .sample_stack_user = STACK_COPY,
         .inherit = 1,
         .exclude_kernel = !kernel,
         .exclude_hv = 1,
@@ -192,6 +214,8 @@ static uint32_t space_of(struct cpuprof *cp, pid_t pid);
 static void new_space(struct cpuprof *cp, pid_t pid, uint32_t parent, uint64_t at);
 static void read_proc_maps(struct cpuprof *cp, pid_t pid, uint32_t space);
 static bool name_once(struct cpuprof *cp, pid_t tid);
+static void uspace_add(struct cpuprof *cp, uint32_t space, uint64_t start, uint64_t end, uint64_t pgoff,
+                       const char *file);
 static void thread_line(struct cpuprof *cp, pid_t pid, pid_t tid, const char *name, uint64_t at);
 
 int cpuprof_start(struct cpuprof *cp, pid_t pid)
@@ -317,6 +341,12 @@ static void new_space(struct cpuprof *cp, pid_t pid, uint32_t parent, uint64_t a
     if (!s)
         return;
     s->space = cp->next_space++;
+    struct uspace *from = parent && parent < cp->nus ? &cp->us[parent] : NULL;
+    for (size_t i = 0; from && i < from->n; i++) {
+        struct umap m = from->maps[i];
+        uspace_add(cp, s->space, m.start, m.end, m.pgoff, m.file);
+        from = &cp->us[parent]; /* uspace_add may move the array */
+    }
     jsonw_reset(&cp->w);
     jsonw_obj_open(&cp->w);
     jsonw_kv_str(&cp->w, "type", "cpuspace");
@@ -326,6 +356,44 @@ static void new_space(struct cpuprof *cp, pid_t pid, uint32_t parent, uint64_t a
     jsonw_kv_double(&cp->w, "time", ms_of(cp, at), 3);
     jsonw_obj_close(&cp->w);
     state_line(cp);
+}
+
+static struct uspace *uspace_of(struct cpuprof *cp, uint32_t space)
+{
+    if (!space)
+        return NULL;
+    if (space >= cp->nus) {
+        size_t n = MAX((size_t)space + 1, cp->nus * 2);
+        struct uspace *x = realloc(cp->us, n * sizeof *x);
+        if (!x)
+            return NULL;
+        memset(x + cp->nus, 0, (n - cp->nus) * sizeof *x);
+        cp->us = x;
+        cp->nus = n;
+    }
+    return &cp->us[space];
+}
+
+static void uspace_add(struct cpuprof *cp, uint32_t space, uint64_t start, uint64_t end, uint64_t pgoff,
+                       const char *file)
+{
+    struct uspace *u = uspace_of(cp, space);
+    char *f = u ? strdup(file) : NULL;
+    if (!f || array_grow(&u->maps, &u->cap, u->n, sizeof *u->maps) < 0) {
+        free(f);
+        return;
+    }
+    u->maps[u->n++] = (struct umap){start, end, pgoff, f};
+    forensics_unwinder_map(u->uw, start, end, pgoff, f);
+}
+
+static void uspace_release(struct uspace *u)
+{
+    for (size_t i = 0; i < u->n; i++)
+        free(u->maps[i].file);
+    free(u->maps);
+    forensics_unwinder_free(u->uw);
+    *u = (struct uspace){.dead = true};
 }
 
 static void hex_kv(struct jsonw *w, const char *key, uint64_t v)
@@ -350,6 +418,7 @@ static void map_line(struct cpuprof *cp, uint32_t space, uint64_t start, uint64_
     jsonw_kv_str(&cp->w, "file", file);
     jsonw_obj_close(&cp->w);
     state_line(cp);
+    uspace_add(cp, space, start, end, pgoff, file);
 }
 
 static void read_proc_maps(struct cpuprof *cp, pid_t pid, uint32_t space)
@@ -495,7 +564,31 @@ static void batch_begin(struct cpuprof *cp)
 }
 
 /* A sample: its stack's innermost node added to the batch. */
-static void take_sample(struct cpuprof *cp, pid_t pid, pid_t tid, uint64_t time, const uint64_t *ips, uint64_t n)
+/* A sample's copy of the user registers (DWARF order) and stack, NULL: none. */
+struct ustack {
+    uint64_t regs[NREGS];
+    const void *stack;
+    size_t len;
+};
+
+/* The frames the CFI unwinder finds in the sample's copied stack (0: none, or no unwinder). */
+static size_t unwind(struct cpuprof *cp, uint32_t space, pid_t pid, pid_t tid, const struct ustack *st, uint64_t *pcs,
+                     size_t max)
+{
+    struct uspace *u = st && st->len ? uspace_of(cp, space) : NULL;
+    if (!u || u->dead)
+        return 0;
+    if (!u->uw) {
+        if (forensics_unwinder_new(&u->uw) < 0)
+            return 0;
+        for (size_t i = 0; i < u->n; i++)
+            forensics_unwinder_map(u->uw, u->maps[i].start, u->maps[i].end, u->maps[i].pgoff, u->maps[i].file);
+    }
+    return forensics_unwind(u->uw, pid, tid, st->regs, st->stack, st->len, pcs, max);
+}
+
+static void take_sample(struct cpuprof *cp, pid_t pid, pid_t tid, uint64_t time, const uint64_t *ips, uint64_t n,
+                        const struct ustack *st)
 {
     if (pid <= 0)
         return; /* the idle task: not ours */
@@ -512,17 +605,26 @@ static void take_sample(struct cpuprof *cp, pid_t pid, pid_t tid, uint64_t time,
     }
     if (name_once(cp, tid))
         thread_line(cp, pid, tid, NULL, time);
-    /* the outermost frame first; context markers (PERF_CONTEXT_*) skipped; return addresses less
-     * one, so that they name the call */
-    size_t user[PERF_MAX_STACK_DEPTH];
+    /* the frames innermost first: the kernel's walk along frame pointers (context markers,
+     * PERF_CONTEXT_*, skipped; return addresses less one, so that they name the call), unless the
+     * CFI unwinder finds more of the stack (code without frame pointers) */
+    uint64_t fp[PERF_MAX_STACK_DEPTH], cfi[PERF_MAX_STACK_DEPTH];
     size_t nu = 0;
-    for (uint64_t i = 0; i < n && nu < ARRAY_SIZE(user); i++)
-        if (ips[i] < (uint64_t)PERF_CONTEXT_MAX && ips[i])
-            user[nu++] = i;
+    for (uint64_t i = 0; i < n && nu < ARRAY_SIZE(fp); i++)
+        if (ips[i] < (uint64_t)PERF_CONTEXT_MAX && ips[i]) {
+            fp[nu] = ips[i] - (nu ? 1 : 0);
+            nu++;
+        }
+    const uint64_t *pcs = fp;
+    size_t nc = unwind(cp, space, pid, tid, st, cfi, ARRAY_SIZE(cfi));
+    if (nc > nu) {
+        pcs = cfi;
+        nu = nc;
+        cp->unwound++;
+    }
     uint32_t node = 0;
     for (size_t k = nu; k-- > 0;) {
-        uint64_t pc = ips[user[k]] - (k ? 1 : 0);
-        uint32_t next = node_of(cp, node, space, pc);
+        uint32_t next = node_of(cp, node, space, pcs[k]);
         if (!next)
             break; /* the nodes are full: the stack as far as it is known */
         node = next;
@@ -621,10 +723,33 @@ static void take_record(struct cpuprof *cp, const char *p, size_t len, uint64_t 
         memcpy(&nr, b + 16, 8);
         if (nr > (n - 24) / 8)
             return;
+        const char *q = b + 24 + nr * 8, *e = b + n;
         uint64_t ips[PERF_MAX_STACK_DEPTH + 8];
         nr = MIN(nr, (uint64_t)ARRAY_SIZE(ips));
         memcpy(ips, b + 24, nr * 8);
-        take_sample(cp, (pid_t)u[0], (pid_t)u[1], time, ips, nr);
+        /* then the user registers (abi, then one per bit of the mask) and the stack copy */
+        struct ustack st = {{0}}, *stp = NULL;
+        uint64_t abi = 0, size = 0;
+        if (e - q >= 8)
+            memcpy(&abi, q, 8), q += 8;
+        if (abi && e - q >= 8 * NREGS) {
+            uint64_t r[NREGS]; /* AX BX CX DX SI DI BP SP IP R8..R15 */
+            memcpy(r, q, sizeof r);
+            q += sizeof r;
+            static const int dwarf_of[NREGS] = {0, 3, 2, 1, 4, 5, 6, 7, 16, 8, 9, 10, 11, 12, 13, 14, 15};
+            for (int i = 0; i < NREGS; i++)
+                st.regs[dwarf_of[i]] = r[i];
+            if (e - q >= 8)
+                memcpy(&size, q, 8), q += 8;
+            if (size && (uint64_t)(e - q) >= size + 8) {
+                uint64_t dyn;
+                memcpy(&dyn, q + size, 8);
+                st.stack = q;
+                st.len = (size_t)MIN(size, dyn);
+                stp = &st;
+            }
+        }
+        take_sample(cp, (pid_t)u[0], (pid_t)u[1], time, ips, nr, stp);
         break;
     }
     case PERF_RECORD_MMAP2: {
@@ -671,6 +796,14 @@ static void take_record(struct cpuprof *cp, const char *p, size_t len, uint64_t 
         memcpy(u, b, 16); /* pid, ppid, tid, ptid */
         if (u[0] != u[1])
             new_space(cp, (pid_t)u[0], space_of(cp, (pid_t)u[1]), time);
+        break;
+    case PERF_RECORD_EXIT:
+        if (n >= 16) {
+            memcpy(u, b, 16); /* pid, ppid, tid, ptid */
+            uint32_t space = u[0] == u[2] ? space_of(cp, (pid_t)u[0]) : 0;
+            if (space && space < cp->nus)
+                uspace_release(&cp->us[space]);
+        }
         break;
     case PERF_RECORD_LOST: {
         uint64_t v[2];
@@ -740,6 +873,9 @@ void cpuprof_free(struct cpuprof *cp)
     free(cp->node_index);
     free(cp->spaces);
     free(cp->named);
+    for (size_t i = 0; i < cp->nus; i++)
+        uspace_release(&cp->us[i]);
+    free(cp->us);
     jsonw_release(&cp->w);
     jsonw_release(&cp->batch);
     free(cp);

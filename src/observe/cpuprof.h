@@ -10,8 +10,12 @@
  * ptrace, no signal to the command. Samples carry CLOCK_MONOTONIC times (the event's use_clockid),
  * the clock of every marker, so a test's range selects exactly the samples taken during it.
  *
- * STACKS are the user-space callchains the kernel walks along frame pointers (code built without
- * them gives its innermost frame and what the walk finds after it). Kernel frames are not taken.
+ * STACKS are the user-space callchains the kernel walks along frame pointers; with each sample the
+ * kernel also copies the user registers and the top STACK_COPY bytes of the user stack, which
+ * libdwfl's CFI unwinder walks (forensics_unwind: one unwinder per address space, its files
+ * reported as they are mapped, freed when its process exits) — code built without frame
+ * pointers, most distributions' packages, still unwinds up to main. The longer of the two walks
+ * is kept. Kernel frames are not taken.
  * Where the kernel allows it (perf_event_paranoid <= 1, or root) samples taken in the kernel are
  * kept with their user stack; otherwise (paranoid 2, an unprivileged user: only their own
  * processes, user space only) samples are of user space only.

@@ -617,6 +617,146 @@ void forensics_syms_free(struct forensics_syms *s)
     free(s);
 }
 
+/* ---- unwinding a copied user stack --------------------------------------------------------- */
+
+struct forensics_unwinder {
+#ifdef HAVE_LIBDW
+    Dwfl *dwfl;
+    bool attached;
+    /* the sample being unwound */
+    const uint64_t *regs;
+    const unsigned char *stack;
+    size_t stack_len;
+    uint64_t *pcs;
+    size_t n, max;
+#endif
+    int unused;
+};
+
+int forensics_unwinder_new(struct forensics_unwinder **ret)
+{
+    struct forensics_unwinder *u = calloc(1, sizeof *u);
+    if (!u)
+        return -ENOMEM;
+#ifdef HAVE_LIBDW
+    if (!(u->dwfl = dwfl_begin(&dwfl_callbacks))) {
+        free(u);
+        return -ENOMEM;
+    }
+#endif
+    *ret = u;
+    return 0;
+}
+
+void forensics_unwinder_map(struct forensics_unwinder *u, uint64_t start, uint64_t end, uint64_t pgoff,
+                            const char *file)
+{
+#ifdef HAVE_LIBDW
+    if (!u || pgoff > start || file[0] != '/')
+        return;
+    /* the file placed where its offset 0 is (as forensics_syms); a module already there stays */
+    if (dwfl_addrmodule(u->dwfl, start))
+        return;
+    dwfl_report_begin_add(u->dwfl);
+    dwfl_report_elf(u->dwfl, file, file, -1, start - pgoff, false);
+    dwfl_report_end(u->dwfl, NULL, NULL);
+#else
+    (void)u, (void)start, (void)end, (void)pgoff, (void)file;
+#endif
+    (void)end;
+}
+
+#ifdef HAVE_LIBDW
+static pid_t uw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+    (void)dwfl, (void)arg, (void)thread_argp;
+    return 0;
+}
+
+static bool uw_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+    (void)dwfl, (void)tid;
+    *thread_argp = arg;
+    return true;
+}
+
+/* Only the copied stack is readable: what lies outside it ends the walk. */
+static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+    (void)dwfl;
+    struct forensics_unwinder *u = arg;
+    uint64_t sp = u->regs[7];
+    if (addr < sp || addr - sp + sizeof *result > u->stack_len)
+        return false;
+    memcpy(result, u->stack + (addr - sp), sizeof *result);
+    return true;
+}
+
+static bool uw_set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+    struct forensics_unwinder *u = arg;
+    /* x86-64's DWARF numbering: rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8..r15, then rip */
+    Dwarf_Word r[17];
+    for (int i = 0; i < 17; i++)
+        r[i] = u->regs[i];
+    return dwfl_thread_state_registers(thread, 0, 17, r);
+}
+
+static const Dwfl_Thread_Callbacks uw_callbacks = {
+    .next_thread = uw_next_thread,
+    .get_thread = uw_get_thread,
+    .memory_read = uw_memory_read,
+    .set_initial_registers = uw_set_initial_registers,
+};
+
+static int uw_frame(Dwfl_Frame *frame, void *arg)
+{
+    struct forensics_unwinder *u = arg;
+    Dwarf_Addr pc;
+    bool activation;
+    if (!dwfl_frame_pc(frame, &pc, &activation) || !pc)
+        return DWARF_CB_ABORT;
+    u->pcs[u->n] = activation || !u->n ? pc : pc - 1;
+    u->n++;
+    return u->n < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+#endif
+
+size_t forensics_unwind(struct forensics_unwinder *u, pid_t pid, pid_t tid, const uint64_t *regs, const void *stack,
+                        size_t stack_len, uint64_t *pcs, size_t max)
+{
+#if defined(HAVE_LIBDW) && defined(__x86_64__)
+    if (!u || !max)
+        return 0;
+    if (!u->attached) {
+        if (!dwfl_attach_state(u->dwfl, NULL, pid, &uw_callbacks, u))
+            return 0;
+        u->attached = true;
+    }
+    u->regs = regs;
+    u->stack = stack;
+    u->stack_len = stack_len;
+    u->pcs = pcs;
+    u->n = 0;
+    u->max = max;
+    dwfl_getthread_frames(u->dwfl, tid, uw_frame, u);
+    return u->n;
+#else
+    (void)u, (void)pid, (void)tid, (void)regs, (void)stack, (void)stack_len, (void)pcs, (void)max;
+    return 0;
+#endif
+}
+
+void forensics_unwinder_free(struct forensics_unwinder *u)
+{
+    if (!u)
+        return;
+#ifdef HAVE_LIBDW
+    dwfl_end(u->dwfl);
+#endif
+    free(u);
+}
+
 static uint64_t starttime_of(pid_t pid)
 {
     struct procfs_pid_stat st;

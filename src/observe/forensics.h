@@ -163,6 +163,23 @@ int forensics_syms_new(const char *path, struct forensics_syms **ret);
 int forensics_syms_name(struct forensics_syms *s, uint64_t off, char **ret_name, char **ret_lib);
 void forensics_syms_free(struct forensics_syms *s);
 
+/* UNWINDING A COPIED USER STACK: code without frame pointers (most distributions' packages) is
+ * unwound for the sampled stacks (cpuprof.h) from a copy of the sample's user stack and registers,
+ * with the modules' CFI, by libdwfl's own unwinder (no DWARF interpreter of ours): one unwinder
+ * per address space, its files reported as they are mapped. x86-64 only; elsewhere, and without
+ * libdw, nothing is unwound (0 frames). */
+struct forensics_unwinder;
+int forensics_unwinder_new(struct forensics_unwinder **ret);
+/* An executable mapping of the space: file mapped at start, from offset pgoff. */
+void forensics_unwinder_map(struct forensics_unwinder *u, uint64_t start, uint64_t end, uint64_t pgoff,
+                            const char *file);
+/* The frames of one sample, innermost first (return addresses less one), at most max: regs in
+ * DWARF order (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8..r15, rip), stack the copy of
+ * stack_len bytes from rsp. Returns how many. */
+size_t forensics_unwind(struct forensics_unwinder *u, pid_t pid, pid_t tid, const uint64_t *regs, const void *stack,
+                        size_t stack_len, uint64_t *pcs, size_t max);
+void forensics_unwinder_free(struct forensics_unwinder *u);
+
 /* The report as text, for people who grep CI artifacts (--dump-file). Appended to w. */
 void forensics_text(const struct forensics_report *r, struct jsonw *w);
 
