@@ -86,6 +86,7 @@ struct cpuprof {
     int32_t *named;
     size_t named_cap, nnamed;
     uint64_t samples, dropped, lost, unwound;
+    char error[320]; /* why sampling is unavailable ("": it is not) */
     struct uspace *us; /* by space id */
     size_t nus;
     struct jsonw w, batch;
@@ -111,6 +112,11 @@ int cpuprof_new(unsigned hz, const struct marker_sink *sink, uint64_t t0_ns, str
     jsonw_init(&cp->batch);
     *ret = cp;
     return 0;
+}
+
+const char *cpuprof_error(const struct cpuprof *cp)
+{
+    return cp && cp->error[0] ? cp->error : "";
 }
 
 const char *cpuprof_why(int err)
@@ -143,9 +149,16 @@ static void error_line(struct cpuprof *cp, int err)
     jsonw_reset(&cp->w);
     jsonw_obj_open(&cp->w);
     jsonw_kv_str(&cp->w, "type", "cpuprofile");
-    char why[256];
-    snprintf(why, sizeof why, "%s: %s", cpuprof_why(err), strerror(-err));
-    jsonw_kv_str(&cp->w, "error", why);
+    /* the sysctl that most often says no, as the kernel has it now */
+    char level[16] = "";
+    int fd = open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, level, sizeof level - 1) : -1;
+    closep(&fd);
+    level[n > 0 ? n : 0] = '\0';
+    level[strcspn(level, "\n")] = '\0';
+    snprintf(cp->error, sizeof cp->error, "%s: %s%s%s%s", cpuprof_why(err), strerror(-err),
+             level[0] ? " (perf_event_paranoid is " : "", level, level[0] ? ")" : "");
+    jsonw_kv_str(&cp->w, "error", cp->error);
     jsonw_obj_close(&cp->w);
     state_line(cp);
 }

@@ -71,8 +71,11 @@ int cpuprof_new(unsigned hz, const struct marker_sink *sink, uint64_t t0_ns, str
  * the kernel says no (EACCES/EPERM: perf_event_paranoid, ENOSYS/EPERM: a seccomp profile, ENOENT:
  * no cpu-clock event); then the stream gets the "error" line and nothing else changes. */
 int cpuprof_start(struct cpuprof *cp, pid_t pid);
-/* The reason of the last failure as a sentence for -v and the profile's meta (static text). */
+/* What a failure of cpuprof_start means (static text). */
 const char *cpuprof_why(int err);
+/* Why sampling is unavailable, as the -v line and the profile's meta say it: that, the errno's
+ * text and perf_event_paranoid's level ("" while it is available). */
+const char *cpuprof_error(const struct cpuprof *cp);
 /* The descriptor to poll (POLLIN) while sampling, -1 when not sampling. */
 int cpuprof_fd(const struct cpuprof *cp);
 /* Read what the kernel has written and write it to the stream. Cheap when there is nothing. */

@@ -2208,7 +2208,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     }
     if (o->cpu_profile_hz && sv.stream && cpuprof_new(o->cpu_profile_hz, sv.sink, sv.t0, &sv.cpuprof) == 0 &&
         (r = cpuprof_start(sv.cpuprof, sv.pid)) < 0 && o->verbose)
-        log_msg("cpu profile: unavailable: %s (%s)", cpuprof_why(r), strerror(-r));
+        log_msg("cpu profile: unavailable: %s", cpuprof_error(sv.cpuprof));
     /* The command runs and every descriptor is open: from here on resmon-run needs no new
      * process, socket or executable mapping (sandbox.h). */
     if (!o->no_sandbox) {
