@@ -119,6 +119,14 @@ else
     echo "SKIP: no node: the JIT case"
 fi
 
+# ---- a timeout: the stop's dump and the samples side by side, the samples up to the stop ---------
+"$RESMON_RUN" -q -t 0.6 --cpu-profile=999 -o "$T/to.json" -- "$BURN" 10000 >/dev/null 2>&1
+st=$?
+[ $st -eq 124 ] || fail "timeout: status $st"
+profile_ok "$T/to.json" || fail "the profile of a timeout with samples is not valid"
+"$CHECK" --sample-times "$T/to.json" | awk -F'\t' '$2 ~ /^burn_alpha < main/ { n++ } END { exit !(n >= 20) }' ||
+    fail "no samples before the timeout: $("$CHECK" --sample-times "$T/to.json" | cut -f1,2 | sort | uniq -c | sort -rn | head -5)"
+
 # ---- killed outright: --recover keeps the samples taken so far ---------------------------------
 # The workload stays (paused) after its tests; once a sampling tick has come after the last test
 # ended (the samples are drained at each tick), resmon-run is killed with SIGKILL.
