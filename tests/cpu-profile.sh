@@ -99,6 +99,21 @@ for t in alpha beta gamma; do
         t="$t" "$T/samples" || fail "burn_$t is not unwound up to main: $(sort "$T/samples" | cut -f1,2 | uniq -c | sort -rn | head -5)"
 done
 
+# ---- kernel frames where the kernel allows them (root, perf_event_paranoid <= 1) -----------------
+"$RESMON_RUN" -q --cpu-profile=999 -o "$T/kern.json" -- dd if=/dev/zero of=/dev/null bs=1M count=4000 >/dev/null 2>&1 ||
+    fail "the run of dd"
+profile_ok "$T/kern.json" || fail "the profile with kernel frames is not valid"
+"$CHECK" --samples "$T/kern.json" >"$T/kern.samples"
+if [ "$(id -u)" = 0 ] || [ "$paranoid" -le 1 ]; then
+    # dd reads zeros: most samples in the kernel, named, above dd's own read
+    awk -F'\t' '{ n++ } $2 ~ /^[^ ]+ \[kernel\] < .* < (__)?read < / { k++ }
+        END { printf "kernel: %d of %d samples in the kernel under read\n", k, n; exit !(n >= 20 && k >= 0.5 * n) }' \
+        "$T/kern.samples" || fail "no kernel frames: $(cut -f2 "$T/kern.samples" | sort | uniq -c | sort -rn | head -5)"
+else
+    ! grep -q '\[kernel\]' "$T/kern.samples" || fail "kernel frames where the kernel does not allow them"
+    echo "SKIP: kernel frames: perf_event_paranoid is $paranoid for this user (user space only)"
+fi
+
 # ---- JIT code: node's perf map names its JavaScript functions -----------------------------------
 if command -v node >/dev/null 2>&1; then
     "$RESMON_RUN" -q --cpu-profile=999 -o "$T/js.json" -- node --perf-basic-prof -e '

@@ -178,7 +178,7 @@ static int open_event(pid_t pid, int cpu, unsigned hz, bool kernel)
         .inherit = 1,
         .exclude_kernel = !kernel,
         .exclude_hv = 1,
-        .exclude_callchain_kernel = 1,
+        .exclude_callchain_kernel = !kernel,
         .mmap = 1,
         .mmap2 = 1,
         .comm = 1,
@@ -618,16 +618,28 @@ static void take_sample(struct cpuprof *cp, pid_t pid, pid_t tid, uint64_t time,
     }
     if (name_once(cp, tid))
         thread_line(cp, pid, tid, NULL, time);
-    /* the frames innermost first: the kernel's walk along frame pointers (context markers,
-     * PERF_CONTEXT_*, skipped; return addresses less one, so that they name the call), unless the
-     * CFI unwinder finds more of the stack (code without frame pointers) */
-    uint64_t fp[PERF_MAX_STACK_DEPTH], cfi[PERF_MAX_STACK_DEPTH];
-    size_t nu = 0;
-    for (uint64_t i = 0; i < n && nu < ARRAY_SIZE(fp); i++)
-        if (ips[i] < (uint64_t)PERF_CONTEXT_MAX && ips[i]) {
+    /* the frames innermost first: the kernel's own (where allowed), then the user's: its walk
+     * along frame pointers (context markers, PERF_CONTEXT_*, skipped; return addresses less one,
+     * so that they name the call), unless the CFI unwinder finds more of the stack (code without
+     * frame pointers). Kernel frames are of space 0 (profile_cpu.h names them). */
+    uint64_t kfp[PERF_MAX_STACK_DEPTH], fp[PERF_MAX_STACK_DEPTH], cfi[PERF_MAX_STACK_DEPTH];
+    size_t nk = 0, nu = 0;
+    bool in_kernel = false;
+    for (uint64_t i = 0; i < n; i++) {
+        if (ips[i] >= (uint64_t)PERF_CONTEXT_MAX) {
+            in_kernel = ips[i] == (uint64_t)PERF_CONTEXT_KERNEL;
+            continue;
+        }
+        if (!ips[i])
+            continue;
+        if (in_kernel && nk < ARRAY_SIZE(kfp)) {
+            kfp[nk] = ips[i] - (nk ? 1 : 0);
+            nk++;
+        } else if (!in_kernel && nu < ARRAY_SIZE(fp)) {
             fp[nu] = ips[i] - (nu ? 1 : 0);
             nu++;
         }
+    }
     const uint64_t *pcs = fp;
     size_t nc = unwind(cp, space, pid, tid, st, cfi, ARRAY_SIZE(cfi));
     if (nc > nu) {
@@ -636,8 +648,9 @@ static void take_sample(struct cpuprof *cp, pid_t pid, pid_t tid, uint64_t time,
         cp->unwound++;
     }
     uint32_t node = 0;
-    for (size_t k = nu; k-- > 0;) {
-        uint32_t next = node_of(cp, node, space, pcs[k]);
+    for (size_t k = nu + nk; k-- > 0;) {
+        bool kernel = k < nk;
+        uint32_t next = node_of(cp, node, kernel ? 0 : space, kernel ? kfp[k] : pcs[k - nk]);
         if (!next)
             break; /* the nodes are full: the stack as far as it is known */
         node = next;

@@ -15,10 +15,10 @@
  * libdwfl's CFI unwinder walks (forensics_unwind: one unwinder per address space, its files
  * reported as they are mapped, freed when its process exits) — code built without frame
  * pointers, most distributions' packages, still unwinds up to main. The longer of the two walks
- * is kept. Kernel frames are not taken.
- * Where the kernel allows it (perf_event_paranoid <= 1, or root) samples taken in the kernel are
- * kept with their user stack; otherwise (paranoid 2, an unprivileged user: only their own
- * processes, user space only) samples are of user space only.
+ * is kept. Where the kernel allows it (perf_event_paranoid <= 1, or root) samples taken in the
+ * kernel are kept, with the kernel's own frames (nodes of space 0) above the user stack;
+ * otherwise (paranoid 2, an unprivileged user: only their own processes, user space only)
+ * samples are of user space only.
  *
  * NAMES are not looked up here: a sample holds addresses, named once per unique address when the
  * profile is written (profile_cpu.h, through forensics_syms: libdwfl, the symbolisation of the

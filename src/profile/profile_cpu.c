@@ -82,6 +82,10 @@ struct pcpu {
     /* built at write time */
     struct strtab files;              /* the mapped files' paths */
     struct perfmap *perfmaps;         /* JIT code, by process (jit_of) */
+    struct ksym *ksyms;               /* kernel code (kernel_name) */
+    size_t nksyms;
+    bool ksyms_read;
+    uint32_t kernel_file;             /* the files id that keys kernel places */
     size_t nperfmaps, perfmaps_cap;
     struct forensics_syms **fsyms;    /* by file id: its symbols, opened when first needed */
     bool *ftried;
@@ -224,8 +228,13 @@ static int take_samples(struct pcpu *pc, const cJSON *o)
 int pcpu_add(struct pcpu **pcp, const char *line, size_t len)
 {
     struct pcpu *pc = *pcp;
-    if (!pc && !(pc = *pcp = calloc(1, sizeof *pc)))
-        return -ENOMEM;
+    if (!pc) {
+        if (!(pc = *pcp = calloc(1, sizeof *pc)))
+            return -ENOMEM;
+        /* kernel places are keyed by a file of their own: no mapped file is named so */
+        if ((pc->kernel_file = intern(&pc->files, strdup("[kernel]"))) == UINT32_MAX)
+            return -ENOMEM;
+    }
     cJSON *o = cJSON_ParseWithLength(line, len);
     const char *type = str(o, "type");
     int r = 1;
@@ -349,6 +358,23 @@ static void strtab_free(struct strtab *t)
     *t = (struct strtab){0};
 }
 
+/* How many of the n entries of size bytes at base, sorted by the address that starts each (a
+ * uint64_t: struct map, jit, ksym), start at or below addr: the last of them holds addr, if any. */
+static size_t count_at_or_below(const void *base, size_t n, size_t size, uint64_t addr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint64_t start;
+        memcpy(&start, (const char *)base + mid * size, sizeof start);
+        if (start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static int cmp_map(const void *a, const void *b)
 {
     const struct map *x = a, *y = b;
@@ -392,14 +418,7 @@ static uint32_t file_of(struct pcpu *pc, uint32_t id, uint64_t addr, uint64_t *r
         return 0;
     size_t n;
     const struct map *m = all_maps(pc, id, &n);
-    size_t lo = 0, hi = n; /* the last mapping starting at or below addr */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m[mid].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = count_at_or_below(m, n, sizeof *m, addr);
     if (!lo || addr >= m[lo - 1].end)
         return 0;
     *ret_off = addr - m[lo - 1].start;
@@ -503,18 +522,64 @@ static const struct jit *jit_of(struct pcpu *pc, uint32_t id, uint64_t addr)
             *m = (struct perfmap){.pid = pid};
             perfmap_read(pc, m);
         }
-        size_t lo = 0, hi = m->n;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (m->e[mid].start <= addr)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t lo = count_at_or_below(m->e, m->n, sizeof *m->e, addr);
         if (lo && addr < m->e[lo - 1].end)
             return &m->e[lo - 1];
     }
     return NULL;
+}
+
+/* ---- kernel code: /proc/kallsyms ---------------------------------------------------------- */
+
+/* The kernel's text symbols, read once when a kernel frame is first named (its addresses are
+ * readable by root only, and true for this boot only: a stream recovered after a reboot names
+ * its kernel frames wrongly, or not at all). */
+struct ksym {
+    uint64_t addr;
+    char *name;
+};
+
+static int cmp_ksym(const void *a, const void *b)
+{
+    const struct ksym *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void ksyms_read(struct pcpu *pc)
+{
+    pc->ksyms_read = true;
+    FILE *f = fopen("/proc/kallsyms", "re");
+    if (!f)
+        return;
+    char line[512];
+    size_t cap = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *end, type, name[256];
+        unsigned long long a = strtoull(line, &end, 16);
+        if (end == line || !a || sscanf(end, " %c %255s", &type, name) != 2 || (type != 't' && type != 'T'))
+            continue;
+        char *d = strdup(name);
+        if (!d || array_grow(&pc->ksyms, &cap, pc->nksyms, sizeof *pc->ksyms) < 0) {
+            free(d);
+            break;
+        }
+        pc->ksyms[pc->nksyms++] = (struct ksym){a, d};
+    }
+    fclose(f);
+    if (pc->nksyms)
+        qsort(pc->ksyms, pc->nksyms, sizeof *pc->ksyms, cmp_ksym);
+}
+
+/* "function [kernel]" for a kernel address (as the dump names kernel frames), NULL: unknown. */
+static char *kernel_name(struct pcpu *pc, uint64_t addr)
+{
+    if (!pc->ksyms_read)
+        ksyms_read(pc);
+    size_t lo = count_at_or_below(pc->ksyms, pc->nksyms, sizeof *pc->ksyms, addr);
+    char *s = NULL;
+    if (!lo || asprintf(&s, "%s [kernel]", pc->ksyms[lo - 1].name) < 0)
+        return NULL;
+    return s;
 }
 
 /* The sym of a node: named once per distinct place of code. UINT32_MAX: no memory. */
@@ -526,7 +591,10 @@ static uint32_t sym_of(struct pcpu *pc, uint32_t node)
     uint64_t off;
     uint32_t file = file_of(pc, nd->space, nd->pc, &off);
     const struct jit *jit = NULL;
-    if (!file && nd->pc && (jit = jit_of(pc, nd->space, nd->pc)))
+    bool kernel = !nd->space && nd->pc >= 0xffff800000000000ull; /* cpuprof.c: kernel frames */
+    if (kernel)
+        file = pc->kernel_file + 1;
+    else if (!file && nd->pc && (jit = jit_of(pc, nd->space, nd->pc)))
         file = jit->map->file + 1; /* its perf map, at the address itself */
     if ((pc->nsyms + 1) * 2 > pc->sym_icap) {
         size_t cap = pc->sym_icap ? pc->sym_icap * 2 : 4096;
@@ -550,8 +618,12 @@ static uint32_t sym_of(struct pcpu *pc, uint32_t node)
             return (pc->node_sym[node - 1] = pc->sym_index[j]) - 1;
     }
     char *name = NULL, *lib = NULL;
-    struct forensics_syms *fs = file && !jit ? syms_of(pc, file - 1) : NULL;
-    if (jit) {
+    struct forensics_syms *fs = file && !jit && !kernel ? syms_of(pc, file - 1) : NULL;
+    if (kernel) {
+        if (!(name = kernel_name(pc, nd->pc)) && asprintf(&name, "0x%" PRIx64 " [kernel]", nd->pc) < 0)
+            name = NULL;
+        lib = strdup("kernel");
+    } else if (jit) {
         name = strdup(jit->name);
         lib = strdup("JIT");
     } else if (fs)
@@ -927,6 +999,9 @@ void pcpu_free(struct pcpu *pc)
         free(pc->perfmaps[i].text);
     }
     free(pc->perfmaps);
+    for (size_t i = 0; i < pc->nksyms; i++)
+        free(pc->ksyms[i].name);
+    free(pc->ksyms);
     strtab_free(&pc->files);
     free(pc->syms);
     free(pc->sym_index);

@@ -15,7 +15,9 @@
  * mapped file (the space's recorded mappings; a forked process's space starts with its parent's)
  * as an offset into that file, by forensics_syms (the dump's libdwfl session, one per file);
  * an address outside any file from the process's /tmp/perf-PID.map, where a runtime names its
- * JIT code (library "JIT"); else "0xADDRESS". A function is a distinct name and library.
+ * JIT code (library "JIT"); a kernel address (space 0) from /proc/kallsyms as "function
+ * [kernel]" (library "kernel"; this boot's symbols, readable by root); else "0xADDRESS". A
+ * function is a distinct name and library.
  *
  * BOUNDED by the sampler's caps (cpuprof.h): the lines are not kept, only their content (a node is
  * 16 bytes, a sample 16 bytes). Lines that do not parse are counted as skipped by the caller.
