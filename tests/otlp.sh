@@ -28,7 +28,7 @@ echo '{"action":"test_end","test":"dir/passes.js","status":"PASS"}'
 echo '{"action":"test_start","test":"dir/fails.js"}'
 echo '{"action":"test_end","test":"dir/fails.js","status":"FAIL","expected":"PASS","message":"boom"}'
 echo '{"action":"test_start","test":"dir/skipped.js"}'
-echo '{"action":"test_end","test":"dir/skipped.js","status":"SKIP"}'
+echo '{"action":"test_end","test":"dir/skipped.js","status":"SKIP","message":"needs a GPU"}'
 exit 1
 EOS
 expect_status 1 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY= GITHUB_SERVER_URL=https://github.com GITHUB_REPOSITORY=o/r \
@@ -45,6 +45,9 @@ expect "pass status" "$(attr "$F" dir/passes.js status.code)" 1
 expect "fail" "$(attr "$F" dir/fails.js test.case.result.status)" fail
 expect "fail message" "$(attr "$F" dir/fails.js status.message)" "FAIL, expected PASS: boom"
 expect "skip: no result status" "$(attr "$F" dir/skipped.js test.case.result.status)" ""
+expect "skip reason" "$(attr "$F" dir/skipped.js resmon.test.message)" "needs a GPU"
+expect "fail: its message" "$(attr "$F" dir/fails.js resmon.test.message)" "boom"
+expect "pass: no message" "$(attr "$F" dir/passes.js resmon.test.message)" ""
 expect "suite" "$(attr "$F" dir/passes.js test.suite.name)" dir
 run_id=$(attr "$F" "resmon-run sh" parent)
 expect "the run is the root" "$run_id" ""

@@ -256,6 +256,9 @@ static void test_span(struct jsonw *w, const struct results *r, const struct rs_
         attr_double(w, "resmon.test.cpu_time", t->cpu_ms / 1000);
     if (t->rss >= 0)
         attr_int(w, "resmon.test.max_rss", (int64_t)t->rss);
+    /* The span's status carries a message only with an error (OTLP's rule), so the reason a test
+     * was skipped or expected to fail would be lost: the test's own message is an attribute. */
+    attr_str(w, "resmon.test.message", t->message ? t->message : t->details);
     jsonw_arr_close(w);
     char msg[1024];
     if (why && (t->open || r->stop_reason))
