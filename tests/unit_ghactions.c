@@ -80,6 +80,18 @@ START_TEST(test_commands)
                            "::error title=FAIL t3::t3: FAIL, expected PASS (after 1.500 s)\n");
     free(text);
 
+    /* A test that passed where a failure was expected (pytest's non-strict XPASS, which pytest
+     * itself does not fail on) is a warning that says so, not an error. */
+    struct gha_result xp[2] = {{"t.py::test_xpass", "PASS", "FAIL", "maybe fixed", 2000000},
+                               {"t.py::test_xfail_strict", "FAIL", "PASS", NULL, 1000000}};
+    struct gha_said s2 = {.verdict = true};
+    ck_assert_int_eq(gha_format_commands(f, xp, 2, false, &s2, &text, &len), 0);
+    ck_assert_str_eq(text, "::warning file=t.py,title=unexpected pass t.py%3A%3Atest_xpass::t.py::test_xpass: passed, "
+                           "expected FAIL (after 0.002 s)%0Amaybe fixed\n"
+                           "::error file=t.py,title=FAIL t.py%3A%3Atest_xfail_strict::t.py::test_xfail_strict: FAIL, "
+                           "expected PASS (after 0.001 s)\n");
+    free(text);
+
     /* A run that exited by itself, all as expected: nothing to say, and no newline either. */
     f->end = SUMMARY_EXITED;
     struct gha_said none = {0};
