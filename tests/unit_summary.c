@@ -84,6 +84,60 @@ START_TEST(test_exact_timeout_text)
 }
 END_TEST
 
+START_TEST(test_no_test_hint)
+{
+    const char *pq[] = {"python3", "-m", "pytest", "-q", "tests/", NULL};
+    const char *pv[] = {"pytest", "-rA", "-v", NULL};
+    const char *pcl[] = {"/usr/bin/pytest", "-rAv", NULL};
+    const char *gt[] = {"go", "test", "./...", NULL};
+    const char *gj[] = {"go", "test", "-json", "./...", NULL};
+    const char *pr[] = {"prove", "-r", "t", NULL};
+    const char *ut[] = {"python3", "-m", "unittest", "discover", NULL};
+    const char *rs[] = {"bundle", "exec", "rspec", NULL};
+    const char *rd[] = {"rspec", "--format=documentation", NULL};
+    const char *mk[] = {"make", "check", NULL};
+    const char *dd[] = {"sh", "-c", "pytest -v", NULL}; /* one word: not the harness's own argv */
+    ck_assert_str_eq(summary_harness_hint(pq), "pytest prints a line per test only with -v");
+    ck_assert_ptr_null(summary_harness_hint(pv));
+    ck_assert_ptr_null(summary_harness_hint(pcl));
+    ck_assert_str_eq(summary_harness_hint(gt), "go test prints a line per test only with -v or -json");
+    ck_assert_ptr_null(summary_harness_hint(gj));
+    ck_assert_str_eq(summary_harness_hint(pr), "prove prints a line per test only with -v");
+    ck_assert_str_eq(summary_harness_hint(ut), "unittest prints a line per test only with -v");
+    ck_assert_str_eq(summary_harness_hint(rs), "RSpec prints a line per test only with --format documentation");
+    ck_assert_ptr_null(summary_harness_hint(rd));
+    ck_assert_ptr_null(summary_harness_hint(mk));
+    ck_assert_ptr_null(summary_harness_hint(dd));
+    ck_assert_ptr_null(summary_harness_hint(NULL));
+
+    /* Said once, in the tests row, when the output was parsed and held no test; not at a stop
+     * (the test may be still to come), nor with a test open. */
+    struct summary_facts f = {.end = SUMMARY_EXITED, .exit_code = 0, .exit_status = 0, .wall_ns = 1000000000,
+                              .tests_parsed = true, .argv = pq};
+    char *text = fmt(&f, false, true);
+    ck_assert_msg(strstr(text, "  tests        no test line recognised in the output: pytest prints a line per test "
+                               "only with -v\n"), "%s", text);
+    free(text);
+    f.argv = mk;
+    text = fmt(&f, false, true);
+    ck_assert_msg(strstr(text, "  tests        no test line recognised in the output\n"), "%s", text);
+    free(text);
+    f.at_stop = true;
+    text = fmt(&f, false, true);
+    ck_assert_ptr_null(strstr(text, "recognised"));
+    free(text);
+    f.at_stop = false;
+    summary_add_open(&f, "t.py::test_hangs", 16);
+    text = fmt(&f, false, true);
+    ck_assert_ptr_null(strstr(text, "recognised"));
+    free(text);
+    f = (struct summary_facts){.end = SUMMARY_EXITED, .wall_ns = 1000000000, .argv = pq};
+    text = fmt(&f, false, true);
+    ck_assert_ptr_null(strstr(text, "recognised")); /* the output was not parsed (--parse=none) */
+    free(text);
+}
+END_TEST
+
 START_TEST(test_dump_and_leaks_text)
 {
     struct summary_facts f;
@@ -457,6 +511,7 @@ int main(void)
     tcase_add_test(tc, test_locale_and_colour);
     tcase_add_test(tc, test_write_fd);
     tcase_add_test(tc, test_dump_and_leaks_text);
+    tcase_add_test(tc, test_no_test_hint);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

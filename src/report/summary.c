@@ -59,6 +59,57 @@ double summary_series_value(const struct summary_series *s, size_t i)
     return count ? s->v[i] / (double)count : 0;
 }
 
+/* ---- the harness's words ------------------------------------------------------------------ */
+
+static const char *base_name(const char *s)
+{
+    const char *slash = strrchr(s, '/');
+    return slash ? slash + 1 : s;
+}
+
+/* Is one of the words from argv[i] on a verbose flag: one of flags, or a short-option cluster of
+ * single-dash letters holding the letter v ("-rAv")? Stops at "--". */
+static bool has_flag(const char *const *argv, size_t i, const char *const *flags, bool cluster_v)
+{
+    for (; argv[i]; i++) {
+        if (!strcmp(argv[i], "--"))
+            break;
+        for (const char *const *fl = flags; *fl; fl++)
+            if (!strcmp(argv[i], *fl) || (!strncmp(argv[i], *fl, strlen(*fl)) && argv[i][strlen(*fl)] == '='))
+                return true;
+        if (cluster_v && argv[i][0] == '-' && argv[i][1] != '-' && strchr(argv[i] + 1, 'v'))
+            return true;
+    }
+    return false;
+}
+
+const char *summary_harness_hint(const char *const *argv)
+{
+    static const char *const pytest_v[] = {"--verbose", NULL};
+    static const char *const go_v[] = {"-v", "-json", "--json", NULL};
+    static const char *const prove_v[] = {"--verbose", NULL};
+    static const char *const unittest_v[] = {"--verbose", NULL};
+    static const char *const rspec_doc[] = {"--format", "-f", NULL};
+    if (!argv)
+        return NULL;
+    for (size_t i = 0; argv[i]; i++) {
+        const char *w = base_name(argv[i]);
+        bool module = i > 0 && !strcmp(argv[i - 1], "-m");
+        if (!strcmp(w, "pytest") || !strcmp(w, "py.test") || (module && !strcmp(argv[i], "pytest")))
+            return has_flag(argv, i + 1, pytest_v, true) ? NULL : "pytest prints a line per test only with -v";
+        if (module && !strcmp(argv[i], "unittest"))
+            return has_flag(argv, i + 1, unittest_v, true) ? NULL : "unittest prints a line per test only with -v";
+        if (!strcmp(w, "go") && argv[i + 1] && !strcmp(argv[i + 1], "test"))
+            return has_flag(argv, i + 2, go_v, false) ? NULL : "go test prints a line per test only with -v or -json";
+        if (!strcmp(w, "prove"))
+            return has_flag(argv, i + 1, prove_v, true) ? NULL : "prove prints a line per test only with -v";
+        if (!strcmp(w, "rspec"))
+            return has_flag(argv, i + 1, rspec_doc, false) ? NULL
+                                                           : "RSpec prints a line per test only with --format documentation";
+    }
+    return NULL;
+}
+
 /* ---- bounded lists ------------------------------------------------------------------------- */
 
 /* Copy at most size-1 bytes of s, cut at a character boundary, safe for a terminal (sanitize.h)
@@ -532,6 +583,10 @@ int summary_format(const struct summary_facts *f, const struct summary_style *st
         buf_puts(&b, "\n");
         test_list(&b, st, "unexpected", f->unexpected, f->n_unexpected, f->unexpected_total, true, false);
         test_list(&b, st, "slowest", f->slowest, f->n_slowest, f->n_slowest, false, true);
+    } else if (f->tests_parsed && !f->at_stop && !f->open_total) {
+        const char *hint = summary_harness_hint(f->argv);
+        label(&b, st, "tests");
+        buf_printf(&b, "no test line recognised in the output%s%s\n", hint ? ": " : "", hint ? hint : "");
     }
 
     test_list(&b, st, "open tests", f->open, f->n_open, f->open_total, false, false);

@@ -97,6 +97,9 @@ struct summary_facts {
 
     /* Tests (leave tests_known false when no test log was parsed). */
     bool tests_known;
+    bool tests_parsed;   /* the output was read for test lines (then no test at all is said,
+                            with summary_harness_hint's hint) */
+    const char *const *argv; /* the command's words, for that hint (NULL: none) */
     uint64_t tests;      /* test results seen */
     struct summary_count by_status[SUMMARY_MAX_STATUSES];
     size_t n_status;
@@ -194,6 +197,11 @@ void summary_alive_first(struct summary_facts *f, int pid);
 void summary_add_left(struct summary_facts *f, int pid, const char *cmd, size_t cmd_len, const char *test);
 /* Note an OOM kill (bounded; total counted). test may be NULL. */
 void summary_add_oom(struct summary_facts *f, int pid, const char *cmd, uint64_t rss, const char *test);
+
+/* When the output held no test line the parsers know: the option that makes the command's harness
+ * print one line per test, from the command's words ("pytest prints a line per test only with -v"
+ * for a pytest run without -v), or NULL when the words name no harness known to need one. */
+const char *summary_harness_hint(const char *const *argv);
 
 /* The summary as text (malloc'ed, NUL-terminated, *ret_len bytes; caller frees).
  * Returns 0 or -ENOMEM. */

@@ -1768,6 +1768,8 @@ static void fill_facts(struct sv *sv, struct summary_facts *f, int exit_status, 
         }
     }
     if (sv->testlog) {
+        f->tests_parsed = true;
+        f->argv = (const char *const *)sv->o->argv;
         struct testlog_stats ts;
         testlog_get_stats(sv->testlog, &ts);
         for (int i = 0; i < (int)ARRAY_SIZE(ts.by_status); i++)
