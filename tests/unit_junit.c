@@ -185,6 +185,8 @@ START_TEST(test_details_and_duplicates)
     XQ_EQ(d, "//testcase[@name='b.js']/error/@message", "CRASH mozalloc_abort");
     /* c is open: incomplete, timed to the last time the stream holds (10 ms) */
     XQ_EQ(d, "//testcase[@name='c.js']/error/@type", "incomplete");
+    XQ_EQ(d, "//testcase[@name='c.js']/error/@message",
+          "still running when the record stopped (resmon-run was killed, or is still running)");
     XQ_EQ(d, "//testcase[@name='c.js']/@time", "0.006");
     xmlFreeDoc(d);
     struct junit_stats st;

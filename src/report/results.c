@@ -655,6 +655,6 @@ char *results_stop_words(const struct results *j, bool *timeout)
     else if (r)
         (void)!asprintf(&s, "the run was stopped (%s)", r);
     else
-        s = strdup("the run's record ends while it ran (resmon-run was killed, or is still running)");
+        s = strdup("the record stopped (resmon-run was killed, or is still running)");
     return s;
 }
