@@ -49,7 +49,7 @@ static void facts_timeout(struct summary_facts *f)
     double mem[] = {1, 2, 8, 8, 4, 2, 2, 2};
     for (size_t i = 0; i < 8; i++) {
         summary_series_add(&f->cpu, cpu[i]);
-        summary_series_add(&f->mem, mem[i] * 1048576);
+        summary_series_add(&f->mem, mem[i] * ((double)f->peak_rss / 8)); /* the peak: 212.4 MiB */
     }
     f->profile_path = "demo-profile.json";
 }
@@ -76,7 +76,7 @@ START_TEST(test_exact_timeout_text)
         "  alive then   1234    demo-suite\n"
         "               1240    sleep 1000\n"
         "  CPU          \u2581\u2588\u2588\u2585\u2583\u2581\u2581\u2581  peak 1.00 cores\n"
-        "  memory       \u2582\u2583\u2588\u2588\u2585\u2583\u2583\u2583  peak 8.0 MiB\n"
+        "  memory       \u2582\u2583\u2588\u2588\u2585\u2583\u2583\u2583  peak 212.4 MiB\n"
         "  profile      demo-profile.json\n"
         "               open https://profiler.firefox.com/ and \"Load a profile from file\"\n";
     ck_assert_str_eq(text, want);
@@ -185,7 +185,27 @@ START_TEST(test_ascii_fallback)
     facts_timeout(&f);
     char *text = fmt(&f, false, false);
     ck_assert_ptr_nonnull(strstr(text, "  CPU          _##=-___  peak 1.00 cores\n"));
-    ck_assert_ptr_nonnull(strstr(text, "  memory       .-##=---  peak 8.0 MiB\n"));
+    ck_assert_ptr_nonnull(strstr(text, "  memory       .-##=---  peak 212.4 MiB\n"));
+    free(text);
+    /* One peak wherever it is shown: the run's own figure when a sample missed it (it came
+     * between two), and no row at all when nothing was measured (a run shorter than one
+     * interval), never "peak 0 B". */
+    f.peak_rss *= 2;
+    text = fmt(&f, false, false);
+    ck_assert_ptr_nonnull(strstr(text, "peak memory  424.8 MiB"));
+    ck_assert_msg(strstr(text, "  peak 424.8 MiB\n"), "%s", text);
+    free(text);
+    f.peak_rss = 0;
+    summary_series_init(&f.mem, SUMMARY_AGG_MAX);
+    summary_series_add(&f.mem, 0);
+    text = fmt(&f, false, false);
+    ck_assert_ptr_null(strstr(text, "  memory "));
+    ck_assert_ptr_null(strstr(text, "peak 0 B"));
+    char *md;
+    size_t mdlen;
+    ck_assert_int_eq(summary_format_markdown(&f, &md, &mdlen), 0);
+    ck_assert_ptr_null(strstr(md, "| memory |"));
+    free(md);
     for (const char *p = text; *p; p++)
         ck_assert_msg((unsigned char)*p < 0x80, "non-ASCII byte in ASCII mode");
     free(text);

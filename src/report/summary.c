@@ -493,6 +493,15 @@ static double series_peak(const struct summary_series *s)
     return peak;
 }
 
+/* The tree's peak memory, one figure wherever it is shown: the run's own (peak_rss, which can
+ * lie between two samples), else the highest sample; 0 when nothing was measured (a run shorter
+ * than one interval), and then no row shows a peak of 0 B. */
+static double memory_peak(const struct summary_facts *f)
+{
+    double s = series_peak(&f->mem);
+    return f->peak_rss ? MAX((double)f->peak_rss, s) : s;
+}
+
 static void test_list(struct buf *b, const struct summary_style *st, const char *name,
                       const struct summary_test *t, size_t n, uint64_t total, bool with_status,
                       bool with_duration)
@@ -660,8 +669,8 @@ int summary_format(const struct summary_facts *f, const struct summary_style *st
         sparkline(&b, &f->cpu, st, peak);
         buf_printf(&b, "  peak %.2f cores\n", peak);
     }
-    if (f->mem.n > 0) {
-        double peak = series_peak(&f->mem);
+    if (f->mem.n > 0 && memory_peak(f) > 0) {
+        double peak = memory_peak(f);
         label(&b, st, "memory");
         sparkline(&b, &f->mem, st, peak);
         fmt_bytes(tmp2, sizeof tmp2, peak);
@@ -811,9 +820,9 @@ int summary_format_markdown(const struct summary_facts *f, char **ret_text, size
     }
     const struct summary_series *series[] = {&f->cpu, &f->mem};
     for (size_t k = 0; k < 2; k++) {
-        if (!series[k]->n)
+        if (!series[k]->n || (k && memory_peak(f) <= 0))
             continue;
-        double peak = series_peak(series[k]);
+        double peak = k ? memory_peak(f) : series_peak(series[k]);
         buf_puts(&b, k ? "| memory | `" : "| CPU | `");
         sparkline(&b, series[k], &plain, peak);
         if (k)
