@@ -189,14 +189,29 @@ static void check_fixture(const struct tl_format *fmt, const char *name)
     free(data);
 }
 
+/* Every format of the registry: the tests below that hold all parsers to a rule (plain text is
+ * none of theirs, huge names, each other's lines) take a new format without being edited. */
 static const struct tl_format *const formats[] = {
-    &tl_format_tap,      &tl_format_go,      &tl_format_gtest, &tl_format_pytest,
-    &tl_format_unittest, &tl_format_libtest, &tl_format_check, &tl_format_ctest,
-    &tl_format_meson,    &tl_format_teamcity, &tl_format_cmocka, &tl_format_catch2,
-    &tl_format_doctest,  &tl_format_mocha,    &tl_format_jest,   &tl_format_vitest,
-    &tl_format_rspec,
+#define TL_FORMAT(var, NAME, alias) &tl_format_##var,
+#include "testlog/registry.h"
+#undef TL_FORMAT
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
+
+/* A parser's state as the core makes it (zeroed), and its release. */
+static void *state_new(const struct tl_format *fmt)
+{
+    void *state = calloc(1, fmt->state_size ? fmt->state_size : 1);
+    ck_assert_ptr_nonnull(state);
+    return state;
+}
+
+static void state_free(const struct tl_format *fmt, void *state)
+{
+    if (fmt->release)
+        fmt->release(state);
+    free(state);
+}
 
 START_TEST(fixture_tap) { check_fixture(&tl_format_tap, "tap"); }
 END_TEST
@@ -235,7 +250,6 @@ START_TEST(plain_text_rejected)
         "FAILED tests/test_a.py::test_x - assert 0",
         "PASSED tests/test_a.py::test_y",
         "test",
-        "{\"action\": \"test_start\", \"test\": \"x\", \"time\": 1}",
         "{\"not\": \"json\"",
         "   ---",
         "1..",
@@ -248,13 +262,13 @@ START_TEST(plain_text_rejected)
         "Loading... .. done",
     };
     for (size_t f = 0; f < NFORMATS; f++) {
-        void *state = calloc(1, formats[f]->state_size ? formats[f]->state_size : 1);
+        void *state = state_new(formats[f]);
         for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
             struct tl_event ev[TL_MAX_EVENTS];
             int k = formats[f]->parse(state, lines[i], strlen(lines[i]), 1000000 * (i + 1), ev);
             ck_assert_msg(k == 0, "%s took \"%s\"", formats[f]->name, lines[i]);
         }
-        free(state);
+        state_free(formats[f], state);
     }
     /* go's package line is not TAP, even after a TAP plan (the plan is: an anchor). */
     void *state = calloc(1, tl_format_tap.state_size);
@@ -285,7 +299,7 @@ START_TEST(huge_names)
     size_t cap = big + 100;
     char *line = malloc(cap);
     for (size_t f = 0; f < NFORMATS; f++) {
-        void *state = calloc(1, formats[f]->state_size);
+        void *state = state_new(formats[f]);
         for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
             const char *pct = strstr(fmts[i], "%s");
             size_t pre = (size_t)(pct - fmts[i]);
@@ -310,7 +324,7 @@ START_TEST(huge_names)
                               "%s: id outside line and state", formats[f]->name);
             }
         }
-        free(state);
+        state_free(formats[f], state);
     }
     free(line);
     free(name);
@@ -961,17 +975,18 @@ START_TEST(foreign_lines)
         {&tl_format_meson, "10/11 meson_quirks / tap                  FAIL            0.14s   1/2 subtests passed"},
         {&tl_format_teamcity, "##teamcity[testStarted name='ok 1 - x' flowId='1']"},
         {&tl_format_teamcity, "##teamcity[testFinished name='[ RUN      ] A.b' flowId='1' duration='3']"},
+        {&tl_format_mozlog, "{\"action\": \"test_start\", \"test\": \"x\", \"time\": 1}"},
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
         for (size_t f = 0; f < NFORMATS; f++) {
             if (formats[f] == lines[i].owner)
                 continue;
-            void *state = calloc(1, formats[f]->state_size ? formats[f]->state_size : 1);
+            void *state = state_new(formats[f]);
             struct tl_event ev[TL_MAX_EVENTS];
             int k = formats[f]->parse(state, lines[i].line, strlen(lines[i].line), 1000000, ev);
             ck_assert_msg(k == 0, "%s took %s's \"%s\"", formats[f]->name, lines[i].owner->name,
                           lines[i].line);
-            free(state);
+            state_free(formats[f], state);
         }
 }
 END_TEST
