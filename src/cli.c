@@ -586,7 +586,8 @@ static int read_options(struct parser *p)
     long_options[nl] = (struct option){0};
     shortopts[ns] = '\0';
 
-    optind = 1;
+    /* 0, not 1: getopt starts afresh, forgetting where a previous parse stopped inside "-abc" */
+    optind = 0;
     opterr = 0;
     int c;
     while ((c = getopt_long(p->argc, p->argv, shortopts, long_options, NULL)) != -1) {
