@@ -2,7 +2,7 @@
 # The manual: mandoc finds nothing to warn about; its SYNOPSIS says what --help says in both
 # modes; every long option of --help is documented, and the manual documents no other. The
 # test-log formats are the registry's (src/testlog/registry.h), in its order, wherever they are
-# listed: --help, the manual's "Test logs" and --parse, the README's layout.
+# listed: --help, the manual's TEST LOGS and --parse, the README's layout.
 . "$TOP_SRCDIR/tests/lib.sh"
 command -v mandoc >/dev/null 2>&1 || skip "mandoc not installed"
 MAN="$TOP_SRCDIR/man/resmon-run.1"
@@ -58,10 +58,10 @@ awk '/^[A-Z]/ { on = ($0 == "OPTIONS"); next } on' "$T/page" |
     awk '/^ +--parse=FORMATS/ { on = 1; next } on && /^       [^ ]/ { exit } on' | tr '\n' ' ' |
     sed 's/.*list of//; s/\..*//' | names >"$T/man-parse"
 same_formats "the manual's --parse" "$T/man-parse"
-# "Test logs": its first sentence names each format's parser in parentheses: "TAP 13 and 14 (tap)"
-awk '/^   Test logs$/ { on = 1; next } on && /^$/ { exit } on' "$T/page" | tr '\n' ' ' | sed 's/)\..*/)/' |
+# TEST LOGS: its first sentence names each format's parser in parentheses: "TAP 13 and 14 (tap)"
+awk '/^TEST LOGS$/ { on = 1; next } on && /^$/ { exit } on' "$T/page" | tr '\n' ' ' | sed 's/)\..*/)/' |
     grep -oE '\([a-z0-9_]+[,)]' | tr -d '(,)' >"$T/man-testlogs"
-same_formats "the manual's Test logs" "$T/man-testlogs"
+same_formats "the manual's TEST LOGS" "$T/man-testlogs"
 tr '\n' ' ' <"$TOP_SRCDIR/README" | sed 's/.*one parser per format://; s/).*//' | names >"$T/readme-formats"
 same_formats "the README's formats/ (one parser per format: ...)" "$T/readme-formats"
 exit 0
