@@ -16,116 +16,6 @@
 #include "profile/profile_stacks.h"
 #include "profile/profile_write.h"
 
-#define FOLLOW_CHUNK (64u * 1024) /* the read buffer of a converter that follows a run */
-
-/* ---- the line reader ---------------------------------------------------------------------- */
-
-
-/* Append bytes the writer has just written at the end of the file (fed mode). */
-static int reader_append(struct reader *r, const char *buf, size_t len)
-{
-    if (r->start > 0 && r->len + len > r->cap) {
-        memmove(r->buf, r->buf + r->start, r->len - r->start);
-        r->base += r->start;
-        r->len -= r->start;
-        r->start = 0;
-    }
-    if (r->len + len > r->cap) {
-        size_t ncap = MAX(r->cap * 2, r->len + len);
-        char *b = realloc(r->buf, ncap);
-        if (!b)
-            return -ENOMEM;
-        r->buf = b;
-        r->cap = ncap;
-    }
-    memcpy(r->buf + r->len, buf, len);
-    r->len += len;
-    return 0;
-}
-
-/* 1: a line (without its newline) at *ret_line, file offset *ret_off; 0: end of input; -errno. */
-static int reader_next(struct reader *r, const char **ret_line, size_t *ret_len, uint64_t *ret_off)
-{
-    for (;;) {
-        char *nl = r->len > r->start ? memchr(r->buf + r->start, '\n', r->len - r->start) : NULL;
-        if (nl) {
-            size_t s = r->start, n = (size_t)(nl - (r->buf + s));
-            r->start = s + n + 1;
-            if (r->skipping) {
-                r->skipping = false;
-                continue;
-            }
-            if (r->fed && n > PROFILE_MAX_LINE) {
-                r->skipped++; /* whole in one write, but as long as a read one that is skipped */
-                continue;
-            }
-            *ret_line = r->buf + s;
-            *ret_len = n;
-            *ret_off = r->base + s;
-            return 1;
-        }
-        if (r->eof) {
-            if (r->start < r->len && !r->skipping) {
-                /* Unterminated last line: a torn write, or a producer that omits the final
-                 * newline. The caller's validation decides. */
-                size_t s = r->start;
-                r->start = r->len;
-                *ret_line = r->buf + s;
-                *ret_len = r->len - s;
-                *ret_off = r->base + s;
-                return 1;
-            }
-            return 0;
-        }
-        if (r->fed) {
-            /* The rest of the line comes with a later write. One longer than any line may be is
-             * skipped as a read one would be (what is in hand of it is dropped). */
-            if (r->len - r->start > PROFILE_MAX_LINE || r->skipping) {
-                if (!r->skipping)
-                    r->skipped++;
-                r->skipping = true;
-                r->base += r->len;
-                r->start = r->len = 0;
-            }
-            return 0;
-        }
-        /* Keep the partial line, make room, read more. */
-        if (r->start > 0) {
-            memmove(r->buf, r->buf + r->start, r->len - r->start);
-            r->base += r->start;
-            r->len -= r->start;
-            r->start = 0;
-        }
-        if (r->len == r->cap) {
-            if (r->skipping || r->cap > PROFILE_MAX_LINE) {
-                if (!r->skipping)
-                    r->skipped++;
-                r->skipping = true;
-                r->base += r->len;
-                r->len = 0;
-            } else {
-                size_t ncap = MIN(r->cap * 2, (size_t)PROFILE_MAX_LINE + 1);
-                char *b = realloc(r->buf, ncap);
-                if (!b)
-                    return -ENOMEM;
-                r->buf = b;
-                r->cap = ncap;
-            }
-        }
-        ssize_t n;
-        do
-            n = pread(r->fd, r->buf + r->len, r->cap - r->len, (off_t)(r->base + r->len));
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-            return -errno;
-        if (n == 0) {
-            if (r->follow)
-                return 0; /* the partial line waits for the rest */
-            r->eof = true;
-        }
-        r->len += (size_t)n;
-    }
-}
 
 static void open_set_init(struct open_set *o)
 {
@@ -243,7 +133,7 @@ static void conv_release(struct conv *c)
         counter_release(&c->counters[i]);
     free(c->counter_of);
     free(c->targets);
-    free(c->rd.buf);
+    sread_release(&c->rd);
     free(c->recs);
     intern_release(&c->names);
     open_set_release(&c->opens);
@@ -384,98 +274,6 @@ static bool keep_past_limit(struct conv *c, const char *data, size_t len)
     return false;
 }
 
-/* A marker line's members (NULL: absent). */
-struct marker_fields {
-    struct js_member mname, mstart, mend, mdata, mcat;
-    struct js_member *name, *start, *end, *data, *cat;
-    bool times; /* st and en are read already (en NAN: null) */
-    double st, en;
-};
-
-/* Any marker line, every value validated. */
-static bool parse_marker(const char *line, size_t len, struct marker_fields *f)
-{
-    struct js_iter it;
-    struct js_member m;
-    memset(f, 0, sizeof *f);
-    if (js_obj_begin(&it, line, line + len) < 0)
-        return false;
-    int r;
-    while ((r = js_obj_next(&it, &m)) > 0) {
-        if (js_key_is(&m, "name"))
-            f->mname = m, f->name = &f->mname;
-        else if (js_key_is(&m, "startTime"))
-            f->mstart = m, f->start = &f->mstart;
-        else if (js_key_is(&m, "endTime"))
-            f->mend = m, f->end = &f->mend;
-        else if (js_key_is(&m, "data"))
-            f->mdata = m, f->data = &f->mdata;
-        else if (js_key_is(&m, "category"))
-            f->mcat = m, f->cat = &f->mcat;
-    }
-    return r == 0 && js_skip_ws(it.p, it.e) == it.e;
-}
-
-/* Take `lit` (n bytes) at *p. */
-static bool take_lit(const char **p, const char *e, const char *lit, size_t n)
-{
-    if ((size_t)(e - *p) < n || memcmp(*p, lit, n) != 0)
-        return false;
-    *p += n;
-    return true;
-}
-
-#define MARKER_HEAD "{\"type\":\"marker\",\"name\":"
-
-/* A line the stream's writer made, in its layout (stream.h):
- *   {"type":"marker","name":S,"startTime":N,"endTime":N|null,"data":{...}|null[,"category":N]}
- * The follower is handed these bytes by the writer itself (fed mode), so the payload, which the
- * writer built with jsonw, is not scanned again: it runs from after "data": to the category or
- * the line's last '}'. The payload's own last byte is '}' or 'l' (null), never a digit, so a
- * category is told apart from the payload's end. The envelope is still checked: false sends the
- * line to parse_marker. */
-static bool parse_marker_fed(const char *line, size_t len, struct marker_fields *f)
-{
-    const char *p = line, *e = line + len, *v;
-    memset(f, 0, sizeof *f);
-    if (!take_lit(&p, e, MARKER_HEAD, sizeof MARKER_HEAD - 1) || p >= e || *p != '"')
-        return false;
-    v = p;
-    if (!(p = js_scan_string(p, e, NULL)))
-        return false;
-    f->mname = (struct js_member){.key = "name", .key_len = 4, .val = v, .val_len = (size_t)(p - v)};
-    f->name = &f->mname;
-    if (!take_lit(&p, e, ",\"startTime\":", 13) || !(v = p, p = js_ms(p, e, &f->st)))
-        return false;
-    f->mstart = (struct js_member){.key = "startTime", .key_len = 9, .val = v, .val_len = (size_t)(p - v)};
-    f->start = &f->mstart;
-    if (!take_lit(&p, e, ",\"endTime\":", 11))
-        return false;
-    v = p;
-    f->en = NAN;
-    if (!take_lit(&p, e, "null", 4) && !(p = js_ms(p, e, &f->en)))
-        return false;
-    f->mend = (struct js_member){.key = "endTime", .key_len = 7, .val = v, .val_len = (size_t)(p - v)};
-    f->end = &f->mend;
-    if (!take_lit(&p, e, ",\"data\":", 8) || e - p < 5 || e[-1] != '}')
-        return false;
-    const char *dend = e - 1, *k = dend;
-    while (k > p && js_is_digit(k[-1]))
-        k--;
-    if (k < dend && k - p >= 12 + 2 && memcmp(k - 12, ",\"category\":", 12) == 0) {
-        f->mcat = (struct js_member){.key = "category", .key_len = 8, .val = k, .val_len = (size_t)(dend - k)};
-        f->cat = &f->mcat;
-        dend = k - 12;
-    }
-    size_t dlen = (size_t)(dend - p);
-    if (!((dlen >= 2 && p[0] == '{' && dend[-1] == '}') || (dlen == 4 && memcmp(p, "null", 4) == 0)))
-        return false;
-    f->mdata = (struct js_member){.key = "data", .key_len = 4, .val = p, .val_len = dlen};
-    f->data = &f->mdata;
-    f->times = true;
-    return true;
-}
-
 /* 1 accepted, 0 invalid (skipped), -errno. */
 /* A process marker's end, for a dumped process's track (pstacks_note_end). */
 static void note_process_end(struct conv *c, const char *data, size_t len, double end)
@@ -493,20 +291,12 @@ static void note_process_end(struct conv *c, const char *data, size_t len, doubl
 
 static int take_marker(struct conv *c, const char *line, size_t len, uint64_t off)
 {
-    struct marker_fields f;
-    if (!(c->rd.trusted && parse_marker_fed(line, len, &f)) && !parse_marker(line, len, &f))
+    struct sline_marker f;
+    if (!sline_marker(line, len, c->rd.trusted, &f))
         return 0;
-    struct js_member *name = f.name, *start = f.start, *end = f.end, *data = f.data, *cat = f.cat;
+    struct js_member *name = f.name, *data = f.data, *cat = f.cat;
     int r;
     double st = f.st, en = f.en;
-    if (!f.times) {
-        en = NAN;
-        if (!name || name->val[0] != '"' || !start || !js_number(start->val, start->val_len, &st))
-            return 0;
-        if (end && !(end->val_len == 4 && memcmp(end->val, "null", 4) == 0) &&
-            !js_number(end->val, end->val_len, &en))
-            return 0;
-    }
     if (data && !is_object_or_null(data))
         return 0;
     size_t dlen = data && data->val[0] == '{' ? data->val_len : 0;
@@ -571,36 +361,7 @@ static int state_key(struct conv *c, const struct js_member *kind, const struct 
     return jsonw_failed(&c->tmp) ? -ENOMEM : 0;
 }
 
-bool conv_parse_state(const char *line, size_t len, struct state_fields *f)
-{
-    struct js_iter it;
-    struct js_member m;
-    int r;
-    memset(f, 0, sizeof *f);
-    if (js_obj_begin(&it, line, line + len) < 0)
-        return false;
-    while ((r = js_obj_next(&it, &m)) > 0) {
-#define FIELD(k, fld)                                                                              \
-    if (js_key_is(&m, k)) {                                                                           \
-        f->fld = m;                                                                                \
-        f->has_##fld = true;                                                                       \
-        continue;                                                                                  \
-    }
-        FIELD("kind", kind)
-        FIELD("key", key)
-        FIELD("name", name)
-        FIELD("startNs", start_ns)
-        FIELD("startTime", start_ms)
-        FIELD("category", cat)
-        FIELD("data", data)
-        FIELD("cost", cost)
-#undef FIELD
-    }
-    return r == 0 && js_skip_ws(it.p, it.e) == it.e && f->has_kind && f->kind.val[0] == '"' && f->has_key &&
-           f->key.val[0] == '"';
-}
-
-double conv_state_start(const struct conv *c, const struct state_fields *f)
+double conv_state_start(const struct conv *c, const struct sline_state *f)
 {
     double ms;
     uint64_t ns;
@@ -616,8 +377,8 @@ double conv_state_start(const struct conv *c, const struct state_fields *f)
 
 static int take_state(struct conv *c, bool open, const char *line, size_t len, uint64_t off)
 {
-    struct state_fields f;
-    if (!conv_parse_state(line, len, &f))
+    struct sline_state f;
+    if (!sline_state(line, len, &f))
         return 0;
     if (open) {
         if (!f.has_name || f.name.val[0] != '"' || (f.has_data && !is_object_or_null(&f.data)))
@@ -640,11 +401,10 @@ static int take_state(struct conv *c, bool open, const char *line, size_t len, u
 
 static int take_meta(struct conv *c, const char *line, size_t len, uint64_t off)
 {
-    static const char prefix[] = "{\"type\":\"meta\"";
     struct js_iter it;
     struct js_member m;
     int r;
-    if (len < sizeof prefix - 1 || memcmp(line, prefix, sizeof prefix - 1) != 0 || js_obj_begin(&it, line, line + len) < 0)
+    if (!sline_is_meta(line, len) || js_obj_begin(&it, line, line + len) < 0)
         return -EINVAL;
     c->ncat = 1;
     while ((r = js_obj_next(&it, &m)) > 0) {
@@ -711,42 +471,19 @@ static int take_clock(struct conv *c, const char *line, size_t len)
     return 1;
 }
 
-/* Dispatch on the "type" key, which writers put first; a line whose type is elsewhere is found by
- * a full scan. */
 static int take_line(struct conv *c, const char *line, size_t len, uint64_t off)
 {
-    if (c->rd.trusted && len > sizeof MARKER_HEAD && memcmp(line, MARKER_HEAD, sizeof MARKER_HEAD - 1) == 0)
-        return take_marker(c, line, len, off);
-    struct js_iter it;
-    struct js_member m;
-    if (js_obj_begin(&it, line, line + len) < 0)
-        return 0;
-    int r;
-    const struct js_member *type = NULL;
-    while ((r = js_obj_next(&it, &m)) > 0)
-        if (js_key_is(&m, "type")) {
-            type = &m;
-            break;
-        }
-    if (!type)
-        return 0;
-    if (js_val_is_str(type, "marker"))
-        return take_marker(c, line, len, off);
-    if (js_val_is_str(type, "open"))
-        return take_state(c, true, line, len, off);
-    if (js_val_is_str(type, "close"))
-        return take_state(c, false, line, len, off);
-    if (js_val_is_str(type, "thread"))
-        return take_thread(c, line, len, off);
-    if (js_val_is_str(type, "clock"))
-        return take_clock(c, line, len);
-    if (js_val_is_str(type, "counter"))
-        return counters_take_line(c, line, len);
-    if (js_val_is_str(type, "stack"))
-        return pstacks_add(&c->stacks, line, len);
-    if (js_val_is_str(type, "message"))
-        return message_take_line(c, line, len);
-    /* Another meta line, a future "counter"/"sample" line: not ours to interpret. */
+    switch (sline_type(line, len)) {
+    case SLINE_MARKER: return take_marker(c, line, len, off);
+    case SLINE_OPEN: return take_state(c, true, line, len, off);
+    case SLINE_CLOSE: return take_state(c, false, line, len, off);
+    case SLINE_THREAD: return take_thread(c, line, len, off);
+    case SLINE_CLOCK: return take_clock(c, line, len);
+    case SLINE_COUNTER: return counters_take_line(c, line, len);
+    case SLINE_STACK: return pstacks_add(&c->stacks, line, len);
+    case SLINE_MESSAGE: return message_take_line(c, line, len);
+    case SLINE_OTHER: break;
+    }
     return 0;
 }
 
@@ -770,13 +507,11 @@ int conv_pread(int fd, char *buf, size_t len, uint64_t off)
 static int conv_init(struct conv *c, int in_fd, bool follow)
 {
     *c = (struct conv){.in_fd = in_fd, .ncat = 1, .max_markers = PROFILE_MAX_MARKERS_DEFAULT};
-    c->rd = (struct reader){.fd = in_fd, .cap = follow ? FOLLOW_CHUNK : CONV_CHUNK, .follow = follow};
     open_set_init(&c->opens);
     jsonw_init(&c->side);
     jsonw_init(&c->tmp);
-    c->rd.buf = malloc(c->rd.cap);
     /* stringArray[0] is the root function's name; a marker of that name shares it. */
-    if (!c->rd.buf || intern_get(&c->names, "(root)", 6) != 0)
+    if (sread_init(&c->rd, in_fd, follow) < 0 || intern_get(&c->names, "(root)", 6) != 0)
         return -ENOMEM;
     return 0;
 }
@@ -788,7 +523,7 @@ static int conv_feed(struct conv *c)
     size_t len = 0;
     uint64_t off = 0;
     int r;
-    while ((r = reader_next(&c->rd, &line, &len, &off)) > 0) {
+    while ((r = sread_next(&c->rd, &line, &len, &off)) > 0) {
         if (!c->started) {
             r = take_meta(c, line, len, off);
             if (r < 0)
@@ -806,19 +541,7 @@ static int conv_feed(struct conv *c)
     }
     if (r < 0)
         return r;
-    struct reader *rd = &c->rd;
-    if (rd->follow && rd->cap > FOLLOW_CHUNK && rd->len - rd->start <= FOLLOW_CHUNK) {
-        /* A long line made the buffer grow; give the memory back while the run goes on. */
-        memmove(rd->buf, rd->buf + rd->start, rd->len - rd->start);
-        rd->base += rd->start;
-        rd->len -= rd->start;
-        rd->start = 0;
-        char *b = realloc(rd->buf, FOLLOW_CHUNK);
-        if (b) {
-            rd->buf = b;
-            rd->cap = FOLLOW_CHUNK;
-        }
-    }
+    sread_shrink(&c->rd);
     return 0;
 }
 
@@ -886,7 +609,7 @@ int profile_conv_feed(struct profile_conv *pc, const char *buf, size_t len)
         return pc->err;
     }
     if (pc->err == 0 && pc->c.rd.fed)
-        pc->err = reader_append(&pc->c.rd, buf, len);
+        pc->err = sread_append(&pc->c.rd, buf, len);
     return pc->err;
 }
 

@@ -2,7 +2,7 @@
  * the converter's face).
  *
  * Two passes over the stream. Pass 1 (profile.c) reads it line by line through one buffer
- * (struct reader), validates every line completely (jscan.h: a payload copied into the profile
+ * (streamread.h), validates every line completely (jscan.h: a payload copied into the profile
  * unchecked could make the whole profile unreadable), and keeps a 32-byte record per marker
  * (struct rec), the names interned (intern.h), what is open right now (struct open_set), the
  * counters' samples (profile_counters.h) and the tests a late message may still fill
@@ -28,22 +28,9 @@
 #include "profile/intern.h"
 #include "profile/jscan.h"
 #include "profile/profile_counters.h"
+#include "profile/streamread.h"
 
 #define CONV_CHUNK (1u << 20) /* the read buffer, the output buffer, the read window */
-
-/* The line reader of pass 1. */
-struct reader {
-    int fd;
-    char *buf;
-    size_t cap, start, len; /* buf[0..len) holds input bytes from file offset base */
-    uint64_t base;
-    bool eof, skipping;
-    bool follow; /* the file still grows: end of data is not the end of the last line */
-    bool fed;    /* follow's bytes are handed over by the writer (reader_append), not read */
-    bool trusted; /* fed, and every line handed over is one the writer made whole: its marker
-                     lines are taken in the writer's layout (parse_marker_fed) */
-    uint64_t skipped;
-};
 
 struct rec {
     uint64_t off;      /* payload offset in the input, or in conv.side when REC_SIDE */
@@ -76,7 +63,7 @@ struct open_set {
 
 struct conv {
     int in_fd;
-    struct reader rd;
+    struct sread rd;       /* the stream's lines (streamread.h) */
     bool started;          /* the meta line has been taken */
     struct rec *recs;
     size_t nrec, rcap;
@@ -132,13 +119,7 @@ unsigned conv_category(const struct conv *c, const struct js_member *m);
 /* len bytes of the input at off (-EIO: the file shrank under us). */
 int conv_pread(int fd, char *buf, size_t len, uint64_t off);
 
-/* An open or close line (profile.h, STATE LINES), every value validated. */
-struct state_fields {
-    struct js_member kind, key, name, start_ns, start_ms, cat, data, cost;
-    bool has_kind, has_key, has_name, has_start_ns, has_start_ms, has_cat, has_data, has_cost;
-};
-bool conv_parse_state(const char *line, size_t len, struct state_fields *f);
 /* The start of an open line in ms, or NAN. */
-double conv_state_start(const struct conv *c, const struct state_fields *f);
+double conv_state_start(const struct conv *c, const struct sline_state *f);
 
 #endif

@@ -15,6 +15,7 @@
 #include "base/outfile.h"
 #include "base/util.h"
 #include "profile/jscan.h"
+#include "profile/streamread.h"
 
 #define CHUNK (1u << 20)
 
@@ -27,8 +28,7 @@ enum profile_kind profile_detect(int fd)
     while (n < 0 && errno == EINTR);
     if (n <= 0)
         return PROFILE_KIND_OTHER;
-    static const char stream_prefix[] = "{\"type\":\"meta\"";
-    if ((size_t)n >= sizeof stream_prefix - 1 && memcmp(head, stream_prefix, sizeof stream_prefix - 1) == 0)
+    if (sline_is_meta(head, (size_t)n))
         return PROFILE_KIND_STREAM;
     if (n >= 2 && (unsigned char)head[0] == 0x1f && (unsigned char)head[1] == 0x8b)
         return PROFILE_KIND_FULL; /* only full profiles are ever compressed */

@@ -142,8 +142,8 @@ static int close_open(struct conv *c, double end_ms, const char *status, bool cu
         int r = conv_pread(c->in_fd, line, o->len, o->off);
         if (r < 0)
             return r;
-        struct state_fields f;
-        if (!conv_parse_state(line, o->len, &f))
+        struct sline_state f;
+        if (!sline_state(line, o->len, &f))
             continue;
         double st = conv_state_start(c, &f);
         double en = MAX(end_ms, st);
@@ -564,7 +564,7 @@ int conv_write(struct conv *c, int out_fd, const struct profile_end *end, struct
     uint64_t skipped = c->skipped + c->rd.skipped;
     /* In follow mode an unterminated tail is a torn write (the writer starts its next line with a
      * newline): one damaged line. */
-    if (c->rd.follow && c->rd.len > c->rd.start && !c->rd.skipping)
+    if (sread_torn_tail(&c->rd))
         skipped++;
 
     double end_ms = end && end->end_ms >= 0 && isfinite(end->end_ms) ? end->end_ms : c->last_ms;
