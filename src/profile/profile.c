@@ -16,7 +16,6 @@
 #include "profile/profile_stacks.h"
 #include "profile/profile_write.h"
 
-
 static void open_set_init(struct open_set *o)
 {
     memset(o, 0, sizeof *o);

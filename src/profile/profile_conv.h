@@ -30,7 +30,7 @@
 #include "profile/profile_counters.h"
 #include "profile/streamread.h"
 
-#define CONV_CHUNK (1u << 20) /* the read buffer, the output buffer, the read window */
+#define CONV_CHUNK (1u << 20) /* the output buffer, the read window over the input */
 
 struct rec {
     uint64_t off;      /* payload offset in the input, or in conv.side when REC_SIDE */
