@@ -10,13 +10,6 @@
 
 #define MAX_DEPTH 64
 
-const char *js_skip_ws(const char *p, const char *e)
-{
-    while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
-        p++;
-    return p;
-}
-
 static bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 /* p at the opening quote. Returns the position after the closing quote, or NULL. */
@@ -209,18 +202,6 @@ int js_obj_next(struct js_iter *it, struct js_member *m)
     m->val_len = (size_t)(p - v);
     it->p = js_skip_ws(p, e);
     return 1;
-}
-
-bool js_key_is(const struct js_member *m, const char *lit)
-{
-    size_t n = strlen(lit);
-    return !m->key_escaped && m->key_len == n && memcmp(m->key, lit, n) == 0;
-}
-
-bool js_val_is_str(const struct js_member *m, const char *lit)
-{
-    size_t n = strlen(lit);
-    return m->val_len == n + 2 && m->val[0] == '"' && memcmp(m->val + 1, lit, n) == 0;
 }
 
 /* Exact powers of ten: a decimal whose digits fit 2^53 divided by one of these is correctly

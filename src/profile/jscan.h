@@ -23,12 +23,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct jsonw;
 
 static inline bool js_is_digit(char c) { return c >= '0' && c <= '9'; }
 
-const char *js_skip_ws(const char *p, const char *e);
+static inline const char *js_skip_ws(const char *p, const char *e)
+{
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+        p++;
+    return p;
+}
 
 /* p at the opening quote. Returns the position after the closing quote, or NULL; *ret_escaped
  * (when not NULL) says whether the string has an escape. */
@@ -57,10 +63,19 @@ int js_obj_begin(struct js_iter *it, const char *p, const char *e);
 /* 1: a member; 0: the object ended (it->p is after its '}'); -1: invalid. */
 int js_obj_next(struct js_iter *it, struct js_member *m);
 
-/* Whether the member's key is lit (spelled without escapes). */
-bool js_key_is(const struct js_member *m, const char *lit);
+/* Whether the member's key is lit (spelled without escapes). Inline: called for every member
+ * with a literal, whose length the compiler then knows. */
+static inline bool js_key_is(const struct js_member *m, const char *lit)
+{
+    size_t n = strlen(lit);
+    return !m->key_escaped && m->key_len == n && memcmp(m->key, lit, n) == 0;
+}
 /* Whether the member's value is the string lit, spelled without escapes. */
-bool js_val_is_str(const struct js_member *m, const char *lit);
+static inline bool js_val_is_str(const struct js_member *m, const char *lit)
+{
+    size_t n = strlen(lit);
+    return m->val_len == n + 2 && m->val[0] == '"' && memcmp(m->val + 1, lit, n) == 0;
+}
 
 /* A number's JSON text v[0, n) as a finite double (the stream's times are read without strtod). */
 bool js_number(const char *v, size_t n, double *ret);
