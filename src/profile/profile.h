@@ -63,9 +63,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "profile/streamread.h"
+
 /* Longest stream line the converter accepts (longer lines are skipped and counted). Payloads are
  * also limited to this size. */
-#define PROFILE_MAX_LINE (16u * 1024 * 1024 - 1)
+#define PROFILE_MAX_LINE SREAD_MAX_LINE
 
 /* MARKER LIMIT above. 2 000 000 markers: 64 MiB of records, a profile of about 300 MiB. */
 #define PROFILE_MAX_MARKERS_DEFAULT 2000000u

@@ -217,7 +217,7 @@ int compare_load(const char *path, struct results **ret)
         results_free(res);
         return r;
     }
-    res->fd = -1; /* read: the fd goes with this function */
+    res->rd.fd = -1; /* read: the fd goes with this function */
     *ret = res;
     return 0;
 }
