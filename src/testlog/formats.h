@@ -72,7 +72,7 @@
  * duration then shows as ~0 and tests appear in bursts.
  *
  * Ids and scopes — id is the test's own name; scope keys it among parallel or nested runs, and
- * the test marker's name is "scope/id" (testlog.c):
+ * the test marker's name is "scope/id" (testlog_tests.c):
  *   TAP: id = description (without directive), scope = the file prove announced, then parent
  *        test names, joined with '/' (a parent with no "# Subtest:" opener is named by its
  *        expected test number); a prove file's own result has id = the file;
@@ -136,7 +136,7 @@ bool tl_iprefix(struct tl_str s, const char *lit);
  * parser leaves the run it starts alone. */
 bool tl_cmocka_run_line(const char *line, size_t len);
 
-/* For the core's payloads (testlog.c), here so that unit tests can hold it to jsonw:
+/* For the core's payloads (testlog_tests.c), here so that unit tests can hold it to jsonw:
  * ns / 1e6, negated when neg, as jsonw_double(v, 3) writes it (without snprintf in nearly every
  * case); buf holds at least 32 bytes. Returns the length. */
 size_t tl_fmt_ms3(char *buf, bool neg, uint64_t ns);
