@@ -1,6 +1,7 @@
 /* Helpers shared by the test-log format parsers (testlog/formats.h). */
 #include "testlog/formats.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -47,6 +48,24 @@ struct tl_str tl_copy(char *dst, size_t cap, struct tl_str s)
     if (n)
         memcpy(dst, s.p, n);
     return tl_str_make(dst, n);
+}
+
+struct tl_str tl_json_copy(const struct cJSON *o, const char *key, char *buf, size_t cap)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsString(v) || !v->valuestring)
+        return tl_str_make(buf, 0);
+    return tl_copy(buf, cap, tl_str_make(v->valuestring, strlen(v->valuestring)));
+}
+
+bool tl_rule(const char *s, size_t n, char c)
+{
+    if (n < 20)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != c)
+            return false;
+    return true;
 }
 
 bool tl_append_line(char *dst, size_t cap, size_t *n, struct tl_str line)

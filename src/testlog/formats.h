@@ -120,6 +120,12 @@ void tl_set_result(struct tl_event *ev, struct tl_str id, struct tl_str scope,
 struct tl_str tl_trim(struct tl_str s);
 /* Copy s into dst (capacity cap, truncated, not NUL-terminated); returns the copy. */
 struct tl_str tl_copy(char *dst, size_t cap, struct tl_str s);
+/* The string member key of the JSON object o (a line's cJSON parse), copied into buf (capacity
+ * cap, as tl_copy); empty, at buf, when o has no such string. */
+struct cJSON;
+struct tl_str tl_json_copy(const struct cJSON *o, const char *key, char *buf, size_t cap);
+/* A reporter's rule: a line of at least 20 bytes, all c ("-----", "=====", "....."). */
+bool tl_rule(const char *s, size_t n, char c);
 /* A failure text gathered line by line in a parser's buffer: append line to dst[0..*n) (capacity
  * cap), after a newline when dst is not empty, cut before cap at a UTF-8 character's start.
  * Returns false once the buffer is full (the line, or part of it, did not fit). */

@@ -48,17 +48,6 @@ struct catch2_state {
     char msg[2][TESTLOG_MESSAGE_MAX];
 };
 
-/* A line of at least 20 bytes, all c. */
-static bool rule(const char *s, size_t n, char c)
-{
-    if (n < 20)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] != c)
-            return false;
-    return true;
-}
-
 /* "file:123" or "file:123: ..." → the offset after the digits (0: not one). */
 static size_t location(const char *s, size_t n)
 {
@@ -95,7 +84,7 @@ static int catch2_parse(void *state, const char *line, size_t len, uint64_t arri
     struct catch2_state *st = state;
     switch (st->phase) {
     case C2_NAME_L:
-        if (rule(line, len, '-')) {
+        if (tl_rule(line, len, '-')) {
             if (!st->hdr_n)
                 break; /* no name: this rule may begin the header */
             st->phase = C2_LOC;
@@ -121,7 +110,7 @@ static int catch2_parse(void *state, const char *line, size_t len, uint64_t arri
         return 0;
     case C2_DOTS: {
         st->phase = C2_IDLE;
-        if (!rule(line, len, '.'))
+        if (!tl_rule(line, len, '.'))
             break;
         /* a header: the same test case's next section, or another test case */
         if (st->open && st->hdr_n == st->name_n && !memcmp(st->hdr, st->name[st->cur], st->name_n)) {
@@ -144,7 +133,7 @@ static int catch2_parse(void *state, const char *line, size_t len, uint64_t arri
     case C2_IDLE:
         break;
     }
-    if (rule(line, len, '-')) {
+    if (tl_rule(line, len, '-')) {
         st->phase = C2_NAME_L;
         st->hdr_n = 0;
         st->in_sections = false;
@@ -154,7 +143,7 @@ static int catch2_parse(void *state, const char *line, size_t len, uint64_t arri
     }
     if (!st->open)
         return 0;
-    if (rule(line, len, '='))
+    if (tl_rule(line, len, '='))
         return end_test(st, ev);
     st->last_ns = arrival_ns;
     size_t loc = location(line, len);

@@ -46,16 +46,6 @@ struct doctest_state {
     char name[2][DT_NAME], msg[2][TESTLOG_MESSAGE_MAX];
 };
 
-static bool rule(const char *s, size_t n)
-{
-    if (n < 20)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] != '=')
-            return false;
-    return true;
-}
-
 /* "file:123:" → its length, or 0 */
 static size_t location(const char *s, size_t n)
 {
@@ -138,7 +128,7 @@ static int doctest_parse(void *state, const char *line, size_t len, uint64_t arr
     case DT_IDLE:
         break;
     }
-    if (rule(line, len)) {
+    if (tl_rule(line, len, '=')) {
         st->phase = DT_LOC;
         st->header_ns = arrival_ns;
         st->in_failure = false;
