@@ -1,5 +1,5 @@
 /* testlog/event.h — the contract between the per-format parsers (testlog/formats/<format>.c) and the
- * test-log core (testlog.c).
+ * test-log core (testlog.c and its parts, testlog_impl.h).
  *
  * A parser is a pure function of one line (already stripped of '\r', ANSI escapes and CI prefixes
  * by the core) plus the format's own small state (TAP nesting, the mach formatter's clock, a
@@ -77,7 +77,7 @@ struct tl_timing {
     uint64_t since_ns;  /* it ran from the arrival of this TLE_ANCHOR of the same parser (TAP: the
                            previous TAP line at its level), 0 none: the core gives it the tree's
                            CPU time and peak RSS since then while it holds the anchor (the last
-                           TL_ANCHORS distinct instants, testlog.c) */
+                           TL_ANCHORS distinct instants, testlog_tests.c) */
     bool late;          /* the result line may come well after the test ended (go prints
                            subtests' results with their parent's): when duration_ms is shorter
                            than the time since the test's start, it ended duration_ms after it */
