@@ -52,10 +52,7 @@
 #include "profile/usermark.h"
 #include "report/cimeta.h"
 #include "report/ghactions.h"
-#include "report/junit.h"
-#include "report/otlp.h"
-#include "report/perfherder.h"
-#include "report/results.h"
+#include "report/sinks.h"
 #include "report/summary.h"
 #include "observe/contain.h"
 #include "run/passthru.h"
@@ -138,10 +135,7 @@ struct sv {
     const struct marker_sink *sink; /* where markers go (the stream), NULL without a profile */
     struct stream *stream;
     struct profile_conv *conv; /* reads the stream as it grows (NULL: finalize reads it all) */
-    struct results *results;   /* --junit, --otlp, Perfherder: their reader of the stream, likewise */
-    char *perfherder_path;     /* under MOZ_AUTOMATION: $MOZ_UPLOAD_DIR/perfherder-data-resource-usage.json */
-    bool perfherder_failed;
-    bool junit_failed, otlp_failed; /* said once */
+    struct sinks *sinks;       /* every report (sinks.h) */
     uint64_t conv_lines;       /* stream lines when conv last caught up */
     int profile_lock;          /* the last profile renamed over the path, kept locked */
     struct stream_health health_said; /* stream trouble already said on stderr */
@@ -157,14 +151,8 @@ struct sv {
     struct testlog *testlog;
     struct linebuf *lb[2];
     struct usermark *um;
-    struct summary_facts *sum;  /* the end-of-run summary's facts, NULL with --quiet (and no CI) */
-    bool gha;                   /* GitHub Actions output (ghactions.h) */
-    const char *gha_summary;    /* $GITHUB_STEP_SUMMARY, NULL: none */
-    struct gha_said gha_said;   /* the workflow commands printed so far (at the stop, at the end) */
+    struct summary_facts *sum;  /* the reports' facts (sinks_facts), NULL with --quiet (and no CI) */
     bool open_error_said;       /* open_stream said why it failed */
-    struct gha_summary_file gha_file; /* resmon-run's text in $GITHUB_STEP_SUMMARY */
-    bool gha_failed;            /* the job summary could not be written: said once */
-    struct summary_style sum_style;
     uint64_t last_sample_ns, last_sample_cpu;
     int sigfd, parentfd;
     struct contain *contain;
@@ -443,8 +431,7 @@ static void follow_stream(struct sv *sv, bool any)
     if (lines == sv->conv_lines || (!any && lines - sv->conv_lines < FOLLOW_LINES))
         return;
     sv->conv_lines = lines;
-    if (sv->results)
-        results_update(sv->results); /* an error is sticky: the reports' writes say it */
+    sinks_follow(sv->sinks);
     int r = profile_conv_update(sv->conv);
     if (r < 0) {
         if (sv->o->verbose)
@@ -460,48 +447,6 @@ static bool open_status_timeout(const struct sv *sv)
 {
     return sv->cause == CAUSE_TIMEOUT || sv->cause == CAUSE_OUTPUT_TIMEOUT || sv->cause == CAUSE_CPU;
 }
-
-/* The reports built from the stream (--junit, --otlp), each said once when it cannot be written. */
-static void write_reports(struct sv *sv, double end_ms)
-{
-    int r = results_update(sv->results);
-    if (sv->o->junit) {
-        int jr = r < 0 ? r : junit_finalize(sv->results, AT_FDCWD, sv->o->junit, end_ms, NULL);
-        if (jr < 0 && !sv->junit_failed)
-            log_msg("cannot write the JUnit report '%s': %s", sv->o->junit, outfile_why(jr, AT_FDCWD, sv->o->junit));
-        sv->junit_failed |= jr < 0;
-    }
-    if (sv->o->otlp) {
-        int orr = r < 0 ? r : otlp_finalize(sv->results, AT_FDCWD, sv->o->otlp, end_ms);
-        if (orr < 0 && !sv->otlp_failed)
-            log_msg("cannot write the OpenTelemetry file '%s': %s", sv->o->otlp, outfile_why(orr, AT_FDCWD, sv->o->otlp));
-        sv->otlp_failed |= orr < 0;
-    }
-    if (sv->perfherder_path) {
-        int pr = r < 0 ? r : perfherder_finalize(sv->results, sv->o->product, AT_FDCWD, sv->perfherder_path, end_ms);
-        if (pr < 0 && !sv->perfherder_failed)
-            log_msg("cannot write the Perfherder data '%s': %s", sv->perfherder_path,
-                    outfile_why(pr, AT_FDCWD, sv->perfherder_path));
-        sv->perfherder_failed |= pr < 0;
-    }
-}
-
-/* The PERFHERDER_DATA line Treeherder's log parser reads, once, at the end. */
-static void log_perfherder(struct sv *sv)
-{
-    char *text;
-    size_t len;
-    if (!sv->perfherder_path || results_update(sv->results) < 0 ||
-        perfherder_format(sv->results, sv->o->product, -1, &text, &len) < 0)
-        return;
-    static const char prefix[] = "PERFHERDER_DATA: ";
-    write_all(STDERR_FILENO, prefix, sizeof prefix - 1);
-    write_all(STDERR_FILENO, text, len);
-    write_all(STDERR_FILENO, "\n", 1);
-    free(text);
-}
-
-static void github_at_stop(struct sv *sv);
 
 /* Write the stream and rename a complete profile over it, and the reports with it. Called BEFORE
  * any child is signalled on a stop, and again at the very end. */
@@ -521,13 +466,9 @@ static void profile_checkpoint(struct sv *sv, const char *why)
         end = (struct profile_end){stream_ms(sv->stream, now), open_status_timeout(sv) ? "TIMEOUT" : "INCOMPLETE",
                                    sv->o->gzip, &sv->profile_lock};
         follow_stream(sv, true);
-        if (sv->results) /* what CI systems read, and small: before the profile, which may take a while */
-            write_reports(sv, end.end_ms);
     }
-    /* The job's summary and annotations likewise, at a stop (at the end they follow the summary
-     * on stderr). */
-    if (sv->phase == PH_STOPPING)
-        github_at_stop(sv);
+    /* Every report (the files only with a stream); at a stop, GitHub's outputs too. */
+    sinks_checkpoint(sv->sinks, end.end_ms, sv->phase == PH_STOPPING);
     if (!sv->stream || sv->o->no_profile)
         return;
     struct profile_stats st;
@@ -1566,7 +1507,7 @@ static int open_stream(struct sv *sv)
         return -ENOMEM;
     const char *upload = getenv("MOZ_UPLOAD_DIR");
     int ur;
-    if (upload && *upload && (!o->output || perfherder_active(getenv("MOZ_AUTOMATION"))) &&
+    if (upload && *upload && (!o->output || sinks_perfherder_dir()) &&
         (ur = make_upload_dir(upload)) < 0) {
         sv->open_error_said = true;
         return ur;
@@ -1611,14 +1552,7 @@ static int open_stream(struct sv *sv)
         sv->conv = NULL;
     else if (profile_conv_fed(sv->conv) == 0)
         stream_set_tap(sv->stream, feed_follower, sv->conv);
-    if (perfherder_active(getenv("MOZ_AUTOMATION")) && upload && *upload &&
-        asprintf(&sv->perfherder_path, "%s/%s", upload, PERFHERDER_FILE) < 0)
-        sv->perfherder_path = NULL;
-    bool samples = o->otlp || sv->perfherder_path;
-    if ((o->junit || samples) &&
-        (r = results_new(stream_fd(sv->stream), samples ? RESULTS_SAMPLES : 0, &sv->results)) < 0)
-        return r;
-    return 0;
+    return sinks_read_stream(sv->sinks, stream_fd(sv->stream));
 }
 
 /* What cannot be the profile's path, said plainly (stream.h's errors). */
@@ -1646,71 +1580,6 @@ static void output_line_ended(struct sv *sv, int fd)
     for (int i = 0; i < 2; i++)
         if (sv->pt[i] && passthru_mid_line(sv->pt[i], fd))
             passthru_line_ended(sv->pt[i]);
-}
-
-/* Before resmon-run writes its own lines to fd (the summary): end the line the command's output
- * left unfinished there, so that ours begin lines of their own. */
-static void own_line(struct sv *sv, int fd)
-{
-    if (output_mid_line(sv, fd) && write_all(fd, "\n", 1) == 0)
-        output_line_ended(sv, fd);
-}
-
-/* GitHub Actions: annotations on stderr (those not printed yet), the job summary in
- * $GITHUB_STEP_SUMMARY (in place of the one written at the stop, where nothing followed it). */
-static void github_outputs(struct sv *sv, struct summary_facts *f)
-{
-    struct gha_result res[GHA_MAX_RESULTS];
-    char *dirs[GHA_MAX_RESULTS] = {0};
-    char cwd[4096], *run_url = NULL, *name = NULL;
-    size_t n = 0;
-    if (sv->testlog) {
-        const struct testlog_result *list;
-        size_t k = testlog_unexpected(sv->testlog, &list);
-        /* go names a failure's file by its base name: its package's directory, from go.mod */
-        char go_mod[4096];
-        bool go = k > sv->gha_said.results && read_file_at(AT_FDCWD, "go.mod", go_mod, sizeof go_mod) > 0;
-        const char *here = go ? getcwd(cwd, sizeof cwd) : NULL;
-        for (; n < k && n < GHA_MAX_RESULTS; n++) {
-            if (here && n >= sv->gha_said.results)
-                dirs[n] = gha_package_dir(go_mod, here, getenv("GITHUB_WORKSPACE"), list[n].test,
-                                          list[n].scope_len);
-            res[n] = (struct gha_result){list[n].test, list[n].status, list[n].expected, list[n].message,
-                                         list[n].duration_ns, list[n].where, dirs[n]};
-        }
-    }
-    char *text;
-    size_t len;
-    /* the runner reads a command only at a line's start: the commands begin with a newline
-     * where the command's output left one unfinished */
-    if (gha_format_commands(f, res, n, output_mid_line(sv, STDERR_FILENO), &sv->gha_said, &text, &len) == 0) {
-        if (len && write_all(STDERR_FILENO, text, len) == 0)
-            output_line_ended(sv, STDERR_FILENO);
-        free(text);
-    }
-    for (size_t i = 0; i < n; i++)
-        free(dirs[i]);
-    f->annotated = sv->gha_said.results;
-    /* the profile as the job summary's reader can find it */
-    const char *server = getenv("GITHUB_SERVER_URL"), *repo = getenv("GITHUB_REPOSITORY"),
-               *run = getenv("GITHUB_RUN_ID");
-    if (server && *server && repo && *repo && run && *run &&
-        asprintf(&run_url, "%s/%s/actions/runs/%s", server, repo, run) < 0)
-        run_url = NULL;
-    if (f->profile_path)
-        name = gha_profile_name(f->profile_path, getcwd(cwd, sizeof cwd), getenv("GITHUB_WORKSPACE"), run_url);
-    f->profile_name = name;
-    if (sv->gha_summary && summary_format_markdown(f, &text, &len) == 0) {
-        int r = gha_summary_put(&sv->gha_file, sv->gha_summary, text, len);
-        if (r < 0 && !sv->gha_failed)
-            log_msg("cannot write the job summary to '%s': %s", sv->gha_summary,
-                    outfile_why(r, AT_FDCWD, sv->gha_summary));
-        sv->gha_failed |= r < 0;
-        free(text);
-    }
-    f->profile_name = NULL;
-    free(name);
-    free(run_url);
 }
 
 /* The summary's facts at end_ns, when resmon-run exits with exit_status (-1: not known yet). The
@@ -1795,35 +1664,15 @@ static void fill_facts(struct sv *sv, struct summary_facts *f, int exit_status, 
     }
 }
 
-static void write_summary(struct sv *sv, const struct supervise_result *res)
+/* The facts at a stop, for the reports written then (sinks.h): what resmon-run exits with is not
+ * known yet (a timeout that takes a KILL exits 137). */
+static void facts_now(void *ctx, struct summary_facts *f)
 {
-    fill_facts(sv, sv->sum, res->raise_signal ? -1 : res->exit_status, sv->exit_ns);
-    if (!sv->o->quiet) {
-        own_line(sv, STDERR_FILENO);
-        summary_write(STDERR_FILENO, sv->sum, &sv->sum_style);
-    }
-    if (sv->gha)
-        github_outputs(sv, sv->sum);
+    fill_facts(ctx, f, -1, now_ns());
 }
 
-/* At a stop, before any signal: the job's summary and annotations as they stand then (the tests
- * still open, the processes alive and, after the dump, what they were doing), for a CI that
- * kills the job at its own timeout. The end replaces the summary and adds the annotations
- * learned since. */
-static void github_at_stop(struct sv *sv)
-{
-    if (!sv->gha || !sv->sum)
-        return;
-    struct summary_facts *f = malloc(sizeof *f);
-    if (!f)
-        return;
-    *f = *sv->sum;
-    /* what resmon-run exits with is not known yet: a timeout that takes a KILL exits 137 */
-    fill_facts(sv, f, -1, now_ns());
-    f->at_stop = true;
-    github_outputs(sv, f);
-    free(f);
-}
+static bool sinks_mid_line(void *ctx, int fd) { return output_mid_line(ctx, fd); }
+static void sinks_line_ended(void *ctx, int fd) { output_line_ended(ctx, fd); }
 
 static int start_timer(struct sv *sv)
 {
@@ -1953,21 +1802,21 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     int child_out[2] = {-1, -1}, child_err[2] = {-1, -1};
     char *mark = NULL;
 
-    sv.gha = gha_active(o->ci, o->timeout_mode, getenv("GITHUB_ACTIONS"));
-    if (sv.gha) {
-        const char *p = getenv("GITHUB_STEP_SUMMARY");
-        sv.gha_summary = p && *p ? p : NULL;
+    const char *step_summary = getenv("GITHUB_STEP_SUMMARY");
+    struct sinks_config kcfg = {
+        .junit = o->junit,
+        .otlp = o->otlp,
+        .product = o->product,
+        .upload_dir = sinks_perfherder_dir(),
+        .summary = !o->quiet,
+        .github = gha_active(o->ci, o->timeout_mode, getenv("GITHUB_ACTIONS")),
+        .github_summary = step_summary && *step_summary ? step_summary : NULL,
+    };
+    if ((r = sinks_new(&kcfg, &sv.sinks)) < 0) {
+        log_errno(r, "cannot set up the reports");
+        goto out;
     }
-    if (!o->quiet || sv.gha) {
-        sv.sum = calloc(1, sizeof *sv.sum);
-        if (sv.sum) {
-            summary_series_init(&sv.sum->cpu, SUMMARY_AGG_MEAN);
-            summary_series_init(&sv.sum->mem, SUMMARY_AGG_MAX);
-            /* decided now: the environment and the terminal are the caller's */
-            sv.sum_style.colour = summary_colour_for(STDERR_FILENO, getenv("NO_COLOR"));
-            sv.sum_style.utf8 = summary_locale_utf8(getenv("LC_ALL"), getenv("LC_CTYPE"), getenv("LANG"));
-        }
-    }
+    sv.sum = sinks_facts(sv.sinks);
     sv.last_sample_ns = sv.t0;
 
     sigset_t orig_mask;
@@ -2096,6 +1945,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         }
     }
 
+    sinks_attach_run(sv.sinks, &(struct sinks_run){&sv, facts_now, sinks_mid_line, sinks_line_ended, sv.testlog});
     watch_parent(&sv);
 
     /* Give the terminal to the command's group when we hold it: it may want to read it. */
@@ -2212,10 +2062,10 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
 
     end_of_run(&sv);
     profile_checkpoint(&sv, "end");
-    log_perfherder(&sv);
     compute_result(&sv, ret);
     if (sv.sum)
-        write_summary(&sv, ret);
+        fill_facts(&sv, sv.sum, ret->raise_signal ? -1 : ret->exit_status, sv.exit_ns);
+    sinks_end(sv.sinks);
     r = 0;
 out:
     if (sv.tty_given) {
@@ -2246,9 +2096,7 @@ out:
     contain_free(sv.contain);
     stream_set_tap(sv.stream, NULL, NULL);
     profile_conv_free(sv.conv);
-    results_free(sv.results);
-    gha_summary_release(&sv.gha_file);
-    free(sv.perfherder_path);
+    sinks_free(sv.sinks);
     stream_close(sv.stream);
     closep(&sv.profile_lock);
     if (o->no_profile && sv.profile_path)
@@ -2257,7 +2105,6 @@ out:
     free(sv.dump_path);
     for (size_t i = 0; i < MIN(sv.nleaks, (size_t)LEAKS_KEPT); i++)
         free(sv.leaks[i].test);
-    free(sv.sum);
     free(mark);
     return r;
 }
