@@ -189,6 +189,12 @@ void summary_add_stack(struct summary_facts *f, int pid, const char *line, size_
 /* Move the alive process pid ahead of those not moved so far (the hung test's processes first:
  * call it for each of them, in order). */
 void summary_alive_first(struct summary_facts *f, int pid);
+/* The dump of the tree at the stop (stopdump.h), with the pieces above: the processes that ran
+ * under a test first, each one's state and stacks (its running threads first: one that spins is
+ * what a hang's reader looks for), what the budget cut off, and text_path when its text file was
+ * written (NULL: none; the path must outlive f). */
+struct forensics_report;
+void summary_add_dump(struct summary_facts *f, const struct forensics_report *rep, const char *text_path);
 /* Note a process alive when the command exited, and the test that left it behind (NULL: none
  * known). Bounded; total counted. */
 void summary_add_left(struct summary_facts *f, int pid, const char *cmd, size_t cmd_len, const char *test);

@@ -46,6 +46,7 @@
 #include "observe/pressure.h"
 #include "observe/procfs.h"
 #include "observe/sampler.h"
+#include "observe/stopdump.h"
 #include "profile/profile.h"
 #include "profile/runmarks.h"
 #include "profile/stream.h"
@@ -60,12 +61,6 @@
 #include "run/spawn.h"
 #include "run/watchdog.h"
 #include "testlog/testlog.h"
-
-/* A runtime's own dump (--dump): bytes kept per process; a JVM, which goes on running, is done
- * once its output has been quiet this long (or, before it printed anything, this long). */
-#define RUNTIME_DUMP_MAX (1u << 20)
-#define RUNTIME_QUIET_NS (200 * NSEC_PER_MSEC)
-#define RUNTIME_FIRST_NS (1000 * NSEC_PER_MSEC)
 
 /* Processes a test left behind, remembered with the test that started them, for the leftovers
  * the run ends with; and how many of a test's candidates are checked. */
@@ -186,6 +181,7 @@ struct sv {
     uint64_t sweep_give_up;
     bool watch_complete;        /* every member has a descriptor in the poll set */
     struct jsonw *capture;      /* a runtime's dump being kept: what the command prints */
+    int dump_nout[2];           /* the poll entries of each output while a runtime dumps */
     /* processes tests left behind, with the test (the last LEAKS_KEPT): who started a leftover */
     struct leak {
         pid_t pid;
@@ -220,8 +216,8 @@ static enum passthru_read read_output(struct sv *sv, int i)
     enum passthru_read r = passthru_read(sv->pt[i], &buf, &n, &sv->last_output_ns);
     if (r != PT_DATA)
         return r;
-    if (sv->capture && sv->capture->len < RUNTIME_DUMP_MAX)
-        jsonw_append(sv->capture, buf, MIN(n, RUNTIME_DUMP_MAX - sv->capture->len));
+    if (sv->capture && sv->capture->len < STOPDUMP_KEEP_MAX)
+        jsonw_append(sv->capture, buf, MIN(n, STOPDUMP_KEEP_MAX - sv->capture->len));
     if (sv->testlog) {
         struct linebuf *lb = sv->lb[i];
         linebuf_feed(lb, buf, n, sv->last_output_ns, i == 0 ? on_line_stdout : on_line_stderr, sv);
@@ -557,20 +553,7 @@ static void sweep_again(struct sv *sv)
     contain_kill_pass(sv->contain);
 }
 
-/* ---- the dump of the tree at a stop (forensics.h) -------------------------------------------- */
-
-static bool tree_member(void *ctx, pid_t pid)
-{
-    struct sv *sv = ctx;
-    pid_t *pids = NULL;
-    size_t n = 0;
-    bool found = false;
-    if (contain_members(sv->contain, &pids, &n) == 0)
-        for (size_t i = 0; i < n && !found; i++)
-            found = pids[i] == pid;
-    free(pids);
-    return found;
-}
+/* ---- the dump of the tree at a stop (stopdump.h) -------------------------------------------- */
 
 /* The text file of the dump: --dump-file, else beside the profile; NULL: none. */
 static char *dump_path_for(struct sv *sv)
@@ -583,239 +566,77 @@ static char *dump_path_for(struct sv *sv)
     return p;
 }
 
-struct dump_fill {
-    const struct jsonw *text;
-};
-
-static void put_jsonw(void *ctx, const char *p, size_t n)
+/* The command's output while a runtime dumps (stopdump_output): read, passed on and parsed as
+ * in the loop, and kept. */
+static int dump_out_events(void *ctx, struct pollfd *pfd)
 {
-    jsonw_append(ctx, p, n);
+    struct sv *sv = ctx;
+    int n = 0;
+    for (int i = 0; i < 2; i++)
+        if (sv->pt[i])
+            n += sv->dump_nout[i] = passthru_events(sv->pt[i], &pfd[n]);
+    return n;
 }
 
-static int fill_dump(void *ctx, int fd)
+static void dump_out_handle(void *ctx, const struct pollfd *pfd, struct jsonw *keep)
 {
-    const struct jsonw *t = ((struct dump_fill *)ctx)->text;
-    if (jsonw_failed(t))
-        return -ENOMEM;
-    /* command lines, thread names and runtimes' dumps are the command's bytes: safe to cat */
-    struct jsonw safe;
-    jsonw_init(&safe);
-    sanitize(SANITIZE_TEXT_FILE, t->buf, t->len, put_jsonw, &safe);
-    int r = jsonw_failed(&safe) ? -ENOMEM : write_all(fd, safe.buf, safe.len);
-    jsonw_release(&safe);
-    return r;
-}
-
-/* Written as the profile is (outfile.h): a FIFO, a link or someone else's file at the path is
- * refused at once, and what is there is replaced, never written into. */
-static void write_dump_file(struct sv *sv, const struct forensics_report *rep, const char *path)
-{
-    struct jsonw text;
-    jsonw_init(&text);
-    forensics_text(rep, &text);
-    struct dump_fill f = {&text};
-    int r = write_file_atomically(AT_FDCWD, path, fill_dump, &f, NULL);
-    if (r < 0)
-        log_msg("cannot write the dump '%s': %s", path, outfile_why(r, AT_FDCWD, path));
-    else if (sv->sum)
-        sv->sum->dump_path = sv->dump_path;
-    jsonw_release(&text);
-}
-
-/* Ask p's runtime for its own dump with sig, and keep what the command prints meanwhile (it is
- * passed through and parsed as always), until p exits (Go, Python), its output is quiet (a JVM),
- * or the deadline. The signal goes through a pidfd held while membership is checked. */
-static void runtime_dump(struct sv *sv, struct forensics_process *p, int sig, uint64_t deadline)
-{
-    uint64_t start = now_ns();
-    if (start >= deadline) {
-        p->runtime_error = "left out: the budget ran out";
-        return;
-    }
-    struct forensics_config cfg = {.is_member = tree_member, .ctx = sv};
-    struct forensics_hold h;
-    if (forensics_hold(&cfg, p->pid, p->starttime, &h) < 0) {
-        p->runtime_error = "no longer a member of the tree";
-        return;
-    }
-    stream_flush(sv->stream);
-    if (forensics_hold_signal(&h, sig) < 0) {
-        p->runtime_error = "could not be signalled";
-        forensics_release(&h);
-        return;
-    }
-    struct jsonw cap;
-    jsonw_init(&cap);
-    sv->capture = &cap;
-    bool exited = false;
-    uint64_t last = start;
-    for (;;) {
-        uint64_t now = now_ns(), until = deadline;
-        if (p->runtime == FORENSICS_RT_JAVA)
-            until = MIN(until, cap.len ? last + RUNTIME_QUIET_NS : start + RUNTIME_FIRST_NS);
-        if (exited || now >= until)
-            break;
-        struct pollfd pfd[5];
-        int n = 0, i_out[2] = {-1, -1}, n_out[2] = {0, 0};
-        /* without a pidfd its end is looked for at each wake-up (WATCH_FALLBACK at the latest) */
-        pfd[n++] = (struct pollfd){.fd = h.pidfd, .events = POLLIN};
-        if (h.pidfd < 0)
-            until = MIN(until, now + WATCH_FALLBACK);
-        for (int i = 0; i < 2; i++)
-            if (sv->pt[i]) {
-                i_out[i] = n;
-                n += n_out[i] = passthru_events(sv->pt[i], &pfd[n]);
-            }
-        if (poll(pfd, (nfds_t)n, (int)((until - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC)) < 0 && errno != EINTR)
-            break;
-        exited = h.pidfd >= 0 ? pfd[0].revents != 0 : !forensics_hold_same(&h);
-        for (int i = 0; i < 2; i++)
-            if (i_out[i] >= 0 && passthru_handle(sv->pt[i], &pfd[i_out[i]], n_out[i])) {
-                size_t before = cap.len;
+    struct sv *sv = ctx;
+    sv->capture = keep;
+    for (int i = 0, at = 0; i < 2; i++)
+        if (sv->pt[i]) {
+            if (passthru_handle(sv->pt[i], (struct pollfd *)&pfd[at], sv->dump_nout[i]))
                 read_output(sv, i);
-                if (cap.len > before)
-                    last = now_ns();
-            }
-    }
-    /* what it printed before it ended may still be in the pipes */
-    for (int i = 0; exited && i < 2; i++)
+            at += sv->dump_nout[i];
+        }
+    sv->capture = NULL;
+}
+
+static void dump_out_left(void *ctx, struct jsonw *keep, uint64_t deadline)
+{
+    struct sv *sv = ctx;
+    sv->capture = keep;
+    for (int i = 0; i < 2; i++)
         while (sv->pt[i] && now_ns() < deadline && !passthru_pending(sv->pt[i]) && read_output(sv, i) == PT_DATA)
             ;
     sv->capture = NULL;
-    forensics_release(&h);
-    if (!sv->pt[0] && !sv->pt[1])
-        p->runtime_error = "passed through, not kept (the output is not interposed: no profile, or --parse=none)";
-    else if (!exited && p->runtime != FORENSICS_RT_JAVA)
-        p->runtime_error = "had not finished within the budget";
-    if (!jsonw_failed(&cap) && cap.len) {
-        p->runtime_dump = cap.buf;
-        p->runtime_dump_len = cap.len;
-    } else
-        jsonw_release(&cap);
 }
 
+static void dump_out_flush(void *ctx) { stream_flush(((struct sv *)ctx)->stream); }
 static double sv_stream_ms(void *stream, uint64_t ns) { return stream_ms(stream, ns); }
+static const char *sv_test_at(void *testlog, uint64_t ns) { return testlog_open_at(testlog, ns); }
 
 /* What every live process of the tree was doing, recorded after the stop's first finalization
- * and before its first signal: a stack line per thread and a marker per process in the stream,
- * the summary's lines, the text file. */
+ * and before its first signal: in the stream, the summary's lines, the text file. */
 static void dump_tree(struct sv *sv, enum stop_cause cause)
 {
-    pid_t *pids = NULL;
-    size_t n = 0;
-    if (contain_members(sv->contain, &pids, &n) < 0 || !n) {
-        free(pids);
-        return;
-    }
-    /* the command first */
-    for (size_t i = 1; i < n; i++)
-        if (pids[i] == sv->pid) {
-            pids[i] = pids[0];
-            pids[0] = sv->pid;
-        }
-    struct forensics_config cfg = {
+    struct stopdump_output out = {sv, sv->pt[0] || sv->pt[1], dump_out_flush, dump_out_events, dump_out_handle,
+                                  dump_out_left};
+    free(sv->dump_path);
+    sv->dump_path = dump_path_for(sv);
+    struct stopdump_config cfg = {
+        .contain = sv->contain,
+        .command = sv->pid,
         .budget_ns = sv->o->dump_budget_set ? sv->o->dump_budget_ns
                      : own_limit(cause)     ? CLI_DUMP_BUDGET_OWN_NS
                                             : CLI_DUMP_BUDGET_STOP_NS,
-        .is_member = tree_member,
-        .ctx = sv,
+        .runtimes = sv->o->dump_runtimes,
+        .output = &out,
+        .sink = sv->sink,
+        .ms_of = sv_stream_ms,
+        .ms_ctx = sv->stream,
+        .test_at = sv->testlog ? sv_test_at : NULL,
+        .test_ctx = sv->testlog,
+        .text_path = sv->dump_path,
     };
-    struct forensics_report rep;
-    int r = forensics_record(&cfg, pids, n, &rep);
-    free(pids);
-    if (r < 0) {
-        log_errno(r, "cannot record what the tree was doing");
+    struct stopdump d;
+    if (stopdump_run(&cfg, &d) != 0)
         return;
-    }
-    /* After the stacks (a Go program exits once it has printed its goroutines): the runtimes
-     * asked for, within what is left of the budget. */
-    uint64_t deadline = sat_add_u64(rep.start_ns, cfg.budget_ns);
-    for (size_t i = 0; sv->o->dump_runtimes && i < rep.nprocs; i++) {
-        int sig = 0;
-        struct forensics_process *p = &rep.procs[i];
-        if ((p->runtime = forensics_runtime_of(p->pid, sv->o->dump_runtimes, &sig)))
-            runtime_dump(sv, p, sig, deadline);
-    }
-    rep.end_ns = now_ns();
-    /* The test each process ran under: the innermost open one that had started when it did (its
-     * start is in clock ticks, floored: a tick's grace). Copies: the ids are the module's. */
-    char **tests = calloc(rep.nprocs ? rep.nprocs : 1, sizeof *tests);
-    long hz = sysconf(_SC_CLK_TCK);
-    uint64_t tick = hz > 0 ? NSEC_PER_SEC / (uint64_t)hz : 0;
-    for (size_t i = 0; tests && sv->testlog && i < rep.nprocs; i++) {
-        struct forensics_process *p = &rep.procs[i];
-        const char *t = p->start_ns ? testlog_open_at(sv->testlog, p->start_ns + tick) : NULL;
-        if (t && (tests[i] = strdup(t)))
-            p->test = tests[i];
-        if (p->test && sv->sum)
-            summary_alive_first(sv->sum, (int)p->pid);
-    }
-    struct jsonw w;
-    jsonw_init(&w);
-    for (size_t i = 0; i < rep.nprocs; i++) {
-        struct forensics_process *p = &rep.procs[i];
-        if (sv->sink) {
-            for (size_t j = 0; j < p->nthreads; j++) {
-                if (!p->threads[j].nframes)
-                    continue; /* no stack: the marker and the text file say why */
-                forensics_stack_line(&w, p, &p->threads[j], sv_stream_ms, sv->stream);
-                if (!jsonw_failed(&w))
-                    marker_state(sv->sink, w.buf, w.len);
-            }
-            jsonw_reset(&w);
-            forensics_dump_payload(&w, p);
-            emit(sv, "process dump", rep.start_ns, rep.end_ns, CAT_TASKS, &w);
-        }
-        if (sv->sum) {
-            summary_set_state(sv->sum, (int)p->pid, p->state, p->threads_total, p->test);
-            /* the running threads first: one that spins is what a hang's reader looks for */
-            size_t shown = 0;
-            for (size_t k = 0; k < 2 * p->nthreads && shown < SUMMARY_MAX_STACKS; k++) {
-                const struct forensics_thread *t = &p->threads[k % p->nthreads];
-                if ((t->state == 'R') != (k < p->nthreads))
-                    continue;
-                shown++;
-                jsonw_reset(&w);
-                char head[96];
-                snprintf(head, sizeof head, "%d %s (%c): ", (int)t->tid, t->comm, t->state ? t->state : '?');
-                jsonw_append(&w, head, strlen(head));
-                if (t->nframes)
-                    forensics_top_frames(t, 4, &w);
-                else
-                    jsonw_append(&w, t->error ? t->error : p->error ? p->error : "?",
-                                 strlen(t->error ? t->error : p->error ? p->error : "?"));
-                if (!jsonw_failed(&w))
-                    summary_add_stack(sv->sum, (int)p->pid, w.buf, w.len);
-            }
-        }
-    }
-    if (sv->sum) {
-        sv->sum->dump_cut_processes = rep.cut_off_processes;
-        sv->sum->dump_cut_threads = rep.cut_off_threads;
-    }
-    if ((rep.cut_off_processes || rep.cut_off_threads) && sv->sink) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "the dump's budget cut off the stacks of %zu processes and %zu threads",
-                 rep.cut_off_processes, rep.cut_off_threads);
-        struct mpay mp;
-        mpay_begin(&mp, &w, &marker_warning_type);
-        mpay_str(&mp, WARNING_MESSAGE, msg);
-        mpay_str(&mp, WARNING_COLOR, "orange");
-        mpay_end(&mp);
-        emit(sv, "dump cut off", rep.end_ns, MARKER_INSTANT, CAT_TASKS, &w);
-    }
-    jsonw_release(&w);
-    free(sv->dump_path);
-    sv->dump_path = dump_path_for(sv);
-    if (sv->dump_path)
-        write_dump_file(sv, &rep, sv->dump_path);
+    if (sv->sum)
+        summary_add_dump(sv->sum, &d.rep, d.text_written ? sv->dump_path : NULL);
     if (sv->o->verbose && !sv->o->timeout_mode) /* -v there says only what GNU timeout says */
-        log_msg("recorded %zu process%s of the tree in %.1f ms", rep.nprocs, rep.nprocs == 1 ? "" : "es",
-                (double)(rep.end_ns - rep.start_ns) / 1e6);
-    for (size_t i = 0; tests && i < rep.nprocs; i++)
-        free(tests[i]);
-    free(tests);
-    forensics_report_free(&rep);
+        log_msg("recorded %zu process%s of the tree in %.1f ms", d.rep.nprocs, d.rep.nprocs == 1 ? "" : "es",
+                (double)(d.rep.end_ns - d.rep.start_ns) / 1e6);
+    stopdump_free(&d);
 }
 
 static void stop(struct sv *sv, enum stop_cause cause, int sig)
