@@ -42,6 +42,7 @@
 #include "base/sanitize.h"
 #include "base/util.h"
 #include "observe/forensics.h"
+#include "observe/leaks.h"
 #include "observe/limits.h"
 #include "observe/pressure.h"
 #include "observe/procfs.h"
@@ -61,11 +62,6 @@
 #include "run/spawn.h"
 #include "run/watchdog.h"
 #include "testlog/testlog.h"
-
-/* Processes a test left behind, remembered with the test that started them, for the leftovers
- * the run ends with; and how many of a test's candidates are checked. */
-#define LEAKS_KEPT 256
-#define LEAK_CANDIDATES 64
 
 /* Lines longer than this reach the parsers as their first MAX_LINE bytes (pass-through is never
  * capped): mozlog suite_start lines of a few MiB exist, 4 MiB keeps them whole. */
@@ -182,13 +178,7 @@ struct sv {
     bool watch_complete;        /* every member has a descriptor in the poll set */
     struct jsonw *capture;      /* a runtime's dump being kept: what the command prints */
     int dump_nout[2];           /* the poll entries of each output while a runtime dumps */
-    /* processes tests left behind, with the test (the last LEAKS_KEPT): who started a leftover */
-    struct leak {
-        pid_t pid;
-        uint64_t starttime;
-        char *test;
-    } leaks[LEAKS_KEPT];
-    size_t nleaks;
+    struct leaks leaks;         /* processes tests left behind, with the test: who started a leftover */
 };
 
 /* ---- output ---------------------------------------------------------------------------------- */
@@ -703,21 +693,9 @@ static void check_limits(struct sv *sv, uint64_t cpu_ns, bool kernel_kill)
 {
     if (!sv->limits || sv->phase != PH_RUNNING || (sv->exited && !kernel_kill))
         return;
-    struct sampler_totals t;
-    sampler_get_totals(sv->sampler, &t);
-    struct limits_reading rd = {
-        .cpu_ns = cpu_ns,
-        .rss_known = t.rss_known,
-        .rss = sampler_tree_rss(sv->sampler),
-        .count_known = t.count_known,
-        .tasks = t.live_processes + t.live_threads,
-    };
-    /* threads include each process's main thread: the tasks the kernel counts */
-    if (t.count_known)
-        rd.tasks = t.live_threads > t.live_processes ? t.live_threads : t.live_processes;
     static const enum stop_cause cause_of[] = {[LIMIT_MEMORY] = CAUSE_MEMORY, [LIMIT_CPU] = CAUSE_CPU,
                                                [LIMIT_TASKS] = CAUSE_TASKS};
-    enum limit_kind k = limits_check(sv->limits, &rd, sv->limit_text, sizeof sv->limit_text);
+    enum limit_kind k = limits_check_tree(sv->limits, sv->sampler, cpu_ns, sv->limit_text, sizeof sv->limit_text);
     if (k == LIMIT_NONE)
         return;
     if (sv->o->verbose)
@@ -725,30 +703,19 @@ static void check_limits(struct sv *sv, uint64_t cpu_ns, bool kernel_kill)
     stop(sv, cause_of[k], sv->o->signal);
 }
 
-/* An OOM kill of a process of the tree: its marker (with the test it ran under), the summary's
- * line, a warning now; the command itself as the victim is the run's end reason. */
+/* An OOM kill of a process of the tree: said (limits_say_oom) with the test it ran under, the
+ * summary's line; the command itself as the victim is the run's end reason. */
 static void record_oom(struct sv *sv, const struct sampler_killed *k)
 {
     struct open_list open = {0};
     if (sv->testlog)
         testlog_each_open(sv->testlog, add_open_test, &open);
     const char *test = open.n ? open.ids[open.n - 1] : NULL;
-    char cmd[sizeof k->cmd], during[SUMMARY_TEXT_MAX]; /* the tree's text, for a terminal (sanitize.h) */
-    sanitize_into(SANITIZE_TERMINAL, cmd, sizeof cmd, k->cmd, strlen(k->cmd));
-    sanitize_into(SANITIZE_TERMINAL, during, sizeof during, test, test ? strlen(test) : 0);
-    log_warn("the kernel's OOM killer killed process %d of the tree (%s)%s%s", (int)k->pid, cmd, test ? " during " : "",
-             during);
+    limits_say_oom(sv->sink, k, test);
     if (k->pid == sv->pid)
         sv->root_oom_killed = true;
     if (sv->sum)
         summary_add_oom(sv->sum, (int)k->pid, k->cmd, k->rss ? k->rss : k->max_rss, test);
-    if (sv->sink) {
-        struct jsonw w;
-        jsonw_init(&w);
-        limits_oom_payload(&w, k, test);
-        emit(sv, "OOM kill", k->end_ns, MARKER_INSTANT, CAT_TASKS, &w);
-        jsonw_release(&w);
-    }
     for (size_t i = 0; i < open.n; i++)
         free(open.ids[i]);
     free(open.ids);
@@ -759,12 +726,7 @@ static void record_oom(struct sv *sv, const struct sampler_killed *k)
 static void check_kills(struct sv *sv, bool settle)
 {
     struct sampler_killed k[16];
-    size_t n = sampler_take_killed(sv->sampler, k, ARRAY_SIZE(k));
-    for (size_t i = 0; i < n; i++)
-        limits_note_death(sv->limits, &k[i], sv->kill_sent);
-    if (!n && !settle)
-        return;
-    size_t m = limits_oom_take(sv->limits, now_ns(), k, ARRAY_SIZE(k));
+    size_t m = limits_oom_kills(sv->limits, sv->sampler, sv->kill_sent, settle, k, ARRAY_SIZE(k));
     for (size_t i = 0; i < m; i++)
         record_oom(sv, &k[i]);
     /* A kernel-enforced memory limit is reached when its OOM killer kills in the tree. */
@@ -799,50 +761,11 @@ static void after_sample(struct sv *sv, uint64_t now)
     }
 }
 
-/* The processes a test leaves behind (testlog_probe.leaked): those the sampler knows that started
- * since the test did and are alive now - checked in /proc, since without the process connector
- * the sampler learns of ends only at samples. The command itself is none. */
+/* The processes a test leaves behind (testlog_probe.leaked; leaks.h). */
 static size_t probe_leaked(void *ctx, const char *test, uint64_t since_ns, char *cmds, size_t cap)
 {
     struct sv *sv = ctx;
-    if (!sv->sampler)
-        return 0;
-    struct sampler_proc procs[LEAK_CANDIDATES];
-    size_t n = MIN(sampler_started_since(sv->sampler, since_ns, procs, LEAK_CANDIDATES), (size_t)LEAK_CANDIDATES);
-    size_t alive = 0, len = 0;
-    cmds[0] = '\0';
-    for (size_t i = 0; i < n; i++) {
-        char path[64], buf[1024];
-        struct procfs_pid_stat st;
-        snprintf(path, sizeof path, "/proc/%d/stat", (int)procs[i].pid);
-        ssize_t k = read_file_at(AT_FDCWD, path, buf, sizeof buf);
-        if (procs[i].pid == sv->pid || k < 0 || procfs_parse_pid_stat(buf, (size_t)k, &st) < 0 || st.state == 'Z' ||
-            st.starttime != procs[i].starttime)
-            continue;
-        alive++;
-        const char *cmd = procs[i].cmd ? procs[i].cmd : procs[i].comm;
-        int w = snprintf(cmds + len, cap - len, "%s%s", len ? "; " : "", cmd);
-        len = w < 0 ? len : MIN(len + (size_t)w, cap - 1);
-        struct leak *l = &sv->leaks[sv->nleaks++ % LEAKS_KEPT];
-        free(l->test);
-        *l = (struct leak){procs[i].pid, procs[i].starttime, strdup(test)};
-    }
-    return alive;
-}
-
-/* The test that left pid behind, when one did (NULL: none known). */
-static const char *leaked_by(const struct sv *sv, pid_t pid)
-{
-    char path[64], buf[1024];
-    struct procfs_pid_stat st;
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    ssize_t k = read_file_at(AT_FDCWD, path, buf, sizeof buf);
-    if (k < 0 || procfs_parse_pid_stat(buf, (size_t)k, &st) < 0)
-        return NULL;
-    for (size_t i = MIN(sv->nleaks, (size_t)LEAKS_KEPT); i-- > 0;)
-        if (sv->leaks[i].pid == pid && sv->leaks[i].starttime == st.starttime)
-            return sv->leaks[i].test;
-    return NULL;
+    return leaks_probe(&sv->leaks, sv->sampler, sv->pid, test, since_ns, cmds, cap);
 }
 
 static void on_command_exit(struct sv *sv)
@@ -863,7 +786,8 @@ static void on_command_exit(struct sv *sv)
         char *cmds;
         size_t n = live_processes(sv, &procs, &cmds);
         for (size_t i = 0; i < n; i++)
-            summary_add_left(sv->sum, (int)procs[i].pid, procs[i].cmd, procs[i].cmd_len, leaked_by(sv, procs[i].pid));
+            summary_add_left(sv->sum, (int)procs[i].pid, procs[i].cmd, procs[i].cmd_len,
+                             leaks_test_of(&sv->leaks, procs[i].pid));
         free(procs);
         free(cmds);
     }
@@ -1924,8 +1848,7 @@ out:
         unlink(sv.profile_path);
     free(sv.profile_path);
     free(sv.dump_path);
-    for (size_t i = 0; i < MIN(sv.nleaks, (size_t)LEAKS_KEPT); i++)
-        free(sv.leaks[i].test);
+    leaks_release(&sv.leaks);
     free(mark);
     return r;
 }
