@@ -200,6 +200,22 @@ const char *runmarks_stop_name(enum runmarks_reason r)
     }
 }
 
+bool runmarks_reason_parse(const char *name, bool stop_marker, enum runmarks_reason *ret)
+{
+    if (!name)
+        return false;
+    if (stop_marker && strcmp(name, "signal") == 0) {
+        *ret = RUN_STOPPED;
+        return true;
+    }
+    for (int r = RUN_EXIT; r <= RUN_OOM_KILL; r++)
+        if (strcmp(name, runmarks_reason_name((enum runmarks_reason)r)) == 0) {
+            *ret = (enum runmarks_reason)r;
+            return true;
+        }
+    return false;
+}
+
 void runmarks_stop_payload(struct jsonw *w, const struct runmarks_stop *s)
 {
     char name[32];
