@@ -52,6 +52,9 @@ const char *runmarks_reason_name(enum runmarks_reason r);
  * stop request (RUN_STOPPED), not the command's own death. false: none (NULL, "running", or a
  * name this build does not know). */
 bool runmarks_reason_parse(const char *name, bool stop_marker, enum runmarks_reason *ret);
+/* The timeout marker's word for a stop's reason ("signal" for RUN_STOPPED, else as
+ * runmarks_reason_name): its "reason" field, and the finalize and kill markers' "why". */
+const char *runmarks_stop_reason_name(enum runmarks_reason r);
 
 struct runmarks_command {
     const char *const *argv;

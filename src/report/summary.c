@@ -344,32 +344,34 @@ static enum colour end_text(const struct summary_facts *f, char *text, size_t si
     const char *kill = f->kill_sent ? ", then KILL" : "";
     enum colour c = C_YELLOW;
     switch (f->end) {
-    case SUMMARY_EXITED:
+    case RUN_EXIT:
         snprintf(text, size, "exited with status %d", f->exit_code);
         c = f->exit_code == 0 ? C_GREEN : C_RED;
         break;
-    case SUMMARY_SIGNALED:
+    case RUN_SIGNAL:
         snprintf(text, size, "died of signal %s", sig);
         c = C_RED;
         break;
-    case SUMMARY_TIMEOUT:
+    case RUN_TIMEOUT:
         snprintf(text, size, "timed out after %s (sent %s%s)", dur, sig, kill);
         break;
-    case SUMMARY_OUTPUT_TIMEOUT:
+    case RUN_OUTPUT_TIMEOUT:
         snprintf(text, size, "printed nothing for %s: output timeout (sent %s%s)", dur, sig, kill);
         break;
-    case SUMMARY_STOP_REQUEST:
+    case RUN_STOPPED:
         snprintf(text, size, "stopped: resmon-run received %s%s", sig, f->kill_sent ? " (KILL sent)" : "");
         break;
-    case SUMMARY_PARENT_DIED:
+    case RUN_PARENT_DIED:
         snprintf(text, size, "stopped: resmon-run's parent died (sent %s%s)", sig, kill);
         break;
-    case SUMMARY_LIMIT:
+    case RUN_MEMORY:
+    case RUN_CPU:
+    case RUN_TASKS:
         snprintf(text, size, "stopped at its %s limit: %s (sent %s%s)", f->limit_name ? f->limit_name : "?",
                  f->limit_text ? f->limit_text : "reached", sig, kill);
         c = C_RED;
         break;
-    case SUMMARY_OOM_KILLED:
+    case RUN_OOM_KILL:
         snprintf(text, size, "was killed by the kernel's OOM killer");
         c = C_RED;
         break;

@@ -23,22 +23,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "profile/runmarks.h"
+
 #define SUMMARY_MAX_LIST 8       /* entries kept per list (unexpected, slowest, open, alive) */
 #define SUMMARY_TEXT_MAX 160     /* bytes kept of a test id or a command line */
 #define SUMMARY_MAX_STATUSES 12  /* distinct test statuses counted */
 #define SUMMARY_SERIES_POINTS 60 /* buckets of a sparkline series */
-
-/* Why the run ended. */
-enum summary_end {
-    SUMMARY_EXITED,         /* the command exited by itself: exit_code */
-    SUMMARY_SIGNALED,       /* the command died of signal (nobody asked it to stop) */
-    SUMMARY_TIMEOUT,        /* --timeout fired after limit_ns; signal was sent */
-    SUMMARY_OUTPUT_TIMEOUT, /* --output-timeout: no output for limit_ns; signal was sent */
-    SUMMARY_STOP_REQUEST,   /* resmon-run received signal (TERM, INT, HUP, QUIT) */
-    SUMMARY_PARENT_DIED,    /* resmon-run's parent died; signal was sent */
-    SUMMARY_LIMIT,          /* a resource limit was reached: limit_name, limit_text; signal sent */
-    SUMMARY_OOM_KILLED,     /* the kernel's OOM killer killed the command itself */
-};
 
 /* A downsampled series: bucket i summarises `width` consecutive samples (the last bucket may hold
  * fewer). Aggregation is the mean (CPU: cores used) or the maximum (memory: peak RSS). */
@@ -79,14 +69,15 @@ struct summary_facts {
     const char *program; /* prefix of the first line ("resmon-run"); NULL: "resmon-run" */
     const char *command; /* the command as the user wrote it (argv[0], or a joined line) */
 
-    enum summary_end end;
-    int exit_code;       /* SUMMARY_EXITED */
-    int signal;          /* SIGNALED: the fatal signal; TIMEOUT, OUTPUT_TIMEOUT, PARENT_DIED: the
-                            signal sent; STOP_REQUEST: the signal resmon-run received */
+    enum runmarks_reason end; /* why the run ended, as the command marker says it */
+    int exit_code;       /* RUN_EXIT */
+    int signal;          /* RUN_SIGNAL: the fatal signal; RUN_TIMEOUT, RUN_OUTPUT_TIMEOUT,
+                            RUN_PARENT_DIED, a limit: the signal sent; RUN_STOPPED: the signal
+                            resmon-run received */
     bool kill_sent;      /* KILL had to follow */
-    uint64_t limit_ns;   /* TIMEOUT / OUTPUT_TIMEOUT: the duration that ran out */
-    const char *limit_name; /* LIMIT: "memory", "cpu", "tasks" */
-    const char *limit_text; /* LIMIT: the limit and the figure ("the tree's CPU time reached 2s") */
+    uint64_t limit_ns;   /* RUN_TIMEOUT / RUN_OUTPUT_TIMEOUT: the duration that ran out */
+    const char *limit_name; /* a limit (RUN_MEMORY, RUN_CPU, RUN_TASKS): "memory", "cpu", "tasks" */
+    const char *limit_text; /* a limit: the limit and the figure ("the tree's CPU time reached 2s") */
     int exit_status;     /* what resmon-run exits with (-1: do not say) */
     bool at_stop;        /* written at the stop, before the tree was signalled: the run goes on */
 

@@ -76,20 +76,6 @@ static void add_open_test(void *ctx, const char *id)
         l->n++;
 }
 
-static enum runmarks_reason reason_of(enum stop_cause c)
-{
-    switch (c) {
-    case CAUSE_TIMEOUT: return RUN_TIMEOUT;
-    case CAUSE_OUTPUT_TIMEOUT: return RUN_OUTPUT_TIMEOUT;
-    case CAUSE_SIGNAL: return RUN_STOPPED;
-    case CAUSE_PARENT: return RUN_PARENT_DIED;
-    case CAUSE_MEMORY: return RUN_MEMORY;
-    case CAUSE_CPU: return RUN_CPU;
-    case CAUSE_TASKS: return RUN_TASKS;
-    default: return RUN_EXIT;
-    }
-}
-
 /* The record of a stop: why, which signal, the tests still open and the processes still alive
  * (for the profile and the summary). */
 void emit_timeout_marker(struct sv *sv, uint64_t now)
@@ -107,17 +93,17 @@ void emit_timeout_marker(struct sv *sv, uint64_t now)
             summary_add_alive(sv->sum, (int)procs[i].pid, procs[i].cmd, procs[i].cmd_len);
     }
     char figure[64];
-    limits_figure(sv->limits, sv->cause == CAUSE_MEMORY ? LIMIT_MEMORY : sv->cause == CAUSE_CPU ? LIMIT_CPU
-                                : sv->cause == CAUSE_TASKS ? LIMIT_TASKS : LIMIT_NONE,
+    limits_figure(sv->limits, sv->cause == RUN_MEMORY ? LIMIT_MEMORY : sv->cause == RUN_CPU ? LIMIT_CPU
+                                : sv->cause == RUN_TASKS ? LIMIT_TASKS : LIMIT_NONE,
                   figure, sizeof figure);
     struct runmarks_stop st = {
-        .reason = reason_of(sv->cause),
+        .reason = sv->cause,
         .signal = sv->stop_signal,
-        .received = sv->cause == CAUSE_SIGNAL ? sv->received_signal : 0,
+        .received = sv->cause == RUN_STOPPED ? sv->received_signal : 0,
         .limit = sv->limit_text[0] ? sv->limit_text : NULL,
         .figure = figure,
-        .after_ns = sv->cause == CAUSE_TIMEOUT ? sv->o->timeout_ns
-                    : sv->cause == CAUSE_OUTPUT_TIMEOUT ? sv->o->output_timeout_ns : 0,
+        .after_ns = sv->cause == RUN_TIMEOUT ? sv->o->timeout_ns
+                    : sv->cause == RUN_OUTPUT_TIMEOUT ? sv->o->output_timeout_ns : 0,
         .open_tests = (const char *const *)open.ids,
         .n_open = open.n,
         .procs = procs,
@@ -178,13 +164,13 @@ void command_facts(struct sv *sv, struct runmarks_command *c)
     };
     if (sv->exec_failed)
         c->reason = RUN_EXEC_FAILED;
-    else if (sv->cause != CAUSE_NONE)
-        c->reason = reason_of(sv->cause);
+    else if (sv->cause != RUN_EXIT)
+        c->reason = sv->cause;
     else if (sv->root_oom_killed)
         c->reason = RUN_OOM_KILL;
     else
         c->reason = WIFSIGNALED(sv->wstatus) ? RUN_SIGNAL : RUN_EXIT;
-    c->stop_signal = sv->cause == CAUSE_SIGNAL ? sv->received_signal : sv->stop_signal;
+    c->stop_signal = sv->cause == RUN_STOPPED ? sv->received_signal : sv->stop_signal;
     if (sv->sampler && !sv->exec_failed) {
         struct sampler_totals t;
         sampler_get_totals(sv->sampler, &t);
@@ -237,34 +223,27 @@ void fill_facts(struct sv *sv, struct summary_facts *f, int exit_status, uint64_
     f->exit_status = exit_status;
     f->wall_ns = end_ns > sv->t0 ? end_ns - sv->t0 : 0;
     int st = sv->wstatus;
+    f->end = sv->cause;
+    f->signal = sv->stop_signal;
     switch (sv->cause) {
-    case CAUSE_TIMEOUT:
-        f->end = SUMMARY_TIMEOUT;
-        f->signal = sv->stop_signal;
-        f->limit_ns = sv->stop_ns - sv->t0;
-        break;
-    case CAUSE_OUTPUT_TIMEOUT:
-        f->end = SUMMARY_OUTPUT_TIMEOUT;
-        f->signal = sv->stop_signal;
-        f->limit_ns = sv->o->output_timeout_ns;
-        break;
-    case CAUSE_SIGNAL: f->end = SUMMARY_STOP_REQUEST, f->signal = sv->stop_signal; break;
-    case CAUSE_PARENT: f->end = SUMMARY_PARENT_DIED, f->signal = sv->stop_signal; break;
-    case CAUSE_MEMORY:
-    case CAUSE_CPU:
-    case CAUSE_TASKS:
-        f->end = SUMMARY_LIMIT;
-        f->signal = sv->stop_signal;
-        f->limit_name = cause_name(sv->cause);
+    case RUN_TIMEOUT: f->limit_ns = sv->stop_ns - sv->t0; break;
+    case RUN_OUTPUT_TIMEOUT: f->limit_ns = sv->o->output_timeout_ns; break;
+    case RUN_MEMORY:
+    case RUN_CPU:
+    case RUN_TASKS:
+        f->limit_name = runmarks_reason_name(sv->cause);
         f->limit_text = sv->limit_text;
         break;
-    default:
+    case RUN_EXIT: /* not stopped: how the command ended by itself */
+        f->signal = 0;
         if (sv->root_oom_killed)
-            f->end = SUMMARY_OOM_KILLED;
+            f->end = RUN_OOM_KILL;
         else if (WIFSIGNALED(st))
-            f->end = SUMMARY_SIGNALED, f->signal = WTERMSIG(st);
+            f->end = RUN_SIGNAL, f->signal = WTERMSIG(st);
         else
-            f->end = SUMMARY_EXITED, f->exit_code = WEXITSTATUS(st);
+            f->exit_code = WEXITSTATUS(st);
+        break;
+    default: break; /* a stop request, the parent's death: the signal */
     }
     if (sv->sampler) {
         struct sampler_totals t;

@@ -36,37 +36,12 @@ enum phase {
     PH_DONE,
 };
 
-enum stop_cause {
-    CAUSE_NONE,
-    CAUSE_TIMEOUT,
-    CAUSE_OUTPUT_TIMEOUT,
-    CAUSE_SIGNAL,
-    CAUSE_PARENT,
-    CAUSE_MEMORY, /* a resource limit (limits.h) */
-    CAUSE_CPU,
-    CAUSE_TASKS,
-};
-
 /* The run's own limits (a timeout, an output timeout, a resource limit) stop it as GNU timeout
  * does: exit 124 unless --preserve-status, the KILL where the signal went. */
-static inline bool own_limit(enum stop_cause c)
+static inline bool own_limit(enum runmarks_reason c)
 {
-    return c == CAUSE_TIMEOUT || c == CAUSE_OUTPUT_TIMEOUT || c == CAUSE_MEMORY || c == CAUSE_CPU ||
-           c == CAUSE_TASKS;
-}
-
-static inline const char *cause_name(enum stop_cause c)
-{
-    switch (c) {
-    case CAUSE_TIMEOUT: return "timeout";
-    case CAUSE_OUTPUT_TIMEOUT: return "output-timeout";
-    case CAUSE_SIGNAL: return "signal";
-    case CAUSE_PARENT: return "parent-died";
-    case CAUSE_MEMORY: return "memory";
-    case CAUSE_CPU: return "cpu";
-    case CAUSE_TASKS: return "tasks";
-    default: return "none";
-    }
+    return c == RUN_TIMEOUT || c == RUN_OUTPUT_TIMEOUT || c == RUN_MEMORY || c == RUN_CPU ||
+           c == RUN_TASKS;
 }
 
 struct sv {
@@ -98,7 +73,7 @@ struct sv {
     int sigfd, parentfd;
     struct contain *contain;
     struct limits *limits;
-    char limit_text[160];       /* the limit reached and the figure (CAUSE_MEMORY/CPU/TASKS) */
+    char limit_text[160];       /* the limit reached and the figure (RUN_MEMORY/CPU/TASKS) */
     uint64_t deadline_cpu;      /* when to read the tree's CPU time against --cpu-limit */
     unsigned ncpu;
     bool root_oom_killed;       /* the kernel's OOM killer killed the command itself */
@@ -111,9 +86,9 @@ struct sv {
     uint64_t last_output_ns;
     uint64_t deadline_timeout, deadline_output, deadline_kill, deadline_grace;
     enum phase phase;
-    enum stop_cause cause;
+    enum runmarks_reason cause; /* why the run was stopped (the stop marker's); RUN_EXIT: it was not */
     int stop_signal;
-    int received_signal;        /* the stop request's signal (CAUSE_SIGNAL) */
+    int received_signal;        /* the stop request's signal (RUN_STOPPED) */
     int last_request;           /* the last stop signal received, and when */
     uint64_t last_request_ns;
     bool exec_failed;

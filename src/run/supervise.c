@@ -164,7 +164,7 @@ static void follow_stream(struct sv *sv, bool any)
 /* Tests still open at the end ran out of time (a timeout, the CPU limit), or were cut short. */
 static bool open_status_timeout(const struct sv *sv)
 {
-    return sv->cause == CAUSE_TIMEOUT || sv->cause == CAUSE_OUTPUT_TIMEOUT || sv->cause == CAUSE_CPU;
+    return sv->cause == RUN_TIMEOUT || sv->cause == RUN_OUTPUT_TIMEOUT || sv->cause == RUN_CPU;
 }
 
 /* Write the stream and rename a complete profile over it, and the reports with it. Called BEFORE
@@ -330,7 +330,7 @@ static const char *sv_test_at(void *testlog, uint64_t ns) { return testlog_open_
 
 /* What every live process of the tree was doing, recorded after the stop's first finalization
  * and before its first signal: in the stream, the summary's lines, the text file. */
-static void dump_tree(struct sv *sv, enum stop_cause cause)
+static void dump_tree(struct sv *sv, enum runmarks_reason cause)
 {
     struct stopdump_output out = {sv, sv->pt[0] || sv->pt[1], dump_out_flush, dump_out_events, dump_out_handle,
                                   dump_out_left};
@@ -362,13 +362,13 @@ static void dump_tree(struct sv *sv, enum stop_cause cause)
     stopdump_free(&d);
 }
 
-static void stop(struct sv *sv, enum stop_cause cause, int sig)
+static void stop(struct sv *sv, enum runmarks_reason cause, int sig)
 {
     sv->tree_cpu_valid = sv->tree_rss_valid = false;
     uint64_t now = now_ns();
     if (sv->phase != PH_RUNNING) {
         /* Another stop request while stopping: the caller is out of patience — kill now. */
-        if ((cause == CAUSE_SIGNAL || cause == CAUSE_PARENT) && sv->phase == PH_STOPPING && !sv->kill_sent) {
+        if ((cause == RUN_STOPPED || cause == RUN_PARENT_DIED) && sv->phase == PH_STOPPING && !sv->kill_sent) {
             if (sv->o->foreground)
                 signal_command(sv, SIGKILL, "second stop request");
             else
@@ -391,13 +391,13 @@ static void stop(struct sv *sv, enum stop_cause cause, int sig)
     /* Record what was going on, and finalize first: a CI that follows its TERM with a KILL must
      * still find a complete profile. Only then is any child signalled. */
     emit_timeout_marker(sv, now);
-    profile_checkpoint(sv, cause_name(cause));
+    profile_checkpoint(sv, runmarks_stop_reason_name(cause));
     /* Then what the tree was doing, and a profile with it; still before any signal. */
     if (sv->o->dump) {
         dump_tree(sv, cause);
         profile_checkpoint(sv, "dump");
     }
-    signal_command(sv, sig, cause_name(cause));
+    signal_command(sv, sig, runmarks_stop_reason_name(cause));
     if (sv->o->kill_after_ns)
         sv->deadline_kill = sat_add_u64(now, sv->o->kill_after_ns);
     else if (!sv->timed_out && sv->o->kill_leftovers)
@@ -414,7 +414,7 @@ static void stop_request(struct sv *sv, int sig)
     sv->last_request_ns = now;
     if (sv->phase == PH_RUNNING)
         sv->received_signal = sig;
-    stop(sv, CAUSE_SIGNAL, sig);
+    stop(sv, RUN_STOPPED, sig);
 }
 
 /* ---- samples, exits ------------------------------------------------------------------------- */
@@ -426,8 +426,8 @@ static void check_limits(struct sv *sv, uint64_t cpu_ns, bool kernel_kill)
 {
     if (!sv->limits || sv->phase != PH_RUNNING || (sv->exited && !kernel_kill))
         return;
-    static const enum stop_cause cause_of[] = {[LIMIT_MEMORY] = CAUSE_MEMORY, [LIMIT_CPU] = CAUSE_CPU,
-                                               [LIMIT_TASKS] = CAUSE_TASKS};
+    static const enum runmarks_reason cause_of[] = {[LIMIT_MEMORY] = RUN_MEMORY, [LIMIT_CPU] = RUN_CPU,
+                                               [LIMIT_TASKS] = RUN_TASKS};
     enum limit_kind k = limits_check_tree(sv->limits, sv->sampler, cpu_ns, sv->limit_text, sizeof sv->limit_text);
     if (k == LIMIT_NONE)
         return;
@@ -622,7 +622,7 @@ static void check_deadlines(struct sv *sv)
 {
     uint64_t now = now_ns();
     if (sv->phase == PH_RUNNING && now >= sv->deadline_timeout)
-        stop(sv, CAUSE_TIMEOUT, sv->o->signal);
+        stop(sv, RUN_TIMEOUT, sv->o->signal);
     if (sv->phase == PH_RUNNING && now >= sv->deadline_output) {
         /* Silence is decided on what the command wrote, not on when we last looked. */
         if (output_waiting(sv))
@@ -630,7 +630,7 @@ static void check_deadlines(struct sv *sv)
         else {
             if (sv->o->verbose)
                 log_msg("no output from '%s' for the output timeout", sv->o->argv[0]);
-            stop(sv, CAUSE_OUTPUT_TIMEOUT, sv->o->signal);
+            stop(sv, RUN_OUTPUT_TIMEOUT, sv->o->signal);
         }
     }
     if (sv->phase == PH_RUNNING && now >= sv->deadline_cpu) {
@@ -713,7 +713,7 @@ static void handle_signals(struct sv *sv)
         if (sig == SIGCHLD)
             reap(sv);
         else if (sig == SIGALRM)
-            stop(sv, CAUSE_TIMEOUT, sv->o->signal);
+            stop(sv, RUN_TIMEOUT, sv->o->signal);
         else if (is_stop_signal(sig))
             stop_request(sv, sig);
     }
@@ -756,7 +756,7 @@ static void compute_result(struct sv *sv, struct supervise_result *ret)
         /* KILL had to be sent: let callers tell a forced kill from a clean timeout (GNU: any
          * KILL after a timeout; after a resource limit, only ours - the kernel's OOM kill at the
          * memory limit is the limit). */
-        bool limit = sv->cause == CAUSE_MEMORY || sv->cause == CAUSE_CPU || sv->cause == CAUSE_TASKS;
+        bool limit = sv->cause == RUN_MEMORY || sv->cause == RUN_CPU || sv->cause == RUN_TASKS;
         if (sv->timed_out && sig == SIGKILL && (!limit || sv->kill_sent))
             preserve = true;
         ret->exit_status = 128 + sig;
@@ -865,7 +865,7 @@ static int run_loop(struct sv *sv)
                 sv->parentfd = -1;
                 if (o->verbose)
                     log_msg("parent process died");
-                stop(sv, CAUSE_PARENT, SIGTERM);
+                stop(sv, RUN_PARENT_DIED, SIGTERM);
             }
             for (int i = 0; i < 2; i++)
                 if (i_out[i] >= 0 && passthru_handle(sv->pt[i], &pfd[i_out[i]], n_out[i]))
@@ -901,7 +901,7 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     if (r == 0) {
         if (sv.parentfd == -2) {
             sv.parentfd = -1;
-            stop(&sv, CAUSE_PARENT, SIGTERM);
+            stop(&sv, RUN_PARENT_DIED, SIGTERM);
         }
         r = run_loop(&sv);
     }
