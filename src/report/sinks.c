@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -244,6 +245,32 @@ const char *sinks_perfherder_dir(void)
     return perfherder_active(getenv("MOZ_AUTOMATION")) && dir && *dir ? dir : NULL;
 }
 
+/* $MOZ_UPLOAD_DIR made where it is missing, with its parents, as mozharness makes it before a
+ * job's steps: what is written there is the job's artifacts. 0 or -errno (said). */
+int sinks_make_upload_dir(const char *dir)
+{
+    char *p = strdup(dir);
+    if (!p)
+        return -ENOMEM;
+    int r = 0;
+    for (char *q = p + 1;; q++) {
+        if (*q && *q != '/')
+            continue;
+        char c = *q;
+        *q = '\0';
+        if (mkdir(p, 0777) < 0 && errno != EEXIST) {
+            r = -errno;
+            log_errno(r, "cannot create MOZ_UPLOAD_DIR '%s' (at '%s')", dir, p);
+            break;
+        }
+        *q = c;
+        if (!c)
+            break;
+    }
+    free(p);
+    return r;
+}
+
 int sinks_new(const struct sinks_config *cfg, struct sinks **ret)
 {
     struct sinks *s = calloc(1, sizeof *s);
@@ -336,6 +363,10 @@ int sinks_recover(const struct sinks_config *cfg, const char *path)
         return r;
     int what = stream_wanted(s, false);
     bool asked = stream_wanted(s, true) >= 0;
+    if (what >= 0 && cfg->upload_dir && (r = sinks_make_upload_dir(cfg->upload_dir)) < 0) {
+        sinks_free(s);
+        return r;
+    }
     /* O_NONBLOCK: a FIFO there is refused by the reader, not waited on */
     int fd = what < 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (what >= 0 && fd < 0) {

@@ -50,6 +50,9 @@ struct sinks;
 
 /* $MOZ_UPLOAD_DIR when MOZ_AUTOMATION asks for Perfherder data (perfherder.h), else NULL. */
 const char *sinks_perfherder_dir(void);
+/* dir made where it is missing, with its parents, as mozharness makes $MOZ_UPLOAD_DIR before a
+ * job's steps (a run's profile goes there too). 0 or -errno (said). */
+int sinks_make_upload_dir(const char *dir);
 
 /* The sinks cfg enables (its strings stay the caller's). 0 or -ENOMEM. */
 int sinks_new(const struct sinks_config *cfg, struct sinks **ret);

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <termios.h>
 #include <unistd.h>
@@ -107,32 +106,6 @@ static char *profile_path_for(const struct options *o)
     return strdup("resmon-profile.json");
 }
 
-/* $MOZ_UPLOAD_DIR made where it is missing, with its parents, as mozharness makes it before a
- * job's steps: what is written there is the job's artifacts. 0 or -errno (said). */
-static int make_upload_dir(const char *dir)
-{
-    char *p = strdup(dir);
-    if (!p)
-        return -ENOMEM;
-    int r = 0;
-    for (char *q = p + 1;; q++) {
-        if (*q && *q != '/')
-            continue;
-        char c = *q;
-        *q = '\0';
-        if (mkdir(p, 0777) < 0 && errno != EEXIST) {
-            r = -errno;
-            log_errno(r, "cannot create MOZ_UPLOAD_DIR '%s' (at '%s')", dir, p);
-            break;
-        }
-        *q = c;
-        if (!c)
-            break;
-    }
-    free(p);
-    return r;
-}
-
 static void feed_follower(void *ctx, const char *buf, size_t len) { (void)profile_conv_feed(ctx, buf, len); }
 
 static int open_stream(struct sv *sv)
@@ -144,7 +117,7 @@ static int open_stream(struct sv *sv)
     const char *upload = getenv("MOZ_UPLOAD_DIR");
     int ur;
     if (upload && *upload && (!o->output || sinks_perfherder_dir()) &&
-        (ur = make_upload_dir(upload)) < 0) {
+        (ur = sinks_make_upload_dir(upload)) < 0) {
         sv->open_error_said = true;
         return ur;
     }
