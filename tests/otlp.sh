@@ -133,6 +133,24 @@ if command -v xmllint >/dev/null 2>&1; then
 fi
 echo "limit: cpu, in both"
 
+# ---- a command that dies of a signal nobody sent: a failure, not a cancellation ----------------
+# (the command marker's reason "signal" is the command's own death; a stop request is the
+# timeout marker's "signal")
+for sig in SEGV KILL; do
+    "$RESMON_RUN" -q -i 0 -o "$T/crash.json" --otlp="$T/crash.jsonl" -- sh -c "kill -$sig \$\$" >/dev/null 2>&1
+    st=$?
+    [ $st -gt 128 ] || fail "crash $sig: resmon-run exited $st"
+    F=$(facts "$T/crash.jsonl")
+    expect "crash $sig: reason" "$(attr "$F" "resmon-run sh" resmon.reason)" signal
+    expect "crash $sig: result" "$(attr "$F" "resmon-run sh" cicd.pipeline.result)" failure
+done
+# a stop request (TERM to resmon-run) is the cancellation
+"$RESMON_RUN" -q -i 0 -o "$T/req.json" --otlp="$T/req.jsonl" -- sh -c 'kill -TERM $PPID; exec sleep 300' >/dev/null 2>&1
+F=$(facts "$T/req.jsonl")
+expect "stop request: reason" "$(attr "$F" "resmon-run sh" resmon.reason)" signal
+expect "stop request: result" "$(attr "$F" "resmon-run sh" cicd.pipeline.result)" cancellation
+echo "a command's own crash: failure; a stop request: cancellation"
+
 # ---- resmon-run killed, then recovered ------------------------------------------------------
 cat >"$T/hang2.sh" <<EOS
 echo \$\$ >"$T/hang2.pid"

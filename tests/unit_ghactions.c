@@ -28,7 +28,7 @@ static struct summary_facts *facts(void)
     f->program = "resmon-run";
     f->command = "make";
     f->exit_status = 124;
-    f->end = SUMMARY_TIMEOUT;
+    f->end = RUN_TIMEOUT;
     f->signal = 15;
     f->limit_ns = 2000000000;
     summary_add_open(f, "a,b", 3);
@@ -93,7 +93,7 @@ START_TEST(test_commands)
     free(text);
 
     /* A run that exited by itself, all as expected: nothing to say, and no newline either. */
-    f->end = SUMMARY_EXITED;
+    f->end = RUN_EXIT;
     struct gha_said none = {0};
     ck_assert_int_eq(gha_format_commands(f, NULL, 0, true, &none, &text, &len), 0);
     ck_assert_uint_eq(len, 0);
@@ -121,7 +121,7 @@ END_TEST
 START_TEST(test_commands_location)
 {
     struct summary_facts *f = facts();
-    f->end = SUMMARY_EXITED;
+    f->end = RUN_EXIT;
     struct gha_result res[] = {
         {"tests/test_a.py::TestK::test_x[1-2]", "FAIL", NULL, "assert 1 == 2", 2000000},
         {"example.com/m/calc/TestAdd", "FAIL", NULL, "got 4\ncalc_test.go:13: Add(2, 2) = 4, want 5", 0},

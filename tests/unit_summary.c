@@ -27,7 +27,7 @@ static void facts_timeout(struct summary_facts *f)
 {
     memset(f, 0, sizeof *f);
     f->command = "tests/demo/demo-suite";
-    f->end = SUMMARY_TIMEOUT;
+    f->end = RUN_TIMEOUT;
     f->signal = SIGTERM;
     f->limit_ns = 20 * SEC;
     f->exit_status = 124;
@@ -254,7 +254,7 @@ START_TEST(test_endings)
                         "  wall time    2m05s\n");
     free(t);
 
-    f.end = SUMMARY_SIGNALED;
+    f.end = RUN_SIGNAL;
     f.signal = SIGSEGV;
     f.exit_status = 139;
     f.wall_ns = 2 * 3600 * SEC + 3 * 60 * SEC;
@@ -263,7 +263,7 @@ START_TEST(test_endings)
                         "  wall time    2h03m\n");
     free(t);
 
-    f.end = SUMMARY_OUTPUT_TIMEOUT;
+    f.end = RUN_OUTPUT_TIMEOUT;
     f.signal = SIGTERM;
     f.kill_sent = true;
     f.limit_ns = 300 * SEC;
@@ -275,7 +275,7 @@ START_TEST(test_endings)
                         "  wall time    500 ms\n");
     free(t);
 
-    f.end = SUMMARY_STOP_REQUEST;
+    f.end = RUN_STOPPED;
     f.signal = SIGINT;
     f.kill_sent = false;
     f.exit_status = -1;
@@ -285,7 +285,7 @@ START_TEST(test_endings)
                         "  wall time    500 ms\n");
     free(t);
 
-    f.end = SUMMARY_PARENT_DIED;
+    f.end = RUN_PARENT_DIED;
     f.signal = SIGTERM;
     f.exit_status = 143;
     f.program = NULL;
@@ -301,7 +301,7 @@ START_TEST(test_endings)
     /* a resource limit: which, and the figure */
     memset(&f, 0, sizeof f);
     f.command = "pytest";
-    f.end = SUMMARY_LIMIT;
+    f.end = RUN_MEMORY;
     f.signal = SIGTERM;
     f.limit_name = "memory";
     f.limit_text = "the tree's RSS reached 300 MiB, past the limit of 256 MiB";
@@ -314,7 +314,7 @@ START_TEST(test_endings)
     free(t);
 
     /* the OOM killer took the command; the victims, the test each ran under; memory pressure */
-    f.end = SUMMARY_OOM_KILLED;
+    f.end = RUN_OOM_KILL;
     f.exit_status = 137;
     summary_add_oom(&f, 4242, "python -m pytest", 1536 * 1048576ULL, "tests/test_big.py::test_huge");
     summary_add_oom(&f, 4250, "cc1", 0, NULL);

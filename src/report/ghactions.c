@@ -217,10 +217,12 @@ char *gha_package_dir(const char *go_mod, const char *cwd, const char *workspace
 static bool own_verdict(const struct summary_facts *f, const char **what)
 {
     switch (f->end) {
-    case SUMMARY_TIMEOUT: *what = "timeout"; return true;
-    case SUMMARY_OUTPUT_TIMEOUT: *what = "output timeout"; return true;
-    case SUMMARY_LIMIT: *what = f->limit_name ? f->limit_name : "limit"; return true;
-    case SUMMARY_OOM_KILLED: *what = "OOM kill"; return true;
+    case RUN_TIMEOUT: *what = "timeout"; return true;
+    case RUN_OUTPUT_TIMEOUT: *what = "output timeout"; return true;
+    case RUN_MEMORY:
+    case RUN_CPU:
+    case RUN_TASKS: *what = f->limit_name ? f->limit_name : "limit"; return true;
+    case RUN_OOM_KILL: *what = "OOM kill"; return true;
     default: return false;
     }
 }
@@ -238,7 +240,7 @@ int gha_format_commands(const struct summary_facts *f, const struct gha_result *
     if (!said->verdict && own_verdict(f, &what)) {
         said->verdict = true;
         snprintf(title, sizeof title, "%s: %s%s", f->program ? f->program : "resmon-run", what,
-                 f->end == SUMMARY_LIMIT ? " limit" : "");
+                 f->end == RUN_MEMORY || f->end == RUN_CPU || f->end == RUN_TASKS ? " limit" : "");
         size_t l = summary_end_text(f, msg, sizeof msg);
         for (size_t i = 0; i < f->n_open && l < sizeof msg - 1; i++) {
             int k = snprintf(msg + l, sizeof msg - l, "%s%s", i ? ", " : "; still running: ", f->open[i].id);

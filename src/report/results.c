@@ -616,6 +616,12 @@ int results_update(struct results *j)
     return j->err;
 }
 
+bool results_end(const struct results *r, enum runmarks_reason *ret)
+{
+    return r->stop_reason ? runmarks_reason_parse(r->stop_reason, true, ret)
+                          : runmarks_reason_parse(r->reason, false, ret);
+}
+
 bool results_is(const char *s, const char *lit)
 {
     return s && strcmp(s, lit) == 0;

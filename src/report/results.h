@@ -35,6 +35,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "profile/runmarks.h"
 #include "profile/streamread.h"
 
 #define RESULTS_MAX_TESTS 1000000u
@@ -147,6 +148,10 @@ int results_ready(const struct results *r, double *end_ms);
  * (--timeout)"), and whether that was a timeout (a timeout, an output timeout, the CPU limit).
  * malloc'ed; NULL on ENOMEM. */
 char *results_stop_words(const struct results *r, bool *timeout);
+/* How the run ended, typed (runmarks.h): the stop's reason when it was stopped (the timeout
+ * marker), else the command's (its marker); false while the stream says neither (still running,
+ * or killed before the command ended). Each marker's word is read in its own vocabulary. */
+bool results_end(const struct results *r, enum runmarks_reason *ret);
 /* s is lit (s may be NULL). */
 bool results_is(const char *s, const char *lit);
 

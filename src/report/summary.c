@@ -14,6 +14,7 @@
 #include "base/parse.h"
 #include "base/sanitize.h"
 #include "base/util.h"
+#include "observe/forensics.h"
 
 /* ---- series -------------------------------------------------------------------------------- */
 
@@ -394,32 +395,34 @@ static enum colour end_text(const struct summary_facts *f, char *text, size_t si
     const char *kill = f->kill_sent ? ", then KILL" : "";
     enum colour c = C_YELLOW;
     switch (f->end) {
-    case SUMMARY_EXITED:
+    case RUN_EXIT:
         snprintf(text, size, "exited with status %d", f->exit_code);
         c = f->exit_code == 0 ? C_GREEN : C_RED;
         break;
-    case SUMMARY_SIGNALED:
+    case RUN_SIGNAL:
         snprintf(text, size, "died of signal %s", sig);
         c = C_RED;
         break;
-    case SUMMARY_TIMEOUT:
+    case RUN_TIMEOUT:
         snprintf(text, size, "timed out after %s (sent %s%s)", dur, sig, kill);
         break;
-    case SUMMARY_OUTPUT_TIMEOUT:
+    case RUN_OUTPUT_TIMEOUT:
         snprintf(text, size, "printed nothing for %s: output timeout (sent %s%s)", dur, sig, kill);
         break;
-    case SUMMARY_STOP_REQUEST:
+    case RUN_STOPPED:
         snprintf(text, size, "stopped: resmon-run received %s%s", sig, f->kill_sent ? " (KILL sent)" : "");
         break;
-    case SUMMARY_PARENT_DIED:
+    case RUN_PARENT_DIED:
         snprintf(text, size, "stopped: resmon-run's parent died (sent %s%s)", sig, kill);
         break;
-    case SUMMARY_LIMIT:
+    case RUN_MEMORY:
+    case RUN_CPU:
+    case RUN_TASKS:
         snprintf(text, size, "stopped at its %s limit: %s (sent %s%s)", f->limit_name ? f->limit_name : "?",
                  f->limit_text ? f->limit_text : "reached", sig, kill);
         c = C_RED;
         break;
-    case SUMMARY_OOM_KILLED:
+    case RUN_OOM_KILL:
         snprintf(text, size, "was killed by the kernel's OOM killer");
         c = C_RED;
         break;
@@ -941,4 +944,40 @@ bool summary_locale_utf8(const char *lc_all, const char *lc_ctype, const char *l
         if (v[i] && *v[i])
             return names_utf8(v[i]);
     return true;
+}
+
+void summary_add_dump(struct summary_facts *f, const struct forensics_report *rep, const char *text_path)
+{
+    for (size_t i = 0; i < rep->nprocs; i++)
+        if (rep->procs[i].test)
+            summary_alive_first(f, (int)rep->procs[i].pid);
+    struct jsonw w;
+    jsonw_init(&w);
+    for (size_t i = 0; i < rep->nprocs; i++) {
+        const struct forensics_process *p = &rep->procs[i];
+        summary_set_state(f, (int)p->pid, p->state, p->threads_total, p->test);
+        size_t shown = 0;
+        for (size_t k = 0; k < 2 * p->nthreads && shown < SUMMARY_MAX_STACKS; k++) {
+            const struct forensics_thread *t = &p->threads[k % p->nthreads];
+            if ((t->state == 'R') != (k < p->nthreads))
+                continue;
+            shown++;
+            jsonw_reset(&w);
+            char head[96];
+            snprintf(head, sizeof head, "%d %s (%c): ", (int)t->tid, t->comm, t->state ? t->state : '?');
+            jsonw_append(&w, head, strlen(head));
+            const char *why = t->error ? t->error : p->error ? p->error : "?";
+            if (t->nframes)
+                forensics_top_frames(t, 4, &w);
+            else
+                jsonw_append(&w, why, strlen(why));
+            if (!jsonw_failed(&w))
+                summary_add_stack(f, (int)p->pid, w.buf, w.len);
+        }
+    }
+    jsonw_release(&w);
+    f->dump_cut_processes = rep->cut_off_processes;
+    f->dump_cut_threads = rep->cut_off_threads;
+    if (text_path)
+        f->dump_path = text_path;
 }
