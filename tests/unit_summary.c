@@ -112,7 +112,7 @@ START_TEST(test_no_test_hint)
 
     /* Said once, in the tests row, when the output was parsed and held no test; not at a stop
      * (the test may be still to come), nor with a test open. */
-    struct summary_facts f = {.end = SUMMARY_EXITED, .exit_code = 0, .exit_status = 0, .wall_ns = 1000000000,
+    struct summary_facts f = {.end = RUN_EXIT, .exit_code = 0, .exit_status = 0, .wall_ns = 1000000000,
                               .tests_parsed = true, .argv = pq};
     char *text = fmt(&f, false, true);
     ck_assert_msg(strstr(text, "  tests        no test line recognised in the output: pytest prints a line per test "
@@ -131,7 +131,7 @@ START_TEST(test_no_test_hint)
     text = fmt(&f, false, true);
     ck_assert_ptr_null(strstr(text, "recognised"));
     free(text);
-    f = (struct summary_facts){.end = SUMMARY_EXITED, .wall_ns = 1000000000, .argv = pq};
+    f = (struct summary_facts){.end = RUN_EXIT, .wall_ns = 1000000000, .argv = pq};
     text = fmt(&f, false, true);
     ck_assert_ptr_null(strstr(text, "recognised")); /* the output was not parsed (--parse=none) */
     free(text);
