@@ -85,6 +85,8 @@ static void describe(struct buf *b, size_t lineno, const struct tl_event *e)
         buf_str(b, "status", e->status);
     if (e->expected.n)
         buf_str(b, "expected", e->expected);
+    if (e->amends.n)
+        buf_str(b, "amends", e->amends);
     if (e->expected_known)
         buf_printf(b, " unexpected=%d", e->unexpected);
     if (!isnan(e->t.duration_ms))
