@@ -180,6 +180,10 @@ static const struct corpus {
     {"meson/quirks-j2", ID_SAME, .flags = C_CRASH_FAILS},
     {"cmocka/quirks", ID_SAME, .flags = C_CRASH_FAILS | C_ERROR_FAILS},
     {"teamcity/catch2", ID_SAME},
+    /* mocha-teamcity-reporter: mocha --parallel (one flow, and one for a failed hook), and two
+     * shards whose flows interleave, tests of one name running in both at once */
+    {"teamcity/mocha-parallel", ID_SAME},
+    {"teamcity/mocha-shards", ID_SAME},
     /* Catch2's console names failed test cases only, unless -s */
     {"catch2/default", ID_SAME, .flags = C_FAILED_ONLY},
     {"catch2/s", ID_SAME},
