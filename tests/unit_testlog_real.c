@@ -138,6 +138,9 @@ static const struct corpus {
     {"go/build-failed.json", ID_SAME},
     {"go/edges.json", ID_SAME},
     {"go/edges.v", ID_GO_TEXT, .flags = C_SECOND_RUN},
+    /* go test -count=2: every test (testify's suite methods too) runs again under its name */
+    {"go/rerun.json", ID_SAME},
+    {"go/rerun.v", ID_GO_TEXT, .flags = C_SECOND_RUN},
     {"gtest/output-test", ID_SAME, "FAIL\tNonTestSuiteFailure.", .flags = C_INTERLEAVED},
     {"gtest/output-test-color", ID_SAME, "FAIL\tNonTestSuiteFailure.", .flags = C_INTERLEAVED},
     {"gtest/skip-typed", ID_SAME},
