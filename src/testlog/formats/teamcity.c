@@ -22,7 +22,8 @@
  * knows a running test by its name alone, and takes a second start of a name for the end of the
  * first (which never finished): a test that starts while another flow's test of the same name
  * runs (two shards of one suite) is not opened, and its result comes as a test without a start,
- * timed by the reporter's duration. A message begins its line (after the CI prefixes the core strips).
+ * timed by the reporter's duration. A message begins its line (after the CI prefixes the core
+ * strips).
  */
 #include "testlog/formats.h"
 
