@@ -294,6 +294,7 @@ for n in edges edges-xdist; do
     grep -q '"status":"ERROR",[^}]*"amends":"PASS"' "$T/td-$n.json" || fail "$n: no ERROR marker replacing the PASS"
 done
 expect "the summary's count" "$(sed -n 's/^  tests  *//p' "$T/td-edges.err")" "10: 4 PASS, 4 FAIL, 2 ERROR (6 unexpected)"
+expect "the slowest, the test once" "$(grep -c ' ms  tests/test_edges.py::test_teardown_error$' "$T/td-edges.err")" 1
 expect "the summary's count, xdist" "$(sed -n 's/^  tests  *//p' "$T/td-edges-xdist.err")" \
     "7: 2 PASS, 3 FAIL, 2 ERROR (5 unexpected)"
 killed_and_recovered td "$TOP_SRCDIR/tests/fixtures/real/pytest/edges.log" '"message":"assert 1 == 2","status":"FAIL"'
