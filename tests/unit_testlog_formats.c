@@ -85,6 +85,8 @@ static void describe(struct buf *b, size_t lineno, const struct tl_event *e)
         buf_str(b, "status", e->status);
     if (e->expected.n)
         buf_str(b, "expected", e->expected);
+    if (e->amends.n)
+        buf_str(b, "amends", e->amends);
     if (e->expected_known)
         buf_printf(b, " unexpected=%d", e->unexpected);
     if (!isnan(e->t.duration_ms))
@@ -835,8 +837,10 @@ START_TEST(shape_meson)
 }
 END_TEST
 
-/* TeamCity: two flows interleaved, each test's failure kept for its own testFinished; escapes
- * in names and texts; an ignored test; message and details on lines of their own. */
+/* TeamCity: two flows interleaved, each test's failure kept for its own testFinished (the second
+ * flow's test of a running name is not opened: the core would take it for the first's end);
+ * escapes in names and texts; an ignored test; message and details on lines of their own; a
+ * failure outside any test (a hook's, in a flow of its own) is a result at once. */
 START_TEST(shape_teamcity)
 {
     shapes(&tl_format_teamcity,
@@ -849,17 +853,18 @@ START_TEST(shape_teamcity)
            "##teamcity[testStarted name='skipped' flowId='1']\n"
            "##teamcity[testIgnored name='skipped' flowId='1' message='not on this OS']\n"
            "##teamcity[testFinished name='skipped' flowId='1']\n"
+           "##teamcity[testFailed name='hook' flowId='1_hook' message='before all broke']\n"
            "##teamcity[message text='hello' status='NORMAL']\n"
            "##teamcity[progressMessage 'compiling']\n"
            "##teamcity[testSuiteFinished name='suite' flowId='1']\n",
            "1 SUITE_START id=suite\n"
            "2 TEST_START id=a 'quoted' [x]\n"
-           "3 TEST_START id=a 'quoted' [x]\n"
            "5 TEST_END id=a 'quoted' [x] status=PASS unexpected=0 dur=12.000\n"
            "6 TEST_END id=a 'quoted' [x] status=FAIL expected=PASS unexpected=1 dur=7.000 msg=line one\\x0aline two\\x0aat x.c:3 \\xc3\\xa9\n"
            "7 TEST_START id=skipped\n"
            "9 TEST_END id=skipped status=SKIP unexpected=0 msg=not on this OS\n"
-           "12 SUITE_END id=suite\n");
+           "10 TEST_END id=hook status=FAIL expected=PASS unexpected=1 msg=before all broke\n"
+           "13 SUITE_END id=suite\n");
 }
 END_TEST
 

@@ -47,9 +47,10 @@
  *
  * LATE MESSAGES. Some harnesses print a failure's text after the test's result (testlog.h):
  *
- *   {"type":"message","test":NAME,"message":TEXT}
+ *   {"type":"message","test":NAME,"message":TEXT[,"status":STATUS]}
  *
- * gives TEXT to the "test" marker whose payload's "test" is NAME, when that marker went
+ * gives TEXT to the "test" marker whose payload's "test" is NAME (and "status" STATUS, when the
+ * line names one: a test with two results, testlog.h), when that marker went
  * otherwise than expected (its "color" is not "green") and has no "message": the payload is
  * written with "message":TEXT added. A marker can be given one message; one that nothing takes is
  * passed by. Bounded like the rest: the first 65 536 such markers can be given one (each payload

@@ -129,27 +129,32 @@ static void side_message_lines(struct conv *c, const char *text, size_t len)
 }
 
 /* Whether the payload (a validated object) may take the message text m: it has no message, or
- * one m's text cut (text_cut_of, on their JSON texts: both are the stream writer's). */
-static bool cut_message_of(const char *data, size_t len, const struct js_member *m)
+ * one m's text cut (text_cut_of, on their JSON texts: both are the stream writer's), and its
+ * "status" is st when the message line names one (st->val NULL: any). */
+static bool cut_message_of(const char *data, size_t len, const struct js_member *m, const struct js_member *st)
 {
     struct js_iter it;
     struct js_member pm;
+    bool status_ok = !st->val;
     if (js_obj_begin(&it, data, data + len) < 0)
         return false;
     while (js_obj_next(&it, &pm) > 0)
-        if (js_key_is(&pm, "message"))
-            return pm.val[0] == '"' && text_cut_of(pm.val + 1, pm.val_len - 2, m->val + 1, m->val_len - 2);
-    return true;
+        if (js_key_is(&pm, "message") &&
+            !(pm.val[0] == '"' && text_cut_of(pm.val + 1, pm.val_len - 2, m->val + 1, m->val_len - 2)))
+            return false;
+        else if (js_key_is(&pm, "status") && st->val)
+            status_ok = pm.val_len == st->val_len && !memcmp(pm.val, st->val, st->val_len);
+    return status_ok;
 }
 
-/* {"type":"message","test":NAME,"message":TEXT}: the target of that name gets the message, in a
- * payload of its own in c->side (the first target after the last one filled is tried first: a
+/* {"type":"message","test":NAME,"message":TEXT[,"status":S]}: the target of that name (and
+ * status S, when given) gets the message, in a payload of its own in c->side (the first target after the last one filled is tried first: a
  * harness prints its failures' texts in the order the tests ended). 1 taken (a message nothing
  * takes too), 0 invalid, -errno. */
 int message_take_line(struct conv *c, const char *line, size_t len)
 {
     struct js_iter it;
-    struct js_member m, test = {0}, msg = {0};
+    struct js_member m, test = {0}, msg = {0}, status = {0};
     int r;
     if (js_obj_begin(&it, line, line + len) < 0)
         return 0;
@@ -158,6 +163,8 @@ int message_take_line(struct conv *c, const char *line, size_t len)
             test = m;
         else if (js_key_is(&m, "message"))
             msg = m;
+        else if (js_key_is(&m, "status"))
+            status = m;
     }
     if (r < 0 || js_skip_ws(it.p, it.e) != it.e || !test.val || test.val[0] != '"' || !msg.val || msg.val[0] != '"')
         return 0;
@@ -176,7 +183,7 @@ int message_take_line(struct conv *c, const char *line, size_t len)
         _cleanup_free_ char *data = NULL;
         if ((r = rec_payload(c, rc, &data)) < 0)
             return r;
-        if (!payload_names(c, data, plen, test.val, test.val_len) || !cut_message_of(data, plen, &msg))
+        if (!payload_names(c, data, plen, test.val, test.val_len) || !cut_message_of(data, plen, &msg, &status))
             continue;
         t->rec = REC_NONE;
         c->target_next = i + 1;

@@ -239,13 +239,44 @@ static void take_scope(struct rs_test *t, const cJSON *data)
         t->scope = strdup(s);
 }
 
+static void drop_test(struct results *j, size_t k);
+
+/* A result that completes the same test's earlier one (the payload's "amends": pytest's error at
+ * teardown after the test passed): the test ended before, and this is its result; the entry the
+ * result's own start line opened goes. False when no ended test of that id is left to amend. */
+static bool amend_test(struct results *j, const cJSON *o, const cJSON *data, const char *id)
+{
+    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(data, "amends")))
+        return false;
+    size_t k = j->ntests;
+    while (k > 0 && (j->tests[k - 1].open || !j->tests[k - 1].id || strcmp(j->tests[k - 1].id, id)))
+        k--;
+    if (!k)
+        return false;
+    struct rs_test *t = &j->tests[k - 1];
+    t->end = get_num(o, "endTime", j->last_ms);
+    fill_result(t, data);
+    take_pending(j, t);
+    for (size_t i = j->nopen; i > 0; i--) {
+        size_t ot = j->opens[i - 1].test;
+        if (j->tests[ot].open && strcmp(j->tests[ot].id, id) == 0) {
+            free(j->opens[i - 1].key);
+            memmove(&j->opens[i - 1], &j->opens[i], (j->nopen - i) * sizeof *j->opens);
+            j->nopen--;
+            drop_test(j, ot); /* after the earlier test: it stays where it is */
+            break;
+        }
+    }
+    return true;
+}
+
 /* A test's result. A kill between its marker and its close line leaves the test open too: the
  * most recent open entry of the same id is the same test. */
 static void on_test_marker(struct results *j, const cJSON *o)
 {
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(data, "test");
-    if (!cJSON_IsString(id) || !id->valuestring)
+    if (!cJSON_IsString(id) || !id->valuestring || amend_test(j, o, data, id->valuestring))
         return;
     for (size_t i = j->nopen; i > 0; i--) {
         struct rs_test *ot = &j->tests[j->opens[i - 1].test];
@@ -332,7 +363,8 @@ static void on_close_test(struct results *j, const cJSON *o)
 }
 
 /* A message line (testlog.h): the failure text of a test that ended without one, as the
- * profile's converter gives it (profile.h, LATE MESSAGES): the test of that name that went
+ * profile's converter gives it (profile.h, LATE MESSAGES): the test of that name (and status,
+ * when the line says one) that went
  * otherwise than expected and has no message gets it, as does one whose message the line cut
  * (text_cut_of: a skip's whole reason). The search starts after the test given the
  * last one: a harness prints the texts in the order the tests ended. */
@@ -340,12 +372,13 @@ static void on_message(struct results *j, const cJSON *o)
 {
     const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "test"));
     const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "message"));
+    const char *status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "status"));
     if (!id || !msg || !*msg)
         return;
     for (size_t k = 0; k < j->ntests; k++) {
         size_t i = (j->msg_next + k) % j->ntests;
         struct rs_test *t = &j->tests[i];
-        if (t->open || !t->id || strcmp(t->id, id) != 0 ||
+        if (t->open || !t->id || strcmp(t->id, id) != 0 || (status && !results_is(t->status, status)) ||
             (t->message ? !text_cut_of(t->message, strlen(t->message), msg, strlen(msg)) : !t->unexpected))
             continue;
         replace(&t->message, strdup(msg));

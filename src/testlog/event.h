@@ -45,7 +45,9 @@ enum tl_kind {
                           go's output under "--- FAIL" without -v); the test keeps it when its
                           result had none (the stream's message line, testlog.h); stack: where it
                           failed ("tests/test_x.py:12: AssertionError"), for the summary's copy
-                          only (struct testlog_result's where); the last kind */
+                          only (struct testlog_result's where); status: the status of the result
+                          it explains when the harness says (pytest's FAILED or ERROR: a test that
+                          failed and then errored at teardown has two results); the last kind */
 };
 
 struct tl_str {
@@ -94,6 +96,10 @@ struct tl_event {
     bool unexpected;       /* the producer says the result is unexpected (already decided,
                               e.g. TBPL TEST-UNEXPECTED-*, mozlog with known_intermittent) */
     bool expected_known;   /* unexpected is meaningful */
+    /* TLE_TEST_END: the status of the same test's earlier, expected result that this one
+     * completes (pytest prints a teardown's error as a second result of the test, ERROR after its
+     * PASSED): the test counts once, with this result, and its marker names the result amended */
+    struct tl_str amends;
 };
 
 struct tl_format {

@@ -23,7 +23,8 @@
  * package, a TAP file or parent subtest, a mozlog subsuite), so that tests of different scopes
  * never share a name; scope is that scope alone, for tools. */
 enum { TEST_TEST, TEST_NAME, TEST_SCOPE, TEST_STATUS, TEST_EXPECTED, TEST_OUTCOME, TEST_MESSAGE,
-       TEST_MESSAGE_LINES, TEST_TIMEOUTFACTOR, TEST_CPU, TEST_RSS, TEST_LEAKED, TEST_LEAKED_CMDS, TEST_COLOR };
+       TEST_MESSAGE_LINES, TEST_TIMEOUTFACTOR, TEST_CPU, TEST_RSS, TEST_LEAKED, TEST_LEAKED_CMDS, TEST_AMENDS,
+       TEST_COLOR };
 static const struct marker_field test_fields[] = {
     [TEST_TEST] = MARKER_FIELD("test", "Test Name", "string", 0),
     [TEST_NAME] = MARKER_FIELD("name", "Short Name", "string", MF_HIDDEN),
@@ -42,6 +43,9 @@ static const struct marker_field test_fields[] = {
     [TEST_RSS] = MARKER_FIELD("maxRSS", "Tree peak RSS while it ran (sampled)", "bytes", MF_OPTIONAL),
     [TEST_LEAKED] = MARKER_FIELD("leaked", "Processes it left running", "integer", MF_OPTIONAL),
     [TEST_LEAKED_CMDS] = MARKER_FIELD("leakedCommands", "Left running", "string", MF_OPTIONAL),
+    /* the status of the test's earlier marker that this one completes (tl_event.amends): the
+     * test's result is this one; the readers of the stream count the test once */
+    [TEST_AMENDS] = MARKER_FIELD("amends", "Replaces the result", "string", MF_OPTIONAL),
     [TEST_COLOR] = MARKER_FIELD("color", NULL, NULL, MF_HIDDEN),
 };
 const struct marker_type testlog_test_type = {
@@ -432,13 +436,19 @@ static struct testlog_result result_copy(const struct testlog_result *r, struct 
 
 static void record_result(struct testlog *tl, struct tl_str scope, struct tl_str id,
                           struct tl_str status, struct tl_str expected, struct tl_str message,
-                          bool unexpected, uint64_t dur, uint64_t cpu, uint64_t rss)
+                          bool unexpected, uint64_t dur, uint64_t cpu, uint64_t rss, struct tl_str amends)
 {
+    uint64_t *was = amends.n ? &tl->stats.by_status[testlog_status_index(amends.p, amends.n)] : NULL;
+    if (was && *was && tl->stats.tests) { /* the same test, counted once: with this result */
+        tl->stats.tests--;
+        (*was)--;
+    }
     tl->stats.tests++;
     tl->stats.by_status[testlog_status_index(status.p, status.n)]++;
     struct testlog_result r = {0};
-    bool slow = tl->nslowest < TESTLOG_SLOWEST_MAX ||
-                dur > tl->slowest[TESTLOG_SLOWEST_MAX - 1].duration_ns;
+    /* an amending result is the test's, already among the slowest by its earlier one's time */
+    bool slow = !amends.n && (tl->nslowest < TESTLOG_SLOWEST_MAX ||
+                              dur > tl->slowest[TESTLOG_SLOWEST_MAX - 1].duration_ns);
     if (unexpected)
         tl->stats.unexpected++;
     bool keep_unexp = unexpected && tl->nunexp < TESTLOG_UNEXPECTED_MAX;
@@ -633,6 +643,10 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
         put_field(b, &test_fields[TEST_TIMEOUTFACTOR]);
         put_int(b, tf);
     }
+    if (ev->amends.n) {
+        put_field(b, &test_fields[TEST_AMENDS]);
+        put_str(tl, ev->amends.p, ev->amends.n);
+    }
     put_field(b, &test_fields[TEST_COLOR]);
     put_cstr(tl, color_for(ev->status, unexpected));
     if (cost) {
@@ -679,7 +693,7 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
         if (ob_end(b))
             marker_emit(&tl->sink, "unexpected result", end, MARKER_INSTANT, CAT_OTHER, b->p, b->n);
     }
-    record_result(tl, scope, id, ev->status, ev->expected, msg, unexpected, end - start, cpu, rss);
+    record_result(tl, scope, id, ev->status, ev->expected, msg, unexpected, end - start, cpu, rss, ev->amends);
 }
 
 uint64_t open_cost(size_t id_n, size_t scope_n)
@@ -856,6 +870,7 @@ void test_message(struct testlog *tl, const struct tl_event *ev)
         struct testlog_result *r = &tl->unexp[i];
         const char *t = r->test;
         if ((r->message && !text_cut_of(r->message, strlen(r->message), msg.p, msg.n)) || !t || strlen(t) != full ||
+            (ev->status.n && (!r->status || !str_eq(ev->status, r->status))) ||
             (scope.n && (memcmp(t, scope.p, scope.n) || t[scope.n] != '/')) ||
             memcmp(t + full - id.n, id.p, id.n))
             continue;
@@ -873,6 +888,10 @@ void test_message(struct testlog *tl, const struct tl_event *ev)
     put_scoped(tl, scope, "/", id);
     put_field(b, &test_fields[TEST_MESSAGE]);
     put_str(tl, msg.p, msg.n);
+    if (ev->status.n) {
+        put_field(b, &test_fields[TEST_STATUS]);
+        put_str(tl, ev->status.p, ev->status.n);
+    }
     PUT(b, "}");
     if (ob_end(b))
         marker_state(&tl->sink, b->p, b->n);
