@@ -21,99 +21,39 @@
 #include "run/sandbox.h"
 #include "testlog/testlog.h"
 
-/* ---- options ------------------------------------------------------------------------------- */
+/* ---- an option ----------------------------------------------------------------------------- */
 
-enum {
-    OPT_OUTPUT_TIMEOUT = 256,
-    OPT_NO_PROFILE,
-    OPT_PSS,
-    OPT_CPU_PROFILE,
-    OPT_NO_CPU_PROFILE,
-    OPT_NO_EVENT_FILTER,
-    OPT_PARSE,
-    OPT_LOG_INFO,
-    OPT_PROCESS_OUTPUT,
-    OPT_CONTAINMENT,
-    OPT_KILL_LEFTOVERS,
-    OPT_NO_KILL_LEFTOVERS,
-    OPT_GRACE,
-    OPT_FSYNC_INTERVAL,
-    OPT_MAX_MARKERS,
-    OPT_PRODUCT,
-    OPT_META,
-    OPT_NO_SANDBOX,
-    OPT_DENY_NETWORK,
-    OPT_DENY,
-    OPT_RECOVER,
-    OPT_JUNIT,
-    OPT_CI,
-    OPT_OTLP,
-    OPT_COMPARE,
-    OPT_THRESHOLD,
-    OPT_MARKDOWN,
-    OPT_GZIP,
-    OPT_MEMORY_LIMIT,
-    OPT_CPU_LIMIT,
-    OPT_TASKS_LIMIT,
-    OPT_MARK,
-    OPT_NO_DUMP,
-    OPT_DUMP_BUDGET,
-    OPT_DUMP_FILE,
-    OPT_DUMP,
-    OPT_HELP,
-    OPT_VERSION,
+/* What reading the options keeps besides the options themselves. */
+struct parser {
+    struct options *o;
+    int argc;
+    char **argv;
+    /* --dump-budget, --dump-file and --dump turn the dump on (as resmon-timeout too), unless
+     * --no-dump is given, wherever it is */
+    bool asked_dump, no_dump;
 };
 
-static const struct option long_options[] = {
-    {"timeout", required_argument, NULL, 't'},
-    {"signal", required_argument, NULL, 's'},
-    {"kill-after", required_argument, NULL, 'k'},
-    {"preserve-status", no_argument, NULL, 'p'},
-    {"foreground", no_argument, NULL, 'f'},
-    {"verbose", no_argument, NULL, 'v'},
-    {"quiet", no_argument, NULL, 'q'},
-    {"output-timeout", required_argument, NULL, OPT_OUTPUT_TIMEOUT},
-    {"output", required_argument, NULL, 'o'},
-    {"no-profile", no_argument, NULL, OPT_NO_PROFILE},
-    {"gzip", no_argument, NULL, OPT_GZIP},
-    {"memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT},
-    {"cpu-limit", required_argument, NULL, OPT_CPU_LIMIT},
-    {"tasks-limit", required_argument, NULL, OPT_TASKS_LIMIT},
-    {"interval", required_argument, NULL, 'i'},
-    {"pss", no_argument, NULL, OPT_PSS},
-    {"cpu-profile", optional_argument, NULL, OPT_CPU_PROFILE},
-    {"no-cpu-profile", no_argument, NULL, OPT_NO_CPU_PROFILE},
-    {"no-event-filter", no_argument, NULL, OPT_NO_EVENT_FILTER},
-    {"parse", required_argument, NULL, OPT_PARSE},
-    {"log-info", no_argument, NULL, OPT_LOG_INFO},
-    {"process-output", no_argument, NULL, OPT_PROCESS_OUTPUT},
-    {"containment", required_argument, NULL, OPT_CONTAINMENT},
-    {"kill-leftovers", no_argument, NULL, OPT_KILL_LEFTOVERS},
-    {"no-kill-leftovers", no_argument, NULL, OPT_NO_KILL_LEFTOVERS},
-    {"grace", required_argument, NULL, OPT_GRACE},
-    {"fsync-interval", required_argument, NULL, OPT_FSYNC_INTERVAL},
-    {"max-markers", required_argument, NULL, OPT_MAX_MARKERS},
-    {"product", required_argument, NULL, OPT_PRODUCT},
-    {"meta", required_argument, NULL, OPT_META},
-    {"no-sandbox", no_argument, NULL, OPT_NO_SANDBOX},
-    {"deny-network", no_argument, NULL, OPT_DENY_NETWORK},
-    {"deny", required_argument, NULL, OPT_DENY},
-    {"recover", required_argument, NULL, OPT_RECOVER},
-    {"junit", required_argument, NULL, OPT_JUNIT},
-    {"ci", required_argument, NULL, OPT_CI},
-    {"otlp", required_argument, NULL, OPT_OTLP},
-    {"compare", no_argument, NULL, OPT_COMPARE},
-    {"threshold", required_argument, NULL, OPT_THRESHOLD},
-    {"markdown", no_argument, NULL, OPT_MARKDOWN},
-    {"mark", no_argument, NULL, OPT_MARK},
-    {"no-dump", no_argument, NULL, OPT_NO_DUMP},
-    {"dump-budget", required_argument, NULL, OPT_DUMP_BUDGET},
-    {"dump-file", required_argument, NULL, OPT_DUMP_FILE},
-    {"dump", required_argument, NULL, OPT_DUMP},
-    {"help", no_argument, NULL, OPT_HELP},
-    {"version", no_argument, NULL, OPT_VERSION},
-    {NULL, 0, NULL, 0},
+/* One option: how it is written, what it sets, and its --help lines. The options are one table of
+ * these (option_table, below): getopt_long's tables are made from it, and --help prints it in its
+ * order (tests/man.sh holds the manual to the same options). */
+struct cli_option {
+    const char *name; /* the long option; NULL: a heading of --help */
+    char letter;      /* the short option, or 0 */
+    /* the argument as --help writes it: one starting with '=' is the option's argument, "[=" an
+     * optional one (given as --opt=ARG only); any other (--compare's " OLD NEW", --mark's words)
+     * is read from the operands after the options */
+    const char *arg;
+    /* what it does (a setter, below), given the member of struct options at field and its argument */
+    int (*set)(struct parser *p, void *member, const char *arg);
+    size_t field; /* the offset of the member a generic setter sets (0 for the others) */
+    /* --help's text (a heading's title); a '\n' continues it on a line of its own in the column */
+    const char *help;
+    const char *const *list; /* names --help appends to the text, comma-separated and wrapped */
 };
+
+/* A setter's result besides 0 (go on) and a usage error's exit status: the command line is done
+ * (--help, --version, --mark). */
+enum { PARSE_DONE = -1 };
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...)
@@ -125,6 +65,34 @@ static int usage_error(const char *fmt, ...)
     va_end(ap);
     log_msg("%s (try '%s --help')", msg, log_program());
     return EXIT_CANCELED;
+}
+
+static int duration_arg(const char *arg, uint64_t *ret)
+{
+    if (parse_duration(arg, ret) < 0)
+        return usage_error("invalid time interval '%s'", arg);
+    return 0;
+}
+
+/* A decimal count within [min, max] (no sign, no exponent, nothing after it). */
+static bool count_arg(const char *arg, uint64_t min, uint64_t max, uint64_t *ret)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(arg, &end, 10);
+    if (!isdigit((unsigned char)*arg) || *end || errno || v < min || v > max)
+        return false;
+    *ret = v;
+    return true;
+}
+
+/* The index of arg among words[0..n), or -1. */
+static int word_arg(const char *arg, const char *const *words, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(arg, words[i]) == 0)
+            return i;
+    return -1;
 }
 
 /* Meta keys whose value the profile's format fixes, or whose type is not a string: a --meta value
@@ -147,11 +115,405 @@ static bool meta_key_reserved(const char *key, size_t len)
     return false;
 }
 
-static int duration_arg(const char *arg, uint64_t *ret)
+/* ---- the setters: what each option does to the options ------------------------------------- */
+
+/* The generic ones set the member of struct options the table names (its field); the others know
+ * theirs. Each returns 0, PARSE_DONE or a usage error's exit status. */
+
+static int set_true(struct parser *p, void *member, const char *arg)
 {
-    if (parse_duration(arg, ret) < 0)
-        return usage_error("invalid time interval '%s'", arg);
+    *(bool *)member = true;
     return 0;
+}
+
+static int set_false(struct parser *p, void *member, const char *arg)
+{
+    *(bool *)member = false;
+    return 0;
+}
+
+static int set_duration(struct parser *p, void *member, const char *arg)
+{
+    return duration_arg(arg, member);
+}
+
+static int set_signal(struct parser *p, void *member, const char *arg)
+{
+    if (parse_signal(arg, &p->o->signal) < 0)
+        return usage_error("%s: invalid signal", arg);
+    return 0;
+}
+
+static int set_containment(struct parser *p, void *member, const char *arg)
+{
+    static const char *const modes[] = {
+        [CONTAIN_AUTO] = "auto", [CONTAIN_MODE_CGROUP] = "cgroup", [CONTAIN_MODE_SUBREAPER] = "subreaper"};
+    int m = word_arg(arg, modes, ARRAY_SIZE(modes));
+    if (m < 0)
+        return usage_error("invalid --containment value '%s' (auto, cgroup or subreaper)", arg);
+    p->o->containment = (enum contain_mode)m;
+    return 0;
+}
+
+static int set_memory_limit(struct parser *p, void *member, const char *arg)
+{
+    if (parse_size(arg, &p->o->memory_limit) < 0)
+        return usage_error("invalid --memory-limit '%s' (a size: bytes, or with K, M, G or T)", arg);
+    return 0;
+}
+
+static int set_tasks_limit(struct parser *p, void *member, const char *arg)
+{
+    if (!count_arg(arg, 1, UINT64_C(1) << 31, &p->o->tasks_limit))
+        return usage_error("invalid --tasks-limit '%s' (a count of processes and threads, at least 1)", arg);
+    return 0;
+}
+
+static int set_output(struct parser *p, void *member, const char *arg)
+{
+    p->o->output = arg;
+    p->o->no_profile = false;
+    return *arg ? 0 : usage_error("empty profile path");
+}
+
+static int set_no_profile(struct parser *p, void *member, const char *arg)
+{
+    p->o->no_profile = true;
+    p->o->output = NULL;
+    return 0;
+}
+
+static int set_interval(struct parser *p, void *member, const char *arg)
+{
+    int r = duration_arg(arg, &p->o->interval_ns);
+    if (!r && p->o->interval_ns && p->o->interval_ns < CLI_MIN_INTERVAL_NS)
+        r = usage_error("sampling interval '%s' is too short (at least %llu ms, or 0 for none)", arg,
+                        (unsigned long long)(CLI_MIN_INTERVAL_NS / 1000000));
+    return r;
+}
+
+static int set_cpu_profile(struct parser *p, void *member, const char *arg)
+{
+    uint64_t v = CPUPROF_DEFAULT_HZ;
+    if (arg && !count_arg(arg, 1, CPUPROF_MAX_HZ, &v))
+        return usage_error("invalid --cpu-profile rate '%s' (Hz, 1 to %d)", arg, CPUPROF_MAX_HZ);
+    p->o->cpu_profile_hz = (unsigned)v;
+    return 0;
+}
+
+static int set_no_cpu_profile(struct parser *p, void *member, const char *arg)
+{
+    p->o->cpu_profile_hz = 0;
+    return 0;
+}
+
+static int set_parse(struct parser *p, void *member, const char *arg)
+{
+    if (testlog_parse_formats(arg, &p->o->parse_formats) < 0)
+        return usage_error("invalid --parse value '%s'", arg);
+    return 0;
+}
+
+static int set_product(struct parser *p, void *member, const char *arg)
+{
+    p->o->product = arg;
+    return *arg ? 0 : usage_error("empty product name");
+}
+
+static int set_meta(struct parser *p, void *member, const char *arg)
+{
+    struct options *o = p->o;
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg)
+        return usage_error("invalid --meta '%s' (expected KEY=VALUE)", arg);
+    if (meta_key_reserved(arg, (size_t)(eq - arg)))
+        return usage_error("--meta '%.*s': the profile's format owns this key (not a string there)",
+                           (int)(eq - arg), arg);
+    struct meta_kv *m = realloc(o->meta, (o->n_meta + 1) * sizeof *m);
+    if (m)
+        o->meta = m;
+    char *key = strndup(arg, (size_t)(eq - arg));
+    if (!m || !key) {
+        free(key);
+        return usage_error("out of memory");
+    }
+    m[o->n_meta].key = key;
+    m[o->n_meta].value = eq + 1;
+    o->n_meta++;
+    return 0;
+}
+
+static int set_max_markers(struct parser *p, void *member, const char *arg)
+{
+    if (!count_arg(arg, 0, PROFILE_MAX_MARKERS_MAX, &p->o->max_markers))
+        return usage_error("invalid --max-markers value '%s' (a count, 0 for no limit)", arg);
+    return 0;
+}
+
+static int set_recover(struct parser *p, void *member, const char *arg)
+{
+    p->o->action = CLI_RECOVER;
+    p->o->recover = arg;
+    return 0;
+}
+
+static int set_junit(struct parser *p, void *member, const char *arg)
+{
+    p->o->junit = arg;
+    return *arg ? 0 : usage_error("empty JUnit report path");
+}
+
+static int set_otlp(struct parser *p, void *member, const char *arg)
+{
+    p->o->otlp = arg;
+    return *arg ? 0 : usage_error("empty OpenTelemetry file path");
+}
+
+static int set_ci(struct parser *p, void *member, const char *arg)
+{
+    static const char *const modes[] = {[CI_AUTO] = "auto", [CI_NONE] = "none", [CI_GITHUB] = "github"};
+    int m = word_arg(arg, modes, ARRAY_SIZE(modes));
+    if (m < 0)
+        return usage_error("--ci=%s: expected auto, none or github", arg);
+    p->o->ci = (enum ci_mode)m;
+    return 0;
+}
+
+/* Everything after --mark belongs to it. */
+static int set_mark(struct parser *p, void *member, const char *arg)
+{
+    p->o->action = CLI_MARK;
+    p->o->argv = p->argv + optind;
+    p->o->argc = p->argc - optind;
+    return PARSE_DONE;
+}
+
+static int set_dump_budget(struct parser *p, void *member, const char *arg)
+{
+    p->o->dump_budget_set = true;
+    p->asked_dump = true;
+    return duration_arg(arg, &p->o->dump_budget_ns);
+}
+
+static int set_dump_file(struct parser *p, void *member, const char *arg)
+{
+    p->o->dump_file = arg;
+    p->asked_dump = true;
+    return *arg ? 0 : usage_error("empty --dump-file path");
+}
+
+static int set_dump(struct parser *p, void *member, const char *arg)
+{
+    p->asked_dump = true;
+    if (forensics_parse_runtimes(arg, &p->o->dump_runtimes) < 0)
+        return usage_error("invalid --dump list '%s' (go, java, python)", arg);
+    return 0;
+}
+
+static int set_no_dump(struct parser *p, void *member, const char *arg)
+{
+    p->o->dump = false;
+    p->no_dump = true;
+    return 0;
+}
+
+static int set_compare(struct parser *p, void *member, const char *arg)
+{
+    p->o->action = CLI_COMPARE;
+    return 0;
+}
+
+static int set_threshold(struct parser *p, void *member, const char *arg)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    if (end == arg || (*end && strcmp(end, "%") != 0) || errno || !(v > 0) || v > 1e6)
+        return usage_error("invalid --threshold '%s' (a percentage above 0)", arg);
+    p->o->threshold_pct = v;
+    return 0;
+}
+
+static int set_deny_network(struct parser *p, void *member, const char *arg)
+{
+    p->o->deny_network = true;
+    p->o->deny |= SANDBOX_DENY_NETWORK;
+    return 0;
+}
+
+static int set_deny(struct parser *p, void *member, const char *arg)
+{
+    int r = 0;
+    if (sandbox_parse_deny(arg, &p->o->deny) < 0)
+        r = usage_error("invalid --deny class list '%s' (network, ptrace, namespaces, all)", arg);
+    if (p->o->deny & SANDBOX_DENY_NETWORK)
+        p->o->deny_network = true;
+    return r;
+}
+
+static int set_help(struct parser *p, void *member, const char *arg)
+{
+    cli_print_help(p->o->timeout_mode);
+    p->o->action = CLI_EXIT;
+    return PARSE_DONE;
+}
+
+static int set_version(struct parser *p, void *member, const char *arg)
+{
+    printf("%s (%s) %s\n", log_program(), PACKAGE_NAME, PACKAGE_VERSION);
+    if (sandbox_test_hooks())
+        printf("built with test hooks: not for production use\n");
+    p->o->action = CLI_EXIT;
+    return PARSE_DONE;
+}
+
+/* ---- the table ------------------------------------------------------------------------------ */
+
+/* A member of struct options, for the generic setters; the compiler refuses one not of type T. */
+#define FIELD(member, T) \
+    (offsetof(struct options, member) + 0 * sizeof((T *)0 == &((struct options *)0)->member))
+#define ON(member) set_true, FIELD(member, bool)
+#define OFF(member) set_false, FIELD(member, bool)
+#define DURATION(member) set_duration, FIELD(member, uint64_t)
+#define HEADING(title) {.help = (title)}
+
+/* --parse's names: the registry's formats, in their order. */
+static const char *const format_names[] = {
+#define TL_FORMAT(var, NAME, alias) #var,
+#include "testlog/registry.h"
+#undef TL_FORMAT
+    NULL,
+};
+
+static const struct cli_option option_table[] = {
+    HEADING("Timeouts and signals"),
+    {"timeout", 't', "=DURATION", DURATION(timeout_ns), "time out COMMAND after DURATION"},
+    {"output-timeout", 0, "=DURATION", DURATION(output_timeout_ns),
+     "time out when COMMAND prints nothing for DURATION"},
+    {"signal", 's', "=SIG", set_signal, 0, "signal sent on timeout (default TERM); a name or number"},
+    {"kill-after", 'k', "=DURATION", DURATION(kill_after_ns),
+     "send KILL if COMMAND still runs DURATION after the signal"},
+    {"preserve-status", 'p', NULL, ON(preserve_status), "exit with COMMAND's status even after a timeout"},
+    {"foreground", 'f', NULL, ON(foreground),
+     "signal only COMMAND, not its children; COMMAND keeps the\n"
+     "terminal's process group"},
+    {"kill-leftovers", 0, NULL, ON(kill_leftovers),
+     "stop processes COMMAND leaves behind (default unless\n"
+     "invoked as *timeout)"},
+    {"no-kill-leftovers", 0, NULL, OFF(kill_leftovers), "leave them running"},
+    {"grace", 0, "=DURATION", DURATION(grace_ns), "time leftovers get between TERM and KILL (default 2s)"},
+    {"containment", 0, "=MODE", set_containment, 0, "auto, cgroup or subreaper (default auto)"},
+    {"memory-limit", 0, "=SIZE", set_memory_limit, 0,
+     "stop the run when the tree's memory passes SIZE (K, M, G)"},
+    {"cpu-limit", 0, "=DURATION", DURATION(cpu_limit_ns),
+     "stop the run when the tree has used DURATION of CPU time"},
+    {"tasks-limit", 0, "=N", set_tasks_limit, 0, "at most N processes and threads in the tree"},
+
+    HEADING("Profile"),
+    {"output", 'o', "=FILE", set_output, 0,
+     "the profile (default $MOZ_UPLOAD_DIR/profile_resource-usage.json,\n"
+     "else resmon-profile.json; none when invoked as *timeout)"},
+    {"no-profile", 0, NULL, set_no_profile, 0, "write no profile (--junit and --otlp still written)"},
+    {"gzip", 0, NULL, ON(gzip),
+     "compress the final profile with gzip (the stream stays\n"
+     "plain); implied by an output FILE ending in .gz"},
+    {"interval", 'i', "=DURATION", set_interval, 0, "sampling interval (default 1s; 0 turns sampling off)"},
+    {"pss", 0, NULL, ON(pss), "also sample proportional set size (costlier)"},
+    {"cpu-profile", 0, "[=HZ]", set_cpu_profile, 0,
+     "sample the on-CPU stacks of the whole tree at HZ (default\n99) with perf_event_open, for the Call Tree"},
+    {"no-cpu-profile", 0, NULL, set_no_cpu_profile, 0, "no sampled stacks (the default)"},
+    {"no-event-filter", 0, NULL, ON(no_event_filter),
+     "hear every process event of the machine, not only the tree's\n"
+     "(costlier on a busy machine; see the manual)"},
+    {"parse", 0, "=FORMATS", set_parse, 0, "auto (default), none, or a comma list of:", format_names},
+    {"log-info", 0, NULL, ON(log_info), "also record INFO and DEBUG log lines as markers"},
+    {"process-output", 0, NULL, ON(process_output), "also record mozlog process_output lines as markers"},
+    {"product", 0, "=NAME", set_product, 0, "product name in the profile (default: COMMAND's name)"},
+    {"meta", 0, "=KEY=VALUE", set_meta, 0, "add a metadata field to the profile (repeatable)"},
+    {"fsync-interval", 0, "=DURATION", DURATION(fsync_interval_ns),
+     "flush the stream to disk this often (default 1s; 0 never)"},
+    {"max-markers", 0, "=N", set_max_markers, 0,
+     "past N markers the profile leaves out expected passes, past\n"
+     "2N all but the run's end (default 2000000; 0 no limit)"},
+    {"recover", 0, "=STREAM", set_recover, 0, "turn a stream left by a killed run into a profile (-o: where)"},
+    {"junit", 0, "=FILE", set_junit, 0,
+     "also write the tests as a JUnit XML report (with --recover:\n"
+     "rebuilt from the stream)"},
+    {"otlp", 0, "=FILE", set_otlp, 0,
+     "also write the run as OpenTelemetry data (OTLP/JSON lines: a\n"
+     "span per test, samples as metrics); --recover rebuilds it"},
+    {"ci", 0, "=auto|none|github", set_ci, 0,
+     "GitHub Actions: the summary to $GITHUB_STEP_SUMMARY and\n"
+     "::error annotations (auto: when GITHUB_ACTIONS=true);\n"
+     "at a stop too, before any signal"},
+    {"mark", 0, " KIND NAME [TEXT]", set_mark, 0,
+     "from inside COMMAND: record a marker in the profile:\n"
+     "event NAME [TEXT]  an instant marker\n"
+     "begin NAME [TEXT]  an interval marker, until\n"
+     "end NAME           closes the latest open NAME\n"
+     "phase-begin NAME, phase-end NAME  a phase, with the\n"
+     "tree's CPU time during it; a no-op under --no-profile"},
+
+    HEADING("At a stop (timeout, limit, stop request), before any signal"),
+    {"dump-budget", 0, "=DURATION", set_dump_budget, 0,
+     "time for recording what every process of the tree was\n"
+     "doing: state, system call, every thread's stack (default\n"
+     "2s on a timeout or limit, 0.5s on a stop request; 0: no\n"
+     "stacks); off unless given when invoked as *timeout"},
+    {"dump-file", 0, "=FILE", set_dump_file, 0,
+     "the dump as text (default: the profile's path with\n"
+     ".stacks.txt appended)"},
+    {"dump", 0, "=RUNTIMES", set_dump, 0,
+     "also ask these runtimes for their own dump, a comma list\n"
+     "of: go (SIGQUIT), java (SIGQUIT), python (SIGABRT, with\n"
+     "PYTHONFAULTHANDLER set for COMMAND); none by default"},
+    {"no-dump", 0, NULL, set_no_dump, 0, "record nothing"},
+    {"compare", 0, " OLD NEW", set_compare, 0,
+     "compare two runs (profiles or streams): new failures, fixed,\n"
+     "slower, fatter, new and gone tests, totals (exit 1 on\n"
+     "regressions)"},
+    {"threshold", 0, "=PERCENT", set_threshold, 0, "with --compare: slower or fatter past this (default 20)"},
+    {"markdown", 0, NULL, ON(markdown), "with --compare: the comparison as Markdown"},
+
+    HEADING("Other"),
+    {"verbose", 'v', NULL, ON(verbose), "diagnose signals sent and the containment used"},
+    {"quiet", 'q', NULL, ON(quiet), "no summary at the end"},
+    {"no-sandbox", 0, NULL, ON(no_sandbox), "do not lock resmon-run down with seccomp"},
+    {"deny-network", 0, NULL, set_deny_network, 0, "COMMAND may not open sockets other than AF_UNIX"},
+    {"deny", 0, "=CLASSES", set_deny, 0,
+     "seccomp filters for COMMAND, a comma list of: network,\n"
+     "ptrace, namespaces, all (see the manual for what breaks)"},
+    {"help", 0, NULL, set_help, 0, "display this help and exit"},
+    {"version", 0, NULL, set_version, 0, "output version information and exit"},
+};
+
+/* ---- --help --------------------------------------------------------------------------------- */
+
+/* The column an option's text starts in, and the width its appended list is wrapped to. */
+enum { HELP_COLUMN = 29, HELP_WIDTH = 88 };
+
+static void print_option_help(const struct cli_option *opt)
+{
+    int n = opt->letter ? printf("  -%c, --%s", opt->letter, opt->name) : printf("      --%s", opt->name);
+    n += printf("%s", opt->arg ? opt->arg : "");
+    /* at least two spaces between the option and its text */
+    printf("%*s", n + 2 > HELP_COLUMN ? 2 : HELP_COLUMN - n, "");
+    n = HELP_COLUMN;
+    for (const char *s = opt->help; *s; s++) {
+        if (*s == '\n')
+            n = printf("\n%*s", HELP_COLUMN, "") - 1;
+        else
+            n += putchar(*s) != EOF;
+    }
+    for (const char *const *w = opt->list; w && *w; w++) {
+        size_t len = strlen(*w) + (w[1] ? 1 : 0); /* the name and its comma */
+        if (n + 1 + (int)len > HELP_WIDTH)
+            n = printf("\n%*s", HELP_COLUMN, "") - 1;
+        else
+            n += printf(" ");
+        n += printf("%s%s", *w, w[1] ? "," : "");
+    }
+    putchar('\n');
 }
 
 void cli_print_help(bool timeout_mode)
@@ -167,86 +529,13 @@ void cli_print_help(bool timeout_mode)
                "COMMAND's process tree and the tests it runs into a Firefox Profiler profile,\n"
                "and enforce timeouts.\n\n",
                p);
-    fputs("Timeouts and signals:\n"
-          "  -t, --timeout=DURATION     time out COMMAND after DURATION\n"
-          "      --output-timeout=DURATION  time out when COMMAND prints nothing for DURATION\n"
-          "  -s, --signal=SIG           signal sent on timeout (default TERM); a name or number\n"
-          "  -k, --kill-after=DURATION  send KILL if COMMAND still runs DURATION after the signal\n"
-          "  -p, --preserve-status      exit with COMMAND's status even after a timeout\n"
-          "  -f, --foreground           signal only COMMAND, not its children; COMMAND keeps the\n"
-          "                             terminal's process group\n"
-          "      --kill-leftovers       stop processes COMMAND leaves behind (default unless\n"
-          "                             invoked as *timeout)\n"
-          "      --no-kill-leftovers    leave them running\n"
-          "      --grace=DURATION       time leftovers get between TERM and KILL (default 2s)\n"
-          "      --containment=MODE     auto, cgroup or subreaper (default auto)\n"
-          "      --memory-limit=SIZE    stop the run when the tree's memory passes SIZE (K, M, G)\n"
-          "      --cpu-limit=DURATION   stop the run when the tree has used DURATION of CPU time\n"
-          "      --tasks-limit=N        at most N processes and threads in the tree\n"
-          "\nProfile:\n"
-          "  -o, --output=FILE          the profile (default $MOZ_UPLOAD_DIR/profile_resource-usage.json,\n"
-          "                             else resmon-profile.json; none when invoked as *timeout)\n"
-          "      --no-profile           write no profile (--junit and --otlp still written)\n"
-          "      --gzip                 compress the final profile with gzip (the stream stays\n"
-          "                             plain); implied by an output FILE ending in .gz\n"
-          "  -i, --interval=DURATION    sampling interval (default 1s; 0 turns sampling off)\n"
-          "      --pss                  also sample proportional set size (costlier)\n"
-          "      --cpu-profile[=HZ]     sample the on-CPU stacks of the whole tree at HZ (default\n"
-          "                             99) with perf_event_open, for the Call Tree\n"
-          "      --no-cpu-profile       no sampled stacks (the default)\n"
-          "      --no-event-filter      hear every process event of the machine, not only the tree's\n"
-          "                             (costlier on a busy machine; see the manual)\n"
-          "      --parse=FORMATS        auto (default), none, or a comma list of: mozlog, tbpl,\n"
-          "                             mach, vitest, jest, tap, go, gtest, pytest, unittest,\n"
-          "                             libtest, check, ctest, meson, teamcity, cmocka, catch2,\n"
-          "                             doctest, rspec, mocha\n"
-          "      --log-info             also record INFO and DEBUG log lines as markers\n"
-          "      --process-output       also record mozlog process_output lines as markers\n"
-          "      --product=NAME         product name in the profile (default: COMMAND's name)\n"
-          "      --meta=KEY=VALUE       add a metadata field to the profile (repeatable)\n"
-          "      --fsync-interval=DURATION  flush the stream to disk this often (default 1s; 0 never)\n"
-          "      --max-markers=N        past N markers the profile leaves out expected passes, past\n"
-          "                             2N all but the run's end (default 2000000; 0 no limit)\n"
-          "      --recover=STREAM       turn a stream left by a killed run into a profile (-o: where)\n"
-          "      --junit=FILE           also write the tests as a JUnit XML report (with --recover:\n"
-          "                             rebuilt from the stream)\n"
-          "      --otlp=FILE            also write the run as OpenTelemetry data (OTLP/JSON lines: a\n"
-          "                             span per test, samples as metrics); --recover rebuilds it\n"
-          "      --ci=auto|none|github  GitHub Actions: the summary to $GITHUB_STEP_SUMMARY and\n"
-          "                             ::error annotations (auto: when GITHUB_ACTIONS=true);\n"
-          "                             at a stop too, before any signal\n"
-          "      --mark KIND NAME [TEXT]  from inside COMMAND: record a marker in the profile:\n"
-          "                             event NAME [TEXT]  an instant marker\n"
-          "                             begin NAME [TEXT]  an interval marker, until\n"
-          "                             end NAME           closes the latest open NAME\n"
-          "                             phase-begin NAME, phase-end NAME  a phase, with the\n"
-          "                             tree's CPU time during it; a no-op under --no-profile\n"
-          "\nAt a stop (timeout, limit, stop request), before any signal:\n"
-          "      --dump-budget=DURATION  time for recording what every process of the tree was\n"
-          "                             doing: state, system call, every thread's stack (default\n"
-          "                             2s on a timeout or limit, 0.5s on a stop request; 0: no\n"
-          "                             stacks); off unless given when invoked as *timeout\n"
-          "      --dump-file=FILE       the dump as text (default: the profile's path with\n"
-          "                             .stacks.txt appended)\n"
-          "      --dump=RUNTIMES        also ask these runtimes for their own dump, a comma list\n"
-          "                             of: go (SIGQUIT), java (SIGQUIT), python (SIGABRT, with\n"
-          "                             PYTHONFAULTHANDLER set for COMMAND); none by default\n"
-          "      --no-dump              record nothing\n"
-          "      --compare OLD NEW      compare two runs (profiles or streams): new failures, fixed,\n"
-          "                             slower, fatter, new and gone tests, totals (exit 1 on\n"
-          "                             regressions)\n"
-          "      --threshold=PERCENT    with --compare: slower or fatter past this (default 20)\n"
-          "      --markdown             with --compare: the comparison as Markdown\n"
-          "\nOther:\n"
-          "  -v, --verbose              diagnose signals sent and the containment used\n"
-          "  -q, --quiet                no summary at the end\n"
-          "      --no-sandbox           do not lock resmon-run down with seccomp\n"
-          "      --deny-network         COMMAND may not open sockets other than AF_UNIX\n"
-          "      --deny=CLASSES         seccomp filters for COMMAND, a comma list of: network,\n"
-          "                             ptrace, namespaces, all (see the manual for what breaks)\n"
-          "      --help                 display this help and exit\n"
-          "      --version              output version information and exit\n"
-          "\nDURATION is a floating point number with an optional suffix: 's' for seconds (the\n"
+    for (size_t i = 0; i < ARRAY_SIZE(option_table); i++) {
+        if (option_table[i].name)
+            print_option_help(&option_table[i]);
+        else
+            printf("%s%s:\n", i ? "\n" : "", option_table[i].help);
+    }
+    fputs("\nDURATION is a floating point number with an optional suffix: 's' for seconds (the\n"
           "default), 'm' for minutes, 'h' for hours or 'd' for days. 0 disables the timeout.\n"
           "\nExit status: 124 if COMMAND timed out and --preserve-status is not given; 125 if\n"
           "resmon-run itself fails; 126 if COMMAND is found but cannot be invoked; 127 if COMMAND\n"
@@ -255,11 +544,13 @@ void cli_print_help(bool timeout_mode)
           stdout);
 }
 
-int cli_parse(int argc, char **argv, struct options *o)
+/* ---- the command line ----------------------------------------------------------------------- */
+
+static void set_defaults(struct options *o, const char *argv0)
 {
     memset(o, 0, sizeof *o);
-    const char *base = strrchr(argv[0], '/');
-    base = base ? base + 1 : argv[0];
+    const char *base = strrchr(argv0, '/');
+    base = base ? base + 1 : argv0;
     size_t bl = strlen(base);
     o->timeout_mode = bl >= 7 && strcmp(base + bl - 7, "timeout") == 0;
     o->action = CLI_RUN;
@@ -275,265 +566,103 @@ int cli_parse(int argc, char **argv, struct options *o)
     o->quiet = o->timeout_mode;
     /* GNU timeout's timing is resmon-timeout's contract: no dump unless asked for. */
     o->dump = !o->timeout_mode;
-    bool asked_dump = false, no_dump = false;
+}
 
+/* getopt_long's value for a long option without a letter: its index in the table, past any char. */
+enum { LONG_ONLY = 256 };
+
+/* The table's row of what getopt_long returned; NULL for ':' (an argument missing) and '?' (an
+ * option unknown). */
+static const struct cli_option *option_of(int c)
+{
+    if (c >= LONG_ONLY)
+        return &option_table[c - LONG_ONLY];
+    for (size_t i = 0; i < ARRAY_SIZE(option_table); i++)
+        if (option_table[i].name && option_table[i].letter == c)
+            return &option_table[i];
+    return NULL;
+}
+
+/* The options, up to the first operand: 0, PARSE_DONE, or a usage error's exit status. */
+static int read_options(struct parser *p)
+{
+    struct option long_options[ARRAY_SIZE(option_table) + 1];
     /* '+': stop at the first non-option (the command); ':' lets us word missing arguments. */
-    const char *shortopts = "+:t:s:k:pfvqo:i:";
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, shortopts, long_options, NULL)) != -1) {
-        int r = 0;
-        switch (c) {
-        case 't': r = duration_arg(optarg, &o->timeout_ns); break;
-        case 's':
-            if (parse_signal(optarg, &o->signal) < 0)
-                r = usage_error("%s: invalid signal", optarg);
-            break;
-        case 'k': r = duration_arg(optarg, &o->kill_after_ns); break;
-        case 'p': o->preserve_status = true; break;
-        case 'f': o->foreground = true; break;
-        case 'v': o->verbose = true; break;
-        case 'q': o->quiet = true; break;
-        case OPT_OUTPUT_TIMEOUT: r = duration_arg(optarg, &o->output_timeout_ns); break;
-        case 'o':
-            if (!*optarg)
-                r = usage_error("empty profile path");
-            o->output = optarg;
-            o->no_profile = false;
-            break;
-        case OPT_NO_PROFILE: o->no_profile = true, o->output = NULL; break;
-        case 'i':
-            r = duration_arg(optarg, &o->interval_ns);
-            if (!r && o->interval_ns && o->interval_ns < CLI_MIN_INTERVAL_NS)
-                r = usage_error("sampling interval '%s' is too short (at least %llu ms, or 0 for none)", optarg,
-                                (unsigned long long)(CLI_MIN_INTERVAL_NS / 1000000));
-            break;
-        case OPT_PSS: o->pss = true; break;
-        case OPT_CPU_PROFILE: {
-            char *end = NULL;
-            errno = 0;
-            unsigned long long v = optarg ? strtoull(optarg, &end, 10) : CPUPROF_DEFAULT_HZ;
-            if (optarg && (!isdigit((unsigned char)*optarg) || *end || errno || !v || v > CPUPROF_MAX_HZ))
-                r = usage_error("invalid --cpu-profile rate '%s' (Hz, 1 to %d)", optarg, CPUPROF_MAX_HZ);
-            else
-                o->cpu_profile_hz = (unsigned)v;
-            break;
-        }
-        case OPT_NO_CPU_PROFILE: o->cpu_profile_hz = 0; break;
-        case OPT_NO_EVENT_FILTER: o->no_event_filter = true; break;
-        case OPT_PARSE:
-            if (testlog_parse_formats(optarg, &o->parse_formats) < 0)
-                r = usage_error("invalid --parse value '%s'", optarg);
-            break;
-        case OPT_LOG_INFO: o->log_info = true; break;
-        case OPT_PROCESS_OUTPUT: o->process_output = true; break;
-        case OPT_CONTAINMENT:
-            if (strcmp(optarg, "auto") == 0)
-                o->containment = CONTAIN_AUTO;
-            else if (strcmp(optarg, "cgroup") == 0)
-                o->containment = CONTAIN_MODE_CGROUP;
-            else if (strcmp(optarg, "subreaper") == 0)
-                o->containment = CONTAIN_MODE_SUBREAPER;
-            else
-                r = usage_error("invalid --containment value '%s' (auto, cgroup or subreaper)", optarg);
-            break;
-        case OPT_KILL_LEFTOVERS: o->kill_leftovers = true; break;
-        case OPT_NO_KILL_LEFTOVERS: o->kill_leftovers = false; break;
-        case OPT_GRACE: r = duration_arg(optarg, &o->grace_ns); break;
-        case OPT_FSYNC_INTERVAL: r = duration_arg(optarg, &o->fsync_interval_ns); break;
-        case OPT_MAX_MARKERS: {
-            char *end;
-            errno = 0;
-            unsigned long long v = strtoull(optarg, &end, 10);
-            if (!isdigit((unsigned char)*optarg) || *end || errno || v > PROFILE_MAX_MARKERS_MAX)
-                r = usage_error("invalid --max-markers value '%s' (a count, 0 for no limit)", optarg);
-            else
-                o->max_markers = v;
-            break;
-        }
-        case OPT_PRODUCT:
-            if (!*optarg)
-                r = usage_error("empty product name");
-            o->product = optarg;
-            break;
-        case OPT_META: {
-            const char *eq = strchr(optarg, '=');
-            if (!eq || eq == optarg) {
-                r = usage_error("invalid --meta '%s' (expected KEY=VALUE)", optarg);
-                break;
-            }
-            if (meta_key_reserved(optarg, (size_t)(eq - optarg))) {
-                r = usage_error("--meta '%.*s': the profile's format owns this key (not a string there)",
-                                (int)(eq - optarg), optarg);
-                break;
-            }
-            struct meta_kv *m = realloc(o->meta, (o->n_meta + 1) * sizeof *m);
-            char *key = strndup(optarg, (size_t)(eq - optarg));
-            if (!m || !key) {
-                free(key);
-                if (m)
-                    o->meta = m;
-                r = usage_error("out of memory");
-                break;
-            }
-            o->meta = m;
-            m[o->n_meta].key = key;
-            m[o->n_meta].value = eq + 1;
-            o->n_meta++;
-            break;
-        }
-        case OPT_NO_SANDBOX: o->no_sandbox = true; break;
-        case OPT_NO_DUMP: o->dump = false, no_dump = true; break;
-        case OPT_DUMP_BUDGET:
-            r = duration_arg(optarg, &o->dump_budget_ns);
-            o->dump_budget_set = true;
-            asked_dump = true;
-            break;
-        case OPT_DUMP:
-            if (forensics_parse_runtimes(optarg, &o->dump_runtimes) < 0)
-                r = usage_error("invalid --dump list '%s' (go, java, python)", optarg);
-            asked_dump = true;
-            break;
-        case OPT_DUMP_FILE:
-            if (!*optarg)
-                r = usage_error("empty --dump-file path");
-            o->dump_file = optarg;
-            asked_dump = true;
-            break;
-        case OPT_DENY_NETWORK:
-            o->deny_network = true;
-            o->deny |= SANDBOX_DENY_NETWORK;
-            break;
-        case OPT_DENY:
-            if (sandbox_parse_deny(optarg, &o->deny) < 0)
-                r = usage_error("invalid --deny class list '%s' (network, ptrace, namespaces, all)", optarg);
-            if (o->deny & SANDBOX_DENY_NETWORK)
-                o->deny_network = true;
-            break;
-        case OPT_RECOVER: o->action = CLI_RECOVER, o->recover = optarg; break;
-        case OPT_CI:
-            if (!strcmp(optarg, "auto"))
-                o->ci = CI_AUTO;
-            else if (!strcmp(optarg, "none"))
-                o->ci = CI_NONE;
-            else if (!strcmp(optarg, "github"))
-                o->ci = CI_GITHUB;
-            else
-                r = usage_error("--ci=%s: expected auto, none or github", optarg);
-            break;
-        case OPT_COMPARE: o->action = CLI_COMPARE; break;
-        case OPT_THRESHOLD: {
-            char *end;
-            errno = 0;
-            double v = strtod(optarg, &end);
-            if (end == optarg || (*end && strcmp(end, "%") != 0) || errno || !(v > 0) || v > 1e6)
-                r = usage_error("invalid --threshold '%s' (a percentage above 0)", optarg);
-            else
-                o->threshold_pct = v;
-            break;
-        }
-        case OPT_MARKDOWN: o->markdown = true; break;
-        case OPT_OTLP:
-            if (!*optarg)
-                r = usage_error("empty OpenTelemetry file path");
-            o->otlp = optarg;
-            break;
-        case OPT_JUNIT:
-            if (!*optarg)
-                r = usage_error("empty JUnit report path");
-            o->junit = optarg;
-            break;
-        case OPT_GZIP: o->gzip = true; break;
-        case OPT_MEMORY_LIMIT:
-            if (parse_size(optarg, &o->memory_limit) < 0)
-                r = usage_error("invalid --memory-limit '%s' (a size: bytes, or with K, M, G or T)", optarg);
-            break;
-        case OPT_CPU_LIMIT:
-            r = duration_arg(optarg, &o->cpu_limit_ns);
-            break;
-        case OPT_TASKS_LIMIT: {
-            char *end;
-            errno = 0;
-            unsigned long long v = strtoull(optarg, &end, 10);
-            if (!isdigit((unsigned char)*optarg) || *end || errno || v == 0 || v > (1ULL << 31))
-                r = usage_error("invalid --tasks-limit '%s' (a count of processes and threads, at least 1)", optarg);
-            else
-                o->tasks_limit = v;
-            break;
-        }
-        case OPT_MARK:
-            /* Everything after --mark belongs to it. */
-            o->action = CLI_MARK;
-            o->argv = argv + optind;
-            o->argc = argc - optind;
-            return 0;
-        case OPT_HELP:
-            cli_print_help(o->timeout_mode);
-            o->action = CLI_EXIT;
-            return 0;
-        case OPT_VERSION:
-            printf("%s (%s) %s\n", log_program(), PACKAGE_NAME, PACKAGE_VERSION);
-            if (sandbox_test_hooks())
-                printf("built with test hooks: not for production use\n");
-            o->action = CLI_EXIT;
-            return 0;
-        case ':':
-            r = usage_error("option '%s' requires an argument", argv[optind - 1]);
-            break;
-        default:
-            if (optopt && optopt < 256)
-                r = usage_error("invalid option -- '%c'", optopt);
-            else
-                r = usage_error("unrecognized option '%s'", argv[optind - 1]);
-        }
-        if (r) {
-            cli_release(o);
-            return r;
+    char shortopts[2 + 2 * ARRAY_SIZE(option_table) + 1] = "+:";
+    size_t nl = 0, ns = 2;
+    for (size_t i = 0; i < ARRAY_SIZE(option_table); i++) {
+        const struct cli_option *opt = &option_table[i];
+        if (!opt->name)
+            continue;
+        int has_arg = !opt->arg                ? no_argument
+                      : opt->arg[0] == '='     ? required_argument
+                      : !strncmp(opt->arg, "[=", 2) ? optional_argument
+                                               : no_argument;
+        int val = opt->letter ? opt->letter : LONG_ONLY + (int)i;
+        long_options[nl++] = (struct option){opt->name, has_arg, NULL, val};
+        if (opt->letter) {
+            shortopts[ns++] = opt->letter;
+            if (has_arg == required_argument)
+                shortopts[ns++] = ':';
         }
     }
+    long_options[nl] = (struct option){0};
+    shortopts[ns] = '\0';
 
-    if (asked_dump && !no_dump)
+    /* 0, not 1: getopt starts afresh, forgetting where a previous parse stopped inside "-abc" */
+    optind = 0;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(p->argc, p->argv, shortopts, long_options, NULL)) != -1) {
+        const struct cli_option *opt = option_of(c);
+        if (!opt && c == ':')
+            return usage_error("option '%s' requires an argument", p->argv[optind - 1]);
+        if (!opt && optopt && optopt < LONG_ONLY)
+            return usage_error("invalid option -- '%c'", optopt);
+        if (!opt)
+            return usage_error("unrecognized option '%s'", p->argv[optind - 1]);
+        int r = opt->set(p, (char *)p->o + opt->field, optarg);
+        if (r)
+            return r;
+    }
+    return 0;
+}
+
+/* What follows the options: the command, the runs to compare, or nothing (--recover). */
+static int read_operands(struct parser *p)
+{
+    struct options *o = p->o;
+    int argc = p->argc;
+    char **argv = p->argv;
+    if (p->asked_dump && !p->no_dump)
         o->dump = true;
     /* A profile named *.gz is written compressed; the stream is plain whatever its name. */
     if (profile_path_wants_gzip(o->action == CLI_RECOVER && !o->output ? o->recover : o->output))
         o->gzip = true;
     if (o->action == CLI_COMPARE) {
-        if (argc - optind != 2) {
-            cli_release(o);
+        if (argc - optind != 2)
             return usage_error("--compare takes two runs, OLD and NEW (profiles or streams); %d given", argc - optind);
-        }
         o->argv = argv + optind;
         o->argc = 2;
         return 0;
     }
-    if (o->threshold_pct || o->markdown) {
-        cli_release(o);
+    if (o->threshold_pct || o->markdown)
         return usage_error("%s is an option of --compare", o->markdown ? "--markdown" : "--threshold");
-    }
     if (o->action == CLI_RECOVER) {
-        if (optind < argc) {
-            cli_release(o);
+        if (optind < argc)
             return usage_error("--recover takes no command ('%s')", argv[optind]);
-        }
         return 0;
     }
     if (o->timeout_mode) {
-        if (optind >= argc) {
-            cli_release(o);
+        if (optind >= argc)
             return usage_error("missing operand");
-        }
-        if (duration_arg(argv[optind], &o->timeout_ns)) {
-            cli_release(o);
+        if (duration_arg(argv[optind], &o->timeout_ns))
             return EXIT_CANCELED;
-        }
         optind++;
     }
-    if (optind >= argc) {
-        cli_release(o);
+    if (optind >= argc)
         return usage_error(o->timeout_mode ? "missing operand after '%s'" : "no command given%s",
                            o->timeout_mode ? argv[optind - 1] : "");
-    }
     o->argv = argv + optind;
     o->argc = argc - optind;
     if (!o->product) {
@@ -541,6 +670,20 @@ int cli_parse(int argc, char **argv, struct options *o)
         o->product = slash ? slash + 1 : o->argv[0];
     }
     return 0;
+}
+
+int cli_parse(int argc, char **argv, struct options *o)
+{
+    set_defaults(o, argv[0]);
+    struct parser p = {.o = o, .argc = argc, .argv = argv};
+    int r = read_options(&p);
+    if (r == PARSE_DONE)
+        return 0;
+    if (r == 0)
+        r = read_operands(&p);
+    if (r)
+        cli_release(o);
+    return r;
 }
 
 void cli_release(struct options *o)

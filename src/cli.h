@@ -7,6 +7,10 @@
  * Option parsing stops at the first non-option, so the command's own options are left alone.
  * In timeout mode the defaults are GNU's: no profile unless -o, leftovers are not killed unless
  * --kill-leftovers, no summary.
+ *
+ * The options are one table (cli.c): each row is an option's long and short names, its argument,
+ * what it sets and its --help text, so an option is added in one place; getopt_long reads the
+ * table and --help prints it. --parse's list of formats is testlog/registry.h's.
  */
 #ifndef RESMON_CLI_H
 #define RESMON_CLI_H

@@ -16,10 +16,9 @@
 #include "profile/profile.h"
 #include "profile/usermark.h"
 #include "report/compare.h"
-#include "report/junit.h"
 #include "report/libxml.h"
-#include "report/otlp.h"
 #include "report/results.h"
+#include "report/sinks.h"
 #include "run/supervise.h"
 
 /* Die of the signal the command died of, so our caller sees what it would have seen without us.
@@ -35,44 +34,6 @@ static void raise_signal(int sig)
     sigaddset(&set, sig);
     sigprocmask(SIG_UNBLOCK, &set, NULL);
     raise(sig);
-}
-
-/* --recover with --junit or --otlp: the reports, rebuilt from the stream. */
-static int recover_reports(const struct options *o)
-{
-    /* O_NONBLOCK: a FIFO there is refused by the reader, not waited on */
-    _cleanup_close_ int fd = open(o->recover, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) {
-        log_errno(-errno, "cannot open '%s'", o->recover);
-        return -errno;
-    }
-    struct results *res;
-    int r = results_new(fd, o->otlp ? RESULTS_SAMPLES : 0, &res);
-    if (r == 0)
-        r = results_update(res);
-    if (r == 0 && !res->have_meta) /* not even a first line */
-        r = -EINVAL;
-    if (r == -EINVAL) {
-        log_msg("'%s' is not a profile stream: the reports are built from a stream", o->recover);
-    } else if (r < 0) {
-        log_errno(r, "cannot read '%s'", o->recover);
-    } else {
-        struct junit_stats js;
-        int jr = o->junit ? junit_finalize(res, AT_FDCWD, o->junit, -1, &js) : 0;
-        if (jr < 0)
-            log_msg("cannot write the JUnit report '%s': %s", o->junit, outfile_why(jr, AT_FDCWD, o->junit));
-        else if (o->junit)
-            log_msg("wrote the JUnit report '%s': %zu test%s, %zu never ended", o->junit, js.tests,
-                    js.tests == 1 ? "" : "s", js.open);
-        int orr = o->otlp ? otlp_finalize(res, AT_FDCWD, o->otlp, -1) : 0;
-        if (orr < 0)
-            log_msg("cannot write the OpenTelemetry file '%s': %s", o->otlp, outfile_why(orr, AT_FDCWD, o->otlp));
-        else if (o->otlp)
-            log_msg("wrote the OpenTelemetry file '%s'", o->otlp);
-        r = jr < 0 ? jr : orr;
-    }
-    results_free(res);
-    return r;
 }
 
 int main(int argc, char **argv)
@@ -95,8 +56,10 @@ int main(int argc, char **argv)
         status = fflush(stdout) == 0 ? 0 : EXIT_CANCELED;
         break;
     case CLI_RECOVER: {
-        /* The report first: converting in place replaces the stream it is read from. */
-        int jr = o.junit || o.otlp ? recover_reports(&o) : 0;
+        /* The reports first: converting in place replaces the stream they are read from. */
+        struct sinks_config sc = {.junit = o.junit, .otlp = o.otlp, .product = o.product,
+                                  .upload_dir = sinks_perfherder_dir()};
+        int jr = sinks_recover(&sc, o.recover);
         struct profile_stats st;
         const char *out = o.output ? o.output : o.recover;
         /* What is at the output path is judged first, so that its errors are not the input's. */

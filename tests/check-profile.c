@@ -506,7 +506,7 @@ static int check_full(const cJSON *root)
         (r = check_counters(cJSON_GetObjectItemCaseSensitive(root, "counters"))))
         return r;
     /* after it, the threads of the processes dumped at a stop, shown with the run's; last, the
-     * one of the counters that stayed at zero (profile.c, HIDDEN COUNTERS), hidden */
+     * one of the counters that stayed at zero (profile_write.c, HIDDEN COUNTERS), hidden */
     int nthreads = cJSON_GetArraySize(threads), zero = -1, k = 1;
     for (const cJSON *th = threads->child->next; th; th = th->next, k++) {
         const cJSON *pid = cJSON_GetObjectItemCaseSensitive(th, "pid");

@@ -126,6 +126,14 @@ else
     echo "SKIP: two threads (node is not installed to make the profile)"
 fi
 
+# A run shorter than one sampling interval has no memory figure: it is unknown ("-"), not 0 B, in
+# the comparison as in the summary, which then shows no memory row at all.
+"$RESMON_RUN" -i 60 -o "$T/short.json" -- true 2>"$T/short.err" || fail "short run failed"
+! grep -q 'peak 0 B' "$T/short.err" || fail "short run: a peak of 0 B: $(cat "$T/short.err")"
+expect_status 0 "$RESMON_RUN" --compare "$T/short.json" "$T/short.json" >"$T/short.txt"
+grep -Eq '^peak memory +- +-$' "$T/short.txt" || fail "short run: $(grep peak "$T/short.txt")"
+echo "a run shorter than one interval: peak memory unknown, not 0 B"
+
 # Usage.
 expect_status 125 "$RESMON_RUN" --compare "$T/old.json" 2>"$T/u1"
 grep -q "two runs" "$T/u1" || fail "usage: $(cat "$T/u1")"

@@ -231,15 +231,21 @@ expect "an error's text" "$(q "$J" '//testcase[@name="test_error_in_setup"]/erro
 grep -q 'test_assert_eq — assert (1 + 1) == 3' "$T/texts.err" ||
     fail "the summary's unexpected list lacks the text: $(cat "$T/texts.err")"
 grep -q '"message":"assert (1 + 1) == 3"' "$T/texts.json" || fail "the profile's marker lacks the text"
-"$RESMON_RUN" -q -i 0 -o "$T/textkill.json" -- \
-    sh -c 'cat "$1"; echo $$ >"$2"; exec "$3" sleep 300' sh "$L" "$T/textkill.pid" "$HELPER" >/dev/null 2>&1 &
-sup=$!
-stream_shows "$T/textkill.json" '"type":"message","test":"tests/test_msgs.py::test_prints"'
-kill -KILL $sup
-wait $sup
-kill -KILL "$(cat "$T/textkill.pid")" 2>/dev/null
-"$RESMON_RUN" --recover="$T/textkill.json" -o "$T/textrec.json" --junit="$T/textrec.xml" 2>"$T/textrec.err" ||
-    fail "recover: $(cat "$T/textrec.err")"
+# killed_and_recovered NAME LOG TEXT: a run printing LOG, then sleeping, is killed (and the
+# command with it) once its stream $T/NAMEkill.json holds TEXT; --recover rebuilds its profile
+# $T/NAMErec.json and report $T/NAMErec.xml from that stream.
+killed_and_recovered() {
+    "$RESMON_RUN" -q -i 0 -o "$T/$1kill.json" -- \
+        sh -c 'cat "$1"; echo $$ >"$2"; exec "$3" sleep 300' sh "$2" "$T/$1kill.pid" "$HELPER" >/dev/null 2>&1 &
+    _sup=$!
+    stream_shows "$T/$1kill.json" "$3"
+    kill -KILL $_sup
+    wait $_sup
+    kill -KILL "$(cat "$T/$1kill.pid")" 2>/dev/null
+    "$RESMON_RUN" --recover="$T/$1kill.json" -o "$T/$1rec.json" --junit="$T/$1rec.xml" 2>"$T/$1rec.err" ||
+        fail "recover: $(cat "$T/$1rec.err")"
+}
+killed_and_recovered text "$L" '"type":"message","test":"tests/test_msgs.py::test_prints"'
 expect "a recovered text" "$(q "$T/textrec.xml" '//testcase[@name="test_prints"]/failure/@message')" \
     "FAIL: assert False"
 grep -q '"message":"assert False"' "$T/textrec.json" || fail "the recovered profile's marker lacks the text"
@@ -262,6 +268,58 @@ profile_ok "$T/skips.json" || fail "skips: the profile"
 grep -qF "\"message\":\"$R\"" "$T/skips.json" || fail "the profile's marker lacks the whole reason"
 ! grep -qF '"message":"needs a database server..."' "$T/skips.json" || fail "the profile kept the cut reason"
 echo "skips: the whole reason of the short summary"
+
+# ---- a test that passed, then errored at teardown: one test, errored (real pytest -v logs) ------
+# When a fixture's teardown raises, pytest -v prints "t.py::test_a PASSED" then "t.py::test_a
+# ERROR" (xdist: "[gw0] ... ERROR t.py::test_a"): its JUnit report has one testcase, with the
+# error; after a FAILED it has two, the failure and the error, each with its text. The summary
+# counts as the report does, the profile's ERROR marker says which result it replaces, and
+# --recover reads the stream of a killed run the same way.
+for n in edges edges-xdist; do
+    L=$TOP_SRCDIR/tests/fixtures/real/pytest/$n.log
+    expect_status 0 "$RESMON_RUN" -i 0 -o "$T/td-$n.json" --junit="$T/td-$n.xml" -- cat "$L" >/dev/null 2>"$T/td-$n.err"
+    J=$T/td-$n.xml
+    junit_valid "$J" || fail "$n: not valid JUnit"
+    expect "$n: a pass then an error is one testcase" "$(qn "$J" '//testcase[@name="test_teardown_error"]')" 1
+    expect "$n: the error" "$(q "$J" '//testcase[@name="test_teardown_error"]/error/@message')" \
+        "RuntimeError: teardown broke"
+    expect "$n: a failure then an error is two" "$(qn "$J" '//testcase[@name="test_fail_teardown_error"]')" 2
+    expect "$n: the failure's text" "$(q "$J" '//testcase[@name="test_fail_teardown_error"]/failure/@message')" \
+        "FAIL: assert 1 == 2"
+    expect "$n: the error's text" "$(q "$J" '//testcase[@name="test_fail_teardown_error"]/error/@message')" \
+        "RuntimeError: teardown broke"
+    grep -q 'ERROR    tests/test_edges.py::test_fail_teardown_error — RuntimeError: teardown broke' "$T/td-$n.err" ||
+        fail "$n: the summary's unexpected list: $(cat "$T/td-$n.err")"
+    profile_ok "$T/td-$n.json" || fail "$n: the profile"
+    grep -q '"status":"ERROR",[^}]*"amends":"PASS"' "$T/td-$n.json" || fail "$n: no ERROR marker replacing the PASS"
+done
+expect "the summary's count" "$(sed -n 's/^  tests  *//p' "$T/td-edges.err")" "10: 4 PASS, 4 FAIL, 2 ERROR (6 unexpected)"
+expect "the slowest, the test once" "$(grep -c ' ms  tests/test_edges.py::test_teardown_error$' "$T/td-edges.err")" 1
+expect "the summary's count, xdist" "$(sed -n 's/^  tests  *//p' "$T/td-edges-xdist.err")" \
+    "7: 2 PASS, 3 FAIL, 2 ERROR (5 unexpected)"
+killed_and_recovered td "$TOP_SRCDIR/tests/fixtures/real/pytest/edges.log" '"message":"assert 1 == 2","status":"FAIL"'
+expect "recovered: one testcase" "$(qn "$T/tdrec.xml" '//testcase[@name="test_teardown_error"]/error')" 1
+expect "recovered: no other" "$(qn "$T/tdrec.xml" '//testcase[@name="test_teardown_error"]')" 1
+expect "recovered: the failure's text" \
+    "$(q "$T/tdrec.xml" '//testcase[@name="test_fail_teardown_error"]/failure/@message')" "FAIL: assert 1 == 2"
+echo "teardown errors: one test after a pass, two after a failure, as pytest's report has them"
+
+# ---- TeamCity messages of two shards whose flows interleave (a real mocha-teamcity-reporter log) -
+# Both shards run a test "adds" and a test "fails on purpose" at the same time: each flow's
+# result is its own (no test of one flow ends the other's, none is left INCOMPLETE), and a failed
+# hook, a testFailed of no started test, is a failure of its own.
+L=$TOP_SRCDIR/tests/fixtures/real/teamcity/mocha-shards.log
+expect_status 0 "$RESMON_RUN" -i 0 -o "$T/tc.json" --junit="$T/tc.xml" -- cat "$L" >/dev/null 2>"$T/tc.err"
+J=$T/tc.xml
+junit_valid "$J" || fail "teamcity: not valid JUnit"
+expect "teamcity: the tests" "$(qn "$J" '//testcase')" 10
+expect "teamcity: two passes of one name" "$(qn "$J" '//testcase[@name="adds"][not(*[self::failure or self::error])]')" 2
+expect "teamcity: two failures of one name" "$(qn "$J" '//testcase[@name="fails on purpose"]/failure')" 2
+expect "teamcity: the hook" \
+    "$(qn "$J" '//testcase[contains(@name,"before all")]/failure[starts-with(@message,"FAIL: hook broke")]')" 1
+expect "the summary's count" "$(sed -n 's/^  tests  *//p' "$T/tc.err")" "10: 4 PASS, 4 FAIL, 2 SKIP (4 unexpected)"
+profile_ok "$T/tc.json" || fail "teamcity: the profile"
+echo "teamcity: two flows interleaved, each test its own result"
 
 # ---- go modules: the package is the suite (a real go test -json run) ---------------------------
 # Module paths have dots ("example.com/acme/widget/calc"): the suite and classname are the

@@ -28,7 +28,7 @@ echo '{"action":"test_end","test":"dir/passes.js","status":"PASS"}'
 echo '{"action":"test_start","test":"dir/fails.js"}'
 echo '{"action":"test_end","test":"dir/fails.js","status":"FAIL","expected":"PASS","message":"boom"}'
 echo '{"action":"test_start","test":"dir/skipped.js"}'
-echo '{"action":"test_end","test":"dir/skipped.js","status":"SKIP"}'
+echo '{"action":"test_end","test":"dir/skipped.js","status":"SKIP","message":"needs a GPU"}'
 exit 1
 EOS
 expect_status 1 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY= GITHUB_SERVER_URL=https://github.com GITHUB_REPOSITORY=o/r \
@@ -45,6 +45,9 @@ expect "pass status" "$(attr "$F" dir/passes.js status.code)" 1
 expect "fail" "$(attr "$F" dir/fails.js test.case.result.status)" fail
 expect "fail message" "$(attr "$F" dir/fails.js status.message)" "FAIL, expected PASS: boom"
 expect "skip: no result status" "$(attr "$F" dir/skipped.js test.case.result.status)" ""
+expect "skip reason" "$(attr "$F" dir/skipped.js resmon.test.message)" "needs a GPU"
+expect "fail: its message" "$(attr "$F" dir/fails.js resmon.test.message)" "boom"
+expect "pass: no message" "$(attr "$F" dir/passes.js resmon.test.message)" ""
 expect "suite" "$(attr "$F" dir/passes.js test.suite.name)" dir
 run_id=$(attr "$F" "resmon-run sh" parent)
 expect "the run is the root" "$run_id" ""
@@ -129,6 +132,24 @@ if command -v xmllint >/dev/null 2>&1; then
     esac
 fi
 echo "limit: cpu, in both"
+
+# ---- a command that dies of a signal nobody sent: a failure, not a cancellation ----------------
+# (the command marker's reason "signal" is the command's own death; a stop request is the
+# timeout marker's "signal")
+for sig in SEGV KILL; do
+    "$RESMON_RUN" -q -i 0 -o "$T/crash.json" --otlp="$T/crash.jsonl" -- sh -c "kill -$sig \$\$" >/dev/null 2>&1
+    st=$?
+    [ $st -gt 128 ] || fail "crash $sig: resmon-run exited $st"
+    F=$(facts "$T/crash.jsonl")
+    expect "crash $sig: reason" "$(attr "$F" "resmon-run sh" resmon.reason)" signal
+    expect "crash $sig: result" "$(attr "$F" "resmon-run sh" cicd.pipeline.result)" failure
+done
+# a stop request (TERM to resmon-run) is the cancellation
+"$RESMON_RUN" -q -i 0 -o "$T/req.json" --otlp="$T/req.jsonl" -- sh -c 'kill -TERM $PPID; exec sleep 300' >/dev/null 2>&1
+F=$(facts "$T/req.jsonl")
+expect "stop request: reason" "$(attr "$F" "resmon-run sh" resmon.reason)" signal
+expect "stop request: result" "$(attr "$F" "resmon-run sh" cicd.pipeline.result)" cancellation
+echo "a command's own crash: failure; a stop request: cancellation"
 
 # ---- resmon-run killed, then recovered ------------------------------------------------------
 cat >"$T/hang2.sh" <<EOS

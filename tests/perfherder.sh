@@ -114,6 +114,44 @@ grep -qx "resmon-run: cannot create MOZ_UPLOAD_DIR '$T/raw/a-file/up' (at '$T/ra
 grep -q "^Treeherder's ingestion drops data of the" "$TOP_SRCDIR/man/resmon-run.1" ||
     fail "the manual does not say that Treeherder's ingestion drops job_resource_usage"
 
+# Killed outright, then recovered: --recover writes the Perfherder data from the stream as the run
+# would have, as it rebuilds the other reports (the same list of them); a full profile is no stream
+# to build it from, and not an error when only the environment asked for the data. A missing
+# MOZ_UPLOAD_DIR is made, as a run makes it.
+mkdir -p "$T/up6"
+cat >"$T/killed.sh" <<EOS
+echo \$\$ >"$T/killed.pid"
+"$HELPER" burn 0.3
+"$RESMON_RUN" --mark event burnt
+exec "$HELPER" sleep 300
+EOS
+env MOZ_AUTOMATION=1 MOZ_UPLOAD_DIR="$T/up6" "$RESMON_RUN" -q -i 0.05 --product=reftest -- sh "$T/killed.sh" \
+    >/dev/null 2>&1 &
+sup=$!
+stream_shows "$T/up6/profile_resource-usage.json" '"name":"burnt"'
+kill -KILL $sup
+wait $sup 2>/dev/null
+kill -KILL "$(cat "$T/killed.pid")" 2>/dev/null
+rm -f "$T/up6/perfherder-data-resource-usage.json"
+expect_status 0 env MOZ_AUTOMATION=1 MOZ_UPLOAD_DIR="$T/rec/up" "$RESMON_RUN" --recover="$T/up6/profile_resource-usage.json" \
+    -o "$T/recovered.json" 2>"$T/err6"
+R=$T/rec/up/perfherder-data-resource-usage.json
+grep -qx "resmon-run: wrote the Perfherder data '$R'" "$T/err6" || fail "recover said: $(cat "$T/err6")"
+node -e '
+const d = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+const fail = (m) => { console.error("FAIL: recovered Perfherder data: " + m); process.exit(1); };
+if (d.framework.name !== "job_resource_usage") fail("framework " + JSON.stringify(d.framework));
+const o = d.suites.find((s) => s.name === "reftest.overall") || fail("no reftest.overall: " + d.suites.map((s) => s.name));
+const cpu = o.subtests.find((t) => t.name === "tree_cpu_time") || fail("no tree_cpu_time");
+if (!(cpu.value > 0)) fail("tree_cpu_time " + cpu.value);
+' "$R" || fail "the recovered Perfherder data"
+frontend "$T/recovered.json" >/dev/null || fail "the recovered profile"
+rm -f "$R"
+expect_status 0 env MOZ_AUTOMATION=1 MOZ_UPLOAD_DIR="$T/rec/up" "$RESMON_RUN" --recover="$T/recovered.json" 2>"$T/err7"
+[ ! -e "$R" ] || fail "Perfherder data recovered from a full profile"
+grep -q "already a full profile" "$T/err7" || fail "recovering a full profile said: $(cat "$T/err7")"
+echo "killed run: --recover writes the Perfherder data"
+
 # Without MOZ_AUTOMATION: none.
 mkdir "$T/up3"
 expect_status 0 env MOZ_AUTOMATION= MOZ_UPLOAD_DIR="$T/up3" "$RESMON_RUN" -q -i 0 -- true 2>"$T/err3"

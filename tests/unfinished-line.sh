@@ -57,8 +57,16 @@ EOF
     [ "$(count "$P" test)" = 3 ] || fail "pytest: $(count "$P" test) test markers: $(markers "$P" test)"
     [ "$(grep -c '"key":"test_x.py::test_hang"' "$S")" = 1 ] || fail "pytest: test_hang opened more than once: $(grep test_hang "$S")"
     echo "kill -9 during a pytest -v test: recovered as $(val "$(test_line "$P" test_x.py::test_hang | cut -f5)" status)"
+    # pytest -q prints no test's name: the summary says no test was recognised, and how to get them
+    mkdir "$T/pyq"
+    printf 'def test_a():\n    pass\n' >"$T/pyq/test_q.py"
+    (cd "$T/pyq" && "$RESMON_RUN" --no-profile -- "$PY" -m pytest -q -p no:cacheprovider test_q.py) \
+        >"$T/pyq.out" 2>"$T/pyq.err" || fail "pytest -q failed: $(cat "$T/pyq.err")"
+    [ "$(grep -c 'no test line recognised in the output: pytest prints a line per test only with -v' "$T/pyq.err")" = 1 ] ||
+        fail "pytest -q: no hint, or not once: $(cat "$T/pyq.err")"
+    echo "pytest -q: $(grep -o 'no test line.*' "$T/pyq.err")"
 else
-    echo "no pytest (python3 -m pytest): the kill -9 case is not run"
+    echo "no pytest (python3 -m pytest): the kill -9 and -q cases are not run"
 fi
 
 # ---- the same in the parsers' own terms: tails that grow, and a line that ends otherwise ---------

@@ -253,6 +253,22 @@ START_TEST(test_options_timeout_mode)
 }
 END_TEST
 
+/* A parse that stops inside a cluster of short options ("-Zp": Z is no option) leaves nothing for
+ * the next parse in the same process: its "p" is not taken for an option of the next command line. */
+START_TEST(test_parse_again)
+{
+    struct options o;
+    /* strings of their own (not mkargv's, which the next call overwrites), alive after the call */
+    char b0[] = "resmon-run", b1[] = "-Zp", b2[] = "true", *bad[] = {b0, b1, b2, NULL};
+    ck_assert_int_eq(cli_parse(3, bad, &o), EXIT_CANCELED);
+    char g0[] = "resmon-run", g1[] = "-q", g2[] = "true", *good[] = {g0, g1, g2, NULL};
+    ck_assert_int_eq(cli_parse(3, good, &o), 0);
+    ck_assert(o.quiet && !o.preserve_status);
+    ck_assert_str_eq(o.argv[0], "true");
+    cli_release(&o);
+}
+END_TEST
+
 START_TEST(test_dump_options)
 {
     struct options o;
@@ -298,6 +314,7 @@ int main(void)
     tcase_add_test(tc, test_options_run_mode);
     tcase_add_test(tc, test_options_timeout_mode);
     tcase_add_test(tc, test_dump_options);
+    tcase_add_test(tc, test_parse_again);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -28,7 +28,7 @@ static struct summary_facts *facts(void)
     f->program = "resmon-run";
     f->command = "make";
     f->exit_status = 124;
-    f->end = SUMMARY_TIMEOUT;
+    f->end = RUN_TIMEOUT;
     f->signal = 15;
     f->limit_ns = 2000000000;
     summary_add_open(f, "a,b", 3);
@@ -80,8 +80,20 @@ START_TEST(test_commands)
                            "::error title=FAIL t3::t3: FAIL, expected PASS (after 1.500 s)\n");
     free(text);
 
+    /* A test that passed where a failure was expected (pytest's non-strict XPASS, which pytest
+     * itself does not fail on) is a warning that says so, not an error. */
+    struct gha_result xp[2] = {{"t.py::test_xpass", "PASS", "FAIL", "maybe fixed", 2000000},
+                               {"t.py::test_xfail_strict", "FAIL", "PASS", NULL, 1000000}};
+    struct gha_said s2 = {.verdict = true};
+    ck_assert_int_eq(gha_format_commands(f, xp, 2, false, &s2, &text, &len), 0);
+    ck_assert_str_eq(text, "::warning file=t.py,title=unexpected pass t.py%3A%3Atest_xpass::t.py::test_xpass: passed, "
+                           "expected FAIL (after 0.002 s)%0Amaybe fixed\n"
+                           "::error file=t.py,title=FAIL t.py%3A%3Atest_xfail_strict::t.py::test_xfail_strict: FAIL, "
+                           "expected PASS (after 0.001 s)\n");
+    free(text);
+
     /* A run that exited by itself, all as expected: nothing to say, and no newline either. */
-    f->end = SUMMARY_EXITED;
+    f->end = RUN_EXIT;
     struct gha_said none = {0};
     ck_assert_int_eq(gha_format_commands(f, NULL, 0, true, &none, &text, &len), 0);
     ck_assert_uint_eq(len, 0);
@@ -109,7 +121,7 @@ END_TEST
 START_TEST(test_commands_location)
 {
     struct summary_facts *f = facts();
-    f->end = SUMMARY_EXITED;
+    f->end = RUN_EXIT;
     struct gha_result res[] = {
         {"tests/test_a.py::TestK::test_x[1-2]", "FAIL", NULL, "assert 1 == 2", 2000000},
         {"example.com/m/calc/TestAdd", "FAIL", NULL, "got 4\ncalc_test.go:13: Add(2, 2) = 4, want 5", 0},

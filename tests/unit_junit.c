@@ -185,6 +185,8 @@ START_TEST(test_details_and_duplicates)
     XQ_EQ(d, "//testcase[@name='b.js']/error/@message", "CRASH mozalloc_abort");
     /* c is open: incomplete, timed to the last time the stream holds (10 ms) */
     XQ_EQ(d, "//testcase[@name='c.js']/error/@type", "incomplete");
+    XQ_EQ(d, "//testcase[@name='c.js']/error/@message",
+          "still running when the record stopped (resmon-run was killed, or is still running)");
     XQ_EQ(d, "//testcase[@name='c.js']/@time", "0.006");
     xmlFreeDoc(d);
     struct junit_stats st;
@@ -217,6 +219,31 @@ END_TEST
 /* A message line gives an unexpected result without a message its text (results.h), as the
  * profile's converter does: the first that names it, in the order the tests ended; a pass and a
  * result with its own message keep theirs. */
+/* The reports read the stream as the profile's converter does (profile/streamread.h): a line's
+ * keys in another order than the writer's (a stream another tool wrote, or edited by hand) say the
+ * same. */
+START_TEST(test_any_key_order)
+{
+    int fd = stream_file(META "{\"name\":\"test\",\"data\":{\"test\":\"d/a\",\"type\":\"Test\",\"status\":\"FAIL\","
+                              "\"message\":\"boom\",\"color\":\"orange\"},\"startTime\":1.0,\"endTime\":3.0,"
+                              "\"type\":\"marker\"}\n"
+                              "{\"key\":\"d/b\",\"kind\":\"test\",\"type\":\"open\",\"name\":\"test\",\"startTime\":4.0,"
+                              "\"data\":{\"type\":\"Test\",\"test\":\"d/b\"}}\n"
+                              "{\"startTime\":5.0,\"endTime\":null,\"name\":\"timeout\",\"type\":\"marker\","
+                              "\"data\":{\"type\":\"Timeout\",\"reason\":\"timeout\",\"after\":5000}}\n");
+    struct results *j;
+    ck_assert_int_eq(results_new(fd, 0, &j), 0);
+    xmlDocPtr d = report(j, -1);
+    XQ_EQ(d, "count(//testcase)", "2");
+    XQ_EQ(d, "//testcase[@name='a']/failure/@message", "FAIL: boom");
+    XQ_EQ(d, "//testcase[@name='b']/error/@message", "still running when the run timed out after 5 s (--timeout)");
+    ck_assert_double_eq(j->last_ms, 5.0);
+    xmlFreeDoc(d);
+    results_free(j);
+    close(fd);
+}
+END_TEST
+
 START_TEST(test_late_message)
 {
 #define T(start, name, status, color, more)                                                        \
@@ -273,6 +300,7 @@ int main(void)
     tcase_add_test(tc, test_go_package_suite);
     tcase_add_test(tc, test_details_and_duplicates);
     tcase_add_test(tc, test_late_message);
+    tcase_add_test(tc, test_any_key_order);
     tcase_add_test(tc, test_not_a_stream);
     suite_add_tcase(s, tc);
     return check_run(s);

@@ -215,7 +215,7 @@ struct run {
 
 typedef void (*child_fn)(struct run *r);
 
-/* The least width of the event filter's window (sampler.c FILTER_WINDOW). */
+/* The least width of the event filter's window (sampler_events.c FILTER_WINDOW). */
 #define FILTER_WINDOW_TEST 16
 
 static bool setup_events_after_scan; /* the sampler reads process events after its scans */

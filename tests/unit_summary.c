@@ -27,7 +27,7 @@ static void facts_timeout(struct summary_facts *f)
 {
     memset(f, 0, sizeof *f);
     f->command = "tests/demo/demo-suite";
-    f->end = SUMMARY_TIMEOUT;
+    f->end = RUN_TIMEOUT;
     f->signal = SIGTERM;
     f->limit_ns = 20 * SEC;
     f->exit_status = 124;
@@ -49,7 +49,7 @@ static void facts_timeout(struct summary_facts *f)
     double mem[] = {1, 2, 8, 8, 4, 2, 2, 2};
     for (size_t i = 0; i < 8; i++) {
         summary_series_add(&f->cpu, cpu[i]);
-        summary_series_add(&f->mem, mem[i] * 1048576);
+        summary_series_add(&f->mem, mem[i] * ((double)f->peak_rss / 8)); /* the peak: 212.4 MiB */
     }
     f->profile_path = "demo-profile.json";
 }
@@ -76,10 +76,64 @@ START_TEST(test_exact_timeout_text)
         "  alive then   1234    demo-suite\n"
         "               1240    sleep 1000\n"
         "  CPU          \u2581\u2588\u2588\u2585\u2583\u2581\u2581\u2581  peak 1.00 cores\n"
-        "  memory       \u2582\u2583\u2588\u2588\u2585\u2583\u2583\u2583  peak 8.0 MiB\n"
+        "  memory       \u2582\u2583\u2588\u2588\u2585\u2583\u2583\u2583  peak 212.4 MiB\n"
         "  profile      demo-profile.json\n"
         "               open https://profiler.firefox.com/ and \"Load a profile from file\"\n";
     ck_assert_str_eq(text, want);
+    free(text);
+}
+END_TEST
+
+START_TEST(test_no_test_hint)
+{
+    const char *pq[] = {"python3", "-m", "pytest", "-q", "tests/", NULL};
+    const char *pv[] = {"pytest", "-rA", "-v", NULL};
+    const char *pcl[] = {"/usr/bin/pytest", "-rAv", NULL};
+    const char *gt[] = {"go", "test", "./...", NULL};
+    const char *gj[] = {"go", "test", "-json", "./...", NULL};
+    const char *pr[] = {"prove", "-r", "t", NULL};
+    const char *ut[] = {"python3", "-m", "unittest", "discover", NULL};
+    const char *rs[] = {"bundle", "exec", "rspec", NULL};
+    const char *rd[] = {"rspec", "--format=documentation", NULL};
+    const char *mk[] = {"make", "check", NULL};
+    const char *dd[] = {"sh", "-c", "pytest -v", NULL}; /* one word: not the harness's own argv */
+    ck_assert_str_eq(summary_harness_hint(pq), "pytest prints a line per test only with -v");
+    ck_assert_ptr_null(summary_harness_hint(pv));
+    ck_assert_ptr_null(summary_harness_hint(pcl));
+    ck_assert_str_eq(summary_harness_hint(gt), "go test prints a line per test only with -v or -json");
+    ck_assert_ptr_null(summary_harness_hint(gj));
+    ck_assert_str_eq(summary_harness_hint(pr), "prove prints a line per test only with -v");
+    ck_assert_str_eq(summary_harness_hint(ut), "unittest prints a line per test only with -v");
+    ck_assert_str_eq(summary_harness_hint(rs), "RSpec prints a line per test only with --format documentation");
+    ck_assert_ptr_null(summary_harness_hint(rd));
+    ck_assert_ptr_null(summary_harness_hint(mk));
+    ck_assert_ptr_null(summary_harness_hint(dd));
+    ck_assert_ptr_null(summary_harness_hint(NULL));
+
+    /* Said once, in the tests row, when the output was parsed and held no test; not at a stop
+     * (the test may be still to come), nor with a test open. */
+    struct summary_facts f = {.end = RUN_EXIT, .exit_code = 0, .exit_status = 0, .wall_ns = 1000000000,
+                              .tests_parsed = true, .argv = pq};
+    char *text = fmt(&f, false, true);
+    ck_assert_msg(strstr(text, "  tests        no test line recognised in the output: pytest prints a line per test "
+                               "only with -v\n"), "%s", text);
+    free(text);
+    f.argv = mk;
+    text = fmt(&f, false, true);
+    ck_assert_msg(strstr(text, "  tests        no test line recognised in the output\n"), "%s", text);
+    free(text);
+    f.at_stop = true;
+    text = fmt(&f, false, true);
+    ck_assert_ptr_null(strstr(text, "recognised"));
+    free(text);
+    f.at_stop = false;
+    summary_add_open(&f, "t.py::test_hangs", 16);
+    text = fmt(&f, false, true);
+    ck_assert_ptr_null(strstr(text, "recognised"));
+    free(text);
+    f = (struct summary_facts){.end = RUN_EXIT, .wall_ns = 1000000000, .argv = pq};
+    text = fmt(&f, false, true);
+    ck_assert_ptr_null(strstr(text, "recognised")); /* the output was not parsed (--parse=none) */
     free(text);
 }
 END_TEST
@@ -131,7 +185,27 @@ START_TEST(test_ascii_fallback)
     facts_timeout(&f);
     char *text = fmt(&f, false, false);
     ck_assert_ptr_nonnull(strstr(text, "  CPU          _##=-___  peak 1.00 cores\n"));
-    ck_assert_ptr_nonnull(strstr(text, "  memory       .-##=---  peak 8.0 MiB\n"));
+    ck_assert_ptr_nonnull(strstr(text, "  memory       .-##=---  peak 212.4 MiB\n"));
+    free(text);
+    /* One peak wherever it is shown: the run's own figure when a sample missed it (it came
+     * between two), and no row at all when nothing was measured (a run shorter than one
+     * interval), never "peak 0 B". */
+    f.peak_rss *= 2;
+    text = fmt(&f, false, false);
+    ck_assert_ptr_nonnull(strstr(text, "peak memory  424.8 MiB"));
+    ck_assert_msg(strstr(text, "  peak 424.8 MiB\n"), "%s", text);
+    free(text);
+    f.peak_rss = 0;
+    summary_series_init(&f.mem, SUMMARY_AGG_MAX);
+    summary_series_add(&f.mem, 0);
+    text = fmt(&f, false, false);
+    ck_assert_ptr_null(strstr(text, "  memory "));
+    ck_assert_ptr_null(strstr(text, "peak 0 B"));
+    char *md;
+    size_t mdlen;
+    ck_assert_int_eq(summary_format_markdown(&f, &md, &mdlen), 0);
+    ck_assert_ptr_null(strstr(md, "| memory |"));
+    free(md);
     for (const char *p = text; *p; p++)
         ck_assert_msg((unsigned char)*p < 0x80, "non-ASCII byte in ASCII mode");
     free(text);
@@ -180,7 +254,7 @@ START_TEST(test_endings)
                         "  wall time    2m05s\n");
     free(t);
 
-    f.end = SUMMARY_SIGNALED;
+    f.end = RUN_SIGNAL;
     f.signal = SIGSEGV;
     f.exit_status = 139;
     f.wall_ns = 2 * 3600 * SEC + 3 * 60 * SEC;
@@ -189,7 +263,7 @@ START_TEST(test_endings)
                         "  wall time    2h03m\n");
     free(t);
 
-    f.end = SUMMARY_OUTPUT_TIMEOUT;
+    f.end = RUN_OUTPUT_TIMEOUT;
     f.signal = SIGTERM;
     f.kill_sent = true;
     f.limit_ns = 300 * SEC;
@@ -201,7 +275,7 @@ START_TEST(test_endings)
                         "  wall time    500 ms\n");
     free(t);
 
-    f.end = SUMMARY_STOP_REQUEST;
+    f.end = RUN_STOPPED;
     f.signal = SIGINT;
     f.kill_sent = false;
     f.exit_status = -1;
@@ -211,7 +285,7 @@ START_TEST(test_endings)
                         "  wall time    500 ms\n");
     free(t);
 
-    f.end = SUMMARY_PARENT_DIED;
+    f.end = RUN_PARENT_DIED;
     f.signal = SIGTERM;
     f.exit_status = 143;
     f.program = NULL;
@@ -227,7 +301,7 @@ START_TEST(test_endings)
     /* a resource limit: which, and the figure */
     memset(&f, 0, sizeof f);
     f.command = "pytest";
-    f.end = SUMMARY_LIMIT;
+    f.end = RUN_MEMORY;
     f.signal = SIGTERM;
     f.limit_name = "memory";
     f.limit_text = "the tree's RSS reached 300 MiB, past the limit of 256 MiB";
@@ -240,7 +314,7 @@ START_TEST(test_endings)
     free(t);
 
     /* the OOM killer took the command; the victims, the test each ran under; memory pressure */
-    f.end = SUMMARY_OOM_KILLED;
+    f.end = RUN_OOM_KILL;
     f.exit_status = 137;
     summary_add_oom(&f, 4242, "python -m pytest", 1536 * 1048576ULL, "tests/test_big.py::test_huge");
     summary_add_oom(&f, 4250, "cc1", 0, NULL);
@@ -483,6 +557,7 @@ int main(void)
     tcase_add_test(tc, test_locale_and_colour);
     tcase_add_test(tc, test_write_fd);
     tcase_add_test(tc, test_dump_and_leaks_text);
+    tcase_add_test(tc, test_no_test_hint);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -4,6 +4,7 @@
 #include "check_run.h"
 #include "testlog/event.h" /* TL_ANCHORS */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -665,11 +666,13 @@ static void text_add(struct text *t, const char *s, size_t n)
     t->p[t->n] = '\0';
 }
 
-static const char *const prefilter_fixtures[] = {
-    "mozlog_all.log", "mozlog_deviations.log", "tbpl.log", "mach.log", "tap.txt", "tap-node.txt",
-    "tap-check.txt", "go-json.txt", "go-text.txt", "gtest.txt", "pytest.txt", "unittest.txt",
-    "libtest.txt", "check.txt",
-};
+/* The logs of tests/fixtures/testlog (*.txt, *.log), so that a new format's fixture is held to
+ * the prefilter too without being listed here. */
+static int prefilter_fixture(const struct dirent *e)
+{
+    size_t n = strlen(e->d_name);
+    return n > 4 && (!strcmp(e->d_name + n - 4, ".txt") || !strcmp(e->d_name + n - 4, ".log"));
+}
 
 /* Lines no parser takes alone, some of which a parser waiting for a continuation may. */
 static const char *const prefilter_noise[] = {
@@ -692,10 +695,14 @@ START_TEST(test_prefilter_changes_nothing)
     struct text all[NELEM(prefilter_wrap)] = {{0}};
     struct text mixed = {0};
     size_t noise = 0;
-    for (size_t f = 0; f < NELEM(prefilter_fixtures); f++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/tests/fixtures/testlog/%s", fixture_dir(),
-                 prefilter_fixtures[f]);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/tests/fixtures/testlog", fixture_dir());
+    struct dirent **fixtures;
+    int nfixtures = scandir(dir, &fixtures, prefilter_fixture, alphasort);
+    ck_assert_msg(nfixtures >= 10, "%s: %d logs", dir, nfixtures);
+    for (int f = 0; f < nfixtures; f++) {
+        char path[sizeof dir + sizeof fixtures[f]->d_name + 1];
+        snprintf(path, sizeof path, "%s/%s", dir, fixtures[f]->d_name);
         size_t len;
         char *log = slurp(path, &len);
         ck_assert_msg(log != NULL, "fixture %s", path);
@@ -721,13 +728,15 @@ START_TEST(test_prefilter_changes_nothing)
                 }
                 i = end + 1;
             }
-            char what[256];
-            snprintf(what, sizeof what, "%s wrapped %zu", prefilter_fixtures[f], w);
+            char what[sizeof fixtures[f]->d_name + 32];
+            snprintf(what, sizeof what, "%s wrapped %zu", fixtures[f]->d_name, w);
             prefilter_same(what, t.p, t.n);
             free(t.p);
         }
         free(log);
+        free(fixtures[f]);
     }
+    free(fixtures);
     /* all formats one after another: parsers left waiting by one fixture meet the next */
     for (size_t w = 0; w < NELEM(prefilter_wrap); w++) {
         prefilter_same("all fixtures", all[w].p, all[w].n);

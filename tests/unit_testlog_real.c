@@ -19,7 +19,10 @@
  *              the file) are not in the report and are left out here
  *   node       "a > b > c" is "a/b/c"; the report has only tests without subtests, and the
  *              names as its XML reads them (junit_name)
- * The two lists are compared sorted, so order (xdist's completion order) does not matter.
+ * A marker that amends an earlier result of its test (its "amends": pytest's error at teardown
+ * after a pass) is that test's result, in the place of the earlier one's entry, as the stream's
+ * readers take it (results.h). The two lists are compared sorted, so order (xdist's completion
+ * order) does not matter.
  *
  * Failure texts: where the harness's report has them (NAME.msgs: "<id>\t<text>", escaped as
  * NAME.tests is), every test that failed or errored must hold exactly the report's text, and one
@@ -41,6 +44,7 @@ enum idmap { ID_SAME, ID_CHECK, ID_GO_TEXT, ID_UNITTEST, ID_PROVE, ID_NODE };
 /* An unexpected result's failure text, as the markers (and message lines) say it. */
 struct msg {
     char *id, *text; /* text NULL: none */
+    char *status;    /* the marker's */
 };
 
 /* How a corpus's log and report may differ (README):
@@ -116,9 +120,10 @@ static const struct corpus {
     {"pytest/mozbase-serial", ID_SAME},
     {"pytest/msgs", ID_SAME},
     {"pytest/skips", ID_SAME, .flags = C_SKIP_TEXTS},
-    /* pytest prints a test that passed and then errored at teardown twice, PASSED then ERROR;
-     * its report has the one result ERROR, the log's PASSED is a result of its own */
-    {"pytest/edges", ID_SAME, NULL, "PASS\ttests/test_edges.py::test_teardown_error"},
+    /* pytest prints a test that passed and then errored at teardown twice, PASSED then ERROR:
+     * the ERROR amends the PASS, and the report has the one result ERROR; after a FAILED the
+     * report has both, each with its text (-rA's short summary names the ERROR first) */
+    {"pytest/edges", ID_SAME},
     {"pytest/edges-xdist", ID_SAME},
     {"pytest/edges-pyargs", ID_SAME},
     {"unittest/json-pyflakes", ID_UNITTEST},
@@ -133,6 +138,9 @@ static const struct corpus {
     {"go/build-failed.json", ID_SAME},
     {"go/edges.json", ID_SAME},
     {"go/edges.v", ID_GO_TEXT, .flags = C_SECOND_RUN},
+    /* go test -count=2: every test (testify's suite methods too) runs again under its name */
+    {"go/rerun.json", ID_SAME},
+    {"go/rerun.v", ID_GO_TEXT, .flags = C_SECOND_RUN},
     {"gtest/output-test", ID_SAME, "FAIL\tNonTestSuiteFailure.", .flags = C_INTERLEAVED},
     {"gtest/output-test-color", ID_SAME, "FAIL\tNonTestSuiteFailure.", .flags = C_INTERLEAVED},
     {"gtest/skip-typed", ID_SAME},
@@ -175,6 +183,10 @@ static const struct corpus {
     {"meson/quirks-j2", ID_SAME, .flags = C_CRASH_FAILS},
     {"cmocka/quirks", ID_SAME, .flags = C_CRASH_FAILS | C_ERROR_FAILS},
     {"teamcity/catch2", ID_SAME},
+    /* mocha-teamcity-reporter: mocha --parallel (one flow, and one for a failed hook), and two
+     * shards whose flows interleave, tests of one name running in both at once */
+    {"teamcity/mocha-parallel", ID_SAME},
+    {"teamcity/mocha-shards", ID_SAME},
     /* Catch2's console names failed test cases only, unless -s */
     {"catch2/default", ID_SAME, .flags = C_FAILED_ONLY},
     {"catch2/s", ID_SAME},
@@ -295,30 +307,41 @@ static void got_marker(void *ctx, const char *name, uint64_t s, uint64_t e, int 
         free(n);
         if (scope)
             cap_add(&g->scopes, junit_name(scope));
-    } else
+    } else {
+        if (json_s(o, "amends")) { /* the test's latest entry is this one's */
+            size_t k = g->l.n;
+            while (k > 0 && strcmp(strchr(g->l.lines[k - 1], '\t') + 1, test))
+                k--;
+            ck_assert_msg(k > 0, "%s amends an earlier result it does not have", test);
+            free(g->l.lines[k - 1]);
+            memmove(&g->l.lines[k - 1], &g->l.lines[k], (g->l.n - k) * sizeof *g->l.lines);
+            g->l.n--;
+        }
         cap_add(&g->l, entry(st, test, strlen(test)));
+    }
     if (!strcmp(st, "FAIL") || !strcmp(st, "ERROR") || !strcmp(st, "TIMEOUT") || !strcmp(st, "CRASH") ||
         ((g->flags & C_SKIP_TEXTS) && !strcmp(st, "SKIP"))) {
         const char *m = json_s(o, "message");
         g->msgs = realloc(g->msgs, (g->nmsgs + 1) * sizeof *g->msgs);
-        g->msgs[g->nmsgs++] = (struct msg){strdup(test), m ? strdup(m) : NULL};
+        g->msgs[g->nmsgs++] = (struct msg){strdup(test), m ? strdup(m) : NULL, strdup(status)};
     }
     cJSON_Delete(o);
 }
 
-/* A message line (testlog.h): the first unexpected result of that name without a text, or with
- * one the line cut (text_cut_of), gets it. */
+/* A message line (testlog.h): the first unexpected result of that name (and status, when the
+ * line says one) without a text, or with one the line cut (text_cut_of), gets it. */
 static void got_state(void *ctx, const char *line, size_t len)
 {
     struct got *g = ctx;
     cJSON *o = cJSON_ParseWithLength(line, len);
     ck_assert_ptr_nonnull(o);
-    const char *type = json_s(o, "type"), *test = json_s(o, "test"), *m = json_s(o, "message");
+    const char *type = json_s(o, "type"), *test = json_s(o, "test"), *m = json_s(o, "message"),
+               *status = json_s(o, "status");
     if (type && !strcmp(type, "message")) {
         ck_assert_msg(test && m && *m, "a message line names its test and text: %.*s", (int)len, line);
         for (size_t i = 0; i < g->nmsgs; i++)
             if ((!g->msgs[i].text || text_cut_of(g->msgs[i].text, strlen(g->msgs[i].text), m, strlen(m))) &&
-                !strcmp(g->msgs[i].id, test)) {
+                !strcmp(g->msgs[i].id, test) && (!status || !strcmp(g->msgs[i].status, status))) {
                 free(g->msgs[i].text);
                 g->msgs[i].text = strdup(m);
                 break;
@@ -514,7 +537,7 @@ static size_t check_msgs(const struct corpus *c, const char *path, const struct 
     ck_assert_msg(t != NULL, "%s", path);
     const struct testlog_result *unexp;
     size_t nunexp = testlog_unexpected(tl, &unexp);
-    bool *used = calloc(g->nmsgs + 1, 1);
+    bool *used = calloc(g->nmsgs + 1, 1), *unexp_used = calloc(nunexp + 1, 1);
     char *save = NULL;
     struct cap want = {0};
     for (char *line = strtok_r(t, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -536,9 +559,14 @@ static size_t check_msgs(const struct corpus *c, const char *path, const struct 
             used[i] = true;
         bool inter = false, ok = i < g->nmsgs && same_text(got, text, c->flags, &inter);
         *ret_interleaved += inter;
+        /* the summary's copy: its first of that name not yet compared (a test may fail, then
+         * error at teardown: two results, in the order they ended) */
         for (size_t k = 0; ok && k < nunexp; k++)
-            if (!strcmp(unexp[k].test, mapped + 2))
+            if (!unexp_used[k] && !strcmp(unexp[k].test, mapped + 2)) {
+                unexp_used[k] = true;
                 ok = same_text(unexp[k].message, got, 0, &inter);
+                break;
+            }
         if (!ok && bad++ < 6 && ro < cap - 600)
             ro += (size_t)snprintf(report + ro, cap - ro, "\n  %s:\n    report  %.200s\n    markers %.200s",
                                    show(mapped + 2), show(text), i < g->nmsgs ? show(got ? got : "(none)") : "(no such test)");
@@ -564,6 +592,7 @@ static size_t check_msgs(const struct corpus *c, const char *path, const struct 
         }
     cap_free(&want);
     free(used);
+    free(unexp_used);
     free(t);
     return bad;
 }
@@ -603,6 +632,7 @@ START_TEST(test_corpus)
     for (size_t i = 0; i < g.nmsgs; i++) {
         free(g.msgs[i].id);
         free(g.msgs[i].text);
+        free(g.msgs[i].status);
     }
     free(g.msgs);
 

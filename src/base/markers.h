@@ -6,9 +6,10 @@
  * a complete compact JSON object whose first key is "type" (the marker schema's name).
  *
  * ONE OWNER PER MARKER TYPE. Each type is a struct marker_type defined by the module that builds
- * its payloads, next to the code that builds them (sampler.c: the machine and tree samples and
- * processes; testlog.c: tests, statuses, crashes; usermark.c: phases; runmarks.c: the run's own
- * events; this file: Text and Warning, which several producers use). The type lists its fields;
+ * its payloads, next to the code that builds them (sampler*.c: the machine and tree samples and
+ * processes; testlog_tests.c: tests; testlog_events.c: statuses, crashes; usermark.c: phases;
+ * runmarks.c: the run's own events; this file: Text and Warning, which several producers use).
+ * The type lists its fields;
  * meta.markerSchema is written from these definitions (marker_schemas_write), and payloads are
  * built with the mpay_* calls, which take a field by its index in the type's table — so every
  * key a payload holds is a field of its schema, by construction. A field is required unless it

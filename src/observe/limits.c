@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "base/jsonw.h"
+#include "base/log.h"
+#include "base/sanitize.h"
 #include "base/util.h"
 #include "observe/sampler.h"
 
@@ -360,4 +362,50 @@ void limits_oom_payload(struct jsonw *w, const struct sampler_killed *k, const c
         mpay_str(&p, OOM_TEST, test);
     mpay_str(&p, OOM_COLOR, "red");
     mpay_end(&p);
+}
+
+enum limit_kind limits_check_tree(struct limits *l, const struct sampler *s, uint64_t cpu_ns, char *text,
+                                  size_t size)
+{
+    struct sampler_totals t;
+    sampler_get_totals(s, &t);
+    struct limits_reading rd = {
+        .cpu_ns = cpu_ns,
+        .rss_known = t.rss_known,
+        .rss = sampler_tree_rss(s),
+        .count_known = t.count_known,
+        .tasks = t.live_processes + t.live_threads,
+    };
+    /* threads include each process's main thread: the tasks the kernel counts */
+    if (t.count_known)
+        rd.tasks = t.live_threads > t.live_processes ? t.live_threads : t.live_processes;
+    return limits_check(l, &rd, text, size);
+}
+
+size_t limits_oom_kills(struct limits *l, struct sampler *s, bool we_killed, bool settle, struct sampler_killed *out,
+                        size_t max)
+{
+    size_t n = sampler_take_killed(s, out, max);
+    for (size_t i = 0; i < n; i++)
+        limits_note_death(l, &out[i], we_killed);
+    if (!n && !settle)
+        return 0;
+    return limits_oom_take(l, now_ns(), out, max);
+}
+
+void limits_say_oom(const struct marker_sink *sink, const struct sampler_killed *k, const char *test)
+{
+    char cmd[sizeof k->cmd], during[160]; /* the tree's text, for a terminal (sanitize.h) */
+    sanitize_into(SANITIZE_TERMINAL, cmd, sizeof cmd, k->cmd, strlen(k->cmd));
+    sanitize_into(SANITIZE_TERMINAL, during, sizeof during, test, test ? strlen(test) : 0);
+    log_warn("the kernel's OOM killer killed process %d of the tree (%s)%s%s", (int)k->pid, cmd, test ? " during " : "",
+             during);
+    if (!sink)
+        return;
+    struct jsonw w;
+    jsonw_init(&w);
+    limits_oom_payload(&w, k, test);
+    if (!jsonw_failed(&w))
+        marker_emit(sink, "OOM kill", k->end_ns, MARKER_INSTANT, CAT_TASKS, w.buf, w.len);
+    jsonw_release(&w);
 }

@@ -77,6 +77,10 @@ struct limits_reading {
 /* The limit reached now, if any (LIMIT_NONE), with a text naming the limit and the figure in
  * text[0..size). Reads the kernel's counters of the limits it enforces. */
 enum limit_kind limits_check(struct limits *l, const struct limits_reading *r, char *text, size_t size);
+/* limits_check on what the sampler last read of the tree (s), with cpu_ns its CPU time now. */
+struct sampler;
+enum limit_kind limits_check_tree(struct limits *l, const struct sampler *s, uint64_t cpu_ns, char *text,
+                                  size_t size);
 
 /* The earliest monotonic instant the tree, at cpu_ns now, could reach the CPU limit with ncpu
  * CPUs busy (never less than 10 ms from now); UINT64_MAX without a CPU limit. */
@@ -97,6 +101,15 @@ size_t limits_oom_take(struct limits *l, uint64_t now_ns, struct sampler_killed 
 /* The OOM kill marker's payload in w. test: the test that was running (NULL: none). */
 struct jsonw;
 void limits_oom_payload(struct jsonw *w, const struct sampler_killed *k, const char *test);
+
+/* Both steps for a run: the deaths by SIGKILL the sampler learned of are noted (limits_note_death;
+ * we_killed as there), then the OOM killer's among those noted so far are taken into out[0..max)
+ * (limits_oom_take) when there were deaths or settle asks (at each sample, and at the end). */
+size_t limits_oom_kills(struct limits *l, struct sampler *s, bool we_killed, bool settle, struct sampler_killed *out,
+                        size_t max);
+/* An OOM kill said: a warning on stderr now (the command's text made safe for a terminal) and
+ * its marker to sink (NULL: none). test: the test it ran under (NULL: none). */
+void limits_say_oom(const struct marker_sink *sink, const struct sampler_killed *k, const char *test);
 
 /* The limits the kernel enforces (CONTAIN_LIMIT_*): for memory, an OOM kill in the tree is then
  * the limit reached. */

@@ -12,15 +12,15 @@
  * and nothing else (no other event kind, no reply). The set is the tree as the sampler knows it,
  * plus resmon-run itself (the command's fork); it is rebuilt when the tree gains a process.
  * Fork and exit are told by the parent's tgid, which Linux reports since 4.18 (an older kernel
- * sends 0 there: such a kernel gets the filter of kinds and threads only, see sampler.c).
+ * sends 0 there: such a kernel gets the filter of kinds and threads only, see sampler_events.c).
  *
  * The filter lags: a process joins the set only once its fork event was read, so what a new
  * process does before the filter is re-attached would be dropped (its exec, its own children).
  * Two answers: a window of the pids the kernel allocates next passes too (the tree's next child
  * most likely gets one of them), and the caller catches up right after each re-attach
- * (sampler.c: the command line read again, the children listed); the scans remain the safety
- * net. Past PROCFILTER_MAX_SET processes the set is left out and the filter drops only threads
- * and other kinds.
+ * (sampler_events.c: the command line read again, the children listed); the scans remain the
+ * safety net. Past PROCFILTER_MAX_SET processes the set is left out and the filter drops only
+ * threads and other kinds.
  *
  * Layout the filter reads (struct nlmsghdr, struct cn_msg, struct proc_event, host byte order;
  * classic BPF loads words big-endian, so the constants are compared byte-swapped where needed).

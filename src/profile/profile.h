@@ -47,9 +47,10 @@
  *
  * LATE MESSAGES. Some harnesses print a failure's text after the test's result (testlog.h):
  *
- *   {"type":"message","test":NAME,"message":TEXT}
+ *   {"type":"message","test":NAME,"message":TEXT[,"status":STATUS]}
  *
- * gives TEXT to the "test" marker whose payload's "test" is NAME, when that marker went
+ * gives TEXT to the "test" marker whose payload's "test" is NAME (and "status" STATUS, when the
+ * line names one: a test with two results, testlog.h), when that marker went
  * otherwise than expected (its "color" is not "green") and has no "message": the payload is
  * written with "message":TEXT added. A marker can be given one message; one that nothing takes is
  * passed by. Bounded like the rest: the first 65 536 such markers can be given one (each payload
@@ -63,9 +64,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "profile/streamread.h"
+
 /* Longest stream line the converter accepts (longer lines are skipped and counted). Payloads are
  * also limited to this size. */
-#define PROFILE_MAX_LINE (16u * 1024 * 1024 - 1)
+#define PROFILE_MAX_LINE SREAD_MAX_LINE
 
 /* MARKER LIMIT above. 2 000 000 markers: 64 MiB of records, a profile of about 300 MiB. */
 #define PROFILE_MAX_MARKERS_DEFAULT 2000000u

@@ -362,6 +362,62 @@ static void lines(struct jsonw *w, const char *key, const struct ptables *t)
     jsonw_arr_close(w);
 }
 
+/* A column of one of a thread's tables: one value repeated, v's indexes (indexes()), or each
+ * function's line (lines()). */
+struct column {
+    const char *key;
+    const char *value; /* repeated */
+    const size_t *v;   /* with index: indexes() of v (NULL: 0..n-1) */
+    bool index, none_is_minus1, line;
+    bool absent; /* an index column the thread has none of: all null */
+};
+#define REPEAT(k, val) {.key = k, .value = val}
+#define INDEX(k, vec, minus1) {.key = k, .v = vec, .index = true, .none_is_minus1 = minus1}
+#define LINES(k) {.key = k, .line = true}
+
+/* "key":{...its columns of n values...,"length":n} */
+static void table(struct jsonw *w, const char *key, const struct column *col, size_t ncol, size_t n,
+                  const struct ptables *t)
+{
+    jsonw_key(w, key);
+    jsonw_obj_open(w);
+    for (size_t i = 0; i < ncol; i++)
+        if (col[i].line)
+            lines(w, col[i].key, t);
+        else if (col[i].index && col[i].absent)
+            repeat(w, col[i].key, "null", n);
+        else if (col[i].index)
+            indexes(w, col[i].key, col[i].v, n, col[i].none_is_minus1);
+        else
+            repeat(w, col[i].key, col[i].value, n);
+    jsonw_kv_uint(w, "length", n);
+    jsonw_obj_close(w);
+}
+
+/* The thread's stack, frame, function and resource tables; its stacks are of category cat. */
+static void write_tables(struct jsonw *w, const struct ptables *t, const char *cat)
+{
+    const struct column stack[] = {INDEX("frame", t->frame, false), INDEX("prefix", t->prefix, false),
+                                   REPEAT("category", cat), REPEAT("subcategory", "0")};
+    table(w, "stackTable", stack, ARRAY_SIZE(stack), t->nstack, t);
+    /* one frame per function: frame i is function i */
+    static const struct column frame[] = {
+        REPEAT("address", "-1"),      REPEAT("inlineDepth", "0"),      REPEAT("category", "null"),
+        REPEAT("subcategory", "0"),   INDEX("func", NULL, false),      REPEAT("nativeSymbol", "null"),
+        REPEAT("innerWindowID", "0"), REPEAT("implementation", "null"), LINES("line"),
+        REPEAT("column", "null")};
+    table(w, "frameTable", frame, ARRAY_SIZE(frame), t->nfunc, t);
+    const struct column func[] = {
+        REPEAT("isJS", "false"),            REPEAT("relevantForJS", "false"), INDEX("name", t->fname, false),
+        INDEX("resource", t->fres, true),   {.key = "fileName", .v = t->ffile, .index = true, .absent = !t->ffile}, LINES("lineNumber"),
+        REPEAT("columnNumber", "null")};
+    table(w, "funcTable", func, ARRAY_SIZE(func), t->nfunc, t);
+    /* a library by its name only: the profile has no libs table (nothing to symbolicate) */
+    const struct column res[] = {REPEAT("lib", "null"), INDEX("name", t->rname, false), REPEAT("host", "null"),
+                                 REPEAT("type", "1")};
+    table(w, "resourceTable", res, ARRAY_SIZE(res), t->nres, t);
+}
+
 /* Whether line is a process's main thread, and another dumped process's main thread, or the run's
  * own (run_name), has its name: the front-end names a process's track after it, and the two
  * tracks would read the same. */
@@ -404,55 +460,7 @@ void ptables_write(struct jsonw *w, const struct ptables *t, const char *cat)
     jsonw_kv_uint(w, "length", t->nsample);
     jsonw_obj_close(w);
 
-    jsonw_key(w, "stackTable");
-    jsonw_obj_open(w);
-    indexes(w, "frame", t->frame, t->nstack, false);
-    indexes(w, "prefix", t->prefix, t->nstack, false);
-    repeat(w, "category", cat, t->nstack);
-    repeat(w, "subcategory", "0", t->nstack);
-    jsonw_kv_uint(w, "length", t->nstack);
-    jsonw_obj_close(w);
-
-    /* one frame per function: frame i is function i */
-    jsonw_key(w, "frameTable");
-    jsonw_obj_open(w);
-    repeat(w, "address", "-1", t->nfunc);
-    repeat(w, "inlineDepth", "0", t->nfunc);
-    repeat(w, "category", "null", t->nfunc);
-    repeat(w, "subcategory", "0", t->nfunc);
-    indexes(w, "func", NULL, t->nfunc, false);
-    repeat(w, "nativeSymbol", "null", t->nfunc);
-    repeat(w, "innerWindowID", "0", t->nfunc);
-    repeat(w, "implementation", "null", t->nfunc);
-    lines(w, "line", t);
-    repeat(w, "column", "null", t->nfunc);
-    jsonw_kv_uint(w, "length", t->nfunc);
-    jsonw_obj_close(w);
-
-    jsonw_key(w, "funcTable");
-    jsonw_obj_open(w);
-    repeat(w, "isJS", "false", t->nfunc);
-    repeat(w, "relevantForJS", "false", t->nfunc);
-    indexes(w, "name", t->fname, t->nfunc, false);
-    indexes(w, "resource", t->fres, t->nfunc, true);
-    if (t->ffile)
-        indexes(w, "fileName", t->ffile, t->nfunc, false);
-    else
-        repeat(w, "fileName", "null", t->nfunc);
-    lines(w, "lineNumber", t);
-    repeat(w, "columnNumber", "null", t->nfunc);
-    jsonw_kv_uint(w, "length", t->nfunc);
-    jsonw_obj_close(w);
-
-    /* a library by its name only: the profile has no libs table (nothing to symbolicate) */
-    jsonw_key(w, "resourceTable");
-    jsonw_obj_open(w);
-    repeat(w, "lib", "null", t->nres);
-    indexes(w, "name", t->rname, t->nres, false);
-    repeat(w, "host", "null", t->nres);
-    repeat(w, "type", "1", t->nres);
-    jsonw_kv_uint(w, "length", t->nres);
-    jsonw_obj_close(w);
+    write_tables(w, t, cat);
 
     static const char rest[] =
         ",\"nativeSymbols\":{\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[],\"length\":0}";

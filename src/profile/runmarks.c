@@ -200,12 +200,33 @@ const char *runmarks_stop_name(enum runmarks_reason r)
     }
 }
 
+const char *runmarks_stop_reason_name(enum runmarks_reason r)
+{
+    return r == RUN_STOPPED ? "signal" : runmarks_reason_name(r);
+}
+
+bool runmarks_reason_parse(const char *name, bool stop_marker, enum runmarks_reason *ret)
+{
+    if (!name)
+        return false;
+    if (stop_marker && strcmp(name, "signal") == 0) {
+        *ret = RUN_STOPPED;
+        return true;
+    }
+    for (int r = RUN_EXIT; r <= RUN_OOM_KILL; r++)
+        if (strcmp(name, runmarks_reason_name((enum runmarks_reason)r)) == 0) {
+            *ret = (enum runmarks_reason)r;
+            return true;
+        }
+    return false;
+}
+
 void runmarks_stop_payload(struct jsonw *w, const struct runmarks_stop *s)
 {
     char name[32];
     struct mpay p;
     mpay_begin(&p, w, &runmarks_timeout_type);
-    const char *reason = s->reason == RUN_STOPPED ? "signal" : runmarks_reason_name(s->reason);
+    const char *reason = runmarks_stop_reason_name(s->reason);
     if (s->figure && s->figure[0]) {
         char stop[96];
         snprintf(stop, sizeof stop, "%s %s", runmarks_stop_name(s->reason), s->figure);

@@ -47,6 +47,14 @@ enum runmarks_reason {
     RUN_OOM_KILL,       /* the kernel's OOM killer killed the command itself */
 };
 const char *runmarks_reason_name(enum runmarks_reason r);
+/* The reason a name gives back, in the vocabulary of the marker it was read from: the command
+ * marker's (runmarks_reason_name), or with stop_marker the timeout marker's, where "signal" is a
+ * stop request (RUN_STOPPED), not the command's own death. false: none (NULL, "running", or a
+ * name this build does not know). */
+bool runmarks_reason_parse(const char *name, bool stop_marker, enum runmarks_reason *ret);
+/* The timeout marker's word for a stop's reason ("signal" for RUN_STOPPED, else as
+ * runmarks_reason_name): its "reason" field, and the finalize and kill markers' "why". */
+const char *runmarks_stop_reason_name(enum runmarks_reason r);
 
 struct runmarks_command {
     const char *const *argv;

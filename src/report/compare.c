@@ -217,7 +217,7 @@ int compare_load(const char *path, struct results **ret)
         results_free(res);
         return r;
     }
-    res->fd = -1; /* read: the fd goes with this function */
+    res->rd.fd = -1; /* read: the fd goes with this function */
     *ret = res;
     return 0;
 }
@@ -377,9 +377,10 @@ static void totals(struct out *o, const struct results *a, const struct results 
     total_row(o, markdown, "tree CPU", x, y);
     fmt_bytes(x, sizeof x, tree_peak(a));
     fmt_bytes(y, sizeof y, tree_peak(b));
-    if (!a->series[RS_TREE_RSS].n) /* no sample: unknown, not zero */
+    /* no sample but the counter's zero origin (a run shorter than one interval): unknown, not 0 B */
+    if (tree_peak(a) <= 0)
         snprintf(x, sizeof x, "-");
-    if (!b->series[RS_TREE_RSS].n)
+    if (tree_peak(b) <= 0)
         snprintf(y, sizeof y, "-");
     total_row(o, markdown, "peak memory", x, y);
     snprintf(x, sizeof x, "%zu", a->ntests);

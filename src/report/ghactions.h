@@ -6,7 +6,9 @@
  * lines, at most GHA_MAX_ANNOTATIONS in all (GitHub shows no more error annotations for a step):
  * first one for a stop that is resmon-run's own verdict (a timeout, an output timeout, a limit,
  * the OOM killer taking the command), then one per unexpected result, the first
- * GHA_MAX_RESULTS; the job summary counts them all. A result's message is its test, status and
+ * GHA_MAX_RESULTS (a test that passed where a failure was expected is a "::warning" titled
+ * "unexpected pass": the harness decides whether it fails the run, as pytest's strict XPASS
+ * does with a FAILED line); the job summary counts them all. A result's message is its test, status and
  * time, then the harness's failure text; file= and line= are where the harness says the test is
  * (gha_location, of its where before its message; a go package's directory before a file go names by its base name,
  * gha_package_dir). The lines go to standard error: the runner reads workflow commands from both

@@ -175,14 +175,22 @@ static void status(struct jsonw *w, int code, const char *message)
 /* The run's result in the CI/CD semantic conventions' words. */
 static const char *pipeline_result(const struct results *r)
 {
-    const char *why = r->stop_reason ? r->stop_reason : r->reason;
-    if (results_is(why, "timeout") || results_is(why, "output-timeout") || results_is(why, "cpu"))
-        return "timeout";
-    if (results_is(why, "signal") || results_is(why, "parent-died") || results_is(why, "stopped"))
-        return "cancellation";
-    if (results_is(why, "memory") || results_is(why, "tasks") || results_is(why, "oom-kill") ||
-        results_is(why, "exec-failed") || !why || results_is(why, "running"))
-        return "error";
+    enum runmarks_reason end;
+    if (!results_end(r, &end))
+        return "error"; /* it never ended (or ended in words this build does not know) */
+    switch (end) {
+    case RUN_TIMEOUT:
+    case RUN_OUTPUT_TIMEOUT:
+    case RUN_CPU: return "timeout";
+    case RUN_STOPPED:
+    case RUN_PARENT_DIED: return "cancellation";
+    case RUN_MEMORY:
+    case RUN_TASKS:
+    case RUN_OOM_KILL:
+    case RUN_EXEC_FAILED: return "error";
+    case RUN_EXIT:
+    case RUN_SIGNAL: break; /* the command ended by itself: a crash is its failure */
+    }
     return results_is(r->exit, "status 0") ? "success" : "failure";
 }
 
@@ -256,6 +264,9 @@ static void test_span(struct jsonw *w, const struct results *r, const struct rs_
         attr_double(w, "resmon.test.cpu_time", t->cpu_ms / 1000);
     if (t->rss >= 0)
         attr_int(w, "resmon.test.max_rss", (int64_t)t->rss);
+    /* The span's status carries a message only with an error (OTLP's rule), so the reason a test
+     * was skipped or expected to fail would be lost: the test's own message is an attribute. */
+    attr_str(w, "resmon.test.message", t->message ? t->message : t->details);
     jsonw_arr_close(w);
     char msg[1024];
     if (why && (t->open || r->stop_reason))

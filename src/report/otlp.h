@@ -19,7 +19,9 @@
  * resmon.ci, resmon.source_url.
  *
  * Spans (kind INTERNAL): the run, "resmon-run PRODUCT", from the command's start to the end,
- * with cicd.pipeline.result (success, failure, timeout, cancellation, error),
+ * with cicd.pipeline.result (success, failure: the command ended by itself, a crash included;
+ * timeout; cancellation: a stop request or the parent's death; error: a limit, the OOM killer,
+ * exec failed, or no end recorded; from results_end()),
  * process.exit.code, resmon.reason (exit, timeout, output-timeout, memory, cpu, tasks,
  * oom-kill, signal, ...), resmon.exit, resmon.limit, resmon.timeout (s), resmon.tests,
  * resmon.tests.unexpected; status ERROR unless it succeeded. One child span per test, named by

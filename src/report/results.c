@@ -12,9 +12,7 @@
 #include <time.h>
 
 #include "base/util.h"
-
-#define RESULTS_MAX_LINE (16u * 1024 * 1024) /* as the profile's converter (profile.h) */
-#define READ_CHUNK (256u * 1024)
+#include "profile/jscan.h"
 
 static char *dup_str(const cJSON *o, const char *key)
 {
@@ -41,7 +39,11 @@ int results_new(int stream_fd, unsigned what, struct results **ret)
     struct results *j = calloc(1, sizeof *j);
     if (!j)
         return -ENOMEM;
-    j->fd = stream_fd;
+    int r = sread_init(&j->rd, stream_fd, true);
+    if (r < 0) {
+        free(j);
+        return r;
+    }
     j->what = what;
     *ret = j;
     return 0;
@@ -71,7 +73,7 @@ void results_free(struct results *j)
     }
     free(j->tests);
     free(j->opens);
-    free(j->buf);
+    sread_release(&j->rd);
     free(j->product);
     free(j->cmd);
     free(j->exit);
@@ -237,13 +239,44 @@ static void take_scope(struct rs_test *t, const cJSON *data)
         t->scope = strdup(s);
 }
 
+static void drop_test(struct results *j, size_t k);
+
+/* A result that completes the same test's earlier one (the payload's "amends": pytest's error at
+ * teardown after the test passed): the test ended before, and this is its result; the entry the
+ * result's own start line opened goes. False when no ended test of that id is left to amend. */
+static bool amend_test(struct results *j, const cJSON *o, const cJSON *data, const char *id)
+{
+    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(data, "amends")))
+        return false;
+    size_t k = j->ntests;
+    while (k > 0 && (j->tests[k - 1].open || !j->tests[k - 1].id || strcmp(j->tests[k - 1].id, id)))
+        k--;
+    if (!k)
+        return false;
+    struct rs_test *t = &j->tests[k - 1];
+    t->end = get_num(o, "endTime", j->last_ms);
+    fill_result(t, data);
+    take_pending(j, t);
+    for (size_t i = j->nopen; i > 0; i--) {
+        size_t ot = j->opens[i - 1].test;
+        if (j->tests[ot].open && strcmp(j->tests[ot].id, id) == 0) {
+            free(j->opens[i - 1].key);
+            memmove(&j->opens[i - 1], &j->opens[i], (j->nopen - i) * sizeof *j->opens);
+            j->nopen--;
+            drop_test(j, ot); /* after the earlier test: it stays where it is */
+            break;
+        }
+    }
+    return true;
+}
+
 /* A test's result. A kill between its marker and its close line leaves the test open too: the
  * most recent open entry of the same id is the same test. */
 static void on_test_marker(struct results *j, const cJSON *o)
 {
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(data, "test");
-    if (!cJSON_IsString(id) || !id->valuestring)
+    if (!cJSON_IsString(id) || !id->valuestring || amend_test(j, o, data, id->valuestring))
         return;
     for (size_t i = j->nopen; i > 0; i--) {
         struct rs_test *ot = &j->tests[j->opens[i - 1].test];
@@ -330,7 +363,8 @@ static void on_close_test(struct results *j, const cJSON *o)
 }
 
 /* A message line (testlog.h): the failure text of a test that ended without one, as the
- * profile's converter gives it (profile.h, LATE MESSAGES): the test of that name that went
+ * profile's converter gives it (profile.h, LATE MESSAGES): the test of that name (and status,
+ * when the line says one) that went
  * otherwise than expected and has no message gets it, as does one whose message the line cut
  * (text_cut_of: a skip's whole reason). The search starts after the test given the
  * last one: a harness prints the texts in the order the tests ended. */
@@ -338,12 +372,13 @@ static void on_message(struct results *j, const cJSON *o)
 {
     const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "test"));
     const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "message"));
+    const char *status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "status"));
     if (!id || !msg || !*msg)
         return;
     for (size_t k = 0; k < j->ntests; k++) {
         size_t i = (j->msg_next + k) % j->ntests;
         struct rs_test *t = &j->tests[i];
-        if (t->open || !t->id || strcmp(t->id, id) != 0 ||
+        if (t->open || !t->id || strcmp(t->id, id) != 0 || (status && !results_is(t->status, status)) ||
             (t->message ? !text_cut_of(t->message, strlen(t->message), msg, strlen(msg)) : !t->unexpected))
             continue;
         replace(&t->message, strdup(msg));
@@ -359,58 +394,22 @@ static void on_command(struct results *j, const cJSON *data)
     replace(&j->reason, dup_str(data, "reason"));
 }
 
-static bool starts(const char *p, size_t n, const char *lit)
-{
-    size_t l = strlen(lit);
-    return n >= l && memcmp(p, lit, l) == 0;
-}
-
-/* The time of a marker line, read without parsing it (the stream's own key order: name, then
- * startTime, endTime). */
-static void note_time(struct results *j, const char *p, size_t n)
-{
-    static const char k1[] = "\"startTime\":", k2[] = "\"endTime\":";
-    const char *s = memmem(p, MIN(n, 4096), k1, sizeof k1 - 1);
-    if (!s)
-        return;
-    char *e;
-    double t = strtod(s + sizeof k1 - 1, &e);
-    if (e && *e == ',' && (size_t)(e - p) + sizeof k2 - 1 < n && memcmp(e + 1, k2, sizeof k2 - 1) == 0) {
-        char *e2;
-        double t2 = strtod(e + sizeof k2, &e2);
-        if (e2 != e + sizeof k2 && isfinite(t2))
-            t = MAX(t, t2);
-    }
-    if (isfinite(t) && t > j->last_ms)
-        j->last_ms = t;
-}
-
-/* Where each series is read from: a sample marker's line (by its start) and a field of its data.
- * The series of one marker are neighbours. */
-#define SAMPLE(name) "{\"type\":\"marker\",\"name\":\"" name "\","
+/* Where each series is read from: a sample marker (by its name) and a field of its data. The
+ * series of one marker are neighbours. */
 static const struct {
-    const char *prefix, *field;
+    const char *marker, *field;
 } series_src[RS_NSERIES] = {
-    [RS_TREE_CPU] = {SAMPLE("Tree CPU"), "cpuTime"},
-    [RS_TREE_RSS] = {SAMPLE("Tree Memory"), "rss"},
-    [RS_CPU_BUSY] = {SAMPLE("CPU Use"), "busy"},
-    [RS_MEM_USED] = {SAMPLE("Memory"), "used"},
-    [RS_IO_READ] = {SAMPLE("IO"), "read_bytes"},
-    [RS_IO_WRITE] = {SAMPLE("IO"), "write_bytes"},
-    [RS_IO_READ_TIME] = {SAMPLE("IO"), "read_time"},
-    [RS_IO_WRITE_TIME] = {SAMPLE("IO"), "write_time"},
-    [RS_TREE_IO_READ] = {SAMPLE("Tree IO"), "read_bytes"},
-    [RS_TREE_IO_WRITE] = {SAMPLE("Tree IO"), "write_bytes"},
+    [RS_TREE_CPU] = {"Tree CPU", "cpuTime"},
+    [RS_TREE_RSS] = {"Tree Memory", "rss"},
+    [RS_CPU_BUSY] = {"CPU Use", "busy"},
+    [RS_MEM_USED] = {"Memory", "used"},
+    [RS_IO_READ] = {"IO", "read_bytes"},
+    [RS_IO_WRITE] = {"IO", "write_bytes"},
+    [RS_IO_READ_TIME] = {"IO", "read_time"},
+    [RS_IO_WRITE_TIME] = {"IO", "write_time"},
+    [RS_TREE_IO_READ] = {"Tree IO", "read_bytes"},
+    [RS_TREE_IO_WRITE] = {"Tree IO", "write_bytes"},
 };
-
-/* The first series a sample marker line feeds, by its name; -1: none. */
-static int sample_kind(const char *p, size_t n)
-{
-    for (size_t k = 0; k < RS_NSERIES; k++)
-        if (starts(p, n, series_src[k].prefix))
-            return (int)k;
-    return -1;
-}
 
 /* Two neighbouring points as one: a busy fraction averages, memory keeps its peak, the amounts
  * (CPU time, I/O bytes and times) add up. */
@@ -423,7 +422,7 @@ static struct rs_point merge(enum rs_series k, struct rs_point a, struct rs_poin
 
 static void on_sample(struct results *j, enum rs_series k, const cJSON *o, const cJSON *data)
 {
-    if (k + 1 < RS_NSERIES && !strcmp(series_src[k + 1].prefix, series_src[k].prefix)) /* one marker, more series */
+    if (k + 1 < RS_NSERIES && !strcmp(series_src[k + 1].marker, series_src[k].marker)) /* one marker, more series */
         on_sample(j, k + 1, o, data);
     double v = get_num(data, series_src[k].field, NAN);
     if (isnan(v))
@@ -489,68 +488,126 @@ double results_series_sum(const struct results *r, enum rs_series k)
     return sum;
 }
 
+/* What a line is to the results. */
+enum line_kind {
+    L_NONE,
+    L_META,
+    L_CLOCK,
+    L_TEST,         /* a "test" marker */
+    L_STOP,         /* the stop's marker (runmarks.h names it) */
+    L_COMMAND,      /* the command's marker, or its open line */
+    L_OPEN_TEST,
+    L_CLOSE_TEST,
+    L_STATUS,       /* a TestStatus marker */
+    L_CRASH,        /* a Crash marker */
+    L_PHASE,        /* a Phase marker (RESULTS_SAMPLES) */
+    L_MESSAGE,
+    L_SAMPLE,       /* a sample marker (RESULTS_SAMPLES): L_SAMPLE + its first series */
+};
+
+/* Whether the payload's type is type (its first member, as every producer writes it). */
+static bool payload_is(const struct js_member *data, const char *type)
+{
+    struct js_iter it;
+    struct js_member m;
+    return data && js_obj_begin(&it, data->val, data->val + data->val_len) == 0 && js_obj_next(&it, &m) > 0 &&
+           js_key_is(&m, "type") && js_val_is_str(&m, type);
+}
+
+static enum line_kind marker_kind(const struct results *j, const struct sline_marker *f)
+{
+    const struct js_member *name = f->name;
+    if (js_val_is_str(name, "test"))
+        return L_TEST;
+    if (js_val_is_str(name, "timeout") || js_val_is_str(name, "memory limit") || js_val_is_str(name, "CPU limit") ||
+        js_val_is_str(name, "tasks limit"))
+        return L_STOP;
+    if (js_val_is_str(name, "command"))
+        return L_COMMAND;
+    if (j->what & RESULTS_SAMPLES) {
+        for (size_t k = 0; k < RS_NSERIES; k++)
+            if (js_val_is_str(name, series_src[k].marker))
+                return (enum line_kind)(L_SAMPLE + k);
+        if (js_val_is_str(name, "Phase"))
+            return L_PHASE;
+    }
+    if (payload_is(f->data, "TestStatus"))
+        return L_STATUS;
+    if (payload_is(f->data, "Crash"))
+        return L_CRASH;
+    return L_NONE;
+}
+
+/* An open or close line's kind, its members read up to it. */
+static bool kind_is(const char *p, size_t n, const char *kind)
+{
+    struct js_iter it;
+    struct js_member m;
+    if (js_obj_begin(&it, p, p + n) < 0)
+        return false;
+    while (js_obj_next(&it, &m) > 0)
+        if (js_key_is(&m, "kind"))
+            return js_val_is_str(&m, kind);
+    return false;
+}
+
+/* What the line is, read by the stream's reader; a marker's times count for the stream's end. */
+static enum line_kind line_kind(struct results *j, const char *p, size_t n)
+{
+    struct sline_marker f;
+    switch (sline_type(p, n)) {
+    case SLINE_MARKER:
+        if (!sline_marker(p, n, true, &f))
+            return L_NONE;
+        double t = isnan(f.en) ? f.st : MAX(f.st, f.en);
+        if (isfinite(t) && t > j->last_ms)
+            j->last_ms = t;
+        return marker_kind(j, &f);
+    case SLINE_CLOCK: return L_CLOCK;
+    case SLINE_OPEN:
+        return kind_is(p, n, "test") ? L_OPEN_TEST : kind_is(p, n, "command") ? L_COMMAND : L_NONE;
+    case SLINE_CLOSE: return kind_is(p, n, "test") ? L_CLOSE_TEST : L_NONE;
+    case SLINE_MESSAGE: return L_MESSAGE;
+    default: return L_NONE;
+    }
+}
+
+static void on_meta(struct results *j, const cJSON *o)
+{
+    j->have_meta = true;
+    replace(&j->product, dup_str(o, "product"));
+    j->start_wall_ms = get_num(o, "startTime", 0);
+    static const char *const keys[RS_NMETA] = {
+        [RS_CI] = "ci", [RS_CI_JOB_URL] = "ciJobURL", [RS_DEVICE] = "device", [RS_SOURCE_URL] = "sourceURL",
+        [RS_APP_BUILD_ID] = "appBuildID", [RS_CI_REPOSITORY] = "ciRepository", [RS_CI_REVISION] = "ciRevision",
+    };
+    for (size_t i = 0; i < RS_NMETA; i++)
+        replace(&j->meta[i], dup_str(o, keys[i]));
+}
+
 static void on_line(struct results *j, const char *p, size_t n)
 {
-    bool marker = starts(p, n, "{\"type\":\"marker\",");
-    if (marker)
-        note_time(j, p, n);
-    int what;
-    if (!j->have_meta)
-        what = starts(p, n, "{\"type\":\"meta\"") ? 1 : -1;
-    else if (starts(p, n, "{\"type\":\"clock\""))
-        what = 2;
-    else if (marker && starts(p, n, "{\"type\":\"marker\",\"name\":\"test\","))
-        what = 3;
-    else if (marker && (starts(p, n, "{\"type\":\"marker\",\"name\":\"timeout\",") ||
-                        starts(p, n, "{\"type\":\"marker\",\"name\":\"memory limit\",") ||
-                        starts(p, n, "{\"type\":\"marker\",\"name\":\"CPU limit\",") ||
-                        starts(p, n, "{\"type\":\"marker\",\"name\":\"tasks limit\",")))
-        what = 4; /* the stop (runmarks.h names it) */
-    else if (marker && starts(p, n, "{\"type\":\"marker\",\"name\":\"command\","))
-        what = 5;
-    else if (starts(p, n, "{\"type\":\"open\",\"kind\":\"test\","))
-        what = 6;
-    else if (starts(p, n, "{\"type\":\"close\",\"kind\":\"test\","))
-        what = 7;
-    else if (starts(p, n, "{\"type\":\"open\",\"kind\":\"command\","))
-        what = 8;
-    else if (starts(p, n, "{\"type\":\"message\","))
-        what = 12;
-    else if (marker && (j->what & RESULTS_SAMPLES) && (what = sample_kind(p, n)) >= 0)
-        what += 100;
-    else if (marker && (j->what & RESULTS_SAMPLES) && starts(p, n, "{\"type\":\"marker\",\"name\":\"Phase\","))
-        what = 11;
-    else if (marker && memmem(p, MIN(n, 512), "\"data\":{\"type\":\"TestStatus\",", 28))
-        what = 9;
-    else if (marker && memmem(p, MIN(n, 512), "\"data\":{\"type\":\"Crash\",", 23))
-        what = 10;
-    else
+    enum line_kind what;
+    if (!j->have_meta) {
+        if (!sline_is_meta(p, n)) {
+            j->err = -EINVAL;
+            return;
+        }
+        what = L_META;
+    } else if ((what = line_kind(j, p, n)) == L_NONE)
         return;
-    if (what < 0) {
-        j->err = -EINVAL;
-        return;
-    }
     cJSON *o = cJSON_ParseWithLength(p, n);
     if (!cJSON_IsObject(o)) {
         cJSON_Delete(o);
-        if (what == 1)
+        if (what == L_META)
             j->err = -EINVAL;
         return;
     }
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
     switch (what) {
-    case 1:
-        j->have_meta = true;
-        replace(&j->product, dup_str(o, "product"));
-        j->start_wall_ms = get_num(o, "startTime", 0);
-        static const char *const keys[RS_NMETA] = {
-            [RS_CI] = "ci", [RS_CI_JOB_URL] = "ciJobURL", [RS_DEVICE] = "device", [RS_SOURCE_URL] = "sourceURL",
-            [RS_APP_BUILD_ID] = "appBuildID", [RS_CI_REPOSITORY] = "ciRepository", [RS_CI_REVISION] = "ciRevision",
-        };
-        for (size_t i = 0; i < RS_NMETA; i++)
-            replace(&j->meta[i], dup_str(o, keys[i]));
-        break;
-    case 2: {
+    case L_NONE: break;
+    case L_META: on_meta(j, o); break;
+    case L_CLOCK: {
         double ns = get_num(o, "monotonicNs", NAN);
         if (!isnan(ns) && ns >= 0) {
             j->clock_ns = (uint64_t)ns;
@@ -558,73 +615,44 @@ static void on_line(struct results *j, const char *p, size_t n)
         }
         break;
     }
-    case 3: on_test_marker(j, o); break;
-    case 4:
+    case L_TEST: on_test_marker(j, o); break;
+    case L_STOP:
         replace(&j->stop_reason, dup_str(data, "reason"));
         replace(&j->stop_limit, dup_str(data, "limit"));
         j->stop_after_ms = get_num(data, "after", 0);
         break;
-    case 5:
-    case 8: on_command(j, data); break;
-    case 6: on_open_test(j, o); break;
-    case 7: on_close_test(j, o); break;
-    case 9:
-    case 10: on_status_marker(j, o, what == 10); break;
-    case 11: on_phase(j, o, data); break;
-    case 12: on_message(j, o); break;
-    default:
-        if (what >= 100)
-            on_sample(j, (enum rs_series)(what - 100), o, data);
+    case L_COMMAND: on_command(j, data); break;
+    case L_OPEN_TEST: on_open_test(j, o); break;
+    case L_CLOSE_TEST: on_close_test(j, o); break;
+    case L_STATUS:
+    case L_CRASH: on_status_marker(j, o, what == L_CRASH); break;
+    case L_PHASE: on_phase(j, o, data); break;
+    case L_MESSAGE: on_message(j, o); break;
+    default: on_sample(j, (enum rs_series)(what - L_SAMPLE), o, data); break;
     }
     cJSON_Delete(o);
 }
 
 int results_update(struct results *j)
 {
-    if (j->err)
-        return j->err;
-    size_t have = 0;   /* bytes in buf from j->off */
-    bool skipping = false; /* inside an over-long line */
-    for (;;) {
-        if (have + READ_CHUNK + 1 > j->cap) {
-            size_t cap = MAX(j->cap * 2, have + READ_CHUNK + 1);
-            char *b = realloc(j->buf, cap);
-            if (!b)
-                return j->err = -ENOMEM;
-            j->buf = b;
-            j->cap = cap;
-        }
-        ssize_t got = pread(j->fd, j->buf + have, READ_CHUNK, j->off + (off_t)have);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0)
-            return j->err = -errno;
-        if (got == 0)
-            break;
-        have += (size_t)got;
-        size_t pos = 0;
-        for (;;) {
-            char *nl = memchr(j->buf + pos, '\n', have - pos);
-            if (!nl)
-                break;
-            size_t len = (size_t)(nl - (j->buf + pos));
-            if (!skipping && len)
-                on_line(j, j->buf + pos, len);
-            skipping = false;
-            if (j->err)
-                return j->err;
-            pos += len + 1;
-        }
-        j->off += (off_t)pos;
-        memmove(j->buf, j->buf + pos, have - pos);
-        have -= pos;
-        if (have >= RESULTS_MAX_LINE) { /* skipped, like the converter does */
-            j->off += (off_t)have;
-            have = 0;
-            skipping = true;
-        }
+    const char *line;
+    size_t len;
+    uint64_t off;
+    int r;
+    while (!j->err && (r = sread_next(&j->rd, &line, &len, &off)) != 0) {
+        if (r < 0)
+            return j->err = r;
+        if (len)
+            on_line(j, line, len);
     }
-    return 0;
+    sread_shrink(&j->rd);
+    return j->err;
+}
+
+bool results_end(const struct results *r, enum runmarks_reason *ret)
+{
+    return r->stop_reason ? runmarks_reason_parse(r->stop_reason, true, ret)
+                          : runmarks_reason_parse(r->reason, false, ret);
 }
 
 bool results_is(const char *s, const char *lit)
@@ -655,6 +683,6 @@ char *results_stop_words(const struct results *j, bool *timeout)
     else if (r)
         (void)!asprintf(&s, "the run was stopped (%s)", r);
     else
-        s = strdup("the run's record ends while it ran (resmon-run was killed, or is still running)");
+        s = strdup("the record stopped (resmon-run was killed, or is still running)");
     return s;
 }

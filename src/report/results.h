@@ -11,9 +11,11 @@
  * stopped: reason, limit, after), the command's marker or open line (cmd, exit, reason), and with
  * RESULTS_SAMPLES the tree's and the machine's samples (Tree CPU, Tree Memory, Tree IO, CPU Use,
  * Memory, IO) and the phases the command marked (Phase markers: name, span; at most RESULTS_MAX_PHASES).
- * Every other line is skipped on its first bytes, without parsing. The reader follows the stream
- * as it grows (complete lines only), like the profile's follower, so a write at a stop only has
- * the lines since the last update left to read. Memory grows with the tests (a record each, at
+ * The lines are read, and told apart by their type and a marker's name and payload type, by the
+ * stream's reader the profile's converter reads them with (profile/streamread.h); a line wanted is
+ * then parsed, every other one skipped. The reader follows the stream as it grows (complete lines
+ * only), like the profile's follower, so a write at a stop only has the lines since the last
+ * update left to read. Memory grows with the tests (a record each, at
  * most RESULTS_MAX_TESTS; past it tests are counted, not kept) and, with samples, with the samples
  * (at most RESULTS_MAX_POINTS per series; when full, neighbouring points merge into one: CPU
  * time adds up, a busy fraction averages, memory keeps its peak).
@@ -32,6 +34,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "profile/runmarks.h"
+#include "profile/streamread.h"
 
 #define RESULTS_MAX_TESTS 1000000u
 #define RESULTS_MAX_POINTS 100000u
@@ -96,13 +101,10 @@ struct rs_open {
 };
 
 struct results {
-    int fd;
+    struct sread rd; /* the stream's lines (profile/streamread.h) */
     unsigned what;
-    off_t off; /* the first byte not yet read into a complete line */
     int err;
     bool have_meta;
-    char *buf;
-    size_t cap;
     struct rs_test *tests;
     size_t ntests, tests_cap, left_out;
     struct rs_open *opens;
@@ -146,6 +148,10 @@ int results_ready(const struct results *r, double *end_ms);
  * (--timeout)"), and whether that was a timeout (a timeout, an output timeout, the CPU limit).
  * malloc'ed; NULL on ENOMEM. */
 char *results_stop_words(const struct results *r, bool *timeout);
+/* How the run ended, typed (runmarks.h): the stop's reason when it was stopped (the timeout
+ * marker), else the command's (its marker); false while the stream says neither (still running,
+ * or killed before the command ended). Each marker's word is read in its own vocabulary. */
+bool results_end(const struct results *r, enum runmarks_reason *ret);
 /* s is lit (s may be NULL). */
 bool results_is(const char *s, const char *lit);
 

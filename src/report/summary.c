@@ -14,6 +14,7 @@
 #include "base/parse.h"
 #include "base/sanitize.h"
 #include "base/util.h"
+#include "observe/forensics.h"
 
 /* ---- series -------------------------------------------------------------------------------- */
 
@@ -57,6 +58,57 @@ double summary_series_value(const struct summary_series *s, size_t i)
         return s->v[i];
     uint64_t count = i + 1 == s->n ? s->fill : (s->width ? s->width : 1);
     return count ? s->v[i] / (double)count : 0;
+}
+
+/* ---- the harness's words ------------------------------------------------------------------ */
+
+static const char *base_name(const char *s)
+{
+    const char *slash = strrchr(s, '/');
+    return slash ? slash + 1 : s;
+}
+
+/* Is one of the words from argv[i] on a verbose flag: one of flags, or a short-option cluster of
+ * single-dash letters holding the letter v ("-rAv")? Stops at "--". */
+static bool has_flag(const char *const *argv, size_t i, const char *const *flags, bool cluster_v)
+{
+    for (; argv[i]; i++) {
+        if (!strcmp(argv[i], "--"))
+            break;
+        for (const char *const *fl = flags; *fl; fl++)
+            if (!strcmp(argv[i], *fl) || (!strncmp(argv[i], *fl, strlen(*fl)) && argv[i][strlen(*fl)] == '='))
+                return true;
+        if (cluster_v && argv[i][0] == '-' && argv[i][1] != '-' && strchr(argv[i] + 1, 'v'))
+            return true;
+    }
+    return false;
+}
+
+const char *summary_harness_hint(const char *const *argv)
+{
+    static const char *const pytest_v[] = {"--verbose", NULL};
+    static const char *const go_v[] = {"-v", "-json", "--json", NULL};
+    static const char *const prove_v[] = {"--verbose", NULL};
+    static const char *const unittest_v[] = {"--verbose", NULL};
+    static const char *const rspec_doc[] = {"--format", "-f", NULL};
+    if (!argv)
+        return NULL;
+    for (size_t i = 0; argv[i]; i++) {
+        const char *w = base_name(argv[i]);
+        bool module = i > 0 && !strcmp(argv[i - 1], "-m");
+        if (!strcmp(w, "pytest") || !strcmp(w, "py.test") || (module && !strcmp(argv[i], "pytest")))
+            return has_flag(argv, i + 1, pytest_v, true) ? NULL : "pytest prints a line per test only with -v";
+        if (module && !strcmp(argv[i], "unittest"))
+            return has_flag(argv, i + 1, unittest_v, true) ? NULL : "unittest prints a line per test only with -v";
+        if (!strcmp(w, "go") && argv[i + 1] && !strcmp(argv[i + 1], "test"))
+            return has_flag(argv, i + 2, go_v, false) ? NULL : "go test prints a line per test only with -v or -json";
+        if (!strcmp(w, "prove"))
+            return has_flag(argv, i + 1, prove_v, true) ? NULL : "prove prints a line per test only with -v";
+        if (!strcmp(w, "rspec"))
+            return has_flag(argv, i + 1, rspec_doc, false) ? NULL
+                                                           : "RSpec prints a line per test only with --format documentation";
+    }
+    return NULL;
 }
 
 /* ---- bounded lists ------------------------------------------------------------------------- */
@@ -361,32 +413,34 @@ static enum colour end_text(const struct summary_facts *f, char *text, size_t si
     const char *kill = f->kill_sent ? ", then KILL" : "";
     enum colour c = C_YELLOW;
     switch (f->end) {
-    case SUMMARY_EXITED:
+    case RUN_EXIT:
         snprintf(text, size, "exited with status %d", f->exit_code);
         c = f->exit_code == 0 ? C_GREEN : C_RED;
         break;
-    case SUMMARY_SIGNALED:
+    case RUN_SIGNAL:
         snprintf(text, size, "died of signal %s", sig);
         c = C_RED;
         break;
-    case SUMMARY_TIMEOUT:
+    case RUN_TIMEOUT:
         snprintf(text, size, "timed out after %s (sent %s%s)", dur, sig, kill);
         break;
-    case SUMMARY_OUTPUT_TIMEOUT:
+    case RUN_OUTPUT_TIMEOUT:
         snprintf(text, size, "printed nothing for %s: output timeout (sent %s%s)", dur, sig, kill);
         break;
-    case SUMMARY_STOP_REQUEST:
+    case RUN_STOPPED:
         snprintf(text, size, "stopped: resmon-run received %s%s", sig, f->kill_sent ? " (KILL sent)" : "");
         break;
-    case SUMMARY_PARENT_DIED:
+    case RUN_PARENT_DIED:
         snprintf(text, size, "stopped: resmon-run's parent died (sent %s%s)", sig, kill);
         break;
-    case SUMMARY_LIMIT:
+    case RUN_MEMORY:
+    case RUN_CPU:
+    case RUN_TASKS:
         snprintf(text, size, "stopped at its %s limit: %s (sent %s%s)", f->limit_name ? f->limit_name : "?",
                  f->limit_text ? f->limit_text : "reached", sig, kill);
         c = C_RED;
         break;
-    case SUMMARY_OOM_KILLED:
+    case RUN_OOM_KILL:
         snprintf(text, size, "was killed by the kernel's OOM killer");
         c = C_RED;
         break;
@@ -458,6 +512,15 @@ static double series_peak(const struct summary_series *s)
             peak = v;
     }
     return peak;
+}
+
+/* The tree's peak memory, one figure wherever it is shown: the run's own (peak_rss, which can
+ * lie between two samples), else the highest sample; 0 when nothing was measured (a run shorter
+ * than one interval), and then no row shows a peak of 0 B. */
+static double memory_peak(const struct summary_facts *f)
+{
+    double s = series_peak(&f->mem);
+    return f->peak_rss ? MAX((double)f->peak_rss, s) : s;
 }
 
 static void test_list(struct buf *b, const struct summary_style *st, const char *name,
@@ -550,6 +613,10 @@ int summary_format(const struct summary_facts *f, const struct summary_style *st
         buf_puts(&b, "\n");
         test_list(&b, st, "unexpected", f->unexpected, f->n_unexpected, f->unexpected_total, true, false);
         test_list(&b, st, "slowest", f->slowest, f->n_slowest, f->n_slowest, false, true);
+    } else if (f->tests_parsed && !f->at_stop && !f->open_total) {
+        const char *hint = summary_harness_hint(f->argv);
+        label(&b, st, "tests");
+        buf_printf(&b, "no test line recognised in the output%s%s\n", hint ? ": " : "", hint ? hint : "");
     }
 
     test_list(&b, st, "open tests", f->open, f->n_open, f->open_total, false, false);
@@ -628,8 +695,8 @@ int summary_format(const struct summary_facts *f, const struct summary_style *st
         sparkline(&b, &f->cpu, st, peak);
         buf_printf(&b, "  peak %.2f cores\n", peak);
     }
-    if (f->mem.n > 0) {
-        double peak = series_peak(&f->mem);
+    if (f->mem.n > 0 && memory_peak(f) > 0) {
+        double peak = memory_peak(f);
         label(&b, st, "memory");
         sparkline(&b, &f->mem, st, peak);
         fmt_bytes(tmp2, sizeof tmp2, peak);
@@ -786,9 +853,9 @@ int summary_format_markdown(const struct summary_facts *f, char **ret_text, size
     }
     const struct summary_series *series[] = {&f->cpu, &f->mem};
     for (size_t k = 0; k < 2; k++) {
-        if (!series[k]->n)
+        if (!series[k]->n || (k && memory_peak(f) <= 0))
             continue;
-        double peak = series_peak(series[k]);
+        double peak = k ? memory_peak(f) : series_peak(series[k]);
         buf_puts(&b, k ? "| memory | `" : "| CPU | `");
         sparkline(&b, series[k], &plain, peak);
         if (k)
@@ -907,4 +974,40 @@ bool summary_locale_utf8(const char *lc_all, const char *lc_ctype, const char *l
         if (v[i] && *v[i])
             return names_utf8(v[i]);
     return true;
+}
+
+void summary_add_dump(struct summary_facts *f, const struct forensics_report *rep, const char *text_path)
+{
+    for (size_t i = 0; i < rep->nprocs; i++)
+        if (rep->procs[i].test)
+            summary_alive_first(f, (int)rep->procs[i].pid);
+    struct jsonw w;
+    jsonw_init(&w);
+    for (size_t i = 0; i < rep->nprocs; i++) {
+        const struct forensics_process *p = &rep->procs[i];
+        summary_set_state(f, (int)p->pid, p->state, p->threads_total, p->test);
+        size_t shown = 0;
+        for (size_t k = 0; k < 2 * p->nthreads && shown < SUMMARY_MAX_STACKS; k++) {
+            const struct forensics_thread *t = &p->threads[k % p->nthreads];
+            if ((t->state == 'R') != (k < p->nthreads))
+                continue;
+            shown++;
+            jsonw_reset(&w);
+            char head[96];
+            snprintf(head, sizeof head, "%d %s (%c): ", (int)t->tid, t->comm, t->state ? t->state : '?');
+            jsonw_append(&w, head, strlen(head));
+            const char *why = t->error ? t->error : p->error ? p->error : "?";
+            if (t->nframes)
+                forensics_top_frames(t, 4, &w);
+            else
+                jsonw_append(&w, why, strlen(why));
+            if (!jsonw_failed(&w))
+                summary_add_stack(f, (int)p->pid, w.buf, w.len);
+        }
+    }
+    jsonw_release(&w);
+    f->dump_cut_processes = rep->cut_off_processes;
+    f->dump_cut_threads = rep->cut_off_threads;
+    if (text_path)
+        f->dump_path = text_path;
 }

@@ -23,23 +23,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "profile/runmarks.h"
+
 #define SUMMARY_MAX_LIST 8       /* entries kept per list (unexpected, slowest, open, alive) */
 #define SUMMARY_TEXT_MAX 160     /* bytes kept of a test id or a command line */
 #define SUMMARY_MAX_STATUSES 12  /* distinct test statuses counted */
 #define SUMMARY_SERIES_POINTS 60 /* buckets of a sparkline series */
 #define SUMMARY_MAX_HOT 3        /* hottest functions shown */
-
-/* Why the run ended. */
-enum summary_end {
-    SUMMARY_EXITED,         /* the command exited by itself: exit_code */
-    SUMMARY_SIGNALED,       /* the command died of signal (nobody asked it to stop) */
-    SUMMARY_TIMEOUT,        /* --timeout fired after limit_ns; signal was sent */
-    SUMMARY_OUTPUT_TIMEOUT, /* --output-timeout: no output for limit_ns; signal was sent */
-    SUMMARY_STOP_REQUEST,   /* resmon-run received signal (TERM, INT, HUP, QUIT) */
-    SUMMARY_PARENT_DIED,    /* resmon-run's parent died; signal was sent */
-    SUMMARY_LIMIT,          /* a resource limit was reached: limit_name, limit_text; signal sent */
-    SUMMARY_OOM_KILLED,     /* the kernel's OOM killer killed the command itself */
-};
 
 /* A downsampled series: bucket i summarises `width` consecutive samples (the last bucket may hold
  * fewer). Aggregation is the mean (CPU: cores used) or the maximum (memory: peak RSS). */
@@ -80,14 +70,15 @@ struct summary_facts {
     const char *program; /* prefix of the first line ("resmon-run"); NULL: "resmon-run" */
     const char *command; /* the command as the user wrote it (argv[0], or a joined line) */
 
-    enum summary_end end;
-    int exit_code;       /* SUMMARY_EXITED */
-    int signal;          /* SIGNALED: the fatal signal; TIMEOUT, OUTPUT_TIMEOUT, PARENT_DIED: the
-                            signal sent; STOP_REQUEST: the signal resmon-run received */
+    enum runmarks_reason end; /* why the run ended, as the command marker says it */
+    int exit_code;       /* RUN_EXIT */
+    int signal;          /* RUN_SIGNAL: the fatal signal; RUN_TIMEOUT, RUN_OUTPUT_TIMEOUT,
+                            RUN_PARENT_DIED, a limit: the signal sent; RUN_STOPPED: the signal
+                            resmon-run received */
     bool kill_sent;      /* KILL had to follow */
-    uint64_t limit_ns;   /* TIMEOUT / OUTPUT_TIMEOUT: the duration that ran out */
-    const char *limit_name; /* LIMIT: "memory", "cpu", "tasks" */
-    const char *limit_text; /* LIMIT: the limit and the figure ("the tree's CPU time reached 2s") */
+    uint64_t limit_ns;   /* RUN_TIMEOUT / RUN_OUTPUT_TIMEOUT: the duration that ran out */
+    const char *limit_name; /* a limit (RUN_MEMORY, RUN_CPU, RUN_TASKS): "memory", "cpu", "tasks" */
+    const char *limit_text; /* a limit: the limit and the figure ("the tree's CPU time reached 2s") */
     int exit_status;     /* what resmon-run exits with (-1: do not say) */
     bool at_stop;        /* written at the stop, before the tree was signalled: the run goes on */
 
@@ -98,6 +89,9 @@ struct summary_facts {
 
     /* Tests (leave tests_known false when no test log was parsed). */
     bool tests_known;
+    bool tests_parsed;   /* the output was read for test lines (then no test at all is said,
+                            with summary_harness_hint's hint) */
+    const char *const *argv; /* the command's words, for that hint (NULL: none) */
     uint64_t tests;      /* test results seen */
     struct summary_count by_status[SUMMARY_MAX_STATUSES];
     size_t n_status;
@@ -202,11 +196,22 @@ void summary_add_stack(struct summary_facts *f, int pid, const char *line, size_
 /* Move the alive process pid ahead of those not moved so far (the hung test's processes first:
  * call it for each of them, in order). */
 void summary_alive_first(struct summary_facts *f, int pid);
+/* The dump of the tree at the stop (stopdump.h), with the pieces above: the processes that ran
+ * under a test first, each one's state and stacks (its running threads first: one that spins is
+ * what a hang's reader looks for), what the budget cut off, and text_path when its text file was
+ * written (NULL: none; the path must outlive f). */
+struct forensics_report;
+void summary_add_dump(struct summary_facts *f, const struct forensics_report *rep, const char *text_path);
 /* Note a process alive when the command exited, and the test that left it behind (NULL: none
  * known). Bounded; total counted. */
 void summary_add_left(struct summary_facts *f, int pid, const char *cmd, size_t cmd_len, const char *test);
 /* Note an OOM kill (bounded; total counted). test may be NULL. */
 void summary_add_oom(struct summary_facts *f, int pid, const char *cmd, uint64_t rss, const char *test);
+
+/* When the output held no test line the parsers know: the option that makes the command's harness
+ * print one line per test, from the command's words ("pytest prints a line per test only with -v"
+ * for a pytest run without -v), or NULL when the words name no harness known to need one. */
+const char *summary_harness_hint(const char *const *argv);
 
 /* The summary as text (malloc'ed, NUL-terminated, *ret_len bytes; caller frees).
  * Returns 0 or -ENOMEM. */

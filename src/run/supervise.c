@@ -1,15 +1,20 @@
-/* supervise.c — see supervise.h.
+/* supervise.c — see supervise.h. The run's module is three files sharing one state (state.h):
+ * this one only runs (the loop, the phases, the deadlines, the stop sequence); setup.c sets a run
+ * up and takes it down; record.c gathers what the run records of itself. What happens at a
+ * checkpoint is sinks.h's, the dump at a stop stopdump.h's.
  *
  * THE RUN'S STATE MACHINE (one place: advance()). Events are handled as they come (a child
  * reaped, a signal, a deadline, output, a sample); advance() then moves the phase on:
  *
- *   RUNNING ──(stop: timeout, output timeout, stop request, parent death)──► STOPPING
+ *   RUNNING ──(stop: timeout, output timeout, a limit, stop request, parent death)──► STOPPING
  *   RUNNING, STOPPING ──(the command exited)──► LEFTOVERS  when --kill-leftovers and the tree
  *                                                          still has live members
  *                                           └─► DRAIN      otherwise
  *   LEFTOVERS ──(the tree is empty, or the sweep gave up)──► DRAIN
  *   DRAIN ──(both pipes drained: at their end, or empty now with nobody left to write)──► DONE
  *
+ * Entering STOPPING (stop()): the stop's marker, a checkpoint (the profile and every report), with
+ * --dump the tree's dump and a checkpoint again; only then the signal.
  * STOPPING: the stop signal went to the command's process group (as GNU timeout sends it); KILL
  * to the group after --kill-after, or for a stop request to the whole tree after --grace.
  * LEFTOVERS: TERM to every member, KILL passes after --grace until none is alive (event-driven:
@@ -20,6 +25,7 @@
  */
 #include "run/supervise.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -28,58 +34,17 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/timerfd.h>
 #include <sys/wait.h>
-#include <termios.h>
+#include <unistd.h>
 
-#include "base/jsonw.h"
-#include "base/linebuf.h"
 #include "base/log.h"
 #include "base/outfile.h"
 #include "base/parse.h"
-#include "base/sanitize.h"
 #include "base/util.h"
 #include "observe/cpuprof.h"
-#include "observe/forensics.h"
-#include "observe/limits.h"
-#include "observe/pressure.h"
-#include "observe/procfs.h"
-#include "observe/sampler.h"
-#include "profile/profile.h"
-#include "profile/profile_cpu.h"
-#include "profile/runmarks.h"
-#include "profile/stream.h"
-#include "profile/usermark.h"
-#include "report/cimeta.h"
-#include "report/ghactions.h"
-#include "report/junit.h"
-#include "report/otlp.h"
-#include "report/perfherder.h"
-#include "report/results.h"
-#include "report/summary.h"
-#include "observe/contain.h"
-#include "run/passthru.h"
-#include "run/sandbox.h"
-#include "run/spawn.h"
-#include "run/watchdog.h"
-#include "testlog/testlog.h"
-
-/* A runtime's own dump (--dump): bytes kept per process; a JVM, which goes on running, is done
- * once its output has been quiet this long (or, before it printed anything, this long). */
-#define RUNTIME_DUMP_MAX (1u << 20)
-#define RUNTIME_QUIET_NS (200 * NSEC_PER_MSEC)
-#define RUNTIME_FIRST_NS (1000 * NSEC_PER_MSEC)
-
-/* Processes a test left behind, remembered with the test that started them, for the leftovers
- * the run ends with; and how many of a test's candidates are checked. */
-#define LEAKS_KEPT 256
-#define LEAK_CANDIDATES 64
-
-/* Lines longer than this reach the parsers as their first MAX_LINE bytes (pass-through is never
- * capped): mozlog suite_start lines of a few MiB exist, 4 MiB keeps them whole. */
-#define MAX_LINE (4u << 20)
+#include "observe/stopdump.h"
+#include "run/state.h"
 
 /* The same stop signal again within this is the same request (GNU timeout, and a CI runner that
  * signals both a process and its group, deliver it twice). */
@@ -91,124 +56,6 @@
 #define WATCH_FALLBACK (50 * NSEC_PER_MSEC)
 /* Leftovers at most watched through a descriptor each; beyond, the fallback. */
 #define WATCH_MAX 64
-
-enum phase {
-    PH_RUNNING,   /* the command runs, nothing asked it to stop */
-    PH_STOPPING,  /* the stop signal was sent; waiting for the command */
-    PH_LEFTOVERS, /* the command is gone; stopping what it left behind */
-    PH_DRAIN,     /* everything is gone or left alone; passing the last output on */
-    PH_DONE,
-};
-
-enum stop_cause {
-    CAUSE_NONE,
-    CAUSE_TIMEOUT,
-    CAUSE_OUTPUT_TIMEOUT,
-    CAUSE_SIGNAL,
-    CAUSE_PARENT,
-    CAUSE_MEMORY, /* a resource limit (limits.h) */
-    CAUSE_CPU,
-    CAUSE_TASKS,
-};
-
-/* The run's own limits (a timeout, an output timeout, a resource limit) stop it as GNU timeout
- * does: exit 124 unless --preserve-status, the KILL where the signal went. */
-static bool own_limit(enum stop_cause c)
-{
-    return c == CAUSE_TIMEOUT || c == CAUSE_OUTPUT_TIMEOUT || c == CAUSE_MEMORY || c == CAUSE_CPU ||
-           c == CAUSE_TASKS;
-}
-
-static const char *cause_name(enum stop_cause c)
-{
-    switch (c) {
-    case CAUSE_TIMEOUT: return "timeout";
-    case CAUSE_OUTPUT_TIMEOUT: return "output-timeout";
-    case CAUSE_SIGNAL: return "signal";
-    case CAUSE_PARENT: return "parent-died";
-    case CAUSE_MEMORY: return "memory";
-    case CAUSE_CPU: return "cpu";
-    case CAUSE_TASKS: return "tasks";
-    default: return "none";
-    }
-}
-
-struct sv {
-    const struct options *o;
-    uint64_t t0;
-    double wall0;
-    const struct marker_sink *sink; /* where markers go (the stream), NULL without a profile */
-    struct stream *stream;
-    struct profile_conv *conv; /* reads the stream as it grows (NULL: finalize reads it all) */
-    struct results *results;   /* --junit, --otlp, Perfherder: their reader of the stream, likewise */
-    char *perfherder_path;     /* under MOZ_AUTOMATION: $MOZ_UPLOAD_DIR/perfherder-data-resource-usage.json */
-    bool perfherder_failed;
-    bool junit_failed, otlp_failed; /* said once */
-    uint64_t conv_lines;       /* stream lines when conv last caught up */
-    int profile_lock;          /* the last profile renamed over the path, kept locked */
-    struct stream_health health_said; /* stream trouble already said on stderr */
-    uint64_t tree_cpu;         /* probe_tree_cpu's reading for the current chunk of output */
-    bool tree_cpu_valid;
-    uint64_t tree_rss;         /* probe_tree_rss's, likewise */
-    bool tree_rss_valid;
-    char *profile_path;
-    char *dump_path;            /* the dump's text file, once written */
-    unsigned finalizations;
-    struct sampler *sampler;
-    struct cpuprof *cpuprof; /* --cpu-profile, NULL: off */
-    int timerfd;
-    struct testlog *testlog;
-    struct linebuf *lb[2];
-    struct usermark *um;
-    struct summary_facts *sum;  /* the end-of-run summary's facts, NULL with --quiet (and no CI) */
-    bool gha;                   /* GitHub Actions output (ghactions.h) */
-    const char *gha_summary;    /* $GITHUB_STEP_SUMMARY, NULL: none */
-    struct gha_said gha_said;   /* the workflow commands printed so far (at the stop, at the end) */
-    bool open_error_said;       /* open_stream said why it failed */
-    struct gha_summary_file gha_file; /* resmon-run's text in $GITHUB_STEP_SUMMARY */
-    bool gha_failed;            /* the job summary could not be written: said once */
-    struct summary_style sum_style;
-    uint64_t last_sample_ns, last_sample_cpu;
-    int sigfd, parentfd;
-    struct contain *contain;
-    struct limits *limits;
-    char limit_text[160];       /* the limit reached and the figure (CAUSE_MEMORY/CPU/TASKS) */
-    uint64_t deadline_cpu;      /* when to read the tree's CPU time against --cpu-limit */
-    unsigned ncpu;
-    bool root_oom_killed;       /* the kernel's OOM killer killed the command itself */
-    struct watchdog *watchdog;
-    pid_t pid;
-    bool exited;
-    int wstatus;
-    uint64_t exit_ns;
-    struct passthru *pt[2];     /* the command's stdout and stderr (NULL: not interposed) */
-    uint64_t last_output_ns;
-    uint64_t deadline_timeout, deadline_output, deadline_kill, deadline_grace;
-    enum phase phase;
-    enum stop_cause cause;
-    int stop_signal;
-    int received_signal;        /* the stop request's signal (CAUSE_SIGNAL) */
-    int last_request;           /* the last stop signal received, and when */
-    uint64_t last_request_ns;
-    bool exec_failed;
-    uint64_t stop_ns;
-    bool timed_out;             /* own_limit(cause): GNU timeout's semantics */
-    bool kill_sent;
-    bool tty_given;
-    size_t leftovers;           /* processes found alive after the command exited */
-    /* the sweep of leftovers: KILL passes after the grace, until none is alive */
-    bool sweeping, sweep_gave_up;
-    uint64_t sweep_give_up;
-    bool watch_complete;        /* every member has a descriptor in the poll set */
-    struct jsonw *capture;      /* a runtime's dump being kept: what the command prints */
-    /* processes tests left behind, with the test (the last LEAKS_KEPT): who started a leftover */
-    struct leak {
-        pid_t pid;
-        uint64_t starttime;
-        char *test;
-    } leaks[LEAKS_KEPT];
-    size_t nleaks;
-};
 
 /* ---- output ---------------------------------------------------------------------------------- */
 
@@ -235,8 +82,8 @@ static enum passthru_read read_output(struct sv *sv, int i)
     enum passthru_read r = passthru_read(sv->pt[i], &buf, &n, &sv->last_output_ns);
     if (r != PT_DATA)
         return r;
-    if (sv->capture && sv->capture->len < RUNTIME_DUMP_MAX)
-        jsonw_append(sv->capture, buf, MIN(n, RUNTIME_DUMP_MAX - sv->capture->len));
+    if (sv->capture && sv->capture->len < STOPDUMP_KEEP_MAX)
+        jsonw_append(sv->capture, buf, MIN(n, STOPDUMP_KEEP_MAX - sv->capture->len));
     if (sv->testlog) {
         struct linebuf *lb = sv->lb[i];
         linebuf_feed(lb, buf, n, sv->last_output_ns, i == 0 ? on_line_stdout : on_line_stderr, sv);
@@ -267,146 +114,6 @@ static bool output_waiting(struct sv *sv)
     return any;
 }
 
-/* ---- resmon-run's own markers ---------------------------------------------------------------- */
-
-static void emit(struct sv *sv, const char *name, uint64_t start, uint64_t end, int cat, struct jsonw *w)
-{
-    if (!jsonw_failed(w))
-        marker_emit(sv->sink, name, start, end, cat, w->buf, w->len);
-}
-
-/* The live members of the tree with their command lines (at most 256), for the stop's marker
- * and the summary. cmds holds the command lines; free both. */
-static size_t live_processes(struct sv *sv, struct runmarks_process **ret, char **ret_cmds)
-{
-    *ret = NULL;
-    *ret_cmds = NULL;
-    pid_t *pids = NULL;
-    size_t n = 0, k = 0;
-    if (contain_members(sv->contain, &pids, &n) < 0)
-        return 0;
-    n = MIN(n, (size_t)256);
-    struct runmarks_process *procs = calloc(n ? n : 1, sizeof *procs);
-    char *cmds = malloc(n ? n * 1024 : 1);
-    if (!procs || !cmds) {
-        free(procs);
-        free(cmds);
-        free(pids);
-        return 0;
-    }
-    for (size_t i = 0; i < n; i++) {
-        char path[64], raw[4096], *cmd = cmds + k * 1024;
-        snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pids[i]);
-        ssize_t len = read_file_at(AT_FDCWD, path, raw, sizeof raw);
-        if (len < 0)
-            continue; /* gone meanwhile */
-        size_t cl = procfs_format_cmdline(raw, (size_t)len, cmd, 1024);
-        if (cl == 0) {
-            /* kernel threads and zombies have no command line: use the name */
-            snprintf(path, sizeof path, "/proc/%d/comm", (int)pids[i]);
-            len = read_file_at(AT_FDCWD, path, cmd, 1024);
-            cl = len > 0 ? (size_t)len - (cmd[len - 1] == '\n') : 0;
-        }
-        procs[k++] = (struct runmarks_process){pids[i], cmd, cl};
-    }
-    free(pids);
-    *ret = procs;
-    *ret_cmds = cmds;
-    return k;
-}
-
-struct open_list {
-    char **ids;
-    size_t n, cap;
-};
-
-static void add_open_test(void *ctx, const char *id)
-{
-    struct open_list *l = ctx;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        char **x = realloc(l->ids, cap * sizeof *x);
-        if (!x)
-            return;
-        l->ids = x;
-        l->cap = cap;
-    }
-    if ((l->ids[l->n] = strdup(id)))
-        l->n++;
-}
-
-static enum runmarks_reason reason_of(enum stop_cause c)
-{
-    switch (c) {
-    case CAUSE_TIMEOUT: return RUN_TIMEOUT;
-    case CAUSE_OUTPUT_TIMEOUT: return RUN_OUTPUT_TIMEOUT;
-    case CAUSE_SIGNAL: return RUN_STOPPED;
-    case CAUSE_PARENT: return RUN_PARENT_DIED;
-    case CAUSE_MEMORY: return RUN_MEMORY;
-    case CAUSE_CPU: return RUN_CPU;
-    case CAUSE_TASKS: return RUN_TASKS;
-    default: return RUN_EXIT;
-    }
-}
-
-/* The record of a stop: why, which signal, the tests still open and the processes still alive
- * (for the profile and the summary). */
-static void emit_timeout_marker(struct sv *sv, uint64_t now)
-{
-    struct open_list open = {0};
-    if (sv->testlog)
-        testlog_each_open(sv->testlog, add_open_test, &open);
-    struct runmarks_process *procs;
-    char *cmds;
-    size_t nprocs = live_processes(sv, &procs, &cmds);
-    if (sv->sum) {
-        for (size_t i = 0; i < open.n; i++)
-            summary_add_open(sv->sum, open.ids[i], strlen(open.ids[i]));
-        for (size_t i = 0; i < nprocs; i++)
-            summary_add_alive(sv->sum, (int)procs[i].pid, procs[i].cmd, procs[i].cmd_len);
-    }
-    char figure[64];
-    limits_figure(sv->limits, sv->cause == CAUSE_MEMORY ? LIMIT_MEMORY : sv->cause == CAUSE_CPU ? LIMIT_CPU
-                                : sv->cause == CAUSE_TASKS ? LIMIT_TASKS : LIMIT_NONE,
-                  figure, sizeof figure);
-    struct runmarks_stop st = {
-        .reason = reason_of(sv->cause),
-        .signal = sv->stop_signal,
-        .received = sv->cause == CAUSE_SIGNAL ? sv->received_signal : 0,
-        .limit = sv->limit_text[0] ? sv->limit_text : NULL,
-        .figure = figure,
-        .after_ns = sv->cause == CAUSE_TIMEOUT ? sv->o->timeout_ns
-                    : sv->cause == CAUSE_OUTPUT_TIMEOUT ? sv->o->output_timeout_ns : 0,
-        .open_tests = (const char *const *)open.ids,
-        .n_open = open.n,
-        .procs = procs,
-        .n_procs = nprocs,
-    };
-    struct jsonw w;
-    jsonw_init(&w);
-    runmarks_stop_payload(&w, &st);
-    emit(sv, runmarks_stop_name(st.reason), now, MARKER_INSTANT, CAT_TASKS, &w);
-    jsonw_release(&w);
-    for (size_t i = 0; i < open.n; i++)
-        free(open.ids[i]);
-    free(open.ids);
-    free(procs);
-    free(cmds);
-}
-
-/* A step that reached no process (the tree gone already: the OOM killer took the command) sent
- * nothing: no marker, rather than one that reads "TERM to 0 processes". */
-static void emit_kill_step(struct sv *sv, int sig, unsigned targets, const char *why)
-{
-    if (!sv->sink || !targets)
-        return;
-    struct jsonw w;
-    jsonw_init(&w);
-    runmarks_kill_payload(&w, sig, why, targets);
-    emit(sv, "kill", now_ns(), MARKER_INSTANT, CAT_TASKS, &w);
-    jsonw_release(&w);
-}
-
 /* ---- the stream and the profile ------------------------------------------------------------- */
 
 /* Say at once when the stream cannot be written (disk full, a quota, the file-size limit), and
@@ -431,8 +138,6 @@ static void say_stream_health(struct sv *sv)
     *was = h;
 }
 
-static void feed_follower(void *ctx, const char *buf, size_t len) { (void)profile_conv_feed(ctx, buf, len); }
-
 /* Let the converter read what the stream gained, so that a stop finds little left to read: every
  * FOLLOW_LINES lines (a few hundred KiB), and at each sample when anything was written. */
 #define FOLLOW_LINES 1024
@@ -446,8 +151,7 @@ static void follow_stream(struct sv *sv, bool any)
     if (lines == sv->conv_lines || (!any && lines - sv->conv_lines < FOLLOW_LINES))
         return;
     sv->conv_lines = lines;
-    if (sv->results)
-        results_update(sv->results); /* an error is sticky: the reports' writes say it */
+    sinks_follow(sv->sinks);
     int r = profile_conv_update(sv->conv);
     if (r < 0) {
         if (sv->o->verbose)
@@ -461,54 +165,12 @@ static void follow_stream(struct sv *sv, bool any)
 /* Tests still open at the end ran out of time (a timeout, the CPU limit), or were cut short. */
 static bool open_status_timeout(const struct sv *sv)
 {
-    return sv->cause == CAUSE_TIMEOUT || sv->cause == CAUSE_OUTPUT_TIMEOUT || sv->cause == CAUSE_CPU;
+    return sv->cause == RUN_TIMEOUT || sv->cause == RUN_OUTPUT_TIMEOUT || sv->cause == RUN_CPU;
 }
-
-/* The reports built from the stream (--junit, --otlp), each said once when it cannot be written. */
-static void write_reports(struct sv *sv, double end_ms)
-{
-    int r = results_update(sv->results);
-    if (sv->o->junit) {
-        int jr = r < 0 ? r : junit_finalize(sv->results, AT_FDCWD, sv->o->junit, end_ms, NULL);
-        if (jr < 0 && !sv->junit_failed)
-            log_msg("cannot write the JUnit report '%s': %s", sv->o->junit, outfile_why(jr, AT_FDCWD, sv->o->junit));
-        sv->junit_failed |= jr < 0;
-    }
-    if (sv->o->otlp) {
-        int orr = r < 0 ? r : otlp_finalize(sv->results, AT_FDCWD, sv->o->otlp, end_ms);
-        if (orr < 0 && !sv->otlp_failed)
-            log_msg("cannot write the OpenTelemetry file '%s': %s", sv->o->otlp, outfile_why(orr, AT_FDCWD, sv->o->otlp));
-        sv->otlp_failed |= orr < 0;
-    }
-    if (sv->perfherder_path) {
-        int pr = r < 0 ? r : perfherder_finalize(sv->results, sv->o->product, AT_FDCWD, sv->perfherder_path, end_ms);
-        if (pr < 0 && !sv->perfherder_failed)
-            log_msg("cannot write the Perfherder data '%s': %s", sv->perfherder_path,
-                    outfile_why(pr, AT_FDCWD, sv->perfherder_path));
-        sv->perfherder_failed |= pr < 0;
-    }
-}
-
-/* The PERFHERDER_DATA line Treeherder's log parser reads, once, at the end. */
-static void log_perfherder(struct sv *sv)
-{
-    char *text;
-    size_t len;
-    if (!sv->perfherder_path || results_update(sv->results) < 0 ||
-        perfherder_format(sv->results, sv->o->product, -1, &text, &len) < 0)
-        return;
-    static const char prefix[] = "PERFHERDER_DATA: ";
-    write_all(STDERR_FILENO, prefix, sizeof prefix - 1);
-    write_all(STDERR_FILENO, text, len);
-    write_all(STDERR_FILENO, "\n", 1);
-    free(text);
-}
-
-static void github_at_stop(struct sv *sv);
 
 /* Write the stream and rename a complete profile over it, and the reports with it. Called BEFORE
  * any child is signalled on a stop, and again at the very end. */
-static void profile_checkpoint(struct sv *sv, const char *why)
+void profile_checkpoint(struct sv *sv, const char *why)
 {
     struct profile_end end = {0};
     if (sv->stream) {
@@ -525,13 +187,9 @@ static void profile_checkpoint(struct sv *sv, const char *why)
         end = (struct profile_end){stream_ms(sv->stream, now), open_status_timeout(sv) ? "TIMEOUT" : "INCOMPLETE",
                                    sv->o->gzip, &sv->profile_lock};
         follow_stream(sv, true);
-        if (sv->results) /* what CI systems read, and small: before the profile, which may take a while */
-            write_reports(sv, end.end_ms);
     }
-    /* The job's summary and annotations likewise, at a stop (at the end they follow the summary
-     * on stderr). */
-    if (sv->phase == PH_STOPPING)
-        github_at_stop(sv);
+    /* Every report (the files only with a stream); at a stop, GitHub's outputs too. */
+    sinks_checkpoint(sv->sinks, end.end_ms, sv->phase == PH_STOPPING);
     if (!sv->stream || sv->o->no_profile)
         return;
     struct profile_stats st;
@@ -620,20 +278,7 @@ static void sweep_again(struct sv *sv)
     contain_kill_pass(sv->contain);
 }
 
-/* ---- the dump of the tree at a stop (forensics.h) -------------------------------------------- */
-
-static bool tree_member(void *ctx, pid_t pid)
-{
-    struct sv *sv = ctx;
-    pid_t *pids = NULL;
-    size_t n = 0;
-    bool found = false;
-    if (contain_members(sv->contain, &pids, &n) == 0)
-        for (size_t i = 0; i < n && !found; i++)
-            found = pids[i] == pid;
-    free(pids);
-    return found;
-}
+/* ---- the dump of the tree at a stop (stopdump.h) -------------------------------------------- */
 
 /* The text file of the dump: --dump-file, else beside the profile; NULL: none. */
 static char *dump_path_for(struct sv *sv)
@@ -646,248 +291,86 @@ static char *dump_path_for(struct sv *sv)
     return p;
 }
 
-struct dump_fill {
-    const struct jsonw *text;
-};
-
-static void put_jsonw(void *ctx, const char *p, size_t n)
+/* The command's output while a runtime dumps (stopdump_output): read, passed on and parsed as
+ * in the loop, and kept. */
+static int dump_out_events(void *ctx, struct pollfd *pfd)
 {
-    jsonw_append(ctx, p, n);
+    struct sv *sv = ctx;
+    int n = 0;
+    for (int i = 0; i < 2; i++)
+        if (sv->pt[i])
+            n += sv->dump_nout[i] = passthru_events(sv->pt[i], &pfd[n]);
+    return n;
 }
 
-static int fill_dump(void *ctx, int fd)
+static void dump_out_handle(void *ctx, const struct pollfd *pfd, struct jsonw *keep)
 {
-    const struct jsonw *t = ((struct dump_fill *)ctx)->text;
-    if (jsonw_failed(t))
-        return -ENOMEM;
-    /* command lines, thread names and runtimes' dumps are the command's bytes: safe to cat */
-    struct jsonw safe;
-    jsonw_init(&safe);
-    sanitize(SANITIZE_TEXT_FILE, t->buf, t->len, put_jsonw, &safe);
-    int r = jsonw_failed(&safe) ? -ENOMEM : write_all(fd, safe.buf, safe.len);
-    jsonw_release(&safe);
-    return r;
-}
-
-/* Written as the profile is (outfile.h): a FIFO, a link or someone else's file at the path is
- * refused at once, and what is there is replaced, never written into. */
-static void write_dump_file(struct sv *sv, const struct forensics_report *rep, const char *path)
-{
-    struct jsonw text;
-    jsonw_init(&text);
-    forensics_text(rep, &text);
-    struct dump_fill f = {&text};
-    int r = write_file_atomically(AT_FDCWD, path, fill_dump, &f, NULL);
-    if (r < 0)
-        log_msg("cannot write the dump '%s': %s", path, outfile_why(r, AT_FDCWD, path));
-    else if (sv->sum)
-        sv->sum->dump_path = sv->dump_path;
-    jsonw_release(&text);
-}
-
-/* Ask p's runtime for its own dump with sig, and keep what the command prints meanwhile (it is
- * passed through and parsed as always), until p exits (Go, Python), its output is quiet (a JVM),
- * or the deadline. The signal goes through a pidfd held while membership is checked. */
-static void runtime_dump(struct sv *sv, struct forensics_process *p, int sig, uint64_t deadline)
-{
-    uint64_t start = now_ns();
-    if (start >= deadline) {
-        p->runtime_error = "left out: the budget ran out";
-        return;
-    }
-    struct forensics_config cfg = {.is_member = tree_member, .ctx = sv};
-    struct forensics_hold h;
-    if (forensics_hold(&cfg, p->pid, p->starttime, &h) < 0) {
-        p->runtime_error = "no longer a member of the tree";
-        return;
-    }
-    stream_flush(sv->stream);
-    if (forensics_hold_signal(&h, sig) < 0) {
-        p->runtime_error = "could not be signalled";
-        forensics_release(&h);
-        return;
-    }
-    struct jsonw cap;
-    jsonw_init(&cap);
-    sv->capture = &cap;
-    bool exited = false;
-    uint64_t last = start;
-    for (;;) {
-        uint64_t now = now_ns(), until = deadline;
-        if (p->runtime == FORENSICS_RT_JAVA)
-            until = MIN(until, cap.len ? last + RUNTIME_QUIET_NS : start + RUNTIME_FIRST_NS);
-        if (exited || now >= until)
-            break;
-        struct pollfd pfd[5];
-        int n = 0, i_out[2] = {-1, -1}, n_out[2] = {0, 0};
-        /* without a pidfd its end is looked for at each wake-up (WATCH_FALLBACK at the latest) */
-        pfd[n++] = (struct pollfd){.fd = h.pidfd, .events = POLLIN};
-        if (h.pidfd < 0)
-            until = MIN(until, now + WATCH_FALLBACK);
-        for (int i = 0; i < 2; i++)
-            if (sv->pt[i]) {
-                i_out[i] = n;
-                n += n_out[i] = passthru_events(sv->pt[i], &pfd[n]);
-            }
-        if (poll(pfd, (nfds_t)n, (int)((until - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC)) < 0 && errno != EINTR)
-            break;
-        exited = h.pidfd >= 0 ? pfd[0].revents != 0 : !forensics_hold_same(&h);
-        for (int i = 0; i < 2; i++)
-            if (i_out[i] >= 0 && passthru_handle(sv->pt[i], &pfd[i_out[i]], n_out[i])) {
-                size_t before = cap.len;
+    struct sv *sv = ctx;
+    sv->capture = keep;
+    for (int i = 0, at = 0; i < 2; i++)
+        if (sv->pt[i]) {
+            if (passthru_handle(sv->pt[i], (struct pollfd *)&pfd[at], sv->dump_nout[i]))
                 read_output(sv, i);
-                if (cap.len > before)
-                    last = now_ns();
-            }
-    }
-    /* what it printed before it ended may still be in the pipes */
-    for (int i = 0; exited && i < 2; i++)
+            at += sv->dump_nout[i];
+        }
+    sv->capture = NULL;
+}
+
+static void dump_out_left(void *ctx, struct jsonw *keep, uint64_t deadline)
+{
+    struct sv *sv = ctx;
+    sv->capture = keep;
+    for (int i = 0; i < 2; i++)
         while (sv->pt[i] && now_ns() < deadline && !passthru_pending(sv->pt[i]) && read_output(sv, i) == PT_DATA)
             ;
     sv->capture = NULL;
-    forensics_release(&h);
-    if (!sv->pt[0] && !sv->pt[1])
-        p->runtime_error = "passed through, not kept (the output is not interposed: no profile, or --parse=none)";
-    else if (!exited && p->runtime != FORENSICS_RT_JAVA)
-        p->runtime_error = "had not finished within the budget";
-    if (!jsonw_failed(&cap) && cap.len) {
-        p->runtime_dump = cap.buf;
-        p->runtime_dump_len = cap.len;
-    } else
-        jsonw_release(&cap);
 }
 
+static void dump_out_flush(void *ctx) { stream_flush(((struct sv *)ctx)->stream); }
 static double sv_stream_ms(void *stream, uint64_t ns) { return stream_ms(stream, ns); }
+static const char *sv_test_at(void *testlog, uint64_t ns) { return testlog_open_at(testlog, ns); }
 
 /* What every live process of the tree was doing, recorded after the stop's first finalization
- * and before its first signal: a stack line per thread and a marker per process in the stream,
- * the summary's lines, the text file. */
-static void dump_tree(struct sv *sv, enum stop_cause cause)
+ * and before its first signal: in the stream, the summary's lines, the text file. */
+static void dump_tree(struct sv *sv, enum runmarks_reason cause)
 {
-    pid_t *pids = NULL;
-    size_t n = 0;
-    if (contain_members(sv->contain, &pids, &n) < 0 || !n) {
-        free(pids);
-        return;
-    }
-    /* the command first */
-    for (size_t i = 1; i < n; i++)
-        if (pids[i] == sv->pid) {
-            pids[i] = pids[0];
-            pids[0] = sv->pid;
-        }
-    struct forensics_config cfg = {
+    struct stopdump_output out = {sv, sv->pt[0] || sv->pt[1], dump_out_flush, dump_out_events, dump_out_handle,
+                                  dump_out_left};
+    free(sv->dump_path);
+    sv->dump_path = dump_path_for(sv);
+    struct stopdump_config cfg = {
+        .contain = sv->contain,
+        .command = sv->pid,
         .budget_ns = sv->o->dump_budget_set ? sv->o->dump_budget_ns
                      : own_limit(cause)     ? CLI_DUMP_BUDGET_OWN_NS
                                             : CLI_DUMP_BUDGET_STOP_NS,
-        .is_member = tree_member,
-        .ctx = sv,
+        .runtimes = sv->o->dump_runtimes,
+        .output = &out,
+        .sink = sv->sink,
+        .ms_of = sv_stream_ms,
+        .ms_ctx = sv->stream,
+        .test_at = sv->testlog ? sv_test_at : NULL,
+        .test_ctx = sv->testlog,
+        .text_path = sv->dump_path,
     };
-    struct forensics_report rep;
-    int r = forensics_record(&cfg, pids, n, &rep);
-    free(pids);
-    if (r < 0) {
-        log_errno(r, "cannot record what the tree was doing");
+    struct stopdump d;
+    if (stopdump_run(&cfg, &d) != 0)
         return;
-    }
-    /* After the stacks (a Go program exits once it has printed its goroutines): the runtimes
-     * asked for, within what is left of the budget. */
-    uint64_t deadline = sat_add_u64(rep.start_ns, cfg.budget_ns);
-    for (size_t i = 0; sv->o->dump_runtimes && i < rep.nprocs; i++) {
-        int sig = 0;
-        struct forensics_process *p = &rep.procs[i];
-        if ((p->runtime = forensics_runtime_of(p->pid, sv->o->dump_runtimes, &sig)))
-            runtime_dump(sv, p, sig, deadline);
-    }
-    rep.end_ns = now_ns();
-    /* The test each process ran under: the innermost open one that had started when it did (its
-     * start is in clock ticks, floored: a tick's grace). Copies: the ids are the module's. */
-    char **tests = calloc(rep.nprocs ? rep.nprocs : 1, sizeof *tests);
-    long hz = sysconf(_SC_CLK_TCK);
-    uint64_t tick = hz > 0 ? NSEC_PER_SEC / (uint64_t)hz : 0;
-    for (size_t i = 0; tests && sv->testlog && i < rep.nprocs; i++) {
-        struct forensics_process *p = &rep.procs[i];
-        const char *t = p->start_ns ? testlog_open_at(sv->testlog, p->start_ns + tick) : NULL;
-        if (t && (tests[i] = strdup(t)))
-            p->test = tests[i];
-        if (p->test && sv->sum)
-            summary_alive_first(sv->sum, (int)p->pid);
-    }
-    struct jsonw w;
-    jsonw_init(&w);
-    for (size_t i = 0; i < rep.nprocs; i++) {
-        struct forensics_process *p = &rep.procs[i];
-        if (sv->sink) {
-            for (size_t j = 0; j < p->nthreads; j++) {
-                if (!p->threads[j].nframes)
-                    continue; /* no stack: the marker and the text file say why */
-                forensics_stack_line(&w, p, &p->threads[j], sv_stream_ms, sv->stream);
-                if (!jsonw_failed(&w))
-                    marker_state(sv->sink, w.buf, w.len);
-            }
-            jsonw_reset(&w);
-            forensics_dump_payload(&w, p);
-            emit(sv, "process dump", rep.start_ns, rep.end_ns, CAT_TASKS, &w);
-        }
-        if (sv->sum) {
-            summary_set_state(sv->sum, (int)p->pid, p->state, p->threads_total, p->test);
-            /* the running threads first: one that spins is what a hang's reader looks for */
-            size_t shown = 0;
-            for (size_t k = 0; k < 2 * p->nthreads && shown < SUMMARY_MAX_STACKS; k++) {
-                const struct forensics_thread *t = &p->threads[k % p->nthreads];
-                if ((t->state == 'R') != (k < p->nthreads))
-                    continue;
-                shown++;
-                jsonw_reset(&w);
-                char head[96];
-                snprintf(head, sizeof head, "%d %s (%c): ", (int)t->tid, t->comm, t->state ? t->state : '?');
-                jsonw_append(&w, head, strlen(head));
-                if (t->nframes)
-                    forensics_top_frames(t, 4, &w);
-                else
-                    jsonw_append(&w, t->error ? t->error : p->error ? p->error : "?",
-                                 strlen(t->error ? t->error : p->error ? p->error : "?"));
-                if (!jsonw_failed(&w))
-                    summary_add_stack(sv->sum, (int)p->pid, w.buf, w.len);
-            }
-        }
-    }
-    if (sv->sum) {
-        sv->sum->dump_cut_processes = rep.cut_off_processes;
-        sv->sum->dump_cut_threads = rep.cut_off_threads;
-    }
-    if ((rep.cut_off_processes || rep.cut_off_threads) && sv->sink) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "the dump's budget cut off the stacks of %zu processes and %zu threads",
-                 rep.cut_off_processes, rep.cut_off_threads);
-        struct mpay mp;
-        mpay_begin(&mp, &w, &marker_warning_type);
-        mpay_str(&mp, WARNING_MESSAGE, msg);
-        mpay_str(&mp, WARNING_COLOR, "orange");
-        mpay_end(&mp);
-        emit(sv, "dump cut off", rep.end_ns, MARKER_INSTANT, CAT_TASKS, &w);
-    }
-    jsonw_release(&w);
-    free(sv->dump_path);
-    sv->dump_path = dump_path_for(sv);
-    if (sv->dump_path)
-        write_dump_file(sv, &rep, sv->dump_path);
+    if (sv->sum)
+        summary_add_dump(sv->sum, &d.rep, d.text_written ? sv->dump_path : NULL);
     if (sv->o->verbose && !sv->o->timeout_mode) /* -v there says only what GNU timeout says */
-        log_msg("recorded %zu process%s of the tree in %.1f ms", rep.nprocs, rep.nprocs == 1 ? "" : "es",
-                (double)(rep.end_ns - rep.start_ns) / 1e6);
-    for (size_t i = 0; tests && i < rep.nprocs; i++)
-        free(tests[i]);
-    free(tests);
-    forensics_report_free(&rep);
+        log_msg("recorded %zu process%s of the tree in %.1f ms", d.rep.nprocs, d.rep.nprocs == 1 ? "" : "es",
+                (double)(d.rep.end_ns - d.rep.start_ns) / 1e6);
+    stopdump_free(&d);
 }
 
-static void stop(struct sv *sv, enum stop_cause cause, int sig)
+static void stop(struct sv *sv, enum runmarks_reason cause, int sig)
 {
     sv->tree_cpu_valid = sv->tree_rss_valid = false;
     uint64_t now = now_ns();
     if (sv->phase != PH_RUNNING) {
         /* Another stop request while stopping: the caller is out of patience — kill now. */
-        if ((cause == CAUSE_SIGNAL || cause == CAUSE_PARENT) && sv->phase == PH_STOPPING && !sv->kill_sent) {
+        if ((cause == RUN_STOPPED || cause == RUN_PARENT_DIED) && sv->phase == PH_STOPPING && !sv->kill_sent) {
             if (sv->o->foreground)
                 signal_command(sv, SIGKILL, "second stop request");
             else
@@ -910,13 +393,13 @@ static void stop(struct sv *sv, enum stop_cause cause, int sig)
     /* Record what was going on, and finalize first: a CI that follows its TERM with a KILL must
      * still find a complete profile. Only then is any child signalled. */
     emit_timeout_marker(sv, now);
-    profile_checkpoint(sv, cause_name(cause));
+    profile_checkpoint(sv, runmarks_stop_reason_name(cause));
     /* Then what the tree was doing, and a profile with it; still before any signal. */
     if (sv->o->dump) {
         dump_tree(sv, cause);
         profile_checkpoint(sv, "dump");
     }
-    signal_command(sv, sig, cause_name(cause));
+    signal_command(sv, sig, runmarks_stop_reason_name(cause));
     if (sv->o->kill_after_ns)
         sv->deadline_kill = sat_add_u64(now, sv->o->kill_after_ns);
     else if (!sv->timed_out && sv->o->kill_leftovers)
@@ -933,7 +416,7 @@ static void stop_request(struct sv *sv, int sig)
     sv->last_request_ns = now;
     if (sv->phase == PH_RUNNING)
         sv->received_signal = sig;
-    stop(sv, CAUSE_SIGNAL, sig);
+    stop(sv, RUN_STOPPED, sig);
 }
 
 /* ---- samples, exits ------------------------------------------------------------------------- */
@@ -945,21 +428,9 @@ static void check_limits(struct sv *sv, uint64_t cpu_ns, bool kernel_kill)
 {
     if (!sv->limits || sv->phase != PH_RUNNING || (sv->exited && !kernel_kill))
         return;
-    struct sampler_totals t;
-    sampler_get_totals(sv->sampler, &t);
-    struct limits_reading rd = {
-        .cpu_ns = cpu_ns,
-        .rss_known = t.rss_known,
-        .rss = sampler_tree_rss(sv->sampler),
-        .count_known = t.count_known,
-        .tasks = t.live_processes + t.live_threads,
-    };
-    /* threads include each process's main thread: the tasks the kernel counts */
-    if (t.count_known)
-        rd.tasks = t.live_threads > t.live_processes ? t.live_threads : t.live_processes;
-    static const enum stop_cause cause_of[] = {[LIMIT_MEMORY] = CAUSE_MEMORY, [LIMIT_CPU] = CAUSE_CPU,
-                                               [LIMIT_TASKS] = CAUSE_TASKS};
-    enum limit_kind k = limits_check(sv->limits, &rd, sv->limit_text, sizeof sv->limit_text);
+    static const enum runmarks_reason cause_of[] = {[LIMIT_MEMORY] = RUN_MEMORY, [LIMIT_CPU] = RUN_CPU,
+                                               [LIMIT_TASKS] = RUN_TASKS};
+    enum limit_kind k = limits_check_tree(sv->limits, sv->sampler, cpu_ns, sv->limit_text, sizeof sv->limit_text);
     if (k == LIMIT_NONE)
         return;
     if (sv->o->verbose)
@@ -967,46 +438,12 @@ static void check_limits(struct sv *sv, uint64_t cpu_ns, bool kernel_kill)
     stop(sv, cause_of[k], sv->o->signal);
 }
 
-/* An OOM kill of a process of the tree: its marker (with the test it ran under), the summary's
- * line, a warning now; the command itself as the victim is the run's end reason. */
-static void record_oom(struct sv *sv, const struct sampler_killed *k)
-{
-    struct open_list open = {0};
-    if (sv->testlog)
-        testlog_each_open(sv->testlog, add_open_test, &open);
-    const char *test = open.n ? open.ids[open.n - 1] : NULL;
-    char cmd[sizeof k->cmd], during[SUMMARY_TEXT_MAX]; /* the tree's text, for a terminal (sanitize.h) */
-    sanitize_into(SANITIZE_TERMINAL, cmd, sizeof cmd, k->cmd, strlen(k->cmd));
-    sanitize_into(SANITIZE_TERMINAL, during, sizeof during, test, test ? strlen(test) : 0);
-    log_warn("the kernel's OOM killer killed process %d of the tree (%s)%s%s", (int)k->pid, cmd, test ? " during " : "",
-             during);
-    if (k->pid == sv->pid)
-        sv->root_oom_killed = true;
-    if (sv->sum)
-        summary_add_oom(sv->sum, (int)k->pid, k->cmd, k->rss ? k->rss : k->max_rss, test);
-    if (sv->sink) {
-        struct jsonw w;
-        jsonw_init(&w);
-        limits_oom_payload(&w, k, test);
-        emit(sv, "OOM kill", k->end_ns, MARKER_INSTANT, CAT_TASKS, &w);
-        jsonw_release(&w);
-    }
-    for (size_t i = 0; i < open.n; i++)
-        free(open.ids[i]);
-    free(open.ids);
-}
-
 /* Deaths by SIGKILL the sampler learned of: which were the OOM killer's. settle: decide the ones
  * still waiting too (at each sample, and at the end). */
 static void check_kills(struct sv *sv, bool settle)
 {
     struct sampler_killed k[16];
-    size_t n = sampler_take_killed(sv->sampler, k, ARRAY_SIZE(k));
-    for (size_t i = 0; i < n; i++)
-        limits_note_death(sv->limits, &k[i], sv->kill_sent);
-    if (!n && !settle)
-        return;
-    size_t m = limits_oom_take(sv->limits, now_ns(), k, ARRAY_SIZE(k));
+    size_t m = limits_oom_kills(sv->limits, sv->sampler, sv->kill_sent, settle, k, ARRAY_SIZE(k));
     for (size_t i = 0; i < m; i++)
         record_oom(sv, &k[i]);
     /* A kernel-enforced memory limit is reached when its OOM killer kills in the tree. */
@@ -1041,52 +478,6 @@ static void after_sample(struct sv *sv, uint64_t now)
     }
 }
 
-/* The processes a test leaves behind (testlog_probe.leaked): those the sampler knows that started
- * since the test did and are alive now - checked in /proc, since without the process connector
- * the sampler learns of ends only at samples. The command itself is none. */
-static size_t probe_leaked(void *ctx, const char *test, uint64_t since_ns, char *cmds, size_t cap)
-{
-    struct sv *sv = ctx;
-    if (!sv->sampler)
-        return 0;
-    struct sampler_proc procs[LEAK_CANDIDATES];
-    size_t n = MIN(sampler_started_since(sv->sampler, since_ns, procs, LEAK_CANDIDATES), (size_t)LEAK_CANDIDATES);
-    size_t alive = 0, len = 0;
-    cmds[0] = '\0';
-    for (size_t i = 0; i < n; i++) {
-        char path[64], buf[1024];
-        struct procfs_pid_stat st;
-        snprintf(path, sizeof path, "/proc/%d/stat", (int)procs[i].pid);
-        ssize_t k = read_file_at(AT_FDCWD, path, buf, sizeof buf);
-        if (procs[i].pid == sv->pid || k < 0 || procfs_parse_pid_stat(buf, (size_t)k, &st) < 0 || st.state == 'Z' ||
-            st.starttime != procs[i].starttime)
-            continue;
-        alive++;
-        const char *cmd = procs[i].cmd ? procs[i].cmd : procs[i].comm;
-        int w = snprintf(cmds + len, cap - len, "%s%s", len ? "; " : "", cmd);
-        len = w < 0 ? len : MIN(len + (size_t)w, cap - 1);
-        struct leak *l = &sv->leaks[sv->nleaks++ % LEAKS_KEPT];
-        free(l->test);
-        *l = (struct leak){procs[i].pid, procs[i].starttime, strdup(test)};
-    }
-    return alive;
-}
-
-/* The test that left pid behind, when one did (NULL: none known). */
-static const char *leaked_by(const struct sv *sv, pid_t pid)
-{
-    char path[64], buf[1024];
-    struct procfs_pid_stat st;
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    ssize_t k = read_file_at(AT_FDCWD, path, buf, sizeof buf);
-    if (k < 0 || procfs_parse_pid_stat(buf, (size_t)k, &st) < 0)
-        return NULL;
-    for (size_t i = MIN(sv->nleaks, (size_t)LEAKS_KEPT); i-- > 0;)
-        if (sv->leaks[i].pid == pid && sv->leaks[i].starttime == st.starttime)
-            return sv->leaks[i].test;
-    return NULL;
-}
-
 static void on_command_exit(struct sv *sv)
 {
     sv->deadline_timeout = sv->deadline_output = sv->deadline_kill = sv->deadline_cpu = NS_INFINITY;
@@ -1105,7 +496,8 @@ static void on_command_exit(struct sv *sv)
         char *cmds;
         size_t n = live_processes(sv, &procs, &cmds);
         for (size_t i = 0; i < n; i++)
-            summary_add_left(sv->sum, (int)procs[i].pid, procs[i].cmd, procs[i].cmd_len, leaked_by(sv, procs[i].pid));
+            summary_add_left(sv->sum, (int)procs[i].pid, procs[i].cmd, procs[i].cmd_len,
+                             leaks_test_of(&sv->leaks, procs[i].pid));
         free(procs);
         free(cmds);
     }
@@ -1232,7 +624,7 @@ static void check_deadlines(struct sv *sv)
 {
     uint64_t now = now_ns();
     if (sv->phase == PH_RUNNING && now >= sv->deadline_timeout)
-        stop(sv, CAUSE_TIMEOUT, sv->o->signal);
+        stop(sv, RUN_TIMEOUT, sv->o->signal);
     if (sv->phase == PH_RUNNING && now >= sv->deadline_output) {
         /* Silence is decided on what the command wrote, not on when we last looked. */
         if (output_waiting(sv))
@@ -1240,7 +632,7 @@ static void check_deadlines(struct sv *sv)
         else {
             if (sv->o->verbose)
                 log_msg("no output from '%s' for the output timeout", sv->o->argv[0]);
-            stop(sv, CAUSE_OUTPUT_TIMEOUT, sv->o->signal);
+            stop(sv, RUN_OUTPUT_TIMEOUT, sv->o->signal);
         }
     }
     if (sv->phase == PH_RUNNING && now >= sv->deadline_cpu) {
@@ -1285,7 +677,7 @@ static bool is_stop_signal(int sig)
     return sig >= SIGRTMIN && sig <= SIGRTMAX;
 }
 
-static int setup_signals(struct sv *sv, sigset_t *ret_orig_mask, bool *ret_chld_ignored, bool *ret_xfsz_ignored)
+int setup_signals(struct sv *sv, sigset_t *ret_orig_mask, bool *ret_chld_ignored, bool *ret_xfsz_ignored)
 {
     sigset_t mask;
     sigemptyset(&mask);
@@ -1323,7 +715,7 @@ static void handle_signals(struct sv *sv)
         if (sig == SIGCHLD)
             reap(sv);
         else if (sig == SIGALRM)
-            stop(sv, CAUSE_TIMEOUT, sv->o->signal);
+            stop(sv, RUN_TIMEOUT, sv->o->signal);
         else if (is_stop_signal(sig))
             stop_request(sv, sig);
     }
@@ -1331,7 +723,7 @@ static void handle_signals(struct sv *sv)
 
 /* The death of our parent is a stop request (the CI runner went away). A pidfd becomes readable
  * when the process exits; checked against the pid read before, to close the race. */
-static void watch_parent(struct sv *sv)
+void watch_parent(struct sv *sv)
 {
     pid_t pp = getppid();
     sv->parentfd = -1;
@@ -1366,7 +758,7 @@ static void compute_result(struct sv *sv, struct supervise_result *ret)
         /* KILL had to be sent: let callers tell a forced kill from a clean timeout (GNU: any
          * KILL after a timeout; after a resource limit, only ours - the kernel's OOM kill at the
          * memory limit is the limit). */
-        bool limit = sv->cause == CAUSE_MEMORY || sv->cause == CAUSE_CPU || sv->cause == CAUSE_TASKS;
+        bool limit = sv->cause == RUN_MEMORY || sv->cause == RUN_CPU || sv->cause == RUN_TASKS;
         if (sv->timed_out && sig == SIGKILL && (!limit || sv->kill_sent))
             preserve = true;
         ret->exit_status = 128 + sig;
@@ -1374,93 +766,6 @@ static void compute_result(struct sv *sv, struct supervise_result *ret)
         ret->exit_status = EXIT_CANCELED;
     if (sv->timed_out && !preserve)
         ret->exit_status = EXIT_TIMEDOUT;
-}
-
-/* The tree's RSS at a test's start and end: read at most every 10 ms (a dense log starts and
- * ends thousands of tests a second), once per chunk of output. */
-#define RSS_MAX_AGE (10 * NSEC_PER_MSEC)
-static uint64_t probe_tree_rss(void *ctx)
-{
-    struct sv *sv = ctx;
-    if (!sv->tree_rss_valid) {
-        sv->tree_rss = sampler_tree_rss_now(sv->sampler, now_ns(), RSS_MAX_AGE);
-        sv->tree_rss_valid = true;
-    }
-    return sv->tree_rss;
-}
-
-/* The tree's CPU time for test and phase markers. Every line of one chunk of output arrived at
- * the same instant (its read), so one reading per chunk serves them all: a chunk that starts and
- * ends a thousand tests costs one cpu.stat read, not two thousand. */
-static uint64_t probe_tree_cpu(void *ctx)
-{
-    struct sv *sv = ctx;
-    if (!sv->tree_cpu_valid) {
-        sv->tree_cpu = sampler_tree_cpu_ns(sv->sampler);
-        sv->tree_cpu_valid = true;
-    }
-    return sv->tree_cpu;
-}
-
-static void command_facts(struct sv *sv, struct runmarks_command *c)
-{
-    *c = (struct runmarks_command){
-        .argv = (const char *const *)sv->o->argv,
-        .argc = sv->o->argc,
-        .pid = sv->pid,
-        .wstatus = sv->wstatus,
-        .tier = contain_tier_name(contain_tier(sv->contain)),
-        .leftovers = sv->leftovers,
-    };
-    if (sv->exec_failed)
-        c->reason = RUN_EXEC_FAILED;
-    else if (sv->cause != CAUSE_NONE)
-        c->reason = reason_of(sv->cause);
-    else if (sv->root_oom_killed)
-        c->reason = RUN_OOM_KILL;
-    else
-        c->reason = WIFSIGNALED(sv->wstatus) ? RUN_SIGNAL : RUN_EXIT;
-    c->stop_signal = sv->cause == CAUSE_SIGNAL ? sv->received_signal : sv->stop_signal;
-    if (sv->sampler && !sv->exec_failed) {
-        struct sampler_totals t;
-        sampler_get_totals(sv->sampler, &t);
-        c->have_cpu = true;
-        c->cpu_ns = t.tree_cpu_ns;
-        c->max_rss = t.peak_rss;
-    }
-}
-
-/* The command's open line: a profile written while it runs (at a stop, or recovered) still has
- * its command marker. */
-static void open_command_marker(struct sv *sv)
-{
-    if (!sv->sink)
-        return;
-    struct runmarks_command c;
-    command_facts(sv, &c);
-    struct jsonw w;
-    jsonw_init(&w);
-    runmarks_command_open_line(&w, &c, 0.0);
-    if (!jsonw_failed(&w))
-        marker_state(sv->sink, w.buf, w.len);
-    jsonw_release(&w);
-}
-
-static void emit_command_marker(struct sv *sv)
-{
-    if (!sv->sink)
-        return;
-    struct runmarks_command c;
-    command_facts(sv, &c);
-    struct jsonw w;
-    jsonw_init(&w);
-    runmarks_command_payload(&w, &c);
-    emit(sv, "command", sv->t0, sv->exit_ns, CAT_TASKS, &w);
-    if (!sv->exec_failed) {
-        runmarks_command_close_line(&w);
-        marker_state(sv->sink, w.buf, w.len);
-    }
-    jsonw_release(&w);
 }
 
 /* The run is over: close what the parsers and the command's records left open, end the process
@@ -1492,374 +797,6 @@ static void end_of_run(struct sv *sv)
 }
 
 /* ---- setting up ------------------------------------------------------------------------------ */
-
-/* Physical cores of the machine (meta.physicalCPUs); 0 when /proc/cpuinfo does not say. */
-static int physical_cpus(void)
-{
-    char *buf = malloc(1 << 20);
-    if (!buf)
-        return 0;
-    ssize_t n = read_file_at(AT_FDCWD, "/proc/cpuinfo", buf, 1 << 20);
-    int count = n > 0 ? procfs_count_cores(buf, (size_t)n) : 0;
-    free(buf);
-    return count;
-}
-
-/* The profile's path: -o, else $MOZ_UPLOAD_DIR/profile_resource-usage.json (where Mozilla's CI
- * collects artifacts), else resmon-profile.json here. */
-static char *profile_path_for(const struct options *o)
-{
-    if (o->no_profile) {
-        /* the stream the reports are built from, and no profile: a file of our own, removed at
-         * the end */
-        const char *tmp = getenv("TMPDIR");
-        char *p;
-        if (asprintf(&p, "%s/resmon-stream.XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
-            return NULL;
-        int fd = mkstemp(p);
-        if (fd < 0) {
-            log_errno(-errno, "cannot create a temporary file for the stream the reports are built from ('%s')", p);
-            free(p);
-            return NULL;
-        }
-        close(fd);
-        return p;
-    }
-    if (o->output)
-        return strdup(o->output);
-    const char *dir = getenv("MOZ_UPLOAD_DIR");
-    if (dir && *dir) {
-        char *p;
-        if (asprintf(&p, "%s/profile_resource-usage.json", dir) < 0)
-            return NULL;
-        return p;
-    }
-    return strdup("resmon-profile.json");
-}
-
-/* $MOZ_UPLOAD_DIR made where it is missing, with its parents, as mozharness makes it before a
- * job's steps: what is written there is the job's artifacts. 0 or -errno (said). */
-static int make_upload_dir(const char *dir)
-{
-    char *p = strdup(dir);
-    if (!p)
-        return -ENOMEM;
-    int r = 0;
-    for (char *q = p + 1;; q++) {
-        if (*q && *q != '/')
-            continue;
-        char c = *q;
-        *q = '\0';
-        if (mkdir(p, 0777) < 0 && errno != EEXIST) {
-            r = -errno;
-            log_errno(r, "cannot create MOZ_UPLOAD_DIR '%s' (at '%s')", dir, p);
-            break;
-        }
-        *q = c;
-        if (!c)
-            break;
-    }
-    free(p);
-    return r;
-}
-
-static int open_stream(struct sv *sv)
-{
-    const struct options *o = sv->o;
-    sv->profile_path = profile_path_for(o);
-    if (!sv->profile_path)
-        return -ENOMEM;
-    const char *upload = getenv("MOZ_UPLOAD_DIR");
-    int ur;
-    if (upload && *upload && (!o->output || perfherder_active(getenv("MOZ_AUTOMATION"))) &&
-        (ur = make_upload_dir(upload)) < 0) {
-        sv->open_error_said = true;
-        return ur;
-    }
-    /* Extra metadata: the CI's facts, then --meta (last wins). */
-    struct cimeta ci;
-    cimeta_collect(&ci);
-    const char *keys[64], *values[64];
-    size_t n = 0;
-    for (size_t i = 0; i < ci.n; i++)
-        keys[n] = ci.keys[i], values[n++] = ci.values[i];
-    keys[n] = "containment", values[n++] = contain_tier_name(contain_tier(sv->contain));
-    keys[n] = "resmonVersion", values[n++] = PACKAGE_VERSION;
-    for (size_t i = 0; i < o->n_meta && n < ARRAY_SIZE(keys); i++)
-        keys[n] = o->meta[i].key, values[n++] = o->meta[i].value;
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    int phys = physical_cpus();
-    struct stream_meta meta = {
-        .product = o->product,
-        .interval_ms = (double)o->interval_ns / 1e6,
-        .start_wall_ms = sv->wall0,
-        .t0_ns = sv->t0,
-        .logical_cpus = ncpu > 0 ? (int)ncpu : 1,
-        .physical_cpus = phys > 0 ? phys : (ncpu > 0 ? (int)ncpu : 1),
-        .main_memory = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0,
-        .max_markers = o->max_markers,
-        .extra_keys = keys,
-        .extra_values = values,
-        .n_extra = n,
-    };
-    int r = stream_open(AT_FDCWD, sv->profile_path, &meta, o->fsync_interval_ns, &sv->stream);
-    cimeta_release(&ci);
-    if (r < 0)
-        return r;
-    sv->sink = stream_sink(sv->stream);
-    /* The loop flushes before it waits (stream.h): one write per chunk of output, not per line. */
-    stream_hold(sv->stream, true);
-    /* Without a follower finalizing still works, it just reads the whole stream then. The
-     * follower is handed what is written rather than reading it back. */
-    if (o->no_profile || profile_conv_new(stream_fd(sv->stream), &sv->conv) < 0)
-        sv->conv = NULL;
-    else if (profile_conv_fed(sv->conv) == 0)
-        stream_set_tap(sv->stream, feed_follower, sv->conv);
-    if (perfherder_active(getenv("MOZ_AUTOMATION")) && upload && *upload &&
-        asprintf(&sv->perfherder_path, "%s/%s", upload, PERFHERDER_FILE) < 0)
-        sv->perfherder_path = NULL;
-    bool samples = o->otlp || sv->perfherder_path;
-    if ((o->junit || samples) &&
-        (r = results_new(stream_fd(sv->stream), samples ? RESULTS_SAMPLES : 0, &sv->results)) < 0)
-        return r;
-    return 0;
-}
-
-/* What cannot be the profile's path, said plainly (stream.h's errors). */
-static void say_open_error(struct sv *sv, int r)
-{
-    const char *path = sv->profile_path ? sv->profile_path : "?";
-    if (sv->open_error_said)
-        return;
-    log_msg("cannot create the profile '%s': %s", path, outfile_why(r, AT_FDCWD, path));
-}
-
-/* Whether the command's output, as passed on, left a line unfinished in fd's file (either
- * stream: both may go to one file). */
-static bool output_mid_line(const struct sv *sv, int fd)
-{
-    for (int i = 0; i < 2; i++)
-        if (sv->pt[i] && passthru_mid_line(sv->pt[i], fd))
-            return true;
-    return false;
-}
-
-/* resmon-run wrote a newline to fd: the line is ended. */
-static void output_line_ended(struct sv *sv, int fd)
-{
-    for (int i = 0; i < 2; i++)
-        if (sv->pt[i] && passthru_mid_line(sv->pt[i], fd))
-            passthru_line_ended(sv->pt[i]);
-}
-
-/* Before resmon-run writes its own lines to fd (the summary): end the line the command's output
- * left unfinished there, so that ours begin lines of their own. */
-static void own_line(struct sv *sv, int fd)
-{
-    if (output_mid_line(sv, fd) && write_all(fd, "\n", 1) == 0)
-        output_line_ended(sv, fd);
-}
-
-/* GitHub Actions: annotations on stderr (those not printed yet), the job summary in
- * $GITHUB_STEP_SUMMARY (in place of the one written at the stop, where nothing followed it). */
-static void github_outputs(struct sv *sv, struct summary_facts *f)
-{
-    struct gha_result res[GHA_MAX_RESULTS];
-    char *dirs[GHA_MAX_RESULTS] = {0};
-    char cwd[4096], *run_url = NULL, *name = NULL;
-    size_t n = 0;
-    if (sv->testlog) {
-        const struct testlog_result *list;
-        size_t k = testlog_unexpected(sv->testlog, &list);
-        /* go names a failure's file by its base name: its package's directory, from go.mod */
-        char go_mod[4096];
-        bool go = k > sv->gha_said.results && read_file_at(AT_FDCWD, "go.mod", go_mod, sizeof go_mod) > 0;
-        const char *here = go ? getcwd(cwd, sizeof cwd) : NULL;
-        for (; n < k && n < GHA_MAX_RESULTS; n++) {
-            if (here && n >= sv->gha_said.results)
-                dirs[n] = gha_package_dir(go_mod, here, getenv("GITHUB_WORKSPACE"), list[n].test,
-                                          list[n].scope_len);
-            res[n] = (struct gha_result){list[n].test, list[n].status, list[n].expected, list[n].message,
-                                         list[n].duration_ns, list[n].where, dirs[n]};
-        }
-    }
-    char *text;
-    size_t len;
-    /* the runner reads a command only at a line's start: the commands begin with a newline
-     * where the command's output left one unfinished */
-    if (gha_format_commands(f, res, n, output_mid_line(sv, STDERR_FILENO), &sv->gha_said, &text, &len) == 0) {
-        if (len && write_all(STDERR_FILENO, text, len) == 0)
-            output_line_ended(sv, STDERR_FILENO);
-        free(text);
-    }
-    for (size_t i = 0; i < n; i++)
-        free(dirs[i]);
-    f->annotated = sv->gha_said.results;
-    /* the profile as the job summary's reader can find it */
-    const char *server = getenv("GITHUB_SERVER_URL"), *repo = getenv("GITHUB_REPOSITORY"),
-               *run = getenv("GITHUB_RUN_ID");
-    if (server && *server && repo && *repo && run && *run &&
-        asprintf(&run_url, "%s/%s/actions/runs/%s", server, repo, run) < 0)
-        run_url = NULL;
-    if (f->profile_path)
-        name = gha_profile_name(f->profile_path, getcwd(cwd, sizeof cwd), getenv("GITHUB_WORKSPACE"), run_url);
-    f->profile_name = name;
-    if (sv->gha_summary && summary_format_markdown(f, &text, &len) == 0) {
-        int r = gha_summary_put(&sv->gha_file, sv->gha_summary, text, len);
-        if (r < 0 && !sv->gha_failed)
-            log_msg("cannot write the job summary to '%s': %s", sv->gha_summary,
-                    outfile_why(r, AT_FDCWD, sv->gha_summary));
-        sv->gha_failed |= r < 0;
-        free(text);
-    }
-    f->profile_name = NULL;
-    free(name);
-    free(run_url);
-}
-
-/* The summary's facts at end_ns, when resmon-run exits with exit_status (-1: not known yet). The
- * test counts are added to f: fill a copy of sv->sum to fill it again. */
-static void fill_facts(struct sv *sv, struct summary_facts *f, int exit_status, uint64_t end_ns)
-{
-    f->program = log_program();
-    f->command = sv->o->argv[0];
-    const char *hot[SUMMARY_MAX_HOT];
-    uint64_t hot_n[SUMMARY_MAX_HOT], total;
-    f->n_hot = 0;
-    for (size_t i = 0, n = pcpu_hottest(profile_conv_cpu(sv->conv), hot, hot_n, SUMMARY_MAX_HOT, &total); i < n; i++)
-        summary_add_hot(f, hot[i], hot_n[i], total);
-
-    f->kill_sent = sv->kill_sent;
-    f->exit_status = exit_status;
-    f->wall_ns = end_ns > sv->t0 ? end_ns - sv->t0 : 0;
-    int st = sv->wstatus;
-    switch (sv->cause) {
-    case CAUSE_TIMEOUT:
-        f->end = SUMMARY_TIMEOUT;
-        f->signal = sv->stop_signal;
-        f->limit_ns = sv->stop_ns - sv->t0;
-        break;
-    case CAUSE_OUTPUT_TIMEOUT:
-        f->end = SUMMARY_OUTPUT_TIMEOUT;
-        f->signal = sv->stop_signal;
-        f->limit_ns = sv->o->output_timeout_ns;
-        break;
-    case CAUSE_SIGNAL: f->end = SUMMARY_STOP_REQUEST, f->signal = sv->stop_signal; break;
-    case CAUSE_PARENT: f->end = SUMMARY_PARENT_DIED, f->signal = sv->stop_signal; break;
-    case CAUSE_MEMORY:
-    case CAUSE_CPU:
-    case CAUSE_TASKS:
-        f->end = SUMMARY_LIMIT;
-        f->signal = sv->stop_signal;
-        f->limit_name = cause_name(sv->cause);
-        f->limit_text = sv->limit_text;
-        break;
-    default:
-        if (sv->root_oom_killed)
-            f->end = SUMMARY_OOM_KILLED;
-        else if (WIFSIGNALED(st))
-            f->end = SUMMARY_SIGNALED, f->signal = WTERMSIG(st);
-        else
-            f->end = SUMMARY_EXITED, f->exit_code = WEXITSTATUS(st);
-    }
-    if (sv->sampler) {
-        struct sampler_totals t;
-        sampler_get_totals(sv->sampler, &t);
-        f->have_cpu = true;
-        f->tree_cpu_ns = t.tree_cpu_ns;
-        f->peak_rss = t.peak_rss;
-        struct pressure_worst pw;
-        pressure_worst_memory(sampler_pressure(sv->sampler), &pw);
-        if (pw.known && pw.avg60 >= PRESSURE_WARN_PCT) {
-            f->pressure_high = true;
-            f->pressure_avg60 = pw.avg60;
-            f->pressure_at_ns = pw.at_ns > sv->t0 ? pw.at_ns - sv->t0 : 0;
-            f->pressure_tree = pw.tree;
-        }
-    }
-    if (sv->testlog) {
-        struct testlog_stats ts;
-        testlog_get_stats(sv->testlog, &ts);
-        for (int i = 0; i < (int)ARRAY_SIZE(ts.by_status); i++)
-            if (ts.by_status[i] && testlog_status_name(i))
-                summary_add_status(f, testlog_status_name(i), ts.by_status[i]);
-        const struct testlog_result *list;
-        size_t n = testlog_unexpected(sv->testlog, &list);
-        for (size_t i = 0; i < n; i++)
-            summary_add_unexpected(f, list[i].test, strlen(list[i].test), list[i].status,
-                                   list[i].message, list[i].duration_ns);
-        f->unexpected_total = ts.unexpected;
-        f->leaked = ts.leaked;
-        f->leaking_tests = ts.leaking_tests;
-        n = testlog_slowest(sv->testlog, &list);
-        for (size_t i = 0; i < n; i++)
-            summary_add_slowest(f, list[i].test, strlen(list[i].test), list[i].status, list[i].duration_ns);
-    }
-    f->profile_path = sv->stream && !sv->o->no_profile ? sv->profile_path : NULL;
-    f->profile_is_stream = sv->stream && sv->finalizations == 0;
-    if (sv->stream) {
-        struct stream_health h;
-        stream_health(sv->stream, &h);
-        f->stream_lines_lost = h.lines_lost + h.lines_waiting;
-        f->stream_error = h.error ? h.error : (f->stream_lines_lost ? sv->health_said.error : 0);
-    }
-}
-
-static void write_summary(struct sv *sv, const struct supervise_result *res)
-{
-    fill_facts(sv, sv->sum, res->raise_signal ? -1 : res->exit_status, sv->exit_ns);
-    if (!sv->o->quiet) {
-        own_line(sv, STDERR_FILENO);
-        summary_write(STDERR_FILENO, sv->sum, &sv->sum_style);
-    }
-    if (sv->gha)
-        github_outputs(sv, sv->sum);
-}
-
-/* At a stop, before any signal: the job's summary and annotations as they stand then (the tests
- * still open, the processes alive and, after the dump, what they were doing), for a CI that
- * kills the job at its own timeout. The end replaces the summary and adds the annotations
- * learned since. */
-static void github_at_stop(struct sv *sv)
-{
-    if (!sv->gha || !sv->sum)
-        return;
-    struct summary_facts *f = malloc(sizeof *f);
-    if (!f)
-        return;
-    *f = *sv->sum;
-    /* what resmon-run exits with is not known yet: a timeout that takes a KILL exits 137 */
-    fill_facts(sv, f, -1, now_ns());
-    f->at_stop = true;
-    github_outputs(sv, f);
-    free(f);
-}
-
-static int start_timer(struct sv *sv)
-{
-    sv->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    if (sv->timerfd < 0)
-        return -errno;
-    /* Absolute ticks from t0: samples never drift, however long each one takes. */
-    uint64_t first = sv->t0 + sv->o->interval_ns;
-    struct itimerspec its = {
-        .it_value = {(time_t)(first / NSEC_PER_SEC), (long)(first % NSEC_PER_SEC)},
-        .it_interval = {(time_t)(sv->o->interval_ns / NSEC_PER_SEC), (long)(sv->o->interval_ns % NSEC_PER_SEC)},
-    };
-    if (timerfd_settime(sv->timerfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
-        return -errno;
-    return 0;
-}
-
-static int make_pipe(int fds[2])
-{
-    if (pipe2(fds, O_CLOEXEC) < 0)
-        return -errno;
-    /* Larger pipes mean fewer wake-ups for chatty commands. */
-    fcntl(fds[0], F_SETPIPE_SZ, 1 << 20);
-    return 0;
-}
 
 /* ---- the loop -------------------------------------------------------------------------------- */
 
@@ -1936,7 +873,7 @@ static int run_loop(struct sv *sv)
                 sv->parentfd = -1;
                 if (o->verbose)
                     log_msg("parent process died");
-                stop(sv, CAUSE_PARENT, SIGTERM);
+                stop(sv, RUN_PARENT_DIED, SIGTERM);
             }
             for (int i = 0; i < 2; i++)
                 if (i_out[i] >= 0 && passthru_handle(sv->pt[i], &pfd[i_out[i]], n_out[i]))
@@ -1965,319 +902,25 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
     sv.deadline_timeout = o->timeout_ns ? sat_add_u64(sv.t0, o->timeout_ns) : NS_INFINITY;
     sv.deadline_output = NS_INFINITY;
     sv.deadline_kill = sv.deadline_grace = NS_INFINITY;
-    int r;
-    int child_out[2] = {-1, -1}, child_err[2] = {-1, -1};
-    char *mark = NULL;
-
-    sv.gha = gha_active(o->ci, o->timeout_mode, getenv("GITHUB_ACTIONS"));
-    if (sv.gha) {
-        const char *p = getenv("GITHUB_STEP_SUMMARY");
-        sv.gha_summary = p && *p ? p : NULL;
-    }
-    if (!o->quiet || sv.gha) {
-        sv.sum = calloc(1, sizeof *sv.sum);
-        if (sv.sum) {
-            summary_series_init(&sv.sum->cpu, SUMMARY_AGG_MEAN);
-            summary_series_init(&sv.sum->mem, SUMMARY_AGG_MAX);
-            /* decided now: the environment and the terminal are the caller's */
-            sv.sum_style.colour = summary_colour_for(STDERR_FILENO, getenv("NO_COLOR"));
-            sv.sum_style.utf8 = summary_locale_utf8(getenv("LC_ALL"), getenv("LC_CTYPE"), getenv("LANG"));
+    struct run_setup su = {.child_out = {-1, -1}, .child_err = {-1, -1}};
+    int r = run_setup(&sv, &su);
+    if (r == 0)
+        r = run_start(&sv, &su, ret);
+    if (r == 0) {
+        if (sv.parentfd == -2) {
+            sv.parentfd = -1;
+            stop(&sv, RUN_PARENT_DIED, SIGTERM);
         }
+        r = run_loop(&sv);
     }
-    sv.last_sample_ns = sv.t0;
-
-    sigset_t orig_mask;
-    bool chld_ignored = false, xfsz_ignored = false;
-    r = setup_signals(&sv, &orig_mask, &chld_ignored, &xfsz_ignored);
-    if (r < 0) {
-        log_errno(r, "cannot set up signal handling");
-        goto out;
+    if (r == 0) {
+        end_of_run(&sv);
+        profile_checkpoint(&sv, "end");
+        compute_result(&sv, ret);
+        if (sv.sum)
+            fill_facts(&sv, sv.sum, ret->raise_signal ? -1 : ret->exit_status, sv.exit_ns);
+        sinks_end(sv.sinks);
     }
-    const char *why = NULL;
-    r = contain_new(o->containment, &sv.contain, &why);
-    if (r < 0) {
-        log_errno(r, "cannot set up %s containment", o->containment == CONTAIN_MODE_CGROUP ? "cgroup" : "subreaper");
-        goto out;
-    }
-    /* In timeout mode -v says only what GNU timeout says. */
-    if (o->verbose && !o->timeout_mode)
-        log_msg("containment: %s%s%s%s", contain_tier_name(contain_tier(sv.contain)),
-                why ? " (" : "", why ? why : "", why ? ")" : "");
-    /* Limits the kernel enforces are set before the command exists (it joins them at its fork). */
-    struct limits_config lcfg = {o->memory_limit, o->cpu_limit_ns, o->tasks_limit, NULL, o->interval_ns > 0};
-    if ((r = limits_new(&lcfg, sv.contain, &sv.limits)) < 0) {
-        log_errno(r, "cannot set up the limits");
-        goto out;
-    }
-    if (o->memory_limit || o->cpu_limit_ns || o->tasks_limit) {
-        char how[512];
-        limits_describe(sv.limits, how, sizeof how);
-        if (o->verbose)
-            log_msg("limits: %s", how);
-        unsigned kernel = limits_by_kernel(sv.limits);
-        if (!o->interval_ns && ((o->memory_limit && !(kernel & CONTAIN_LIMIT_MEMORY)) ||
-                                (o->tasks_limit && !(kernel & CONTAIN_LIMIT_TASKS))))
-            log_warn("sampling is off (-i 0): limits checked at each sample are not checked");
-    }
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    sv.ncpu = ncpu > 0 ? (unsigned)ncpu : 1;
-    sv.deadline_cpu = limits_cpu_deadline(sv.limits, sv.t0, 0, sv.ncpu);
-    /* First, while resmon-run holds no pipe a watchdog could keep open. */
-    if (o->kill_leftovers && !o->foreground) {
-        if ((r = watchdog_new(sv.contain, o->signal, &sv.watchdog)) < 0) {
-            log_errno(r, "cannot start the watchdog");
-            goto out;
-        }
-        if (asprintf(&mark, "%s=%s", WATCHDOG_ENV, watchdog_run_id(sv.watchdog)) < 0) {
-            r = -ENOMEM;
-            mark = NULL;
-            goto out;
-        }
-    }
-
-    /* Interpose on the output only when something needs to see it: the output timeout, or the
-     * test-log parsers, for the stream (the profile, or only the reports: --no-profile --junit)
-     * or for the summary (which --no-profile keeps). */
-    bool want_stream = !o->no_profile || o->junit || o->otlp;
-    bool parse = o->parse_formats && (want_stream || sv.sum);
-    bool interpose = o->output_timeout_ns > 0 || parse;
-    if (interpose) {
-        if ((r = make_pipe(child_out)) < 0 || (r = make_pipe(child_err)) < 0) {
-            log_errno(r, "cannot create pipes");
-            goto out;
-        }
-        if ((r = passthru_new(child_out[0], STDOUT_FILENO, &sv.pt[0])) < 0) {
-            log_errno(r, "cannot set up pass-through");
-            goto out;
-        }
-        child_out[0] = -1;
-        if ((r = passthru_new(child_err[0], STDERR_FILENO, &sv.pt[1])) < 0) {
-            log_errno(r, "cannot set up pass-through");
-            goto out;
-        }
-        child_err[0] = -1;
-    }
-
-    if (want_stream && (r = open_stream(&sv)) < 0) {
-        say_open_error(&sv, r);
-        goto out;
-    }
-
-    struct sampler_config scfg;
-    sampler_config_init(&scfg);
-    scfg.interval_ns = o->interval_ns;
-    scfg.pss = o->pss;
-    scfg.event_filter = !o->no_event_filter;
-    scfg.events_polled = true; /* run_loop reads them first when they wake it */
-    r = sampler_new(&scfg, sv.contain, sv.sink, sv.t0, &sv.sampler);
-    if (r < 0) {
-        log_errno(r, "cannot set up sampling");
-        goto out;
-    }
-    if (o->verbose && !o->timeout_mode) {
-        int er = sampler_events_status(sv.sampler);
-        if (er == 0)
-            log_msg("process events: the kernel's process connector (every process of the tree gets a marker)");
-        else if (er != -ENOTSUP)
-            log_msg("process events: unavailable (%s): the tree is learned at each sample, and a "
-                    "process that starts and ends between two samples gets no marker of its own",
-                    strerror(-er));
-    }
-    if (o->interval_ns && (r = start_timer(&sv)) < 0) {
-        log_errno(r, "cannot set up the sampling timer");
-        goto out;
-    }
-    struct testlog_probe tprobe = {probe_tree_cpu, probe_tree_rss, probe_leaked, &sv};
-    if (parse) { /* without a stream there is no sink: the parsers only count, for the summary */
-        struct testlog_config tcfg = {
-            .formats = o->parse_formats,
-            .log_info = o->log_info,
-            .process_output = o->process_output,
-            .wall_at_t0_ms = sv.wall0,
-            .t0_ns = sv.t0,
-        };
-        if ((r = testlog_new(&tcfg, sv.sink, &tprobe, &sv.testlog)) < 0 ||
-            (r = linebuf_new(MAX_LINE, &sv.lb[0])) < 0 || (r = linebuf_new(MAX_LINE, &sv.lb[1])) < 0) {
-            log_errno(r, "cannot set up test-log parsing");
-            goto out;
-        }
-    }
-    struct usermark_probe uprobe = {probe_tree_cpu, &sv};
-    if (!o->no_profile) {
-        struct usermark_config ucfg = {.t0_ns = sv.t0};
-        r = usermark_new(&ucfg, sv.sink, &uprobe, &sv.um);
-        if (r < 0) {
-            log_errno(r, "cannot create the marker socket");
-            goto out;
-        }
-    }
-
-    watch_parent(&sv);
-
-    /* Give the terminal to the command's group when we hold it: it may want to read it. */
-    bool take_tty = !o->foreground && isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
-
-    /* --deny: built here, loaded by the child just before exec. Refusing to run is the only
-     * honest answer when the user asked for a restriction that cannot be had. */
-    struct sandbox_filter *cmd_filter = NULL;
-    if (o->deny && (r = sandbox_command_filter_new(o->deny, &cmd_filter)) < 0) {
-        log_errno(r, "cannot set up the --deny filters for the command");
-        goto out;
-    }
-
-    /* Private before the command exists: it can never attach to us (sandbox.h). */
-    if (!o->no_sandbox && (r = sandbox_private_self()) < 0)
-        log_errno(r, "warning: resmon-run stays dumpable");
-
-    /* GNU timeout catches these (and its --signal), so its command, whose caught signals exec
-     * resets, gets them at their default even from a caller that ignored them: a background
-     * `timeout` from a script, whose shell ignores INT, still stops its command on INT. */
-    sigset_t default_signals;
-    sigemptyset(&default_signals);
-    static const int gnu_caught[] = {SIGALRM, SIGINT, SIGQUIT, SIGHUP, SIGTERM};
-    for (size_t i = 0; i < ARRAY_SIZE(gnu_caught); i++)
-        sigaddset(&default_signals, gnu_caught[i]);
-    if (o->signal && o->signal != SIGKILL && o->signal != SIGSTOP)
-        sigaddset(&default_signals, o->signal);
-
-    struct spawn_config sc = {
-        .argv = o->argv,
-        .contain = sv.contain,
-        .own_group = !o->foreground,
-        .take_terminal = take_tty,
-        .stdout_fd = child_out[1],
-        .stderr_fd = child_err[1],
-        .extra_fd = sv.um ? usermark_fd_for_child(sv.um) : -1,
-        .env_name = USERMARK_ENV,
-        .child_mask = &orig_mask,
-        .restore_sigchld_ignore = chld_ignored,
-        .restore_sigxfsz = true,
-        .sigxfsz_ignored = xfsz_ignored,
-        .default_signals = &default_signals,
-        .mark = mark,
-        /* CPython prints every thread's traceback on a fatal signal with this set at its start */
-        .env_extra = o->dump && (o->dump_runtimes & FORENSICS_RT_PYTHON) ? "PYTHONFAULTHANDLER=1" : NULL,
-        .pdeath_signal = o->signal ? o->signal : SIGKILL,
-        .before_exec = cmd_filter ? sandbox_command_filter_apply : NULL,
-        .before_exec_ctx = cmd_filter,
-    };
-    bool exec_failed;
-    r = spawn_command(&sc, &sv.pid, &exec_failed);
-    sandbox_filter_free(cmd_filter);
-    closep(&child_out[1]);
-    closep(&child_err[1]);
-    child_out[1] = child_err[1] = -1;
-    if (r < 0) {
-        log_errno(r, "failed to run command '%s'", o->argv[0]);
-        /* GNU timeout's habit (`timeout 5 CMD`): the duration taken for the command. */
-        uint64_t ns;
-        if (r == -ENOENT && !o->timeout_mode && !strchr(o->argv[0], '/') && parse_duration(o->argv[0], &ns) == 0)
-            log_msg("hint: for a timeout of %s, run 'resmon-run -t %s -- %s ...' or 'resmon-timeout %s %s ...'",
-                    o->argv[0], o->argv[0], o->argv[1] ? o->argv[1] : "COMMAND", o->argv[0],
-                    o->argv[1] ? o->argv[1] : "COMMAND");
-        if (exec_failed) {
-            ret->exit_status = r == -ENOENT ? EXIT_ENOENT : EXIT_CANNOT_INVOKE;
-            ret->raise_signal = 0;
-            /* The profile still tells what happened: a command that never ran. */
-            sv.exit_ns = now_ns();
-            sv.wstatus = ret->exit_status << 8;
-            sv.exec_failed = true;
-            emit_command_marker(&sv);
-            profile_checkpoint(&sv, "exec-failed");
-            r = 0;
-        }
-        goto out;
-    }
-    sv.tty_given = take_tty;
-    contain_set_root(sv.contain, sv.pid);
-    watchdog_set_group(sv.watchdog, o->foreground ? 0 : sv.pid);
-    open_command_marker(&sv);
-    if (sv.um)
-        usermark_close_child_fd(sv.um);
-    {
-        /* the command line as exec'd, words joined by spaces */
-        struct jsonw words;
-        jsonw_init(&words);
-        for (int i = 0; i < o->argc; i++) {
-            if (i)
-                jsonw_append(&words, " ", 1);
-            jsonw_append(&words, o->argv[i], strlen(o->argv[i]));
-        }
-        sampler_track(sv.sampler, sv.pid, now_ns(), jsonw_failed(&words) ? NULL : words.buf);
-        jsonw_release(&words);
-    }
-    if (o->cpu_profile_hz && sv.stream && cpuprof_new(o->cpu_profile_hz, sv.sink, sv.t0, &sv.cpuprof) == 0 &&
-        (r = cpuprof_start(sv.cpuprof, sv.pid)) < 0 && o->verbose)
-        log_msg("cpu profile: unavailable: %s", cpuprof_error(sv.cpuprof));
-    /* The command runs and every descriptor is open: from here on resmon-run needs no new
-     * process, socket or executable mapping (sandbox.h). */
-    if (!o->no_sandbox) {
-        int sr = sandbox_lockdown_self();
-        if (sr < 0 && (!o->timeout_mode || o->verbose))
-            log_errno(sr, "warning: running without the seccomp sandbox");
-    }
-    sandbox_test_trigger();
-    sv.last_output_ns = now_ns();
-    if (o->output_timeout_ns)
-        sv.deadline_output = sat_add_u64(sv.last_output_ns, o->output_timeout_ns);
-    if (sv.parentfd == -2) {
-        sv.parentfd = -1;
-        stop(&sv, CAUSE_PARENT, SIGTERM);
-    }
-
-    r = run_loop(&sv);
-    if (r < 0)
-        goto out;
-
-    end_of_run(&sv);
-    profile_checkpoint(&sv, "end");
-    log_perfherder(&sv);
-    compute_result(&sv, ret);
-    if (sv.sum)
-        write_summary(&sv, ret);
-    r = 0;
-out:
-    if (sv.tty_given) {
-        /* Take the terminal back for the caller's group; we are in the background now. */
-        sigset_t ttou, old;
-        sigemptyset(&ttou);
-        sigaddset(&ttou, SIGTTOU);
-        sigprocmask(SIG_BLOCK, &ttou, &old);
-        tcsetpgrp(STDIN_FILENO, getpgrp());
-        sigprocmask(SIG_SETMASK, &old, NULL);
-    }
-    /* Done with the tree (or it never was): the watchdog leaves it alone. */
-    watchdog_release(sv.watchdog);
-    for (int i = 0; i < 2; i++) {
-        passthru_free(sv.pt[i]);
-        closep(&child_out[i]);
-        closep(&child_err[i]);
-    }
-    closep(&sv.parentfd);
-    closep(&sv.sigfd);
-    closep(&sv.timerfd);
-    usermark_free(sv.um);
-    testlog_free(sv.testlog);
-    linebuf_free(sv.lb[0]);
-    linebuf_free(sv.lb[1]);
-    sampler_free(sv.sampler);
-    cpuprof_free(sv.cpuprof);
-    limits_free(sv.limits);
-    contain_free(sv.contain);
-    stream_set_tap(sv.stream, NULL, NULL);
-    profile_conv_free(sv.conv);
-    results_free(sv.results);
-    gha_summary_release(&sv.gha_file);
-    free(sv.perfherder_path);
-    stream_close(sv.stream);
-    closep(&sv.profile_lock);
-    if (o->no_profile && sv.profile_path)
-        unlink(sv.profile_path);
-    free(sv.profile_path);
-    free(sv.dump_path);
-    for (size_t i = 0; i < MIN(sv.nleaks, (size_t)LEAKS_KEPT); i++)
-        free(sv.leaks[i].test);
-    free(sv.sum);
-    free(mark);
-    return r;
+    run_teardown(&sv, &su);
+    return r > 0 ? 0 : r;
 }

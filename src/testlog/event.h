@@ -1,5 +1,5 @@
 /* testlog/event.h — the contract between the per-format parsers (testlog/formats/<format>.c) and the
- * test-log core (testlog.c).
+ * test-log core (testlog.c and its parts, testlog_impl.h).
  *
  * A parser is a pure function of one line (already stripped of '\r', ANSI escapes and CI prefixes
  * by the core) plus the format's own small state (TAP nesting, the mach formatter's clock, a
@@ -45,7 +45,9 @@ enum tl_kind {
                           go's output under "--- FAIL" without -v); the test keeps it when its
                           result had none (the stream's message line, testlog.h); stack: where it
                           failed ("tests/test_x.py:12: AssertionError"), for the summary's copy
-                          only (struct testlog_result's where); the last kind */
+                          only (struct testlog_result's where); status: the status of the result
+                          it explains when the harness says (pytest's FAILED or ERROR: a test that
+                          failed and then errored at teardown has two results); the last kind */
 };
 
 struct tl_str {
@@ -77,7 +79,7 @@ struct tl_timing {
     uint64_t since_ns;  /* it ran from the arrival of this TLE_ANCHOR of the same parser (TAP: the
                            previous TAP line at its level), 0 none: the core gives it the tree's
                            CPU time and peak RSS since then while it holds the anchor (the last
-                           TL_ANCHORS distinct instants, testlog.c) */
+                           TL_ANCHORS distinct instants, testlog_tests.c) */
     bool late;          /* the result line may come well after the test ended (go prints
                            subtests' results with their parent's): when duration_ms is shorter
                            than the time since the test's start, it ended duration_ms after it */
@@ -94,6 +96,10 @@ struct tl_event {
     bool unexpected;       /* the producer says the result is unexpected (already decided,
                               e.g. TBPL TEST-UNEXPECTED-*, mozlog with known_intermittent) */
     bool expected_known;   /* unexpected is meaningful */
+    /* TLE_TEST_END: the status of the same test's earlier, expected result that this one
+     * completes (pytest prints a teardown's error as a second result of the test, ERROR after its
+     * PASSED): the test counts once, with this result, and its marker names the result amended */
+    struct tl_str amends;
 };
 
 struct tl_format {

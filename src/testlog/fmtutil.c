@@ -1,6 +1,7 @@
 /* Helpers shared by the test-log format parsers (testlog/formats.h). */
 #include "testlog/formats.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -47,6 +48,50 @@ struct tl_str tl_copy(char *dst, size_t cap, struct tl_str s)
     if (n)
         memcpy(dst, s.p, n);
     return tl_str_make(dst, n);
+}
+
+int tl_case_start(struct tl_case *c, struct tl_str name, uint64_t now_ns, struct tl_event *ev)
+{
+    c->cur ^= 1;
+    c->name_n = tl_copy(c->name[c->cur], sizeof c->name[0], name).n;
+    c->msg_n[c->cur] = 0;
+    c->open = true;
+    c->failed = c->in_failure = false;
+    c->last_ns = now_ns;
+    tl_event_init(ev, TLE_TEST_START);
+    ev->id = tl_case_name(c);
+    tl_at_earlier_line(ev, c->header_ns);
+    return 1;
+}
+
+int tl_case_end(struct tl_case *c, enum tl_outcome oc, struct tl_event *ev)
+{
+    if (!c->open)
+        return 0;
+    c->open = c->in_failure = false;
+    tl_set_result(ev, tl_case_name(c), tl_str_make(NULL, 0), oc);
+    if (oc != TL_PASSED && c->msg_n[c->cur])
+        ev->message = tl_str_make(c->msg[c->cur], c->msg_n[c->cur]);
+    tl_at_earlier_line(ev, c->last_ns);
+    return 1;
+}
+
+struct tl_str tl_json_copy(const struct cJSON *o, const char *key, char *buf, size_t cap)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsString(v) || !v->valuestring)
+        return tl_str_make(buf, 0);
+    return tl_copy(buf, cap, tl_str_make(v->valuestring, strlen(v->valuestring)));
+}
+
+bool tl_rule(const char *s, size_t n, char c)
+{
+    if (n < 20)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != c)
+            return false;
+    return true;
 }
 
 bool tl_append_line(char *dst, size_t cap, size_t *n, struct tl_str line)

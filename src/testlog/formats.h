@@ -72,7 +72,7 @@
  * duration then shows as ~0 and tests appear in bursts.
  *
  * Ids and scopes — id is the test's own name; scope keys it among parallel or nested runs, and
- * the test marker's name is "scope/id" (testlog.c):
+ * the test marker's name is "scope/id" (testlog_tests.c):
  *   TAP: id = description (without directive), scope = the file prove announced, then parent
  *        test names, joined with '/' (a parent with no "# Subtest:" opener is named by its
  *        expected test number); a prove file's own result has id = the file;
@@ -95,6 +95,7 @@
 #include <string.h>
 
 #include "testlog/event.h"
+#include "testlog/testlog.h"
 
 /* A string literal as a tl_str (static storage: valid forever). */
 #define TL_LIT(s) tl_str_make((s), sizeof(s) - 1)
@@ -120,6 +121,12 @@ void tl_set_result(struct tl_event *ev, struct tl_str id, struct tl_str scope,
 struct tl_str tl_trim(struct tl_str s);
 /* Copy s into dst (capacity cap, truncated, not NUL-terminated); returns the copy. */
 struct tl_str tl_copy(char *dst, size_t cap, struct tl_str s);
+/* The string member key of the JSON object o (a line's cJSON parse), copied into buf (capacity
+ * cap, as tl_copy); empty, at buf, when o has no such string. */
+struct cJSON;
+struct tl_str tl_json_copy(const struct cJSON *o, const char *key, char *buf, size_t cap);
+/* A reporter's rule: a line of at least 20 bytes, all c ("-----", "=====", "....."). */
+bool tl_rule(const char *s, size_t n, char c);
 /* A failure text gathered line by line in a parser's buffer: append line to dst[0..*n) (capacity
  * cap), after a newline when dst is not empty, cut before cap at a UTF-8 character's start.
  * Returns false once the buffer is full (the line, or part of it, did not fit). */
@@ -132,11 +139,43 @@ bool tl_parse_rfc3339(struct tl_str s, double *ret_ms);
 /* Case-insensitive prefix test of s against lowercase lit. */
 bool tl_iprefix(struct tl_str s, const char *lit);
 
+/* A test case that a console reporter (Catch2, doctest) names only in a header it prints before
+ * what it reports of it: it starts at its first header (when the header began: the header is
+ * printed once the test case reports something) and its result goes out at the last line it
+ * printed, once the next test case's header or the totals show it is over. Two name and message
+ * buffers: one test case's result and the next one's start may be events of the same line. */
+#define TL_CASE_NAME 512
+struct tl_case {
+    bool open;       /* a test case is running */
+    bool failed;     /* one of its assertions failed */
+    bool in_failure; /* the lines read now are its failure text */
+    unsigned cur;    /* name[cur], msg[cur]: the running test case's */
+    uint64_t header_ns, last_ns; /* when its header began; its last line */
+    size_t name_n, msg_n[2];
+    char name[2][TL_CASE_NAME], msg[2][TESTLOG_MESSAGE_MAX];
+};
+/* The running test case's name. */
+static inline struct tl_str tl_case_name(const struct tl_case *c)
+{
+    return tl_str_make(c->name[c->cur], c->name_n);
+}
+/* Start test case name at the header that began at c->header_ns (now: the header's last line):
+ * its TLE_TEST_START in *ev. Returns 1. The running one's result must have been taken first. */
+int tl_case_start(struct tl_case *c, struct tl_str name, uint64_t now_ns, struct tl_event *ev);
+/* The running test case's result, outcome oc with its failure text unless it passed, at its last
+ * line, in *ev: 1, or 0 when none is running. */
+int tl_case_end(struct tl_case *c, enum tl_outcome oc, struct tl_event *ev);
+/* A line of the running test case's failure text. */
+static inline void tl_case_text(struct tl_case *c, struct tl_str line)
+{
+    tl_append_line(c->msg[c->cur], sizeof c->msg[0], &c->msg_n[c->cur], line);
+}
+
 /* A cmocka group's first line, "[==========] Running N test(s)." (cmocka.c): the gtest
  * parser leaves the run it starts alone. */
 bool tl_cmocka_run_line(const char *line, size_t len);
 
-/* For the core's payloads (testlog.c), here so that unit tests can hold it to jsonw:
+/* For the core's payloads (testlog_tests.c), here so that unit tests can hold it to jsonw:
  * ns / 1e6, negated when neg, as jsonw_double(v, 3) writes it (without snprintf in nearly every
  * case); buf holds at least 32 bytes. Returns the length. */
 size_t tl_fmt_ms3(char *buf, bool neg, uint64_t ns);
@@ -145,6 +184,11 @@ static inline bool tl_str_eq(struct tl_str s, const char *lit)
 {
     size_t n = strlen(lit);
     return s.n == n && memcmp(s.p, lit, n) == 0;
+}
+
+static inline bool tl_str_same(struct tl_str a, struct tl_str b)
+{
+    return a.n == b.n && (a.n == 0 || memcmp(a.p, b.p, a.n) == 0);
 }
 
 #endif

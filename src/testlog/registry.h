@@ -7,7 +7,8 @@
  *     alias  another name --parse accepts for it, or NULL
  *
  * Included with TL_FORMAT defined, by testlog.h (the bits), testlog/event.h (the parsers'
- * declarations) and testlog.c (the table the core tries in this order). No include guard.
+ * declarations), testlog.c (the table the core tries in this order) and cli.c (--help's list of
+ * --parse formats). No include guard.
  */
 TL_FORMAT(mozlog, MOZLOG, NULL)
 TL_FORMAT(tbpl, TBPL, NULL)

@@ -52,7 +52,7 @@ static void run(const uint8_t *data, size_t size, bool no_prefilter, struct rec 
 {
     struct marker_sink sink = {.marker = rec_marker, .state = rec_state, .ctx = out};
     struct testlog_config cfg = {0};
-    cfg.formats = size & 8 ? TL_FMT_ALL : 1u << (size % 10);
+    cfg.formats = size & 8 ? TL_FMT_ALL : 1u << (size % TL_FMT_COUNT); /* all, or one of the registry's */
     cfg.log_info = size & 1;
     cfg.process_output = size & 2;
     cfg.wall_at_t0_ms = 1767225600000.0;

@@ -25,8 +25,6 @@
 
 #include "testlog/testlog.h"
 
-#define C2_NAME 512
-
 enum c2_phase {
     C2_IDLE,   /* outside a header */
     C2_NAME_L, /* after the first rule: the name, then its sections */
@@ -36,28 +34,11 @@ enum c2_phase {
 
 struct catch2_state {
     enum c2_phase phase;
-    bool open;        /* a test case is running (its header was seen) */
-    bool failed;      /* one of its assertions failed */
-    bool in_failure;  /* the lines after "file:N: FAILED:" are its text */
+    struct tl_case c; /* its failure text: the lines after "file:N: FAILED:" */
     bool in_sections; /* the header's indented lines: the sections */
-    uint64_t header_ns, last_ns;
-    size_t name_n, hdr_n, msg_n[2];
-    unsigned cur; /* name[cur], msg[cur]: the running test case's (the other one's result may be
-                     an event of this same call) */
-    char name[2][C2_NAME], hdr[C2_NAME]; /* and the header's being read */
-    char msg[2][TESTLOG_MESSAGE_MAX];
+    size_t hdr_n;
+    char hdr[TL_CASE_NAME]; /* the header's name being read */
 };
-
-/* A line of at least 20 bytes, all c. */
-static bool rule(const char *s, size_t n, char c)
-{
-    if (n < 20)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] != c)
-            return false;
-    return true;
-}
 
 /* "file:123" or "file:123: ..." → the offset after the digits (0: not one). */
 static size_t location(const char *s, size_t n)
@@ -78,15 +59,7 @@ static size_t location(const char *s, size_t n)
 /* The running test case's result, at the last line it printed. */
 static int end_test(struct catch2_state *st, struct tl_event *ev)
 {
-    if (!st->open)
-        return 0;
-    st->open = st->in_failure = false;
-    tl_set_result(ev, tl_str_make(st->name[st->cur], st->name_n), tl_str_make(NULL, 0),
-                  st->failed ? TL_FAILED : TL_PASSED);
-    if (st->failed)
-        ev->message = tl_str_make(st->msg[st->cur], st->msg_n[st->cur]);
-    tl_at_earlier_line(ev, st->last_ns);
-    return 1;
+    return tl_case_end(&st->c, st->c.failed ? TL_FAILED : TL_PASSED, ev);
 }
 
 static int catch2_parse(void *state, const char *line, size_t len, uint64_t arrival_ns,
@@ -95,7 +68,7 @@ static int catch2_parse(void *state, const char *line, size_t len, uint64_t arri
     struct catch2_state *st = state;
     switch (st->phase) {
     case C2_NAME_L:
-        if (rule(line, len, '-')) {
+        if (tl_rule(line, len, '-')) {
             if (!st->hdr_n)
                 break; /* no name: this rule may begin the header */
             st->phase = C2_LOC;
@@ -121,54 +94,45 @@ static int catch2_parse(void *state, const char *line, size_t len, uint64_t arri
         return 0;
     case C2_DOTS: {
         st->phase = C2_IDLE;
-        if (!rule(line, len, '.'))
+        if (!tl_rule(line, len, '.'))
             break;
         /* a header: the same test case's next section, or another test case */
-        if (st->open && st->hdr_n == st->name_n && !memcmp(st->hdr, st->name[st->cur], st->name_n)) {
-            st->last_ns = arrival_ns;
+        struct tl_str hdr = tl_str_make(st->hdr, st->hdr_n);
+        if (st->c.open && tl_str_same(hdr, tl_case_name(&st->c))) {
+            st->c.last_ns = arrival_ns;
             return 0;
         }
         int k = end_test(st, ev);
-        st->cur ^= 1;
-        memcpy(st->name[st->cur], st->hdr, st->hdr_n);
-        st->name_n = st->hdr_n;
-        st->open = true;
-        st->failed = false;
-        st->msg_n[st->cur] = 0;
-        st->last_ns = arrival_ns;
-        tl_event_init(&ev[k], TLE_TEST_START);
-        ev[k].id = tl_str_make(st->name[st->cur], st->name_n);
-        tl_at_earlier_line(&ev[k], st->header_ns);
-        return k + 1;
+        return k + tl_case_start(&st->c, hdr, arrival_ns, &ev[k]);
     }
     case C2_IDLE:
         break;
     }
-    if (rule(line, len, '-')) {
+    if (tl_rule(line, len, '-')) {
         st->phase = C2_NAME_L;
         st->hdr_n = 0;
         st->in_sections = false;
-        st->header_ns = arrival_ns;
-        st->in_failure = false;
+        st->c.header_ns = arrival_ns;
+        st->c.in_failure = false;
         return 0;
     }
-    if (!st->open)
+    if (!st->c.open)
         return 0;
-    if (rule(line, len, '='))
+    if (tl_rule(line, len, '='))
         return end_test(st, ev);
-    st->last_ns = arrival_ns;
+    st->c.last_ns = arrival_ns;
     size_t loc = location(line, len);
     if (loc && loc < len) {
         struct tl_str rest = tl_trim(tl_str_make(line + loc + 1, len - loc - 1));
-        st->in_failure = tl_str_eq(rest, "FAILED:");
-        if (st->in_failure) {
-            st->failed = true;
-            tl_append_line(st->msg[st->cur], sizeof st->msg[0], &st->msg_n[st->cur], tl_str_make(line, len));
+        st->c.in_failure = tl_str_eq(rest, "FAILED:");
+        if (st->c.in_failure) {
+            st->c.failed = true;
+            tl_case_text(&st->c, tl_str_make(line, len));
             return 0;
         }
     }
-    if (st->in_failure)
-        tl_append_line(st->msg[st->cur], sizeof st->msg[0], &st->msg_n[st->cur], tl_str_make(line, len));
+    if (st->c.in_failure)
+        tl_case_text(&st->c, tl_str_make(line, len));
     return 0;
 }
 
@@ -177,7 +141,7 @@ static int catch2_flush(void *state, struct tl_event *ev) { return end_test(stat
 static bool catch2_busy(const void *state)
 {
     const struct catch2_state *st = state;
-    return st->open || st->phase != C2_IDLE;
+    return st->c.open || st->phase != C2_IDLE;
 }
 
 const struct tl_format tl_format_catch2 = {

@@ -95,7 +95,9 @@ static int result_line(struct ctest_state *st, const char *s, size_t n, struct t
 {
     size_t i = 0;
     unsigned k, total, num;
-    if (!number(s, n, &i, &k) || i >= n || s[i++] != '/' || !number(s, n, &i, &total) ||
+    /* ctest counts from 1 and pads with spaces, never zeros: a count starting with '0' is not
+     * its own (nor one its prefilter pairs, " 1" to " 9", would let through) */
+    if (s[0] == '0' || !number(s, n, &i, &k) || i >= n || s[i++] != '/' || !number(s, n, &i, &total) ||
         !TL_PREFIX(s + i, n - i, " Test "))
         return 0;
     i += 5;

@@ -26,8 +26,6 @@
 
 #include "testlog/testlog.h"
 
-#define DT_NAME 512
-
 enum dt_phase {
     DT_IDLE,
     DT_LOC,  /* after a rule: "file:line:" */
@@ -36,25 +34,11 @@ enum dt_phase {
 
 struct doctest_state {
     enum dt_phase phase;
-    bool open, failed, in_failure;
+    struct tl_case c;
     enum tl_outcome verdict; /* doctest's own word at the end (may_fail, should_fail), or -1 */
     bool has_verdict;
     double dur_ms; /* -d's duration line, printed before doctest's verdict; < 0 none */
-    uint64_t header_ns, last_ns;
-    size_t name_n, msg_n[2];
-    unsigned cur; /* name[cur], msg[cur]: the running test case's */
-    char name[2][DT_NAME], msg[2][TESTLOG_MESSAGE_MAX];
 };
-
-static bool rule(const char *s, size_t n)
-{
-    if (n < 20)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] != '=')
-            return false;
-    return true;
-}
 
 /* "file:123:" → its length, or 0 */
 static size_t location(const char *s, size_t n)
@@ -76,23 +60,16 @@ static size_t location(const char *s, size_t n)
 
 static int end_test(struct doctest_state *st, struct tl_event *ev)
 {
-    double ms = st->dur_ms;
-    if (!st->open)
-        return 0;
-    st->open = st->in_failure = false;
-    enum tl_outcome oc = st->has_verdict ? st->verdict : st->failed ? TL_FAILED : TL_PASSED;
-    tl_set_result(ev, tl_str_make(st->name[st->cur], st->name_n), tl_str_make(NULL, 0), oc);
-    if (oc != TL_PASSED && st->msg_n[st->cur])
-        ev->message = tl_str_make(st->msg[st->cur], st->msg_n[st->cur]);
-    if (ms >= 0)
-        ev->t.duration_ms = ms;
-    tl_at_earlier_line(ev, st->last_ns);
-    return 1;
+    enum tl_outcome oc = st->has_verdict ? st->verdict : st->c.failed ? TL_FAILED : TL_PASSED;
+    int k = tl_case_end(&st->c, oc, ev);
+    if (k && st->dur_ms >= 0)
+        ev->t.duration_ms = st->dur_ms;
+    return k;
 }
 
 static bool same_name(const struct doctest_state *st, struct tl_str s)
 {
-    return st->open && s.n == st->name_n && !memcmp(s.p, st->name[st->cur], s.n);
+    return st->c.open && tl_str_same(s, tl_case_name(&st->c));
 }
 
 static int doctest_parse(void *state, const char *line, size_t len, uint64_t arrival_ns,
@@ -118,33 +95,25 @@ static int doctest_parse(void *state, const char *line, size_t len, uint64_t arr
         if (!name.n)
             return 0;
         if (same_name(st, name)) { /* a subcase of the running test case */
-            st->last_ns = arrival_ns;
-            st->in_failure = false;
+            st->c.last_ns = arrival_ns;
+            st->c.in_failure = false;
             return 0;
         }
         int k = end_test(st, ev);
-        st->cur ^= 1;
-        st->name_n = tl_copy(st->name[st->cur], sizeof st->name[0], name).n;
-        st->msg_n[st->cur] = 0;
-        st->open = true;
-        st->failed = st->has_verdict = false;
+        st->has_verdict = false;
         st->dur_ms = -1;
-        st->last_ns = arrival_ns;
-        tl_event_init(&ev[k], TLE_TEST_START);
-        ev[k].id = tl_str_make(st->name[st->cur], st->name_n);
-        tl_at_earlier_line(&ev[k], st->header_ns);
-        return k + 1;
+        return k + tl_case_start(&st->c, name, arrival_ns, &ev[k]);
     }
     case DT_IDLE:
         break;
     }
-    if (rule(line, len)) {
+    if (tl_rule(line, len, '=')) {
         st->phase = DT_LOC;
-        st->header_ns = arrival_ns;
-        st->in_failure = false;
+        st->c.header_ns = arrival_ns;
+        st->c.in_failure = false;
         return 0;
     }
-    if (!st->open)
+    if (!st->c.open)
         return 0;
     if (TL_PREFIX(line, len, "[doctest] "))
         return end_test(st, ev);
@@ -154,32 +123,32 @@ static int doctest_parse(void *state, const char *line, size_t len, uint64_t arr
     if (sp && tl_parse_number(tl_str_make(line, (size_t)(sp - line)), &secs) && secs >= 0 &&
         same_name(st, tl_str_make(sp + 4, (size_t)(line + len - sp - 4)))) {
         st->dur_ms = secs * 1000;
-        st->last_ns = arrival_ns; /* it ended here; doctest's verdict may follow */
+        st->c.last_ns = arrival_ns; /* it ended here; doctest's verdict may follow */
         return 0;
     }
     if (st->dur_ms < 0)
-        st->last_ns = arrival_ns;
+        st->c.last_ns = arrival_ns;
     if (TL_PREFIX(line, len, "Allowed to fail so marking") ||
         TL_PREFIX(line, len, "Failed as expected so marking")) {
-        st->verdict = st->failed ? TL_KNOWN_FAIL : TL_PASSED;
+        st->verdict = st->c.failed ? TL_KNOWN_FAIL : TL_PASSED;
         st->has_verdict = true;
-        st->in_failure = false;
+        st->c.in_failure = false;
         return 0;
     }
     if (TL_PREFIX(line, len, "Should have failed but didn't!")) {
         st->verdict = TL_UNEXPECTED_PASS;
         st->has_verdict = true;
-        st->in_failure = false;
+        st->c.in_failure = false;
         return 0;
     }
     size_t loc = location(line, len);
     if (loc) {
         struct tl_str rest = tl_trim(tl_str_make(line + loc, len - loc));
-        st->in_failure = TL_PREFIX(rest.p, rest.n, "ERROR: ") || TL_PREFIX(rest.p, rest.n, "FATAL ERROR: ");
-        st->failed |= st->in_failure;
+        st->c.in_failure = TL_PREFIX(rest.p, rest.n, "ERROR: ") || TL_PREFIX(rest.p, rest.n, "FATAL ERROR: ");
+        st->c.failed |= st->c.in_failure;
     }
-    if (st->in_failure)
-        tl_append_line(st->msg[st->cur], sizeof st->msg[0], &st->msg_n[st->cur], tl_str_make(line, len));
+    if (st->c.in_failure)
+        tl_case_text(&st->c, tl_str_make(line, len));
     return 0;
 }
 
@@ -188,7 +157,7 @@ static int doctest_flush(void *state, struct tl_event *ev) { return end_test(sta
 static bool doctest_busy(const void *state)
 {
     const struct doctest_state *st = state;
-    return st->open || st->phase != DT_IDLE;
+    return st->c.open || st->phase != DT_IDLE;
 }
 
 const struct tl_format tl_format_doctest = {

@@ -231,14 +231,6 @@ static bool late_text(struct go_state *st, struct tl_str out)
     return false;
 }
 
-static struct tl_str json_str(const cJSON *o, const char *key, char *buf, size_t cap)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsString(v) || !v->valuestring)
-        return tl_str_make(buf, 0);
-    return tl_copy(buf, cap, tl_str_make(v->valuestring, strlen(v->valuestring)));
-}
-
 static int parse_json(struct go_state *st, const char *line, size_t len, struct tl_event *ev)
 {
     if (!memmem(line, len, "\"Action\"", 8))
@@ -253,8 +245,8 @@ static int parse_json(struct go_state *st, const char *line, size_t len, struct 
     const char *act = cJSON_IsString(a) ? a->valuestring : NULL;
     if (!act)
         goto out;
-    struct tl_str pkg = json_str(o, "Package", st->pkg, sizeof st->pkg);
-    struct tl_str test = json_str(o, "Test", st->test, sizeof st->test);
+    struct tl_str pkg = tl_json_copy(o, "Package", st->pkg, sizeof st->pkg);
+    struct tl_str test = tl_json_copy(o, "Test", st->test, sizeof st->test);
     double time_ms = __builtin_nan(""), v;
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "Time");
     if (cJSON_IsString(t) && tl_parse_rfc3339(tl_str_make(t->valuestring, strlen(t->valuestring)), &v))
@@ -292,14 +284,14 @@ static int parse_json(struct go_state *st, const char *line, size_t len, struct 
         n = 1;
     } else if (!strcmp(act, "output") || !strcmp(act, "bench") || !strcmp(act, "build-output")) {
         tl_event_init(ev, TLE_OUTPUT);
-        struct tl_str msg = json_str(o, "Output", st->msg, sizeof st->msg);
+        struct tl_str msg = tl_json_copy(o, "Output", st->msg, sizeof st->msg);
         if (msg.n && msg.p[msg.n - 1] == '\n')
             msg.n--;
         if (act[0] == 'o')
             note_msg(st, pkg, test, msg);
         ev->message = msg;
         ev->id = test;
-        ev->process = act[0] == 'b' && act[1] == 'u' ? json_str(o, "ImportPath", st->pkg, sizeof st->pkg)
+        ev->process = act[0] == 'b' && act[1] == 'u' ? tl_json_copy(o, "ImportPath", st->pkg, sizeof st->pkg)
                                                       : pkg;
         ev->scope = ev->process;
         n = 1;

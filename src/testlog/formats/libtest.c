@@ -75,14 +75,6 @@ static bool text_result(struct tl_str s, enum tl_outcome *ret, struct tl_str *re
     return true;
 }
 
-static struct tl_str json_copy(const cJSON *o, const char *key, char *buf, size_t cap)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsString(v) || !v->valuestring)
-        return tl_str_make(NULL, 0);
-    return tl_copy(buf, cap, tl_str_make(v->valuestring, strlen(v->valuestring)));
-}
-
 static int parse_json(struct libtest_state *st, const char *line, size_t len, struct tl_event *ev)
 {
     if (!memmem(line, len, "\"type\"", 6) || !memmem(line, len, "\"event\"", 7))
@@ -116,7 +108,7 @@ static int parse_json(struct libtest_state *st, const char *line, size_t len, st
         }
         n = 1;
     } else if (!strcmp(type, "test")) {
-        struct tl_str id = json_copy(o, "name", st->id, sizeof st->id);
+        struct tl_str id = tl_json_copy(o, "name", st->id, sizeof st->id);
         if (!id.n)
             goto out;
         if (started) {
@@ -127,7 +119,7 @@ static int parse_json(struct libtest_state *st, const char *line, size_t len, st
             bool limit = oc == TL_FAILED && cJSON_IsString(r) && !strcmp(r->valuestring, time_limit);
             tl_set_result(ev, id, tl_str_make(NULL, 0), limit ? TL_TIMED_OUT : oc);
             ev->t.duration_ms = dur;
-            ev->message = json_copy(o, "message", st->msg, sizeof st->msg);
+            ev->message = tl_json_copy(o, "message", st->msg, sizeof st->msg);
             if (limit && !ev->message.n)
                 ev->message = TL_LIT(time_limit);
         }

@@ -51,8 +51,11 @@ static int meson_parse(void *state, const char *line, size_t len, uint64_t arriv
             st->in_summary = false;
         return 0;
     }
-    /* "K/N " */
+    /* "K/N ": meson counts from 1 and pads K with spaces, never zeros, so a K starting with '0'
+     * is not its own (nor one its prefilter pairs, " 1" to " 9", would let through) */
     size_t d = i;
+    if (line[i] == '0')
+        return 0;
     while (i < len && is_digit(line[i]))
         i++;
     if (i == d || i >= len || line[i++] != '/')
@@ -127,7 +130,7 @@ const struct tl_format tl_format_meson = {
     .parse = meson_parse,
     .release = NULL,
     /* " 1/11 ...", "11/11 ...", "Summary of Failures:", "Ok:" */
-    .first_bytes = "0123456789",
+    .first_bytes = "123456789",
     .pairs = (const char *const[]){" 1", " 2", " 3", " 4", " 5", " 6", " 7", " 8", " 9", "  ",
                                    "Su", "Ok", NULL},
 };

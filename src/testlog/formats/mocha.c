@@ -251,14 +251,13 @@ static int json_stream(struct mocha_state *st, const char *line, size_t len, str
     bool pass = !strcmp(k, "pass");
     if (!pass && strcmp(k, "fail"))
         goto out;
-    const cJSON *full = cJSON_GetObjectItemCaseSensitive(o, "fullTitle"),
-                *title = cJSON_GetObjectItemCaseSensitive(o, "title"),
+    const cJSON *title = cJSON_GetObjectItemCaseSensitive(o, "title"),
                 *dur = cJSON_GetObjectItemCaseSensitive(o, "duration"),
                 *stack = cJSON_GetObjectItemCaseSensitive(o, "stack"),
                 *err = cJSON_GetObjectItemCaseSensitive(o, "err");
-    if (!cJSON_IsString(full) || !full->valuestring[0])
+    struct tl_str id = tl_json_copy(o, "fullTitle", st->out, sizeof st->out);
+    if (!id.n)
         goto out;
-    struct tl_str id = tl_copy(st->out, sizeof st->out, tl_str_make(full->valuestring, strlen(full->valuestring)));
     enum tl_outcome oc = pass ? TL_PASSED : TL_FAILED;
     if (!pass && cJSON_IsString(title) &&
         hook_title(tl_str_make(title->valuestring, strlen(title->valuestring))))

@@ -45,6 +45,12 @@
  *     PY_CUT_SKIPS tests whose reason was cut wait for it: the first N of that file whose cut
  *     reason (less its "...") begins this one get it (TLE_TEST_MESSAGE, which replaces a cut
  *     message, testlog/event.h).
+ * A test's teardown is reported on its own: when it raises after the test passed, -v prints the
+ * test twice, "t.py::test_a PASSED" then "t.py::test_a ERROR" (xdist: "[gw0] [ 50%] ERROR
+ * t.py::test_a" after its PASSED). pytest's JUnit report has one test there, errored: the ERROR
+ * amends the earlier result (tl_event.amends) when that was a pass, a skip or an expected failure
+ * (one of the last PY_RECENT results); after a FAILED the report keeps both, and so do the
+ * markers. Nothing is held back: the PASS is a result as soon as its line ends.
  * The reports and the PASSES section (-rP, -rA) show the tests' captured output and tracebacks
  * again: while in them the parser captures every line (tl_format.captures), so that nothing a
  * test printed ("ok 1 - x", "t.py::x PASSED") becomes a result of this or any other format.
@@ -74,6 +80,13 @@ struct pytest_cut_skip {
     char cut[256];
 };
 
+/* A recent result an error at teardown may amend (its id's hash; status NULL: free). */
+#define PY_RECENT 16
+struct pytest_recent {
+    uint64_t id;
+    const char *status; /* tl_set_result's static status string */
+};
+
 /* PY_OUTPUT: the PASSES section (-rP, -rA), the passed tests' captured output again */
 enum pytest_section { PY_RESULTS, PY_REPORTS_SECTION, PY_OUTPUT, PY_SUMMARY };
 
@@ -93,9 +106,11 @@ struct pytest_state {
     unsigned next_report;
     struct pytest_cut_skip cut_skips[PY_CUT_SKIPS];
     unsigned next_cut_skip;
+    struct pytest_recent recent[PY_RECENT];
+    unsigned next_recent;
 };
 
-/* A result: when it is a skip whose reason is cut, remember it for the summary's whole reason. */
+/* A skip whose reason is cut: remember it for the summary's whole reason. */
 static void note_skip(struct pytest_state *st, const struct tl_event *ev)
 {
     struct tl_str m = ev->message;
@@ -107,6 +122,27 @@ static void note_skip(struct pytest_state *st, const struct tl_event *ev)
     c->id_n = ev->id.n;
     memcpy(c->cut, m.p, m.n - 3);
     c->cut_n = m.n - 3;
+}
+
+static uint64_t head_hash(const char *p, size_t n);
+
+/* A result (see the top): an ERROR amends the test's recent pass, skip or expected failure; those
+ * are remembered for the error at teardown that may follow. */
+static void note_result(struct pytest_state *st, struct tl_event *ev, enum tl_outcome oc)
+{
+    uint64_t h = head_hash(ev->id.p, ev->id.n);
+    if (oc == TL_ERRORED) {
+        for (unsigned k = 0; k < PY_RECENT; k++) {
+            struct pytest_recent *r = &st->recent[k];
+            if (r->status && r->id == h) {
+                ev->amends = tl_str_make(r->status, strlen(r->status));
+                r->status = NULL;
+                break;
+            }
+        }
+    } else if (oc == TL_PASSED || oc == TL_SKIPPED || oc == TL_KNOWN_FAIL)
+        st->recent[st->next_recent++ % PY_RECENT] = (struct pytest_recent){h, ev->status.p};
+    note_skip(st, ev);
 }
 
 /* "SKIPPED [N] tests/test_a.py:12: the whole reason" of the short summary (-rs, -rA): the whole
@@ -208,6 +244,7 @@ static bool late_status(struct pytest_state *st, const char *line, size_t len, s
             st->pending = false;
             tl_set_result(ev, tl_str_make(st->id, st->id_len), tl_str_make(NULL, 0), oc);
             ev->t.when = TL_AT_LINE_END;
+            note_result(st, ev, oc);
             return true;
         }
     }
@@ -396,6 +433,7 @@ static int summary_line(struct pytest_state *st, const char *line, size_t len, s
         cut.n -= 3;
     tl_event_init(ev, TLE_TEST_MESSAGE);
     ev->id = id;
+    ev->status = error ? tl_str_make("ERROR", 5) : tl_str_make("FAIL", 4);
     ev->stack = where;
     ev->message = text.n && (!cut.n || (text.n >= cut.n && !memcmp(text.p, cut.p, cut.n))) ? text
                   : reason.n ? reason : text;
@@ -469,7 +507,7 @@ static int pytest_parse(void *state, const char *line, size_t len, uint64_t arri
                 r = tl_str_make(r.p + 2, r.n - 2);
             ev->message = reason_of(r);
         }
-        note_skip(st, ev);
+        note_result(st, ev, oc);
         return 1;
     }
 
@@ -489,7 +527,7 @@ static int pytest_parse(void *state, const char *line, size_t len, uint64_t arri
         tl_set_result(&ev[1], id, tl_str_make(NULL, 0), oc);
         ev[1].t.when = TL_AT_LINE_END;
         ev[1].message = reason_of(tl_str_make(line + i + 1 + w, len - i - 1 - w));
-        note_skip(st, &ev[1]);
+        note_result(st, &ev[1], oc);
         st->pending = false;
         return 2;
     }

@@ -9,23 +9,33 @@
  *   ##teamcity[testIgnored name='t' message='m']        the test is skipped (reason m)
  *   ##teamcity[testFinished name='t' duration='12']     → TLE_TEST_END: FAIL when it failed, SKIP
  *                                                        when ignored, else PASS; duration in ms
+ *   ##teamcity[testFailed name='t' ...] of a test that never started in its flow: a failure
+ *     outside any test (mocha-teamcity-reporter's failed hook, '"before all" hook for "x"', which
+ *     has neither testStarted nor testFinished): TLE_TEST_END FAIL at once, as mocha's own report
+ *     lists it among its failures
  *
  * Attribute values are escaped with '|': |' |n |r || |[ |] and |0xNNNN (a UTF-16 code unit,
  * written as UTF-8; surrogates become U+FFFD). A message may also be the single-value form
  * "##teamcity[name 'value']", which names no test and is left alone. flowId keeps apart the
- * messages of tests that run at the same time (parallel runs interleave them): a test's
- * failure is held by (flowId, name) until its testFinished. A message begins its line (after the CI prefixes the core strips).
+ * messages of tests that run at the same time (parallel runs interleave them): a test that
+ * started is known by (flowId, name) until its testFinished, with its failure or skip. The core
+ * knows a running test by its name alone, and takes a second start of a name for the end of the
+ * first (which never finished): a test that starts while another flow's test of the same name
+ * runs (two shards of one suite) is not opened, and its result comes as a test without a start,
+ * timed by the reporter's duration. A message begins its line (after the CI prefixes the core
+ * strips).
  */
 #include "testlog/formats.h"
 
 #include "testlog/testlog.h"
 
-#define TC_PENDING 16 /* tests failed or ignored, their testFinished still to come */
+#define TC_PENDING 64 /* tests started, failed or ignored, their testFinished still to come */
 #define TC_NAME 512
 #define TC_FLOW 64
 
 struct tc_pending {
-    bool used, skipped;
+    bool used, skipped, failed; /* failed: a testFailed came (its text may be empty) */
+    bool opened;                /* its testStarted went to the core as a TLE_TEST_START */
     size_t name_n, flow_n, msg_n;
     char name[TC_NAME], flow[TC_FLOW], msg[TESTLOG_MESSAGE_MAX];
 };
@@ -134,7 +144,7 @@ static struct tc_pending *add(struct tc_state *st, struct tl_str flow, struct tl
     if (!p)
         p = &st->pend[st->next++ % TC_PENDING]; /* a test whose end never came */
     p->used = true;
-    p->skipped = false;
+    p->skipped = p->failed = p->opened = false;
     p->msg_n = 0;
     p->name_n = tl_copy(p->name, sizeof p->name, name).n;
     p->flow_n = tl_copy(p->flow, sizeof p->flow, flow).n;
@@ -168,6 +178,13 @@ static int tc_parse(void *state, const char *line, size_t len, uint64_t arrival_
     if (!name.n)
         return 0;
     if (tl_str_eq(kind, "testStarted")) {
+        struct tc_pending *p = add(st, flow, name);
+        for (size_t i = 0; i < TC_PENDING; i++) {
+            const struct tc_pending *o = &st->pend[i];
+            if (o != p && o->used && o->opened && o->name_n == name.n && !memcmp(o->name, name.p, name.n))
+                return 0; /* another flow's test of that name runs (see the top) */
+        }
+        p->opened = true;
         tl_event_init(ev, TLE_TEST_START);
         ev->id = name;
         return 1;
@@ -178,19 +195,27 @@ static int tc_parse(void *state, const char *line, size_t len, uint64_t arrival_
         return 1;
     }
     if (tl_str_eq(kind, "testFailed") || tl_str_eq(kind, "testIgnored")) {
+        bool failed = kind.p[4] == 'F', started = find(st, flow, name) != NULL;
         struct tc_pending *p = add(st, flow, name);
-        p->skipped = kind.p[4] == 'I' && !p->msg_n;
+        p->skipped = !failed && !p->failed;
+        p->failed |= failed;
         for (int k = 0; k < 2; k++)
             if (attr(body, k ? "details" : "message", &v) && v.n) {
                 st->msg_n = unescape(st->msg, sizeof st->msg, v);
                 tl_append_line(p->msg, sizeof p->msg, &p->msg_n, tl_trim(tl_str_make(st->msg, st->msg_n)));
             }
-        return 0; /* the result comes with testFinished */
+        if (!failed || started)
+            return 0; /* the result comes with testFinished */
+        p->used = false; /* a failure outside any test: no testFinished follows */
+        tl_set_result(ev, name, tl_str_make(NULL, 0), TL_FAILED);
+        ev->message = tl_str_make(p->msg, p->msg_n);
+        return 1;
     }
     if (!tl_str_eq(kind, "testFinished"))
         return 0;
     struct tc_pending *p = find(st, flow, name);
-    tl_set_result(ev, name, tl_str_make(NULL, 0), !p ? TL_PASSED : p->skipped ? TL_SKIPPED : TL_FAILED);
+    tl_set_result(ev, name, tl_str_make(NULL, 0), !p || (!p->skipped && !p->failed) ? TL_PASSED
+                                                  : p->skipped ? TL_SKIPPED : TL_FAILED);
     double ms;
     if (attr(body, "duration", &v) && tl_parse_number(v, &ms) && ms >= 0)
         ev->t.duration_ms = ms;

@@ -176,17 +176,6 @@ static void keep_id(struct unittest_state *st, const struct desc *d)
     st->id_len = desc_id(st->id, sizeof st->id, d);
 }
 
-/* A rule of 20 or more c's, alone on its line (unittest writes 70). */
-static bool is_rule(const char *line, size_t len, char c)
-{
-    if (len < 20)
-        return false;
-    for (size_t i = 0; i < len; i++)
-        if (line[i] != c)
-            return false;
-    return true;
-}
-
 /* The block read so far is complete: its exception is its test's message. */
 static int end_block(struct unittest_state *st, struct tl_event *ev)
 {
@@ -205,7 +194,7 @@ static int end_block(struct unittest_state *st, struct tl_event *ev)
 /* A line of the failures' blocks (or the rule that begins one): the events it ends. */
 static int block_line(struct unittest_state *st, const char *line, size_t len, struct tl_event *ev)
 {
-    if (is_rule(line, len, '=')) {
+    if (tl_rule(line, len, '=')) {
         int n = end_block(st, ev);
         st->block = UT_HEADER;
         return n;
@@ -227,14 +216,14 @@ static int block_line(struct unittest_state *st, const char *line, size_t len, s
         return 0;
     }
     case UT_DOC:
-        if (is_rule(line, len, '-')) {
+        if (tl_rule(line, len, '-')) {
             st->block = UT_TRACE;
             st->exc = false;
             st->msg_n = 0;
         }
         return 0;
     case UT_TRACE:
-        if (is_rule(line, len, '-')) /* before "Ran N tests" */
+        if (tl_rule(line, len, '-')) /* before "Ran N tests" */
             return end_block(st, ev);
         if (TL_PREFIX(line, len, "Traceback (most recent call last):")) {
             st->exc = false; /* a chained exception: the last one is the error's */
