@@ -298,7 +298,7 @@ void fill_facts(struct sv *sv, struct summary_facts *f, int exit_status, uint64_
 
 /* The facts at a stop, for the reports written then (sinks.h): what resmon-run exits with is not
  * known yet (a timeout that takes a KILL exits 137). */
-void facts_now(void *ctx, struct summary_facts *f)
+void run_facts_now(void *ctx, struct summary_facts *f)
 {
     fill_facts(ctx, f, -1, now_ns());
 }

@@ -397,7 +397,7 @@ int run_setup(struct sv *sv, struct run_setup *su)
     if ((r = setup_tree(sv, su)) < 0 || (r = setup_output(sv, su, &parse)) < 0 ||
         (r = setup_observers(sv, parse)) < 0)
         return r;
-    sinks_attach_run(sv->sinks, &(struct sinks_run){sv, facts_now, sinks_mid_line, sinks_line_ended, sv->testlog});
+    sinks_attach_run(sv->sinks, &(struct sinks_run){sv, run_facts_now, sinks_mid_line, sinks_line_ended, sv->testlog});
     watch_parent(sv);
     return 0;
 }

@@ -136,7 +136,7 @@ void open_command_marker(struct sv *sv);
 void emit_command_marker(struct sv *sv);
 void fill_facts(struct sv *sv, struct summary_facts *f, int exit_status, uint64_t end_ns);
 /* The facts at a stop (sinks_run.facts_now). */
-void facts_now(void *ctx, struct summary_facts *f);
+void run_facts_now(void *ctx, struct summary_facts *f);
 
 /* setup.c: everything before the command is spawned (0 or -errno, said); spawning it (0, 1 when
  * it could not be run and *ret says so, or -errno); taking it all down. */
