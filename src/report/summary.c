@@ -576,6 +576,29 @@ static void more_rows(struct buf *b, uint64_t total, size_t n)
     buf_printf(b, "... and %llu more\n", (unsigned long long)(total - n));
 }
 
+/* The tests' rows: counts by status, the unexpected and the slowest; or that none was recognised. */
+static void tests_rows(struct buf *b, const struct summary_facts *f, const struct summary_style *st)
+{
+    if (f->tests_known) {
+        label(b, st, "tests");
+        buf_printf(b, "%llu", (unsigned long long)f->tests);
+        for (size_t i = 0; i < f->n_status; i++) {
+            buf_puts(b, i == 0 ? ": " : ", ");
+            buf_printf(b, "%llu ", (unsigned long long)f->by_status[i].n);
+            buf_colour(b, st, status_colour(f->by_status[i].status, false), f->by_status[i].status);
+        }
+        if (f->unexpected_total)
+            buf_printf(b, " (%llu unexpected)", (unsigned long long)f->unexpected_total);
+        buf_puts(b, "\n");
+        test_list(b, st, "unexpected", f->unexpected, f->n_unexpected, f->unexpected_total, true, false);
+        test_list(b, st, "slowest", f->slowest, f->n_slowest, f->n_slowest, false, true);
+    } else if (f->tests_parsed && !f->at_stop && !f->open_total) {
+        const char *hint = summary_harness_hint(f->argv);
+        label(b, st, "tests");
+        buf_printf(b, "no test line recognised in the output%s%s\n", hint ? ": " : "", hint ? hint : "");
+    }
+}
+
 int summary_format(const struct summary_facts *f, const struct summary_style *st, char **ret_text,
                    size_t *ret_len)
 {
@@ -600,24 +623,7 @@ int summary_format(const struct summary_facts *f, const struct summary_style *st
         buf_printf(&b, "%s (the tree's summed RSS)\n", tmp);
     }
 
-    if (f->tests_known) {
-        label(&b, st, "tests");
-        buf_printf(&b, "%llu", (unsigned long long)f->tests);
-        for (size_t i = 0; i < f->n_status; i++) {
-            buf_puts(&b, i == 0 ? ": " : ", ");
-            buf_printf(&b, "%llu ", (unsigned long long)f->by_status[i].n);
-            buf_colour(&b, st, status_colour(f->by_status[i].status, false), f->by_status[i].status);
-        }
-        if (f->unexpected_total)
-            buf_printf(&b, " (%llu unexpected)", (unsigned long long)f->unexpected_total);
-        buf_puts(&b, "\n");
-        test_list(&b, st, "unexpected", f->unexpected, f->n_unexpected, f->unexpected_total, true, false);
-        test_list(&b, st, "slowest", f->slowest, f->n_slowest, f->n_slowest, false, true);
-    } else if (f->tests_parsed && !f->at_stop && !f->open_total) {
-        const char *hint = summary_harness_hint(f->argv);
-        label(&b, st, "tests");
-        buf_printf(&b, "no test line recognised in the output%s%s\n", hint ? ": " : "", hint ? hint : "");
-    }
+    tests_rows(&b, f, st);
 
     test_list(&b, st, "open tests", f->open, f->n_open, f->open_total, false, false);
     for (size_t i = 0; i < f->n_alive; i++) {
