@@ -312,6 +312,13 @@ START_TEST(test_endings)
                         "the limit of 256 MiB (sent TERM); exit status 124\n"
                         "  wall time    3.00 s\n");
     free(t);
+    /* the kernel enforced it and the OOM killer ended the command first: no signal was sent */
+    f.signal = 0;
+    t = fmt(&f, false, true);
+    ck_assert_str_eq(t, "resmon-run: 'pytest' stopped at its memory limit: the tree's RSS reached 300 MiB, past "
+                        "the limit of 256 MiB (the command had ended: nothing to signal); exit status 124\n"
+                        "  wall time    3.00 s\n");
+    free(t);
 
     /* the OOM killer took the command; the victims, the test each ran under; memory pressure */
     f.end = RUN_OOM_KILL;

@@ -418,8 +418,12 @@ static enum colour end_text(const struct summary_facts *f, char *text, size_t si
     case RUN_MEMORY:
     case RUN_CPU:
     case RUN_TASKS:
-        snprintf(text, size, "stopped at its %s limit: %s (sent %s%s)", f->limit_name ? f->limit_name : "?",
-                 f->limit_text ? f->limit_text : "reached", sig, kill);
+        if (f->signal)
+            snprintf(text, size, "stopped at its %s limit: %s (sent %s%s)", f->limit_name ? f->limit_name : "?",
+                     f->limit_text ? f->limit_text : "reached", sig, kill);
+        else /* the kernel had ended the command already */
+            snprintf(text, size, "stopped at its %s limit: %s (the command had ended: nothing to signal)",
+                     f->limit_name ? f->limit_name : "?", f->limit_text ? f->limit_text : "reached");
         c = C_RED;
         break;
     case RUN_OOM_KILL:

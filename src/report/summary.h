@@ -72,7 +72,8 @@ struct summary_facts {
     enum runmarks_reason end; /* why the run ended, as the command marker says it */
     int exit_code;       /* RUN_EXIT */
     int signal;          /* RUN_SIGNAL: the fatal signal; RUN_TIMEOUT, RUN_OUTPUT_TIMEOUT,
-                            RUN_PARENT_DIED, a limit: the signal sent; RUN_STOPPED: the signal
+                            RUN_PARENT_DIED, a limit: the signal sent (0: none, the command had
+                            ended: the kernel enforced the limit); RUN_STOPPED: the signal
                             resmon-run received */
     bool kill_sent;      /* KILL had to follow */
     uint64_t limit_ns;   /* RUN_TIMEOUT / RUN_OUTPUT_TIMEOUT: the duration that ran out */
