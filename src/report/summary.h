@@ -85,6 +85,9 @@ struct summary_facts {
     uint64_t wall_ns;    /* command start to end */
     bool have_cpu;
     uint64_t tree_cpu_ns;
+    uint64_t cpu_span_ns; /* the span tree_cpu_ns was counted over, from the same start as wall_ns
+                             to its reading (the leftovers run on after the command's end); the
+                             average cores divide by it. 0: wall_ns */
     uint64_t peak_rss;   /* bytes; 0: unknown */
 
     /* Tests (leave tests_known false when no test log was parsed). */
