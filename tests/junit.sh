@@ -175,6 +175,9 @@ J=$T/cmdkill.xml
 junit_valid "$J" || fail "killed command: not valid JUnit"
 expect "killed command" "$(q "$J" '//testcase[@name="hangs.js"]/error/@type')" incomplete
 expect "killed command exit" "$(q "$J" '//testsuite[1]/properties/property[@name="resmon.exit"]/@value')" "signal KILL"
+# a signal resmon-run did not send is the command's own death, not a stop (as OTLP reads it)
+expect "killed command message" "$(q "$J" '//testcase[@name="hangs.js"]/error/@message')" \
+    "still running when the command died of signal KILL"
 echo "killed command: the hung test is incomplete"
 
 # ---- resmon-run killed, then recovered: --recover rebuilds the report from the stream ---------
@@ -202,6 +205,13 @@ J=$T/plain.xml
 junit_valid "$J" || fail "no tests: not valid JUnit"
 expect "command case" "$(q "$J" '//testcase/@name')" "sh -c exit 2"
 expect "command failure" "$(q "$J" '//testcase/failure/@message')" "status 2 (exit)"
+# a command that crashed on its own: its failure, not a stop (OTLP: "failure", not "cancellation")
+"$RESMON_RUN" -q -i 0 -o "$T/segv.json" --junit="$T/segv.xml" -- sh -c 'kill -SEGV $$' >/dev/null 2>&1
+J=$T/segv.xml
+junit_valid "$J" || fail "crash: not valid JUnit"
+expect "crash failure" "$(q "$J" '//testcase/failure/@type')" signal
+expect "crash message" "$(q "$J" '//testcase/failure/@message')" "signal SEGV (signal)"
+expect "crash errors" "$(q "$J" '//testsuite/@errors')" 0
 
 # ---- libxml2 is loaded by the runs that write XML, and only by them (src/report/libxml.h) ------------
 if command -v readelf >/dev/null 2>&1; then

@@ -14,6 +14,7 @@
 #include "base/util.h"
 #include "observe/pressure.h"
 #include "observe/sampler.h"
+#include "profile/runmarks.h"
 
 /* The formats the front-end knows (its MarkerFormatType), and its graph colours. */
 static const char *const formats[] = {"url", "file-path", "sanitized-string", "string", "unique-string",
@@ -259,6 +260,27 @@ START_TEST(test_counters)
 END_TEST
 
 /* A payload holds its schema's keys and nothing else: a field index out of range fails it. */
+/* A stop for a limit the kernel enforced after the OOM killer ended the command: nothing was
+ * signalled and nothing was alive, so the stop says so and leaves the empty table out. */
+START_TEST(test_stop_after_the_kernel)
+{
+    struct jsonw w;
+    jsonw_init(&w);
+    struct runmarks_stop st = {.reason = RUN_MEMORY, .limit = "the tree's RSS reached 300 MiB", .figure = "256 MiB"};
+    runmarks_stop_payload(&w, &st);
+    ck_assert(!jsonw_failed(&w));
+    ck_assert_msg(strstr(w.buf, "\"stop\":\"memory limit 256 MiB\""), "%s", w.buf);
+    ck_assert_msg(strstr(w.buf, "\"signal\":\"nothing (the command had ended)\""), "%s", w.buf);
+    ck_assert_msg(!strstr(w.buf, "liveProcesses"), "%s", w.buf);
+    jsonw_release(&w);
+    jsonw_init(&w);
+    st.signal = 15;
+    runmarks_stop_payload(&w, &st);
+    ck_assert_msg(strstr(w.buf, "\"signal\":\"TERM\""), "%s", w.buf);
+    jsonw_release(&w);
+}
+END_TEST
+
 START_TEST(test_payload_builder)
 {
     struct jsonw w;
@@ -290,6 +312,7 @@ int main(void)
     tcase_add_test(tc, test_upstream_schemas_kept);
     tcase_add_test(tc, test_counters);
     tcase_add_test(tc, test_payload_builder);
+    tcase_add_test(tc, test_stop_after_the_kernel);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

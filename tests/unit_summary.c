@@ -54,6 +54,36 @@ static void facts_timeout(struct summary_facts *f)
     f->profile_path = "demo-profile.json";
 }
 
+/* The tree's CPU counted past the command's end (leftovers ran on until the figure was read) is
+ * averaged over the span it was counted in, not over the command's wall time alone: a 2-CPU
+ * machine never shows more than 2 cores. */
+START_TEST(test_cores_same_span)
+{
+    struct summary_facts f;
+    memset(&f, 0, sizeof f);
+    f.command = "make";
+    f.exit_status = 0;
+    f.wall_ns = 100 * 1000000ULL;
+    f.have_cpu = true;
+    f.tree_cpu_ns = 219 * 1000000ULL;
+    f.cpu_span_ns = 120 * 1000000ULL;
+    char *t = fmt(&f, false, true);
+    ck_assert_msg(strstr(t, "  wall time    100 ms\n  tree CPU     219 ms (1.82 cores on average)\n"), "%s", t);
+    free(t);
+    char *md = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(summary_format_markdown(&f, &md, &len), 0);
+    ck_assert_msg(strstr(md, "219 ms (1.82 cores on average)"), "%s", md);
+    free(md);
+    /* read at the command's end: the wall time is the span */
+    f.cpu_span_ns = 0;
+    f.tree_cpu_ns = 150 * 1000000ULL;
+    t = fmt(&f, false, true);
+    ck_assert_msg(strstr(t, "150 ms (1.50 cores on average)"), "%s", t);
+    free(t);
+}
+END_TEST
+
 START_TEST(test_exact_timeout_text)
 {
     struct summary_facts f;
@@ -312,6 +342,13 @@ START_TEST(test_endings)
                         "the limit of 256 MiB (sent TERM); exit status 124\n"
                         "  wall time    3.00 s\n");
     free(t);
+    /* the kernel enforced it and the OOM killer ended the command first: no signal was sent */
+    f.signal = 0;
+    t = fmt(&f, false, true);
+    ck_assert_str_eq(t, "resmon-run: 'pytest' stopped at its memory limit: the tree's RSS reached 300 MiB, past "
+                        "the limit of 256 MiB (the command had ended: nothing to signal); exit status 124\n"
+                        "  wall time    3.00 s\n");
+    free(t);
 
     /* the OOM killer took the command; the victims, the test each ran under; memory pressure */
     f.end = RUN_OOM_KILL;
@@ -558,6 +595,7 @@ int main(void)
     tcase_add_test(tc, test_write_fd);
     tcase_add_test(tc, test_dump_and_leaks_text);
     tcase_add_test(tc, test_no_test_hint);
+    tcase_add_test(tc, test_cores_same_span);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

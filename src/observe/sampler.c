@@ -556,6 +556,9 @@ int sampler_sample(struct sampler *s, uint64_t now_ns, uint64_t ticks, bool fina
         struct tree_now t;
         tree_scan(s, now_ns, &t);
         tree_totals(s, &t);
+        /* The final sample is timed at the command's end, but read later: what ran on since (the
+         * leftovers) is in the figure, so its span ends at the read. */
+        s->rep_cpu_read_ns = MAX(now_ns, clock_ns(CLOCK_MONOTONIC));
         tree_emit(s, &t, start, now_ns);
     }
     pressure_sample(s->psi, now_ns, final);
@@ -709,6 +712,7 @@ void sampler_get_totals(const struct sampler *s, struct sampler_totals *ret)
 {
     *ret = s->tot;
     ret->tree_cpu_ns = s->rep_cpu_ns;
+    ret->tree_cpu_read_ns = s->rep_cpu_read_ns;
     ret->tree_user_ns = s->rep_user_ns;
     ret->tree_system_ns = s->rep_sys_ns;
 }

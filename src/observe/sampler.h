@@ -93,6 +93,8 @@ void sampler_config_init(struct sampler_config *cfg);
 /* Totals for the summary and the profile's end. */
 struct sampler_totals {
     uint64_t tree_cpu_ns;      /* exact CPU time of the whole tree so far */
+    uint64_t tree_cpu_read_ns; /* when it was read (monotonic; 0: never): it covers the tree's
+                                  life up to then, which may be past the command's end */
     uint64_t tree_user_ns, tree_system_ns;
     uint64_t peak_rss;         /* bytes; peak of the tree's summed RSS (0 if never read) */
     uint64_t samples;          /* samples taken */

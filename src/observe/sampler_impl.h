@@ -120,6 +120,7 @@ struct sampler {
     uint64_t reaped_user_ns, reaped_sys_ns, reaped_rb, reaped_wb, reaped_majflt;
     /* Cumulative figures already reported (never decrease). */
     uint64_t rep_cpu_ns, rep_user_ns, rep_sys_ns, rep_rb, rep_wb, rep_majflt;
+    uint64_t rep_cpu_read_ns; /* when rep_cpu_ns was read (the clock, not the sample's time) */
     bool io_ever_ok;
     uint64_t tree_rss;
     bool tree_rss_known;

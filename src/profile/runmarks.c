@@ -239,7 +239,9 @@ void runmarks_stop_payload(struct jsonw *w, const struct runmarks_stop *s)
         mpay_str(&p, STOP_LIMIT, s->limit);
     if (s->after_ns)
         mpay_double(&p, STOP_AFTER, (double)s->after_ns / 1e6, 3);
-    mpay_str(&p, STOP_SIGNAL, signal_name(s->signal, name, sizeof name));
+    /* a limit the kernel enforced ended the command first: no signal went out */
+    mpay_str(&p, STOP_SIGNAL,
+             s->signal ? signal_name(s->signal, name, sizeof name) : "nothing (the command had ended)");
     if (s->reason == RUN_STOPPED && s->received)
         mpay_str(&p, STOP_RECEIVED, signal_name(s->received, name, sizeof name));
     mpay_key(&p, STOP_OPEN);

@@ -437,7 +437,10 @@ static void command_case(struct wctx *c, const struct results *j, double end_ms,
 {
     struct verdict v = {OUT_PASS, NULL, NULL, "", NULL};
     bool timeout = false;
-    if (j->stop_reason || !j->reason || results_is(j->reason, "running")) {
+    enum runmarks_reason end;
+    bool ended = results_end(j, &end);
+    /* the command ended by itself (a crash nobody sent included): its own failure, not a stop */
+    if (!ended || (end != RUN_EXIT && end != RUN_SIGNAL && end != RUN_OOM_KILL && end != RUN_EXEC_FAILED)) {
         char *why = results_stop_words(j, &timeout);
         v.out = OUT_ERROR;
         v.type = timeout ? "timeout" : "incomplete";
@@ -445,8 +448,8 @@ static void command_case(struct wctx *c, const struct results *j, double end_ms,
         free(why);
     } else if (!results_is(j->exit, "status 0")) {
         v.out = OUT_FAILURE;
-        v.type = j->reason;
-        (void)!asprintf(&v.message, "%s (%s)", j->exit ? j->exit : "failed", j->reason);
+        v.type = runmarks_reason_name(end);
+        (void)!asprintf(&v.message, "%s (%s)", j->exit ? j->exit : "failed", v.type);
     }
     const char *name = j->cmd ? j->cmd : j->product ? j->product : "command";
     start(c, "testsuite");

@@ -13,7 +13,10 @@
  *                                  where a failure was expected (type "unexpected-pass")
  *         <error message type>     ERROR, CRASH; TIMEOUT as type "timeout" naming the timeout;
  *                                  a test that never ended as type "incomplete" (or "timeout"
- *                                  when the run was stopped by a timeout)
+ *                                  when the run was stopped by a timeout), naming why from the
+ *                                  typed end (results_end): a stop, or the command's own end
+ * A log without tests gives one testcase, the command: a failure when it ended by itself (a non-zero
+ * status, or a signal nobody here sent: its crash, not a stop), an error when the run stopped it.
  *         <skipped message>        SKIP, NOTRUN; an expected non-pass status ("expected FAIL")
  *         <system-out>             what the tree used while the test ran, one line each in the
  *                                  [[PROPERTY|name=value]] form: cpuTime (s), maxRSS (bytes)

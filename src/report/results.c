@@ -661,28 +661,47 @@ bool results_is(const char *s, const char *lit)
 }
 
 /* Why the tests still open at the end did not end, in words ("the run timed out after 2 s
- * (--timeout)"), and whether that was a timeout. */
+ * (--timeout)"), and whether that was a timeout: read from the typed end (results_end), so that
+ * a command that died of a signal nobody sent is its own crash, not a stop. */
 char *results_stop_words(const struct results *j, bool *timeout)
 {
-    const char *r = j->stop_reason;
+    enum runmarks_reason end;
     char *s = NULL;
-    *timeout = results_is(r, "timeout") || results_is(r, "output-timeout") || results_is(r, "cpu");
-    if (results_is(r, "timeout") && j->stop_after_ms > 0)
-        (void)!asprintf(&s, "the run timed out after %g s (--timeout)", j->stop_after_ms / 1000);
-    else if (results_is(r, "timeout"))
-        s = strdup("the run timed out");
-    else if (results_is(r, "output-timeout"))
+    *timeout = false;
+    if (!results_end(j, &end)) {
+        if (j->stop_reason) /* a word this build does not know */
+            (void)!asprintf(&s, "the run was stopped (%s)", j->stop_reason);
+        else
+            s = strdup("the record stopped (resmon-run was killed, or is still running)");
+        return s;
+    }
+    const char *exit = j->exit ? j->exit : "";
+    switch (end) {
+    case RUN_TIMEOUT:
+        *timeout = true;
+        if (j->stop_after_ms > 0)
+            (void)!asprintf(&s, "the run timed out after %g s (--timeout)", j->stop_after_ms / 1000);
+        else
+            s = strdup("the run timed out");
+        break;
+    case RUN_OUTPUT_TIMEOUT:
+        *timeout = true;
         (void)!asprintf(&s, "the command printed nothing for %g s (--output-timeout)", j->stop_after_ms / 1000);
-    else if (r && j->stop_limit)
-        (void)!asprintf(&s, "the run reached its %s limit (--%s-limit): %s",
-                        results_is(r, "cpu") ? "CPU time" : results_is(r, "tasks") ? "tasks" : r, r, j->stop_limit);
-    else if (results_is(r, "signal"))
-        s = strdup("the run was stopped by a signal");
-    else if (results_is(r, "parent-died"))
-        s = strdup("the run was stopped: resmon-run's parent went away");
-    else if (r)
-        (void)!asprintf(&s, "the run was stopped (%s)", r);
-    else
-        s = strdup("the record stopped (resmon-run was killed, or is still running)");
+        break;
+    case RUN_CPU:
+    case RUN_MEMORY:
+    case RUN_TASKS:
+        *timeout = end == RUN_CPU;
+        (void)!asprintf(&s, "the run reached its %s limit (--%s-limit)%s%s",
+                        end == RUN_CPU ? "CPU time" : end == RUN_TASKS ? "tasks" : "memory",
+                        runmarks_reason_name(end), j->stop_limit ? ": " : "", j->stop_limit ? j->stop_limit : "");
+        break;
+    case RUN_STOPPED: s = strdup("the run was stopped by a signal"); break;
+    case RUN_PARENT_DIED: s = strdup("the run was stopped: resmon-run's parent went away"); break;
+    case RUN_SIGNAL: (void)!asprintf(&s, "the command died of %s", exit); break;
+    case RUN_OOM_KILL: s = strdup("the kernel's OOM killer killed the command"); break;
+    case RUN_EXEC_FAILED: (void)!asprintf(&s, "the command could not be run (%s)", exit); break;
+    case RUN_EXIT: (void)!asprintf(&s, "the command ended (%s)", exit); break;
+    }
     return s;
 }

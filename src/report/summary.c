@@ -404,6 +404,15 @@ static enum colour status_colour(const char *status, bool unexpected)
     return C_NONE;
 }
 
+/* The tree's CPU over the span it was counted in, in cores: the same span for both figures, or
+ * CPU the leftovers used after the command's end would be spread over the command's time alone
+ * (more cores than the machine has). */
+static double avg_cores(const struct summary_facts *f)
+{
+    uint64_t span = MAX(f->wall_ns, f->cpu_span_ns);
+    return span ? (double)f->tree_cpu_ns / (double)span : 0;
+}
+
 /* How the run ended, in words ("timed out after 1.00 s (sent TERM)"), and its colour. */
 static enum colour end_text(const struct summary_facts *f, char *text, size_t size)
 {
@@ -436,8 +445,12 @@ static enum colour end_text(const struct summary_facts *f, char *text, size_t si
     case RUN_MEMORY:
     case RUN_CPU:
     case RUN_TASKS:
-        snprintf(text, size, "stopped at its %s limit: %s (sent %s%s)", f->limit_name ? f->limit_name : "?",
-                 f->limit_text ? f->limit_text : "reached", sig, kill);
+        if (f->signal)
+            snprintf(text, size, "stopped at its %s limit: %s (sent %s%s)", f->limit_name ? f->limit_name : "?",
+                     f->limit_text ? f->limit_text : "reached", sig, kill);
+        else /* the kernel had ended the command already */
+            snprintf(text, size, "stopped at its %s limit: %s (the command had ended: nothing to signal)",
+                     f->limit_name ? f->limit_name : "?", f->limit_text ? f->limit_text : "reached");
         c = C_RED;
         break;
     case RUN_OOM_KILL:
@@ -614,7 +627,7 @@ int summary_format(const struct summary_facts *f, const struct summary_style *st
     if (f->have_cpu) {
         label(&b, st, "tree CPU");
         fmt_duration(tmp, sizeof tmp, f->tree_cpu_ns);
-        double cores = f->wall_ns ? (double)f->tree_cpu_ns / (double)f->wall_ns : 0;
+        double cores = avg_cores(f);
         buf_printf(&b, "%s (%.2f cores on average)\n", tmp, cores);
     }
     if (f->peak_rss) {
@@ -825,7 +838,7 @@ int summary_format_markdown(const struct summary_facts *f, char **ret_text, size
     if (f->have_cpu) {
         fmt_duration(tmp2, sizeof tmp2, f->tree_cpu_ns);
         snprintf(tmp, sizeof tmp, "%s (%.2f cores on average)", tmp2,
-                 f->wall_ns ? (double)f->tree_cpu_ns / (double)f->wall_ns : 0);
+                 avg_cores(f));
         md_row(&b, "tree CPU", tmp);
     }
     if (f->peak_rss) {

@@ -73,7 +73,8 @@ struct summary_facts {
     enum runmarks_reason end; /* why the run ended, as the command marker says it */
     int exit_code;       /* RUN_EXIT */
     int signal;          /* RUN_SIGNAL: the fatal signal; RUN_TIMEOUT, RUN_OUTPUT_TIMEOUT,
-                            RUN_PARENT_DIED, a limit: the signal sent; RUN_STOPPED: the signal
+                            RUN_PARENT_DIED, a limit: the signal sent (0: none, the command had
+                            ended: the kernel enforced the limit); RUN_STOPPED: the signal
                             resmon-run received */
     bool kill_sent;      /* KILL had to follow */
     uint64_t limit_ns;   /* RUN_TIMEOUT / RUN_OUTPUT_TIMEOUT: the duration that ran out */
@@ -85,6 +86,9 @@ struct summary_facts {
     uint64_t wall_ns;    /* command start to end */
     bool have_cpu;
     uint64_t tree_cpu_ns;
+    uint64_t cpu_span_ns; /* the span tree_cpu_ns was counted over, from the same start as wall_ns
+                             to its reading (the leftovers run on after the command's end); the
+                             average cores divide by it. 0: wall_ns */
     uint64_t peak_rss;   /* bytes; 0: unknown */
 
     /* Tests (leave tests_known false when no test log was parsed). */

@@ -256,6 +256,7 @@ void fill_facts(struct sv *sv, struct summary_facts *f, int exit_status, uint64_
         sampler_get_totals(sv->sampler, &t);
         f->have_cpu = true;
         f->tree_cpu_ns = t.tree_cpu_ns;
+        f->cpu_span_ns = t.tree_cpu_read_ns > sv->t0 ? t.tree_cpu_read_ns - sv->t0 : 0;
         f->peak_rss = t.peak_rss;
         struct pressure_worst pw;
         pressure_worst_memory(sampler_pressure(sv->sampler), &pw);

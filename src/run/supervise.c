@@ -378,6 +378,10 @@ static void stop(struct sv *sv, enum runmarks_reason cause, int sig)
         }
         return;
     }
+    /* A limit the kernel enforced may have ended the command already (the OOM killer took the
+     * tree): then nothing is signalled, and nothing says it was. */
+    if (sv->exited)
+        sig = 0;
     sv->cause = cause;
     sv->timed_out = own_limit(cause);
     sv->stop_signal = sig;
@@ -399,7 +403,8 @@ static void stop(struct sv *sv, enum runmarks_reason cause, int sig)
         dump_tree(sv, cause);
         profile_checkpoint(sv, "dump");
     }
-    signal_command(sv, sig, runmarks_stop_reason_name(cause));
+    if (sig)
+        signal_command(sv, sig, runmarks_stop_reason_name(cause));
     if (sv->o->kill_after_ns)
         sv->deadline_kill = sat_add_u64(now, sv->o->kill_after_ns);
     else if (!sv->timed_out && sv->o->kill_leftovers)
