@@ -270,7 +270,7 @@ START_TEST(test_stop_after_the_kernel)
     runmarks_stop_payload(&w, &st);
     ck_assert(!jsonw_failed(&w));
     ck_assert_msg(strstr(w.buf, "\"stop\":\"memory limit 256 MiB\""), "%s", w.buf);
-    ck_assert_msg(strstr(w.buf, "\"signal\":\"nothing (the command had ended)\""), "%s", w.buf);
+    ck_assert_msg(strstr(w.buf, "\"signal\":\"none (the command had ended)\""), "%s", w.buf);
     ck_assert_msg(!strstr(w.buf, "liveProcesses"), "%s", w.buf);
     jsonw_release(&w);
     jsonw_init(&w);

@@ -52,8 +52,8 @@ static const struct marker_field timeout_fields[] = {
 };
 const struct marker_type runmarks_timeout_type = {
     .name = "Timeout",
-    .tooltip_label = "{marker.data.stop}, sending {marker.data.signal}",
-    .table_label = "{marker.data.stop} \xe2\x80\x94 sending {marker.data.signal}",
+    .tooltip_label = "{marker.data.stop}, signal sent: {marker.data.signal}",
+    .table_label = "{marker.data.stop} \xe2\x80\x94 signal sent: {marker.data.signal}",
     .chart_label = "{marker.data.stop}",
     .display = "[\"marker-chart\",\"marker-table\",\"timeline-overview\"]",
     .color_field = "color",
@@ -241,7 +241,7 @@ void runmarks_stop_payload(struct jsonw *w, const struct runmarks_stop *s)
         mpay_double(&p, STOP_AFTER, (double)s->after_ns / 1e6, 3);
     /* a limit the kernel enforced ended the command first: no signal went out */
     mpay_str(&p, STOP_SIGNAL,
-             s->signal ? signal_name(s->signal, name, sizeof name) : "nothing (the command had ended)");
+             s->signal ? signal_name(s->signal, name, sizeof name) : "none (the command had ended)");
     if (s->reason == RUN_STOPPED && s->received)
         mpay_str(&p, STOP_RECEIVED, signal_name(s->received, name, sizeof name));
     mpay_key(&p, STOP_OPEN);
