@@ -71,6 +71,34 @@ if command -v go >/dev/null 2>&1 && grep -q '^#define HAVE_LIBDW 1' "$TOP_BUILDD
     ! grep -q 'hang-go-s+0x' "$T/gos.json.stacks.txt" || fail "stripped go: unnamed frames: $(grep 'hang-go-s+0x' "$T/gos.json.stacks.txt" | head -3)"
     echo "stripped go: frames named from .gopclntab"
 fi
+# under `go test`: the test binary is dumped (the leaves first), and the go tool, which relays
+# SIGQUIT to it and prints nothing of its own, is not signalled nor waited on (with a budget of
+# 1 min, the stop would otherwise last it all)
+if command -v go >/dev/null 2>&1 && grep -q '^#define HAVE_LIBDW 1' "$TOP_BUILDDIR/config.h"; then
+    cp -R "$R/gotest" "$T/gotest"
+    chmod -R u+w "$T/gotest"
+    new_events
+    (cd "$T/gotest" && GOCACHE="$T/go-cache" GOPATH="$T/go" GOFLAGS=-mod=mod GOPROXY=off \
+        exec "$RESMON_RUN" --timeout=1h -i 0 --dump=go --dump-budget=60s -o "$T/gotest.json" -- \
+        go test -count=1 . >"$T/gotest.out" 2>"$T/gotest.err") &
+    sup=$!
+    tbin=$(wait_event "ready stuck *" 300 | cut -d' ' -f3)
+    kill -ALRM $sup
+    wait $sup
+    st=$?
+    [ $st -eq 124 ] || fail "go test: status $st: $(cat "$T/gotest.err")"
+    "$CHECK" "$T/gotest.json" >/dev/null || fail "go test: invalid profile"
+    markers "$T/gotest.json" "process dump" >"$T/gotest.markers"
+    grep "\"pid\":$tbin," "$T/gotest.markers" | grep '"runtime":"go"' | sed -n 's/.*"runtimeDump"://p' |
+        grep -q 'hang\.stuckInGoTest' || fail "go test: the test binary's goroutines are not in its marker: $(cat "$T/gotest.markers")"
+    grep -q 'hang\.stuckInGoTest' "$T/gotest.out" || fail "go test: the goroutines were not passed through"
+    grep '"runtime":"go"' "$T/gotest.markers" | grep -q 'not signalled: the go tool' ||
+        fail "go test: the go tool is not named as such: $(cat "$T/gotest.markers")"
+    ms=$(awk -F'\t' 'NR == 1 { printf "%d", $3 - $2 }' "$T/gotest.markers")
+    [ "$ms" -lt 30000 ] || fail "go test: the dump took ${ms} ms of its 60 s budget"
+    echo "go test: the test binary dumped, the go tool not waited on (the dump took $ms ms)"
+    ran=$((ran + 1))
+fi
 # not asked: nothing is signalled, the runtime is not named
 if [ -n "$py" ]; then
     new_events

@@ -50,3 +50,69 @@ cat "$T/err"
 grep -q "^  leaked  *1 process left running by 1 test" "$T/err" || fail "summary: no leak count"
 grep -q "^  left behind  *$leaker  *sleep 600 (left by test leaky.js)\$" "$T/err" || fail "summary: the leftover's test"
 ! alive "$leaker" || fail "the leftover was not stopped"
+
+# go test -json over two packages: the go tool builds and runs a package's test binary while the
+# other package's test runs, and none of the tool's own processes is that test's leftover. b
+# takes longer to build (it links net/http), so its binary starts while a's test runs. The first
+# test to start ends once the other package's test binary runs beside it and two samples have
+# seen it; the other ends once the stream has the first's end.
+if command -v go >/dev/null 2>&1; then
+    mkdir -p "$T/gomod/a" "$T/gomod/b"
+    printf 'module example.com/m\n\ngo 1.18\n' >"$T/gomod/go.mod"
+    for p in a b; do
+        o=b heavy=
+        [ $p = a ] || o=a heavy='_ "net/http"'
+        cat >"$T/gomod/$p/${p}_test.go" <<EOG
+package $p
+
+import (
+	"bytes"
+	"os"
+	"testing"
+	"time"
+	$heavy
+)
+
+func samples(dir string) int {
+	s, _ := os.ReadFile(dir + "/go.json")
+	return bytes.Count(s, []byte("\"name\":\"Tree CPU\""))
+}
+
+func TestMeets(t *testing.T) {
+	dir := os.Getenv("GL_DIR")
+	_, err := os.Stat(dir + "/$o-started")
+	second := err == nil
+	os.WriteFile(dir+"/$p-started", nil, 0o644)
+	seen := -1
+	for i := 0; i < 3000; i++ {
+		if second {
+			if s, _ := os.ReadFile(dir + "/go.json"); bytes.Contains(s, []byte("\"scope\":\"example.com/m/$o\",\"status")) {
+				return
+			}
+		} else if _, err := os.Stat(dir + "/$o-started"); err == nil && seen < 0 {
+			seen = samples(dir)
+		} else if seen >= 0 && samples(dir) > seen+1 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+EOG
+    done
+    (cd "$T/gomod" && GL_DIR=$T GOCACHE="$T/go-cache" GOPATH="$T/go" GOFLAGS=-mod=mod GOPROXY=off \
+        exec "$RESMON_RUN" -i 0.05 -o "$T/go.json" -- go test -json -p 2 ./... >"$T/go.out" 2>"$T/go.err")
+    st=$?
+    [ $st -eq 0 ] || fail "go test: status $st: $(cat "$T/go.err") $(cat "$T/go.out")"
+    "$CHECK" "$T/go.json" >/dev/null || fail "go test: invalid profile"
+    [ "$(markers "$T/go.json" test | grep -c '"name":"TestMeets"')" -eq 2 ] || fail "go test: not two tests: $(cat "$T/go.out")"
+    # the other package's test binary ran beside the first test (what would be taken for its leftover)
+    { markers "$T/go.json" test; markers "$T/go.json" process | grep '\.test -test\.'; } >"$T/go.markers"
+    awk -F'\t' '$1 == "test" { s[n] = $2; e[n++] = $3 } $1 == "process" { ps[m] = $2; pe[m++] = $3 }
+        END { for (i = 0; i < n; i++) for (j = 0; j < m; j++) if (ps[j] > s[i] && ps[j] < e[i] && pe[j] > e[i]) exit 0; exit 1 }' \
+        "$T/go.markers" || fail "go test: no test binary ran beside a test: $(cat "$T/go.markers")"
+    ! markers "$T/go.json" test | grep -q '"leaked' || fail "go test: the go tool's processes taken for leftovers: $(markers "$T/go.json" test)"
+    ! grep -q leaked "$T/go.err" || fail "go test: the summary counts leaks: $(cat "$T/go.err")"
+    echo "go test -json: the go tool's processes beside a test are not its leftovers"
+else
+    echo "go test -json: skipped, no go here"
+fi

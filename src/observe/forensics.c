@@ -894,32 +894,41 @@ const char *forensics_runtime_name(unsigned rt)
     return "?";
 }
 
-/* A Go binary: the sections its linker always writes. */
-static bool is_go_binary(pid_t pid)
+/* A Go binary: the sections its linker always writes. The go tool is the one whose build
+ * information (inline in .go.buildinfo since Go 1.18) names cmd/go as its main package. */
+enum go_kind { NOT_GO, GO_PROGRAM, GO_TOOL };
+static enum go_kind go_kind_of(pid_t pid)
 {
 #ifdef HAVE_LIBDW
+    static const char tool[] = "path\tcmd/go\n";
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return false;
-    bool go = false;
+        return NOT_GO;
+    enum go_kind kind = NOT_GO;
     elf_version(EV_CURRENT);
     Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     size_t shstrndx;
     if (e && elf_getshdrstrndx(e, &shstrndx) == 0)
-        for (Elf_Scn *scn = elf_nextscn(e, NULL); scn && !go; scn = elf_nextscn(e, scn)) {
+        for (Elf_Scn *scn = elf_nextscn(e, NULL); scn; scn = elf_nextscn(e, scn)) {
             GElf_Shdr sh;
             const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(e, shstrndx, sh.sh_name) : NULL;
-            go = name && (strcmp(name, ".go.buildinfo") == 0 || strcmp(name, ".gopclntab") == 0);
+            if (name && strcmp(name, ".gopclntab") == 0 && kind == NOT_GO)
+                kind = GO_PROGRAM;
+            if (name && strcmp(name, ".go.buildinfo") == 0) {
+                Elf_Data *d = elf_getdata(scn, NULL);
+                kind = d && d->d_buf && memmem(d->d_buf, d->d_size, tool, sizeof tool - 1) ? GO_TOOL : GO_PROGRAM;
+                break;
+            }
         }
     if (e)
         elf_end(e);
     close(fd);
-    return go;
+    return kind;
 #else
     (void)pid;
-    return false;
+    return NOT_GO;
 #endif
 }
 
@@ -942,8 +951,9 @@ unsigned forensics_runtime_of(pid_t pid, unsigned mask, int *ret_signal)
         *ret_signal = SIGABRT;
         return FORENSICS_RT_PYTHON;
     }
-    if ((mask & FORENSICS_RT_GO) && is_go_binary(pid)) {
-        *ret_signal = SIGQUIT;
+    enum go_kind go = mask & FORENSICS_RT_GO ? go_kind_of(pid) : NOT_GO;
+    if (go != NOT_GO) {
+        *ret_signal = go == GO_TOOL ? 0 : SIGQUIT;
         return FORENSICS_RT_GO;
     }
     return 0;

@@ -83,7 +83,9 @@ enum {
 /* "go,java,python" (any of them) into a FORENSICS_RT_* mask; -EINVAL on another name. */
 int forensics_parse_runtimes(const char *list, unsigned *ret_mask);
 /* The runtime among mask that pid's executable is (0: none of them), and the signal that makes
- * it dump. */
+ * it dump: 0 for the go tool (its build information names cmd/go), which prints nothing of its
+ * own on SIGQUIT but relays it to the test binary it runs and waits for it (`go test`): the test
+ * binaries are the ones to dump. */
 unsigned forensics_runtime_of(pid_t pid, unsigned mask, int *ret_signal);
 const char *forensics_runtime_name(unsigned rt);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "observe/forensics.h"
 #include "observe/procfs.h"
 
 /* pid's /proc/PID/stat into *st: 0, or -1 when it cannot be read (gone). */
@@ -16,6 +17,29 @@ static int stat_of(pid_t pid, struct procfs_pid_stat *st)
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     ssize_t k = read_file_at(AT_FDCWD, path, buf, sizeof buf);
     return k < 0 || procfs_parse_pid_stat(buf, (size_t)k, st) < 0 ? -1 : 0;
+}
+
+/* The go tool (named go, its build information says cmd/go: forensics_runtime_of). */
+static bool is_go_tool(const struct procfs_pid_stat *st)
+{
+    int sig = -1;
+    return strcmp(st->comm, "go") == 0 && forensics_runtime_of(st->pid, FORENSICS_RT_GO, &sig) && sig == 0;
+}
+
+/* A step of the go tool's own (compile, vet, link, cgo, another package's test binary, and what
+ * they run), not a test's: its line of ancestors reaches the go tool through a child of the tool
+ * that started during the test too (procs[0..n)). A test's test binary started before the test. */
+static bool tool_step(const struct procfs_pid_stat *st, const struct sampler_proc *procs, size_t n)
+{
+    struct procfs_pid_stat child = *st, up;
+    for (int depth = 0; depth < 64 && child.ppid > 1 && stat_of(child.ppid, &up) == 0; depth++, child = up)
+        if (is_go_tool(&up)) {
+            for (size_t i = 0; i < n; i++)
+                if (procs[i].pid == child.pid && procs[i].starttime == child.starttime)
+                    return true;
+            return false;
+        }
+    return false;
 }
 
 size_t leaks_probe(struct leaks *l, const struct sampler *s, pid_t command, const char *test, uint64_t since_ns,
@@ -30,7 +54,7 @@ size_t leaks_probe(struct leaks *l, const struct sampler *s, pid_t command, cons
     for (size_t i = 0; i < n; i++) {
         struct procfs_pid_stat st;
         if (procs[i].pid == command || stat_of(procs[i].pid, &st) < 0 || st.state == 'Z' ||
-            st.starttime != procs[i].starttime)
+            st.starttime != procs[i].starttime || tool_step(&st, procs, n))
             continue;
         alive++;
         const char *cmd = procs[i].cmd ? procs[i].cmd : procs[i].comm;

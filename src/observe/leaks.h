@@ -3,7 +3,10 @@
  * When a test ends (testlog_probe.leaked), its candidates are the processes the sampler knows that
  * started since the test did (sampler_started_since); those alive now are its leftovers, checked
  * in /proc (pid and start time: without the process connector the sampler learns of ends only at
- * samples). The command itself is none. Each leftover is remembered with the test (the last
+ * samples). The command itself is none, and neither is a step of the go tool (a process whose
+ * line of ancestors reaches the go tool through one of its children that started during the
+ * test: compile, vet, link, another package's test binary; a test's own test binary started
+ * before it). Each leftover is remembered with the test (the last
  * LEAKS_KEPT), so that the processes the run ends with can name the test that started them.
  */
 #ifndef RESMON_LEAKS_H

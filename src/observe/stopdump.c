@@ -101,19 +101,27 @@ static void runtime_dump(const struct stopdump_config *cfg, struct forensics_pro
         uint64_t now = now_ns(), until = deadline;
         if (p->runtime == FORENSICS_RT_JAVA)
             until = MIN(until, cap.len ? last + RUNTIME_QUIET_NS : start + RUNTIME_FIRST_NS);
-        if (exited || now >= until)
+        /* Once it has ended, what it printed may still be on its way through a parent that
+         * relays it (the go tool prints its test binary's output after the binary exited): read
+         * on until the output is quiet. */
+        if (exited)
+            until = MIN(until, last + RUNTIME_QUIET_NS);
+        if (now >= until)
             break;
         struct pollfd pfd[1 + STOPDUMP_OUTPUT_FDS];
         int n = 1;
         /* without a pidfd its end is looked for at each wake-up (HOLD_FALLBACK at the latest) */
-        pfd[0] = (struct pollfd){.fd = h.pidfd, .events = POLLIN};
-        if (h.pidfd < 0)
+        pfd[0] = (struct pollfd){.fd = exited ? -1 : h.pidfd, .events = POLLIN};
+        if (h.pidfd < 0 && !exited)
             until = MIN(until, now + HOLD_FALLBACK);
         if (out)
             n += out->events(out->ctx, &pfd[1]);
         if (poll(pfd, (nfds_t)n, (int)((until - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC)) < 0 && errno != EINTR)
             break;
-        exited = h.pidfd >= 0 ? pfd[0].revents != 0 : !forensics_hold_same(&h);
+        if (!exited && (h.pidfd >= 0 ? pfd[0].revents != 0 : !forensics_hold_same(&h))) {
+            exited = true;
+            last = MAX(last, now_ns());
+        }
         size_t before = cap.len;
         if (out)
             out->handle(out->ctx, &pfd[1], &cap);
@@ -173,6 +181,21 @@ static void to_stream(const struct stopdump_config *cfg, const struct forensics_
 
 /* ---- the dump -------------------------------------------------------------------------------- */
 
+/* How many of p's ancestors are in the report (the tree's members). */
+static size_t depth_of(const struct forensics_report *rep, const struct forensics_process *p)
+{
+    size_t d = 0;
+    for (pid_t up = p->ppid; d < rep->nprocs; d++) {
+        size_t i = 0;
+        while (i < rep->nprocs && rep->procs[i].pid != up)
+            i++;
+        if (i == rep->nprocs || up <= 0)
+            break;
+        up = rep->procs[i].ppid;
+    }
+    return d;
+}
+
 int stopdump_run(const struct stopdump_config *cfg, struct stopdump *ret)
 {
     pid_t *pids = NULL;
@@ -197,14 +220,29 @@ int stopdump_run(const struct stopdump_config *cfg, struct stopdump *ret)
         return r;
     }
     /* After the stacks (a Go program exits once it has printed its goroutines): the runtimes
-     * asked for, within what is left of the budget. */
+     * asked for, within what is left of the budget, the leaves of the tree first: a parent that
+     * relays the signal (the go tool to its test binary) must not be the one that spends it. Each
+     * one's runtime is known before any is signalled: a relaying parent may end with its child. */
     uint64_t deadline = sat_add_u64(rep->start_ns, cfg->budget_ns);
-    for (size_t i = 0; cfg->runtimes && i < rep->nprocs; i++) {
-        int sig = 0;
-        struct forensics_process *p = &rep->procs[i];
-        if ((p->runtime = forensics_runtime_of(p->pid, cfg->runtimes, &sig)))
-            runtime_dump(cfg, p, sig, deadline);
+    size_t *depth = cfg->runtimes ? calloc(rep->nprocs + 1, sizeof *depth) : NULL, deepest = 0;
+    int *sig = cfg->runtimes ? calloc(rep->nprocs + 1, sizeof *sig) : NULL;
+    for (size_t i = 0; depth && sig && i < rep->nprocs; i++) {
+        deepest = MAX(deepest, depth[i] = depth_of(rep, &rep->procs[i]));
+        rep->procs[i].runtime = forensics_runtime_of(rep->procs[i].pid, cfg->runtimes, &sig[i]);
     }
+    for (size_t d = deepest + 1; depth && sig && d-- > 0;)
+        for (size_t i = 0; i < rep->nprocs; i++) {
+            struct forensics_process *p = &rep->procs[i];
+            if (depth[i] != d || !p->runtime)
+                continue;
+            if (sig[i])
+                runtime_dump(cfg, p, sig[i], deadline);
+            else
+                p->runtime_error = "not signalled: the go tool prints nothing of its own (it relays the signal to "
+                                   "the test binary it runs, dumped on its own)";
+        }
+    free(sig);
+    free(depth);
     rep->end_ns = now_ns();
     /* The test each process ran under: the innermost open one that had started when it did (its
      * start is in clock ticks, floored: a tick's grace). Copies: the ids are the log's. */

@@ -4,9 +4,11 @@
  *
  * In order: the report on every live member of the tree, the command first, within the budget;
  * then, within what is left of it, the runtimes' own dumps asked for (--dump=go,java,python:
- * forensics.h's RUNTIME DUMPS), each signalled through a pidfd held while its membership is
- * checked, its output kept while it is passed on and parsed as always, until it exits (Go,
- * Python), its output is quiet (a JVM), or the budget ends; the test each process ran under (the
+ * forensics.h's RUNTIME DUMPS), the leaves of the tree first (the go tool, which only relays
+ * SIGQUIT to its test binary, is not signalled), each signalled through a pidfd held while its
+ * membership is checked, its output kept while it is passed on and parsed as always, until it
+ * has exited and the output is quiet (Go, Python: a parent may relay it), its output is quiet (a
+ * JVM), or the budget ends; the test each process ran under (the
  * innermost open one that had started when it did); a stack line per thread and a "process dump"
  * marker per process in the stream, a "dump cut off" warning when the budget cut stacks off; and
  * the text file (written as the profile is, outfile.h: replaced, never written into; its text
