@@ -26,6 +26,16 @@ until [ "\$(cat /proc/\$!/comm 2>/dev/null)" = sleep ] && [ -n "\$(tr -d '\\0' <
 n=\$(samples)
 until [ "\$(samples)" -gt \$((n + 1)) ]; do :; done
 echo '{"action":"test_end","test":"leaky.js","status":"PASS"}'
+# nothing more starts until resmon-run has read that line and written the test's marker: a
+# process started after a test's end line and before resmon-run reads it is taken for the test's
+# (the manual says so). The wait forks nothing (read is a builtin), or the fork would be that.
+ended() {
+    while IFS= read -r l; do
+        case \$l in *'"type":"Test","test":"leaky.js"'*'"status":"PASS"'*) return 0 ;; esac
+    done <"$T/p.json"
+    return 1
+}
+until ended; do :; done
 echo '{"action":"test_start","test":"clean.js"}'
 "$HELPER" burn 0.01
 echo '{"action":"test_end","test":"clean.js","status":"PASS"}'
