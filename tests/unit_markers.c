@@ -259,28 +259,35 @@ START_TEST(test_counters)
 }
 END_TEST
 
-/* A payload holds its schema's keys and nothing else: a field index out of range fails it. */
 /* A stop for a limit the kernel enforced after the OOM killer ended the command: nothing was
  * signalled and nothing was alive, so the stop says so and leaves the empty table out. */
 START_TEST(test_stop_after_the_kernel)
 {
     struct jsonw w;
     jsonw_init(&w);
-    struct runmarks_stop st = {.reason = RUN_MEMORY, .limit = "the tree's RSS reached 300 MiB", .figure = "256 MiB"};
+    struct runmarks_stop st = {.reason = RUN_MEMORY, .limit = "the tree's RSS reached 300 MiB", .figure = "256 MiB",
+                               .ended = true};
     runmarks_stop_payload(&w, &st);
     ck_assert(!jsonw_failed(&w));
     ck_assert_msg(strstr(w.buf, "\"stop\":\"memory limit 256 MiB\""), "%s", w.buf);
     ck_assert_msg(strstr(w.buf, "\"signal\":\"none (the command had ended)\""), "%s", w.buf);
     ck_assert_msg(!strstr(w.buf, "liveProcesses"), "%s", w.buf);
+    /* GNU timeout's -s 0 is a signal sent, not nothing */
+    jsonw_release(&w);
+    jsonw_init(&w);
+    runmarks_stop_payload(&w, &(struct runmarks_stop){.reason = RUN_TIMEOUT, .after_ns = 100000000});
+    ck_assert_msg(strstr(w.buf, "\"signal\":\"0\""), "%s", w.buf);
     jsonw_release(&w);
     jsonw_init(&w);
     st.signal = 15;
+    st.ended = false;
     runmarks_stop_payload(&w, &st);
     ck_assert_msg(strstr(w.buf, "\"signal\":\"TERM\""), "%s", w.buf);
     jsonw_release(&w);
 }
 END_TEST
 
+/* A payload holds its schema's keys and nothing else: a field index out of range fails it. */
 START_TEST(test_payload_builder)
 {
     struct jsonw w;

@@ -241,7 +241,7 @@ void runmarks_stop_payload(struct jsonw *w, const struct runmarks_stop *s)
         mpay_double(&p, STOP_AFTER, (double)s->after_ns / 1e6, 3);
     /* a limit the kernel enforced ended the command first: no signal went out */
     mpay_str(&p, STOP_SIGNAL,
-             s->signal ? signal_name(s->signal, name, sizeof name) : "none (the command had ended)");
+             !s->ended ? signal_name(s->signal, name, sizeof name) : "none (the command had ended)");
     if (s->reason == RUN_STOPPED && s->received)
         mpay_str(&p, STOP_RECEIVED, signal_name(s->received, name, sizeof name));
     mpay_key(&p, STOP_OPEN);

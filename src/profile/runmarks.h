@@ -88,7 +88,8 @@ struct runmarks_stop {
     const char *figure;          /* RUN_MEMORY, RUN_CPU, RUN_TASKS: the limit's own figure
                                     (limits_figure), NULL: none */
     uint64_t after_ns;           /* RUN_TIMEOUT, RUN_OUTPUT_TIMEOUT: the duration that ran out */
-    int signal;                  /* the signal the tree is sent, 0: none (the command had ended) */
+    int signal;                  /* the signal the tree is sent (0 is GNU timeout's -s 0) */
+    bool ended;                  /* nothing was sent: the command had ended (a kernel-enforced limit) */
     int received;                /* RUN_STOPPED: the signal resmon-run received */
     const char *const *open_tests;
     size_t n_open;

@@ -100,6 +100,7 @@ void emit_timeout_marker(struct sv *sv, uint64_t now)
     struct runmarks_stop st = {
         .reason = sv->cause,
         .signal = sv->stop_signal,
+        .ended = sv->stop_ended,
         .received = sv->cause == RUN_STOPPED ? sv->received_signal : 0,
         .limit = sv->limit_text[0] ? sv->limit_text : NULL,
         .figure = figure,

@@ -89,6 +89,7 @@ struct sv {
     enum phase phase;
     enum runmarks_reason cause; /* why the run was stopped (the stop marker's); RUN_EXIT: it was not */
     int stop_signal;
+    bool stop_ended; /* the stop found the command ended (a kernel-enforced limit): nothing sent */
     int received_signal;        /* the stop request's signal (RUN_STOPPED) */
     int last_request;           /* the last stop signal received, and when */
     uint64_t last_request_ns;

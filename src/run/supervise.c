@@ -380,7 +380,9 @@ static void stop(struct sv *sv, enum runmarks_reason cause, int sig)
     }
     /* A limit the kernel enforced may have ended the command already (the OOM killer took the
      * tree): then nothing is signalled, and nothing says it was. */
-    if (sv->exited)
+    bool ended = sv->exited;
+    sv->stop_ended = ended;
+    if (ended)
         sig = 0;
     sv->cause = cause;
     sv->timed_out = own_limit(cause);
@@ -403,7 +405,7 @@ static void stop(struct sv *sv, enum runmarks_reason cause, int sig)
         dump_tree(sv, cause);
         profile_checkpoint(sv, "dump");
     }
-    if (sig)
+    if (!ended) /* -s 0 too: GNU timeout "sends" signal 0, and -v says so */
         signal_command(sv, sig, runmarks_stop_reason_name(cause));
     if (sv->o->kill_after_ns)
         sv->deadline_kill = sat_add_u64(now, sv->o->kill_after_ns);
