@@ -408,7 +408,8 @@ static int write_profile(struct conv *c, double end_ms)
     out_ms(c, end_ms);
     jsonw_reset(&c->tmp);
     pcpu_meta(c->cpu, &c->tmp);
-    out_put(c, c->tmp.buf, c->tmp.len);
+    if (c->tmp.len) /* nothing without sampled stacks (and no buffer yet to copy from) */
+        out_put(c, c->tmp.buf, c->tmp.len);
     /* the run's thread, then one per dumped OS thread and per sampled one, then the one of HIDDEN
      * COUNTERS */
     size_t dumped = pstacks_threads(c->stacks) + pcpu_threads(c->cpu), zero_thread = 1 + dumped;
