@@ -378,9 +378,10 @@ static void stop(struct sv *sv, enum runmarks_reason cause, int sig)
         }
         return;
     }
-    /* A limit the kernel enforced may have ended the command already (the OOM killer took the
-     * tree): then nothing is signalled, and nothing says it was. */
-    bool ended = sv->exited;
+    /* A limit the kernel enforced may have ended the command and its whole tree already (the OOM
+     * killer took it): then nothing is signalled, and nothing says it was. A tree with members
+     * left is signalled as ever, the command gone or not. */
+    bool ended = sv->exited && contain_empty(sv->contain);
     sv->stop_ended = ended;
     if (ended)
         sig = 0;
