@@ -116,12 +116,13 @@ fi
 
 # ---- JIT code: node's perf map names its JavaScript functions -----------------------------------
 if command -v node >/dev/null 2>&1; then
-    "$RESMON_RUN" -q --cpu-profile=999 -o "$T/js.json" -- node --perf-basic-prof -e '
+    # node writes its V8 log (isolate-*-v8.log) where it runs: in the test's own directory
+    (cd "$T" && "$RESMON_RUN" -q --cpu-profile=999 -o "$T/js.json" -- node --perf-basic-prof -e '
         function hotLoop(n) { let s = 0; for (let i = 0; i < n; i++) s = (s * 31 + i) | 0; return s; }
         let t = 0;
         const until = process.cpuUsage().user + 600000;
         while (process.cpuUsage().user < until) t += hotLoop(1e6);
-        console.log(t === 0.5 ? "" : "done");' >"$T/js.out" 2>&1 || fail "node: $(cat "$T/js.out")"
+        console.log(t === 0.5 ? "" : "done");' >"$T/js.out" 2>&1) || fail "node: $(cat "$T/js.out")"
     profile_ok "$T/js.json" || fail "the node profile is not valid"
     "$CHECK" --samples "$T/js.json" >"$T/js.samples"
     for p in $(cut -f1 "$T/js.samples" | sort -u); do
