@@ -181,6 +181,12 @@ static const struct corpus {
     {"meson/quirks-plain", ID_SAME, .flags = C_CRASH_FAILS},
     {"meson/quirks-v", ID_SAME, .flags = C_CRASH_FAILS},
     {"meson/quirks-j2", ID_SAME, .flags = C_CRASH_FAILS},
+    /* ctest and meson running a GoogleTest binary and a TAP script: what they show of a test's
+     * output (-V, --output-on-failure, -v) is that test's output, not results of another format */
+    {"wrapped/ctest-V", ID_SAME},
+    {"wrapped/ctest-oof", ID_SAME},
+    {"wrapped/meson-v", ID_SAME},
+    {"wrapped/meson-v1", ID_SAME},
     {"cmocka/quirks", ID_SAME, .flags = C_CRASH_FAILS | C_ERROR_FAILS},
     {"teamcity/catch2", ID_SAME},
     /* mocha-teamcity-reporter: mocha --parallel (one flow, and one for a failed hook), and two
