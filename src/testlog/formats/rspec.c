@@ -45,7 +45,9 @@
  * no tree line. What this cannot know: a line an example prints itself that is shaped like the
  * tree (indented at a tree level, or unindented: a new top-level group) is read as part of it;
  * the last plain line before an interrupted run (a timeout), which may be a group whose first
- * example was running or a passed example, is not a result; an example's start (its line comes
+ * example was running or a passed example, is not a result (but RSpec stopped by TERM prints its
+ * lists and totals without the running example's line: that plain line then reads as a passed
+ * example); an example's start (its line comes
  * at its end), so no example is open at a stop; a top-level group whose description starts
  * with a byte other than a letter or a digit is not read (the prefilter), nor anything under
  * it. */
