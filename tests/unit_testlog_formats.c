@@ -1173,6 +1173,42 @@ START_TEST(shape_rspec_documentation)
 }
 END_TEST
 
+/* RSpec's held passes are bounded by bytes, not by their number: past the bound the earliest are
+ * forgotten, the latest still go out at the evidence, each once. */
+START_TEST(rspec_held_bounded)
+{
+    void *state = state_new(&tl_format_rspec);
+    struct tl_event ev[TL_MAX_EVENTS];
+    char line[256];
+    const char *g = "Suite";
+    ck_assert_int_eq(tl_format_rspec.parse(state, g, strlen(g), 1, ev), 0);
+    size_t n = 40000; /* ~4.5 MB of names */
+    for (size_t i = 0; i < n; i++) {
+        int len = snprintf(line, sizeof line, "  passes example number %06zu with a long description to fill the hold", i);
+        ck_assert_int_eq(tl_format_rspec.parse(state, line, (size_t)len, 2 + i, ev), 0);
+    }
+    const char *f = "  fails (FAILED - 1)";
+    int k = tl_format_rspec.parse(state, f, strlen(f), 2 + n, ev);
+    ck_assert_int_eq(k, 1); /* the failure; the plain line before it, a passed example, is held too */
+    ck_assert(ev[k - 1].kind == TLE_TEST_END && tl_str_eq(ev[k - 1].status, "FAIL"));
+    size_t passes = 0, last = 0;
+    bool first = true;
+    while ((k = tl_format_rspec.more(state, ev)) > 0)
+        for (int j = 0; j < k; j++) {
+            ck_assert(ev[j].kind == TLE_TEST_END && tl_str_eq(ev[j].status, "PASS"));
+            size_t num = (size_t)atol(ev[j].id.p + sizeof "Suite passes example number " - 1);
+            ck_assert(first || num == last + 1);
+            first = false;
+            last = num;
+            passes++;
+        }
+    ck_assert_uint_eq(last, n - 1);
+    ck_assert(passes > 1000 && passes < n); /* the earliest forgotten, a bounded number kept */
+    ck_assert_int_eq(tl_format_rspec.more(state, ev), 0);
+    state_free(&tl_format_rspec, state);
+}
+END_TEST
+
 START_TEST(shape_rspec)
 {
     shapes(&tl_format_rspec,
@@ -1313,7 +1349,7 @@ static Suite *suite(void)
         {"foreign_lines", foreign_lines}, {"shape_catch2", shape_catch2},
         {"shape_doctest", shape_doctest}, {"shape_mocha", shape_mocha},
         {"shape_jest", shape_jest},    {"shape_vitest", shape_vitest},
-        {"shape_mocha_json_stream", shape_mocha_json_stream}, {"shape_rspec", shape_rspec}, {"shape_rspec_documentation", shape_rspec_documentation},
+        {"shape_mocha_json_stream", shape_mocha_json_stream}, {"shape_rspec", shape_rspec}, {"shape_rspec_documentation", shape_rspec_documentation}, {"rspec_held_bounded", rspec_held_bounded},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);
