@@ -322,6 +322,8 @@ static int rspec_parse(void *state, const char *line, size_t len, uint64_t arriv
                        struct tl_event *ev)
 {
     struct rspec_state *st = state;
+    if (!len || (line[0] != ' ' && !is_alnum(line[0])))
+        return 0; /* none of its lines (the prefilter's first bytes): the state stays as it was */
     bool finished = st->finished;
     st->finished = false;
     if (st->ended) { /* what was held went out after the totals (more): start afresh */
