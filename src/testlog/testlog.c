@@ -527,6 +527,9 @@ static __attribute__((noinline)) void dispatch(struct testlog *tl, const char *l
         tl->stats.recognised++;
         for (int j = 0; j < k; j++)
             handle(tl, &ev[j], arrival_ns);
+        while (fs->f->more && (k = fs->f->more(fs->state, ev)) > 0)
+            for (int j = 0; j < k && j < TL_MAX_EVENTS; j++)
+                handle(tl, &ev[j], arrival_ns);
         return;
     }
 }
@@ -658,6 +661,9 @@ void testlog_finish(struct testlog *tl, uint64_t now_ns, bool timed_out)
         int k = fs->f->flush ? fs->f->flush(fs->state, ev) : 0;
         for (int j = 0; j < k && j < TL_MAX_EVENTS; j++)
             handle(tl, &ev[j], now_ns);
+        while (fs->f->more && (k = fs->f->more(fs->state, ev)) > 0)
+            for (int j = 0; j < k && j < TL_MAX_EVENTS; j++)
+                handle(tl, &ev[j], now_ns);
         if (((tl->can_busy >> i) & 1) && !fs->f->busy(fs->state))
             tl->busy &= (fmt_mask)~(1u << i);
         if (((tl->can_capture >> i) & 1) && !fs->f->captures(fs->state))
