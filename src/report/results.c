@@ -684,6 +684,36 @@ bool results_end(const struct results *r, enum runmarks_reason *ret)
                           : runmarks_reason_parse(r->reason, false, ret);
 }
 
+static int by_ended(const void *a, const void *b)
+{
+    uint64_t x = (*(const struct rs_test *const *)a)->ended, y = (*(const struct rs_test *const *)b)->ended;
+    return x < y ? -1 : x > y;
+}
+
+size_t results_ended(const struct results *r, const struct rs_test ***ret)
+{
+    *ret = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < r->ntests; i++)
+        n += !r->tests[i].open && r->tests[i].id;
+    const struct rs_test **list = n ? malloc(n * sizeof *list) : NULL;
+    if (!list)
+        return 0;
+    n = 0;
+    for (size_t i = 0; i < r->ntests; i++)
+        if (!r->tests[i].open && r->tests[i].id)
+            list[n++] = &r->tests[i];
+    qsort(list, n, sizeof *list, by_ended);
+    *ret = list;
+    return n;
+}
+
+uint64_t results_duration_ns(const struct rs_test *t)
+{
+    double ms = t->end - t->start;
+    return ms > 0 ? (uint64_t)llround(ms * 1e6) : 0;
+}
+
 bool results_is(const char *s, const char *lit)
 {
     return s && strcmp(s, lit) == 0;

@@ -164,6 +164,12 @@ char *results_stop_words(const struct results *r, bool *timeout);
  * marker), else the command's (its marker); false while the stream says neither (still running,
  * or killed before the command ended). Each marker's word is read in its own vocabulary. */
 bool results_end(const struct results *r, enum runmarks_reason *ret);
+/* The tests that ended (their results), in the order the results came (rs_test.ended): the
+ * order every report lists them in, a stop's and the end's alike (what a stop listed stays the
+ * start of the end's list). *ret is malloc'ed (NULL when none); the count, or 0 on ENOMEM. */
+size_t results_ended(const struct results *r, const struct rs_test ***ret);
+/* A test's duration in ns (end - start, never negative). */
+uint64_t results_duration_ns(const struct rs_test *t);
 /* s is lit (s may be NULL). */
 bool results_is(const char *s, const char *lit);
 

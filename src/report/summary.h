@@ -183,6 +183,13 @@ void summary_add_test(struct summary_facts *f, const char *id, size_t id_len, co
 void summary_add_status(struct summary_facts *f, const char *status, uint64_t n);
 void summary_add_unexpected(struct summary_facts *f, const char *id, size_t id_len, const char *status,
                             const char *message, uint64_t duration_ns);
+/* The tests' facts from the results model (results.h), the one the JUnit, OTLP and Perfherder
+ * files are written from, so that the summary cannot say otherwise of a test: the results by
+ * status (in testlog.h's order of the statuses), the unexpected ones in the order they came with
+ * their messages, the slowest, the processes tests left running, and the tests the stop's marker
+ * says were running. Call it once on facts that hold no test yet. 0 or -ENOMEM. */
+struct results;
+int summary_add_results(struct summary_facts *f, const struct results *r);
 /* One of the hottest functions of the sampled stacks (the hottest first), with its samples of
  * total. */
 void summary_add_hot(struct summary_facts *f, const char *name, uint64_t samples, uint64_t total);
