@@ -542,6 +542,19 @@ static bool payload_is(const struct js_member *data, const char *type)
            js_key_is(&m, "type") && js_val_is_str(&m, type);
 }
 
+/* Whether the payload's colour is orange or red (an unexpected status). */
+static bool payload_color_bad(const struct js_member *data)
+{
+    struct js_iter it;
+    struct js_member m;
+    if (js_obj_begin(&it, data->val, data->val + data->val_len) < 0)
+        return false;
+    while (js_obj_next(&it, &m) > 0)
+        if (js_key_is(&m, "color"))
+            return js_val_is_str(&m, "orange") || js_val_is_str(&m, "red");
+    return false;
+}
+
 static enum line_kind marker_kind(const struct results *j, const struct sline_marker *f)
 {
     const struct js_member *name = f->name;
@@ -559,8 +572,10 @@ static enum line_kind marker_kind(const struct results *j, const struct sline_ma
         if (js_val_is_str(name, "Phase"))
             return L_PHASE;
     }
+    /* a status counts against its test only when unexpected: the many that are not (a suite's
+     * passing subtests) are passed by on their colour, unparsed */
     if (payload_is(f->data, "TestStatus"))
-        return L_STATUS;
+        return payload_color_bad(f->data) ? L_STATUS : L_NONE;
     if (payload_is(f->data, "Crash"))
         return L_CRASH;
     return L_NONE;
