@@ -295,13 +295,14 @@ static int setup_tree(struct sv *sv, struct run_setup *su)
 }
 
 /* Interpose on the output only when something needs to see it: the output timeout, or the
- * test-log parsers, for the stream (the profile, or only the reports: --no-profile --junit) or
- * for the summary (which --no-profile keeps). Then the stream. */
+ * test-log parsers, for the stream (the profile, or only the reports: --no-profile --junit, or
+ * the summary's tests, which --no-profile keeps: they are read from the stream, as the files'
+ * are). Then the stream. */
 static int setup_output(struct sv *sv, struct run_setup *su, bool *ret_parse)
 {
     const struct options *o = sv->o;
-    bool want_stream = !o->no_profile || o->junit || o->otlp;
-    bool parse = o->parse_formats && (want_stream || sv->sum);
+    bool parse = o->parse_formats && (!o->no_profile || o->junit || o->otlp || sv->sum);
+    bool want_stream = !o->no_profile || o->junit || o->otlp || parse;
     bool interpose = o->output_timeout_ns > 0 || parse;
     int r;
     *ret_parse = parse;
@@ -397,7 +398,7 @@ int run_setup(struct sv *sv, struct run_setup *su)
     if ((r = setup_tree(sv, su)) < 0 || (r = setup_output(sv, su, &parse)) < 0 ||
         (r = setup_observers(sv, parse)) < 0)
         return r;
-    sinks_attach_run(sv->sinks, &(struct sinks_run){sv, run_facts_now, sinks_mid_line, sinks_line_ended, sv->testlog});
+    sinks_attach_run(sv->sinks, &(struct sinks_run){sv, run_facts_now, sinks_mid_line, sinks_line_ended});
     watch_parent(sv);
     return 0;
 }
