@@ -507,7 +507,7 @@ int run_start(struct sv *sv, struct run_setup *su, struct supervise_result *ret)
         jsonw_release(&words);
     }
     if (o->cpu_profile_hz && sv->stream && cpuprof_new(o->cpu_profile_hz, sv->sink, sv->t0, &sv->cpuprof) == 0 &&
-        cpuprof_start(sv->cpuprof, sv->pid) < 0 && o->verbose)
+        cpuprof_start(sv->cpuprof, sv->pid, contain_cgroup_fd(sv->contain)) < 0 && o->verbose)
         log_msg("cpu profile: unavailable: %s", cpuprof_error(sv->cpuprof));
     /* The command runs and every descriptor is open: from here on resmon-run needs no new
      * process, socket or executable mapping (sandbox.h). */
