@@ -125,6 +125,17 @@ awk -F'\t' -v p="$late" '$1 == p && $2 ~ /^burn_(alpha|gamma) < main/ { k++ } $1
     "$T/late.samples" || fail "the late grandchild is not sampled: $(cut -f1,2 "$T/late.samples" | sort | uniq -c | sort -rn | head)"
 [ "$(val "$(meta "$T/late.json" cpuProfile)" follow)" = "$follow" ] || fail "the late run is followed otherwise"
 
+# ---- short processes: the cgroup's events sample them (inherited ones count each process's own
+# CPU time from zero, and a process that ends within a period is never sampled) -----------------
+if [ "$follow" = cgroup ]; then
+    "$RESMON_RUN" -q --cpu-profile=99 -o "$T/short.json" -- \
+        sh -c 'i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i + 1)); done' >/dev/null 2>&1 || fail "the short processes"
+    profile_ok "$T/short.json" || fail "the profile of the short processes is not valid"
+    "$CHECK" --threads "$T/short.json" | awk -F'\t' '$3 == "true" { n++ } END {
+        printf "short processes: %d of 300 sampled\n", n; exit !(n >= 20) }' ||
+        fail "the short processes are not sampled: $("$CHECK" --threads "$T/short.json" | cut -f3 | sort | uniq -c)"
+fi
+
 # ---- the other way where the default is the cgroup's: inherited events ----------------------------
 if [ "$follow" = cgroup ]; then
     "$RESMON_RUN" -q --containment=subreaper --cpu-profile=999 -o "$T/inherit.json" -- "$BURN" 300 >/dev/null 2>&1 ||
