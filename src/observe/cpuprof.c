@@ -164,9 +164,9 @@ static void error_line(struct cpuprof *cp, int err)
     state_line(cp);
 }
 
-/* The event of cpu: on pid and what it starts (inherit), or on every task of the cgroup whose
- * directory cgfd is (cgfd >= 0). */
-static int open_event(pid_t pid, int cgfd, int cpu, unsigned hz, bool kernel)
+/* The event of cpu: on every task of the cgroup whose directory cgfd is (cgfd >= 0), or on
+ * resmon-run itself, inherited by what it starts next, disabled until an exec (the command's). */
+static int open_event(int cgfd, int cpu, unsigned hz, bool kernel)
 {
     struct perf_event_attr a = {
         .type = PERF_TYPE_SOFTWARE,
@@ -179,6 +179,8 @@ static int open_event(pid_t pid, int cgfd, int cpu, unsigned hz, bool kernel)
         .sample_regs_user = REGS_MASK,
         .sample_stack_user = STACK_COPY,
         .inherit = cgfd < 0,
+        .disabled = cgfd < 0,
+        .enable_on_exec = cgfd < 0,
         .exclude_kernel = !kernel,
         .exclude_hv = 1,
         .exclude_callchain_kernel = !kernel,
@@ -193,7 +195,7 @@ static int open_event(pid_t pid, int cgfd, int cpu, unsigned hz, bool kernel)
         .watermark = 1,
     };
     long fd = cgfd >= 0 ? syscall(SYS_perf_event_open, &a, cgfd, cpu, -1, PERF_FLAG_FD_CLOEXEC | PERF_FLAG_PID_CGROUP)
-                        : syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+                        : syscall(SYS_perf_event_open, &a, 0, cpu, -1, PERF_FLAG_FD_CLOEXEC);
     return fd < 0 ? -errno : (int)fd;
 }
 
@@ -235,16 +237,16 @@ static void uspace_add(struct cpuprof *cp, uint32_t space, uint64_t start, uint6
                        const char *file);
 static void thread_line(struct cpuprof *cp, pid_t pid, pid_t tid, const char *name, uint64_t at);
 
-/* One event per CPU (on the cgroup of cgfd, or pid's inherited when cgfd < 0) in cp->rings. */
-static int open_events(struct cpuprof *cp, pid_t pid, int cgfd, long ncpu)
+/* One event per CPU (on the cgroup of cgfd, or inherited when cgfd < 0) in cp->rings. */
+static int open_events(struct cpuprof *cp, int cgfd, long ncpu)
 {
     cp->kernel = true;
     for (long c = 0; c < ncpu; c++) {
-        int fd = open_event(pid, cgfd, (int)c, cp->hz, cp->kernel);
+        int fd = open_event(cgfd, (int)c, cp->hz, cp->kernel);
         if (fd == -EACCES && cp->kernel && c == 0) {
             /* perf_event_paranoid 2: user space only */
             cp->kernel = false;
-            fd = open_event(pid, cgfd, (int)c, cp->hz, false);
+            fd = open_event(cgfd, (int)c, cp->hz, false);
         }
         if (fd == -ENODEV || fd == -EINVAL) /* a CPU not online: a possible one */
             continue;
@@ -255,7 +257,7 @@ static int open_events(struct cpuprof *cp, pid_t pid, int cgfd, long ncpu)
     return 0;
 }
 
-int cpuprof_start(struct cpuprof *cp, pid_t pid, int cgroup_dirfd)
+int cpuprof_start(struct cpuprof *cp, int cgroup_dirfd)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_CONF);
     if (ncpu < 1)
@@ -266,7 +268,7 @@ int cpuprof_start(struct cpuprof *cp, pid_t pid, int cgroup_dirfd)
     /* perf takes a readable descriptor of the directory, not the O_PATH one contain keeps */
     int cgfd = cgroup_dirfd >= 0 ? openat(cgroup_dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     if (cgfd >= 0) {
-        cp->cgroup = (r = open_events(cp, pid, cgfd, ncpu)) == 0 && cp->nrings;
+        cp->cgroup = (r = open_events(cp, cgfd, ncpu)) == 0 && cp->nrings;
         closep(&cgfd);
         if (!cp->cgroup) {
             /* no perf_event controller on that hierarchy, or not allowed system-wide events */
@@ -276,7 +278,7 @@ int cpuprof_start(struct cpuprof *cp, pid_t pid, int cgroup_dirfd)
         }
     }
     if (!cp->cgroup)
-        r = open_events(cp, pid, -1, ncpu);
+        r = open_events(cp, -1, ncpu);
     if (!r && !cp->nrings)
         r = -ENOENT;
     /* An unprivileged user may lock perf_event_mlock_kb (516 KiB by default) per CPU set: halve
@@ -317,12 +319,6 @@ int cpuprof_start(struct cpuprof *cp, pid_t pid, int cgroup_dirfd)
     jsonw_kv_str(&cp->w, "follow", cp->cgroup ? "cgroup" : "inherit");
     jsonw_obj_close(&cp->w);
     state_line(cp);
-    /* the command exec'd before its events existed: its mappings from /proc */
-    uint64_t now = now_ns();
-    new_space(cp, pid, 0, now);
-    read_proc_maps(cp, pid, space_of(cp, pid));
-    if (name_once(cp, pid))
-        thread_line(cp, pid, pid, NULL, now);
     return 0;
 }
 

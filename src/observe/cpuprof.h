@@ -11,16 +11,17 @@
  * FOLLOWING THE TREE, two ways behind one interface:
  *   cgroup   the events are the run's cgroup's (PERF_FLAG_PID_CGROUP, the cgroup tier's v2 leaf,
  *            contain.h): the kernel samples whatever task of the cgroup runs on that CPU, so a
- *            fork costs nothing, and a process forked before sampling started is sampled too.
+ *            fork costs nothing.
  *            Needs the perf_event controller on that hierarchy (always so on cgroup v2, and on
  *            a hybrid layout whose perf_event is not bound to a v1 hierarchy) and system-wide
  *            events (root, CAP_PERFMON, or perf_event_paranoid <= 0). A process that moves
  *            itself out of the cgroup is not sampled any more.
- *   inherit  the events are the command's, with inherit set: each fork and thread copies them
- *            (the kernel refuses to map the buffer of an inherited event not bound to one CPU,
- *            hence one per CPU: a fork copies as many as there are CPUs, and an exit folds them
- *            back). Works for an unprivileged user on their own processes (perf_event_paranoid
- *            <= 2); follows what the command starts after sampling started.
+ *   inherit  the events are resmon-run's own, opened before the command is started, disabled,
+ *            with inherit and enable_on_exec set: the command's copy starts at its exec (resmon-run
+ *            never execs, so it is never sampled), and each fork and thread copies them (the
+ *            kernel refuses to map the buffer of an inherited event not bound to one CPU, hence
+ *            one per CPU: a fork copies as many as there are CPUs, and an exit folds them back).
+ *            Works for an unprivileged user on their own processes (perf_event_paranoid <= 2).
  * The cgroup way where the run has a cgroup perf takes, else inherit: an inherited event counts
  * each task's own CPU time, so a process that ends before it has run a sampling period is never
  * sampled, and a tree of short processes is mostly missed (a shell starting 500 short
@@ -85,12 +86,13 @@ struct cpuprof;
 /* Sampling at hz of the tree that cpuprof_start names, its lines to sink, times relative to t0_ns.
  * Returns 0 or -ENOMEM. */
 int cpuprof_new(unsigned hz, const struct marker_sink *sink, uint64_t t0_ns, struct cpuprof **ret);
-/* Start sampling pid (the command, just exec'd) and all it starts from now on: the cgroup whose
- * directory cgroup_dirfd is (any descriptor of it, O_PATH too) where perf takes it, else pid's
- * events, inherited (cgroup_dirfd -1: no cgroup; FOLLOWING). 0, or -errno when
+/* Start sampling, before the command is started: the cgroup whose directory cgroup_dirfd is (any
+ * descriptor of it, O_PATH too) where perf takes it, else what resmon-run starts next, from its
+ * exec on (the events are resmon-run's own, inherited, enabled by the exec; cgroup_dirfd -1: no
+ * cgroup; FOLLOWING). Either way nothing the command forks escapes, however soon. 0, or -errno when
  * the kernel says no (EACCES/EPERM: perf_event_paranoid, ENOSYS/EPERM: a seccomp profile, ENOENT:
  * no cpu-clock event); then the stream gets the "error" line and nothing else changes. */
-int cpuprof_start(struct cpuprof *cp, pid_t pid, int cgroup_dirfd);
+int cpuprof_start(struct cpuprof *cp, int cgroup_dirfd);
 /* What a failure of cpuprof_start means (static text). */
 const char *cpuprof_why(int err);
 /* Why sampling is unavailable, as the -v line and the profile's meta say it: that, the errno's
