@@ -193,6 +193,37 @@ else
     echo "SKIP: no node: the JIT case"
 fi
 
+# ---- JIT code: the JVM's perf map, written as it exits, names its compiled methods --------------
+if command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1; then
+    # hotLoop runs for 600 ms of the thread's own CPU time; the JVM runs in the test's own
+    # directory, where it may leave files (hs_err, its source launcher's)
+    cat >"$T/Hot.java" <<'JAVA'
+public class Hot {
+    static int hotLoop(int n) { int s = 0; for (int i = 0; i < n; i++) s = s * 31 + i; return s; }
+    public static void main(String[] args) {
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        long until = mx.getCurrentThreadCpuTime() + 600_000_000L;
+        int t = 0;
+        while (mx.getCurrentThreadCpuTime() < until) t += hotLoop(1_000_000);
+        System.out.println(t == 42 ? "" : "done");
+    }
+}
+JAVA
+    (cd "$T" && "$RESMON_RUN" -q --cpu-profile=999 -o "$T/java.json" -- \
+        java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit Hot.java >"$T/java.out" 2>&1) ||
+        fail "java: $(cat "$T/java.out")"
+    profile_ok "$T/java.json" || fail "the JVM's profile is not valid"
+    "$CHECK" --samples "$T/java.json" >"$T/java.samples"
+    for p in $(cut -f1 "$T/java.samples" | sort -u); do
+        rm -f "/tmp/perf-$p.map"
+    done
+    awk -F'\t' '{ n++ } $2 ~ /^int Hot\.hotLoop\(int\)( |$)/ { k++ }
+        END { printf "java: %d of %d samples in Hot.hotLoop\n", k, n; exit !(k >= 150) }' "$T/java.samples" ||
+        fail "the Java method is not named: $(cut -f2 "$T/java.samples" | sed "s/ < .*//" | sort | uniq -c | sort -rn | head -5)"
+else
+    echo "SKIP: no JDK (java, javac): the JVM's perf map"
+fi
+
 # ---- a timeout: the stop's dump and the samples side by side, the samples up to the stop ---------
 "$RESMON_RUN" -q -t 0.6 --cpu-profile=999 -o "$T/to.json" -- "$BURN" 10000 >/dev/null 2>&1
 st=$?
