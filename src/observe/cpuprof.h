@@ -25,8 +25,8 @@
  * The cgroup way where the run has a cgroup perf takes, else inherit: an inherited event counts
  * each task's own CPU time, so a process that ends before it has run a sampling period is never
  * sampled, and a tree of short processes is mostly missed (a shell starting 500 short
- * processes, 1.7 s of CPU: about 1 sample at 99 Hz inherited, 178 on the cgroup; README's cost
- * table, scripts/bench-cpuprof).
+ * processes, 2.1 s of CPU: 8 samples at 99 Hz inherited, 218 on the cgroup, for about the same
+ * cost a sample; README's cost table, scripts/bench-cpuprof).
  *
  * STACKS are the user-space callchains the kernel walks along frame pointers; with each sample the
  * kernel also copies the user registers and the top STACK_COPY bytes of the user stack, which
