@@ -681,6 +681,25 @@ void forensics_syms_free(struct forensics_syms *s)
 
 /* ---- unwinding a copied user stack --------------------------------------------------------- */
 
+#ifdef HAVE_LIBDW
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, const char *file_name,
+                        const char *debuglink_file, GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+    (void)mod, (void)userdata, (void)modname, (void)base, (void)file_name, (void)debuglink_file,
+        (void)debuglink_crc, (void)debuginfo_file_name;
+    return -1;
+}
+
+/* A sample's stack is unwound with the .eh_frame of the mapped files alone: their debuginfo's
+ * .debug_frame, which libdwfl tries where .eh_frame has no rule (the outermost frame of every
+ * stack), would be read anew, its compressed sections inflated, for each address space, which
+ * is each process: milliseconds each, for a tree of short processes most of resmon-run's CPU. */
+static const Dwfl_Callbacks unwind_callbacks = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = no_debuginfo,
+};
+#endif
+
 struct forensics_unwinder {
 #ifdef HAVE_LIBDW
     Dwfl *dwfl;
@@ -701,7 +720,7 @@ int forensics_unwinder_new(struct forensics_unwinder **ret)
     if (!u)
         return -ENOMEM;
 #ifdef HAVE_LIBDW
-    if (!(u->dwfl = dwfl_begin(&dwfl_callbacks))) {
+    if (!(u->dwfl = dwfl_begin(&unwind_callbacks))) {
         free(u);
         return -ENOMEM;
     }

@@ -181,7 +181,8 @@ void forensics_syms_free(struct forensics_syms *s);
 
 /* UNWINDING A COPIED USER STACK: code without frame pointers (most distributions' packages) is
  * unwound for the sampled stacks (cpuprof.h) from a copy of the sample's user stack and registers,
- * with the modules' CFI, by libdwfl's own unwinder (no DWARF interpreter of ours): one unwinder
+ * with the modules' CFI (their .eh_frame: never their debuginfo, which would be read anew for
+ * each address space), by libdwfl's own unwinder (no DWARF interpreter of ours): one unwinder
  * per address space, its files reported as they are mapped. x86-64 only; elsewhere, and without
  * libdw, nothing is unwound (0 frames). */
 struct forensics_unwinder;

@@ -481,6 +481,10 @@ int run_start(struct sv *sv, struct run_setup *su, struct supervise_result *ret)
         .before_exec = cmd_filter ? sandbox_command_filter_apply : NULL,
         .before_exec_ctx = cmd_filter,
     };
+    /* before the command runs: nothing it forks, however soon, escapes the events (cpuprof.h) */
+    if (o->cpu_profile_hz && sv->stream && cpuprof_new(o->cpu_profile_hz, sv->sink, sv->t0, &sv->cpuprof) == 0 &&
+        cpuprof_start(sv->cpuprof, contain_cgroup_fd(sv->contain)) < 0 && o->verbose)
+        log_msg("cpu profile: unavailable: %s", cpuprof_error(sv->cpuprof));
     bool exec_failed;
     r = spawn_command(&sc, &sv->pid, &exec_failed);
     sandbox_filter_free(cmd_filter);
@@ -507,9 +511,6 @@ int run_start(struct sv *sv, struct run_setup *su, struct supervise_result *ret)
         sampler_track(sv->sampler, sv->pid, now_ns(), jsonw_failed(&words) ? NULL : words.buf);
         jsonw_release(&words);
     }
-    if (o->cpu_profile_hz && sv->stream && cpuprof_new(o->cpu_profile_hz, sv->sink, sv->t0, &sv->cpuprof) == 0 &&
-        cpuprof_start(sv->cpuprof, sv->pid) < 0 && o->verbose)
-        log_msg("cpu profile: unavailable: %s", cpuprof_error(sv->cpuprof));
     /* The command runs and every descriptor is open: from here on resmon-run needs no new
      * process, socket or executable mapping (sandbox.h). */
     if (!o->no_sandbox) {
