@@ -157,7 +157,8 @@ static int meson_parse(void *state, const char *line, size_t len, uint64_t arriv
         if (oc == TL_FAILED && TL_PREFIX(reason.p, reason.n, "killed by signal"))
             oc = TL_CRASHED;
         tl_set_result(ev, name, tl_str_make(NULL, 0), oc);
-        ev->t.duration_ms = secs * 1000;
+        if (secs >= 0) /* "-1.00s" is no duration */
+            ev->t.duration_ms = secs * 1000;
         if (oc != TL_PASSED)
             ev->message = reason;
         return 1;
