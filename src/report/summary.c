@@ -500,7 +500,7 @@ static enum colour end_text(const struct summary_facts *f, char *text, size_t si
 
 static void headline(struct buf *b, const struct summary_facts *f, const struct summary_style *st)
 {
-    char text[256];
+    char text[448];
     enum colour c = end_text(f, text, sizeof text);
     buf_printf(b, "%s: '", f->program ? f->program : "resmon-run");
     char cmd[SUMMARY_TEXT_MAX];
@@ -515,7 +515,7 @@ static void headline(struct buf *b, const struct summary_facts *f, const struct 
 
 size_t summary_end_text(const struct summary_facts *f, char *buf, size_t size)
 {
-    char text[256];
+    char text[448];
     end_text(f, text, sizeof text);
     char cmd[SUMMARY_TEXT_MAX];
     copy_text(cmd, sizeof cmd, f->command, f->command ? strlen(f->command) : 0);
