@@ -764,10 +764,13 @@ static const char late_body[] =
     LATE_TEST("4.0", "twice", "FAIL", "orange", "")
     LATE_TEST("5.0", "twice", "ERROR", "orange", "")
     LATE_TEST("6.0", "caf\\u00e9", "TIMEOUT", "yellow", "")
+    LATE_TEST("7.0", "goes on", "CRASH", "red", ",\"message\":\"exit status 1\"")
     LATE_MSG("nobody", "no test of that name")
     LATE_MSG("a", "assert 1 == 2\\nwhere 1 = f()")
     LATE_MSG("ok", "a pass keeps no message")
     LATE_MSG("own", "a second text")
+    LATE_MSG("own", "its own, and more") /* not a next line of its text */
+    LATE_MSG("goes on", "exit status 1\\nits output") /* its first line, then the rest */
     LATE_MSG("a", "the first text wins")
     LATE_MSG("twice", "the first of them")
     LATE_MSG("twice", "the second")
@@ -781,7 +784,7 @@ START_TEST(test_late_messages)
     cJSON *p = convert_text(late_body, &end, &st, NULL);
     ck_assert_ptr_nonnull(p);
     check_structure(p);
-    ck_assert_uint_eq(st.markers, 6);
+    ck_assert_uint_eq(st.markers, 7);
     ck_assert_uint_eq(st.skipped_lines, 1); /* the message line without a test */
     ck_assert_int_ge(find_marker(p, "test|1.000|1.000|2|{\"type\":\"Test\",\"test\":\"a\",\"status\":\"FAIL\","
                                     "\"color\":\"orange\",\"message\":\"assert 1 == 2\\nwhere 1 = f()\","
@@ -797,6 +800,9 @@ START_TEST(test_late_messages)
                                     "\"color\":\"orange\",\"message\":\"the second\"}"), 0);
     ck_assert_int_ge(find_marker(p, "test|6.000|6.000|2|{\"type\":\"Test\",\"test\":\"caf\xc3\xa9\",\"status\":"
                                     "\"TIMEOUT\",\"color\":\"yellow\",\"message\":\"one name, two spellings\"}"), 0);
+    ck_assert_int_ge(find_marker(p, "test|7.000|7.000|2|{\"type\":\"Test\",\"test\":\"goes on\",\"status\":"
+                                    "\"CRASH\",\"color\":\"red\",\"message\":\"exit status 1\\nits output\","
+                                    "\"messageLines\":[\"exit status 1\",\"its output\"]}"), 0);
     cJSON_Delete(p);
     char *text;
     ck_assert_int_gt(asprintf(&text, "%s%s", head, late_body), 0);

@@ -848,6 +848,48 @@ START_TEST(shape_meson)
 }
 END_TEST
 
+/* meson's output blocks: after a failed result (several processes), the block is a late message
+ * that goes on from the result's reason; live before its result (-v, one process), the result
+ * carries it; a passed test's block and an expected failure's are no text; a block cut by the
+ * end of the input is still its test's. */
+START_TEST(shape_meson_output)
+{
+    const char *cut = "\xe2\x80\x95\xe2\x80\x95\xe2\x80\x95\xe2\x80\x95\xe2\x80\x95\xe2\x80\x95"
+                      "\xe2\x80\x95\xe2\x80\x95 \xe2\x9c\x80  \xe2\x80\x95\xe2\x80\x95\xe2\x80\x95\xe2\x80\x95"
+                      "\xe2\x80\x95\xe2\x80\x95\xe2\x80\x95\xe2\x80\x95\n";
+    const char *end = "\xe2\x80\x95\xe2\x80\x95\xe2\x80\x95\xe2\x80\x95\xe2\x80\x95\xe2\x80\x95"
+                      "\xe2\x80\x95\xe2\x80\x95\xe2\x80\x95\xe2\x80\x95\n";
+    char in[4096];
+    snprintf(in, sizeof in,
+             "1/5 calc_gtest RUNNING       \n"
+             "2/5 tap_script RUNNING       \n"
+             "1/5 calc_gtest FAIL            0.25s   exit status 1\n"
+             "%s[  FAILED  ] Calc.Fails (0 ms)\n 1 FAILED TEST\n%s"
+             "2/5 tap_script OK              0.14s\n"
+             "%snot ok 2 - writes\n%s"
+             "3/5 live_one RUNNING       \n"
+             ">>> MALLOC_PERTURB_=32 /b/live_one\n"
+             "%sboom\n%s"
+             "3/5 live_one FAIL            0.10s   killed by signal 6 SIGABRT\n"
+             "4/5 xfails EXPECTEDFAIL    0.10s   exit status 1\n"
+             "%sexpected\n%s"
+             "5/5 cut_short FAIL            0.10s   exit status 2\n"
+             "%sstill running\n",
+             cut, end, cut, end, cut, end, cut, end, cut);
+    shapes(&tl_format_meson, in,
+           "1 TEST_START id=calc_gtest\n"
+           "2 TEST_START id=tap_script\n"
+           "3 TEST_END id=calc_gtest status=FAIL expected=PASS unexpected=1 dur=250.000 msg=exit status 1\n"
+           "7 TEST_MESSAGE id=calc_gtest msg=exit status 1\\x0a[  FAILED  ] Calc.Fails (0 ms)\\x0a 1 FAILED TEST\n"
+           "8 TEST_END id=tap_script status=PASS unexpected=0 dur=140.000\n"
+           "12 TEST_START id=live_one\n"
+           "17 TEST_END id=live_one status=CRASH expected=PASS unexpected=1 dur=100.000 msg=killed by signal 6 SIGABRT\\x0aboom\n"
+           "18 TEST_END id=xfails status=FAIL expected=FAIL unexpected=0 dur=100.000 msg=exit status 1\n"
+           "22 TEST_END id=cut_short status=FAIL expected=PASS unexpected=1 dur=100.000 msg=exit status 2\n"
+           "0 TEST_MESSAGE id=cut_short msg=exit status 2\\x0astill running\n");
+}
+END_TEST
+
 /* TeamCity: two flows interleaved, each test's failure kept for its own testFinished (the second
  * flow's test of a running name is not opened: the core would take it for the first's end);
  * escapes in names and texts; an ignored test; message and details on lines of their own; a
@@ -1346,7 +1388,7 @@ static Suite *suite(void)
         {"shape_check", shape_check},  {"shape_prove", shape_prove},
         {"shape_tap_node", shape_tap_node}, {"shape_gtest", shape_gtest},
         {"shape_go", shape_go},
-        {"shape_ctest", shape_ctest},  {"shape_meson", shape_meson},
+        {"shape_ctest", shape_ctest},  {"shape_meson", shape_meson}, {"shape_meson_output", shape_meson_output},
         {"shape_teamcity", shape_teamcity}, {"shape_cmocka", shape_cmocka},
         {"foreign_lines", foreign_lines}, {"shape_catch2", shape_catch2},
         {"shape_doctest", shape_doctest}, {"shape_mocha", shape_mocha},

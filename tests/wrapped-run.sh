@@ -31,6 +31,16 @@ done
 # -V: the "test N" line before the next test's Start is no failure text of the failed one
 m=$(val "$(test_line "$T/ctest-V.json" calc_gtest | cut -f5)" message)
 [ -z "$m" ] || fail "ctest-V: calc_gtest's message is '$m'"
-# --output-on-failure: the GoogleTest output is the ctest test's failure text
-grep -q "Calc.FailsOnPurpose" "$T/ctest-oof.xml" || fail "ctest-oof: calc_gtest's failure text lost"
+# --output-on-failure, and meson's block (after the result, or live before it): the GoogleTest
+# output is the wrapper's test's failure text, in JUnit and in the profile; meson's after the
+# reason its result line gives
+for f in ctest-oof meson-v meson-v1; do
+    grep -q "Calc.FailsOnPurpose" "$T/$f.xml" || fail "$f: calc_gtest's failure text lost in JUnit"
+    m=$(val "$(test_line "$T/$f.json" calc_gtest | cut -f5)" message)
+    case "$m" in *"[  FAILED  ] Calc.FailsOnPurpose"*) ;; *) fail "$f: calc_gtest's message in the profile is '$m'" ;; esac
+    case $f in meson-*) case "$m" in "exit status 1"*) ;; *) fail "$f: the reason is not first: '$m'" ;; esac ;; esac
+    # the passed test's output is no text of its
+    m=$(val "$(test_line "$T/$f.json" tap_script | cut -f5)" message)
+    [ -z "$m" ] || fail "$f: tap_script's message is '$m'"
+done
 check_every_profile

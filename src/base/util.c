@@ -110,5 +110,9 @@ int array_reserve(void *pp, size_t *cap, size_t need, size_t size)
 
 bool text_cut_of(const char *cut, size_t n, const char *whole, size_t m)
 {
-    return n > 3 && !memcmp(cut + n - 3, "...", 3) && n - 3 < m && !memcmp(cut, whole, n - 3);
+    if (n > 3 && !memcmp(cut + n - 3, "...", 3) && n - 3 < m && !memcmp(cut, whole, n - 3))
+        return true;
+    /* the first line, whole: then a newline, raw or as a JSON text escapes it */
+    return n && n < m && !memcmp(cut, whole, n) &&
+           (whole[n] == '\n' || (n + 1 < m && whole[n] == '\\' && whole[n + 1] == 'n'));
 }

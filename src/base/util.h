@@ -65,9 +65,10 @@ ssize_t read_retry(int fd, void *buf, size_t len);
  * Returns the length or -errno. Truncates silently at max-1 bytes. */
 ssize_t read_file_at(int dirfd, const char *path, char *buf, size_t max);
 
-/* Whether cut (n bytes) is whole (m bytes) cut as a harness cuts a line at the terminal's width:
- * a shorter beginning of it, then "..." (pytest -v's skip reasons). A late whole text replaces
- * such a cut one. */
+/* Whether cut (n bytes) is whole (m bytes) cut short, so that a late whole text replaces it: cut
+ * as a harness cuts a line at the terminal's width, a shorter beginning of it then "..." (pytest
+ * -v's skip reasons); or its first line, whole, after which whole goes on ("exit status 1" on
+ * meson's result line, then the test's output). The newline may be a JSON text's escape. */
 bool text_cut_of(const char *cut, size_t n, const char *whole, size_t m);
 
 /* A comma-separated list of names (no spaces, none empty) into the OR of their bits, or -EINVAL

@@ -26,9 +26,10 @@ static int name_hash(struct conv *c, const char *v, size_t n, uint64_t *ret)
     return 0;
 }
 
-/* A test marker that went otherwise than expected and has no message yet may be given one by a
- * later message line: it becomes a target, while there is room. A green one (as expected) never
- * is, and is passed by on its colour's bytes, without a second look at its members. */
+/* A test marker that went otherwise than expected may be given its message, or the rest of the
+ * one it has (text_cut_of), by a later message line: it becomes a target, while there is room. A
+ * green one (as expected) never is, and is passed by on its colour's bytes, without a second look
+ * at its members. */
 int message_note_target(struct conv *c, const char *data, size_t len)
 {
     if (c->ntargets == MSG_TARGETS_MAX || len > MSG_PAYLOAD_MAX || memmem(data, len, "\"color\":\"green\"", 15))
@@ -38,9 +39,8 @@ int message_note_target(struct conv *c, const char *data, size_t len)
     if (js_obj_begin(&it, data, data + len) < 0)
         return 0;
     while (js_obj_next(&it, &m) > 0) {
-        if ((js_key_is(&m, "message") && !(m.val_len > 5 && !memcmp(m.val + m.val_len - 4, "...\"", 4))) ||
-            (js_key_is(&m, "color") && js_val_is_str(&m, "green")))
-            return 0; /* a message, but for one a line cut (text_cut_of) */
+        if (js_key_is(&m, "color") && js_val_is_str(&m, "green"))
+            return 0;
         if (js_key_is(&m, "test") && m.val[0] == '"')
             test = m;
     }

@@ -20,6 +20,12 @@
  * It is that test's output whatever harness the test runs (a GoogleTest binary, a TAP script):
  * the test is one meson test, as in meson's own report. A block that never closes stops being
  * withheld after MESON_OUTPUT_MAX lines.
+ *
+ * The block of a test that failed or skipped is its text, after the result's reason:
+ * "exit status 1", then the output's lines. Whose block it is, is told by the meson line before
+ * it: a result (several processes, --print-errorlogs: the block follows the result, and is given
+ * as a late message, TLE_TEST_MESSAGE, whose text continues the result's) or RUNNING (-v with one
+ * process: the output is live, the result follows it and carries the text).
  */
 #include "testlog/formats.h"
 
@@ -28,10 +34,19 @@
 #include "testlog/testlog.h"
 
 #define MESON_OUTPUT_MAX 1000000
+#define MESON_NAME 512
 
 struct meson_state {
     bool in_summary;
     unsigned long output; /* lines read in a test's output block, 0: in none */
+    enum { M_OTHER, M_RESULT, M_RUNNING } last; /* meson's last test line: whose block opens */
+    bool failed;  /* M_RESULT: that test did not pass (its block is its failure text) */
+    bool keep;    /* the open block is kept in msg */
+    bool live;    /* ... and printed before its test's result (RUNNING's test) */
+    bool pending; /* a live block closed: its text waits for the result of the test named id */
+    size_t id_n, msg_n;
+    char id[MESON_NAME];           /* the test of the last RUNNING or result line */
+    char msg[TESTLOG_MESSAGE_MAX]; /* the failure text: the result's reason, then the output */
 };
 
 #define RULE "\xe2\x80\x95" /* U+2015, the bar meson draws its rules with */
@@ -51,6 +66,24 @@ static bool rule(const char *line, size_t len, bool scissors)
 
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+/* The live output kept in msg, after the result's reason and a newline (what fits). */
+static struct tl_str reason_then_text(struct meson_state *st, struct tl_str reason)
+{
+    size_t cap = sizeof st->msg;
+    if (!reason.n || !st->msg_n)
+        return reason.n ? reason : tl_str_make(st->msg, st->msg_n);
+    if (reason.n + 1 >= cap)
+        return reason;
+    size_t keep = st->msg_n < cap - reason.n - 1 ? st->msg_n : cap - reason.n - 1;
+    while (keep && keep < st->msg_n && ((unsigned char)st->msg[keep] & 0xC0) == 0x80)
+        keep--; /* never half a character */
+    memmove(st->msg + reason.n + 1, st->msg, keep);
+    memcpy(st->msg, reason.p, reason.n);
+    st->msg[reason.n] = '\n';
+    st->msg_n = reason.n + 1 + keep;
+    return tl_str_make(st->msg, st->msg_n);
+}
+
 static const struct {
     const char *word;
     enum tl_outcome oc;
@@ -61,6 +94,28 @@ static const struct {
     {"ERROR", TL_ERRORED},
 };
 
+/* Close the output block: a failed result's block is given as that test's late message (the
+ * result's reason, then the output); a live block waits for its test's result. */
+static int block_close(struct meson_state *st, struct tl_event *ev)
+{
+    bool kept = st->keep;
+    st->output = 0;
+    st->keep = false;
+    if (!kept)
+        return 0;
+    if (st->live) {
+        st->pending = true;
+        return 0;
+    }
+    st->failed = false;
+    if (!st->msg_n)
+        return 0;
+    tl_event_init(ev, TLE_TEST_MESSAGE);
+    ev->id = tl_str_make(st->id, st->id_n);
+    ev->message = tl_str_make(st->msg, st->msg_n);
+    return 1;
+}
+
 static int meson_parse(void *state, const char *line, size_t len, uint64_t arrival_ns,
                        struct tl_event *ev)
 {
@@ -68,11 +123,18 @@ static int meson_parse(void *state, const char *line, size_t len, uint64_t arriv
     struct meson_state *st = state;
     if (st->output) {
         if (rule(line, len, false) || ++st->output > MESON_OUTPUT_MAX)
-            st->output = 0;
+            return block_close(st, ev);
+        if (st->keep && !tl_append_line(st->msg, sizeof st->msg, &st->msg_n, tl_str_make(line, len)))
+            st->keep = st->msg_n > 0; /* full: keep what fits until the block ends */
         return 0;
     }
     if (rule(line, len, true)) {
         st->output = 1;
+        st->live = st->last == M_RUNNING;
+        st->keep = st->live || (st->last == M_RESULT && st->failed);
+        if (st->live)
+            st->msg_n = 0; /* a block follows a failed result with that result's reason seeded */
+        st->last = M_OTHER;
         return 0;
     }
     size_t i = 0;
@@ -146,6 +208,9 @@ static int meson_parse(void *state, const char *line, size_t len, uint64_t arriv
         if (running) {
             tl_event_init(ev, TLE_TEST_START);
             ev->id = name;
+            st->last = M_RUNNING;
+            st->pending = false;
+            st->id_n = tl_copy(st->id, sizeof st->id, name).n;
             return 1;
         }
         if (st->in_summary)
@@ -159,11 +224,35 @@ static int meson_parse(void *state, const char *line, size_t len, uint64_t arriv
         tl_set_result(ev, name, tl_str_make(NULL, 0), oc);
         if (secs >= 0) /* "-1.00s" is no duration */
             ev->t.duration_ms = secs * 1000;
-        if (oc != TL_PASSED)
-            ev->message = reason;
+        bool had_text = st->pending && name.n == st->id_n && !memcmp(name.p, st->id, name.n);
+        st->pending = false;
+        st->last = M_RESULT;
+        /* the output says why a test failed or skipped; an expected failure's reason is enough */
+        st->failed = oc != TL_PASSED && oc != TL_KNOWN_FAIL;
+        if (!st->failed) {
+            if (oc != TL_PASSED)
+                ev->message = reason;
+            return 1;
+        }
+        if (had_text) {
+            /* its live output, printed before this line: the reason, then the output */
+            ev->message = reason_then_text(st, reason);
+            st->failed = false; /* it has its text: no block after this line is its */
+            return 1;
+        }
+        ev->message = reason;
+        st->id_n = tl_copy(st->id, sizeof st->id, name).n;
+        st->msg_n = tl_copy(st->msg, sizeof st->msg, reason).n;
         return 1;
     }
     return 0;
+}
+
+/* At the end of the input, a block cut short is still its test's text. */
+static int meson_flush(void *state, struct tl_event *ev)
+{
+    struct meson_state *st = state;
+    return st->output && !st->live ? block_close(st, ev) : 0;
 }
 
 /* In a test's output block: every line is the test's (captures: no other format reads it). */
@@ -175,6 +264,7 @@ const struct tl_format tl_format_meson = {
     .state_size = sizeof(struct meson_state),
     .parse = meson_parse,
     .release = NULL,
+    .flush = meson_flush,
     /* " 1/11 ...", "11/11 ...", "Summary of Failures:", "Ok:", "――― ✀ ―――" */
     .first_bytes = "123456789",
     .pairs = (const char *const[]){" 1", " 2", " 3", " 4", " 5", " 6", " 7", " 8", " 9", "  ",
