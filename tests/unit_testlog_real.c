@@ -28,7 +28,7 @@
  * NAME.tests is), every test that failed or errored must hold exactly the report's text, and one
  * the report has none for must hold none: its marker's message, or the one a message line gave it
  * later (given here as the stream's readers give it: the first unexpected marker of that name
- * without one), and the summary's copy (testlog_unexpected) the same. A text the core cut at
+ * without one, or with one the text goes on from). A text the core cut at
  * TESTLOG_MESSAGE_MAX need only begin the report's. The report's text is normalised by the
  * derivation (scripts/real-fixtures): no blank lines, as no parser is offered an empty line.
  */
@@ -565,17 +565,15 @@ static bool same_text(const char *got, const char *want, unsigned flags, bool *i
     return same;
 }
 
-/* The failure texts of the report (NAME.msgs) against the markers' and the summary's: the number
+/* The failure texts of the report (NAME.msgs) against the markers': the number
  * of tests whose text differs, said in report (at most a few). */
-static size_t check_msgs(const struct corpus *c, const char *path, const struct got *g, struct testlog *tl,
-                         char *report, size_t cap, size_t *ret_checked, size_t *ret_interleaved)
+static size_t check_msgs(const struct corpus *c, const char *path, const struct got *g, char *report,
+                         size_t cap, size_t *ret_checked, size_t *ret_interleaved)
 {
     size_t len, bad = 0, ro = strlen(report);
     char *t = slurp(path, &len);
     ck_assert_msg(t != NULL, "%s", path);
-    const struct testlog_result *unexp;
-    size_t nunexp = testlog_unexpected(tl, &unexp);
-    bool *used = calloc(g->nmsgs + 1, 1), *unexp_used = calloc(nunexp + 1, 1);
+    bool *used = calloc(g->nmsgs + 1, 1);
     char *save = NULL;
     struct cap want = {0};
     for (char *line = strtok_r(t, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -597,14 +595,6 @@ static size_t check_msgs(const struct corpus *c, const char *path, const struct 
             used[i] = true;
         bool inter = false, ok = i < g->nmsgs && same_text(got, text, c->flags, &inter);
         *ret_interleaved += inter;
-        /* the summary's copy: its first of that name not yet compared (a test may fail, then
-         * error at teardown: two results, in the order they ended) */
-        for (size_t k = 0; ok && k < nunexp; k++)
-            if (!unexp_used[k] && !strcmp(unexp[k].test, mapped + 2)) {
-                unexp_used[k] = true;
-                ok = same_text(unexp[k].message, got, 0, &inter);
-                break;
-            }
         if (!ok && bad++ < 6 && ro < cap - 600)
             ro += (size_t)snprintf(report + ro, cap - ro, "\n  %s:\n    report  %.200s\n    markers %.200s",
                                    show(mapped + 2), show(text), i < g->nmsgs ? show(got ? got : "(none)") : "(no such test)");
@@ -630,7 +620,6 @@ static size_t check_msgs(const struct corpus *c, const char *path, const struct 
         }
     cap_free(&want);
     free(used);
-    free(unexp_used);
     free(t);
     return bad;
 }
@@ -665,7 +654,7 @@ START_TEST(test_corpus)
     size_t msgs_bad = 0, msgs_checked = 0, msgs_inter = 0;
     snprintf(path, sizeof path, "%s/tests/fixtures/real/%s.msgs", fixture_dir(), c->name);
     if (access(path, R_OK) == 0)
-        msgs_bad = check_msgs(c, path, &g, tl, msgs_report, sizeof msgs_report, &msgs_checked, &msgs_inter);
+        msgs_bad = check_msgs(c, path, &g, msgs_report, sizeof msgs_report, &msgs_checked, &msgs_inter);
     testlog_free(tl);
     for (size_t i = 0; i < g.nmsgs; i++) {
         free(g.msgs[i].id);

@@ -42,10 +42,11 @@ enum tl_kind {
                           (t.since_ns); the core keeps what the tree had spent at this instant */
     TLE_TEST_MESSAGE,  /* id, scope, message: the failure text of a test that has ended, printed
                           after its result (pytest's short summary, unittest's FAIL/ERROR blocks,
-                          go's output under "--- FAIL" without -v); the test keeps it when its
-                          result had none (the stream's message line, testlog.h); stack: where it
-                          failed ("tests/test_x.py:12: AssertionError"), for the summary's copy
-                          only (struct testlog_result's where); status: the status of the result
+                          go's output under "--- FAIL" without -v, meson's output block); the
+                          test keeps it when its result had none, or one it goes on from (the
+                          stream's message line, testlog.h); stack: where it
+                          failed ("tests/test_x.py:12: AssertionError"), the message line's
+                          "where" (an annotation's file and line); status: the status of the result
                           it explains when the harness says (pytest's FAILED or ERROR: a test that
                           failed and then errored at teardown has two results); the last kind */
 };

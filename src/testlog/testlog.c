@@ -214,15 +214,6 @@ static void span_release(struct open_span *s)
     free(s->text.p);
 }
 
-void result_release(struct testlog_result *r)
-{
-    free((char *)r->test);
-    free((char *)r->status);
-    free((char *)r->expected);
-    free((char *)r->message);
-    free((char *)r->where);
-}
-
 void testlog_free(struct testlog *tl)
 {
     if (!tl)
@@ -244,11 +235,6 @@ void testlog_free(struct testlog *tl)
         for (size_t i = 0; i < TL_MAX_PROCS; i++)
             span_release(&tl->procs[i]);
     free(tl->procs);
-    for (size_t i = 0; i < tl->nslowest; i++)
-        result_release(&tl->slowest[i]);
-    for (size_t i = 0; i < tl->nunexp; i++)
-        result_release(&tl->unexp[i]);
-    free(tl->unexp);
     free(tl->strip);
     free(tl->pair_rows);
     jsonw_release(&tl->w);
@@ -696,15 +682,3 @@ void testlog_finish(struct testlog *tl, uint64_t now_ns, bool timed_out)
 }
 
 void testlog_get_stats(const struct testlog *tl, struct testlog_stats *ret) { *ret = tl->stats; }
-
-size_t testlog_slowest(const struct testlog *tl, const struct testlog_result **ret)
-{
-    *ret = tl->slowest;
-    return tl->nslowest;
-}
-
-size_t testlog_unexpected(const struct testlog *tl, const struct testlog_result **ret)
-{
-    *ret = tl->unexp;
-    return tl->nunexp;
-}

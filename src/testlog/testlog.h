@@ -108,7 +108,7 @@ struct testlog_stats {
     uint64_t lines, recognised;
     uint64_t tests;        /* test markers emitted */
     uint64_t by_status[16]; /* indexed by testlog_status_index() */
-    uint64_t unexpected;   /* test results that were not as expected (names: testlog_unexpected) */
+    uint64_t unexpected;   /* test results that were not as expected */
     uint64_t subtests;     /* subtest results seen */
     uint64_t crashes;      /* crash reports */
     uint64_t ends_unmatched; /* test ends that matched no open test */
@@ -116,26 +116,7 @@ struct testlog_stats {
     uint64_t leaked;         /* ... and how many */
 };
 
-/* One finished test, for the summary. Strings are owned by the testlog and live until
- * testlog_free. */
-struct testlog_result {
-    const char *test;
-    size_t scope_len;      /* test's first bytes that are its scope (go's package), before a '/';
-                              0: none */
-    const char *status;
-    const char *expected;  /* NULL when the producer did not say */
-    const char *message;   /* the result's message (unexpected results only; or the one a message
-                              line gave it later), NULL when none */
-    const char *where;     /* where it failed, as the harness's report says it after the result
-                              (pytest's "tests/test_x.py:12: AssertionError"), NULL when not said;
-                              for annotations, not in the stream */
-    uint64_t duration_ns;
-    uint64_t cpu_ns;       /* tree CPU while it ran; 0 when unknown */
-    uint64_t max_rss;      /* peak tree RSS while it ran; 0 when unknown */
-};
-
-#define TESTLOG_SLOWEST_MAX 10
-/* Longest message a test marker (and the summary) keeps, in bytes; longer ones are cut. */
+/* Longest message a test marker keeps, in bytes; longer ones are cut. */
 #define TESTLOG_MESSAGE_MAX 1024
 /* Longest test id (and scope) kept whole, in bytes; longer ones are cut at a UTF-8 character's
  * start. Parametrised pytest ids and generated go subtest names reach several KiB. */
@@ -145,7 +126,6 @@ struct testlog_result {
  * open test is ever ended before its end for want of room: suites keep thousands of nested
  * subtests open at once. */
 #define TESTLOG_OPEN_BYTES_MAX (UINT64_C(64) << 20)
-#define TESTLOG_UNEXPECTED_MAX 100
 
 struct testlog;
 
@@ -185,11 +165,6 @@ const char *testlog_open_at(const struct testlog *tl, uint64_t t_ns);
  * INCOMPLETE. */
 void testlog_finish(struct testlog *tl, uint64_t now_ns, bool timed_out);
 void testlog_get_stats(const struct testlog *tl, struct testlog_stats *ret);
-/* The up to TESTLOG_SLOWEST_MAX slowest tests, slowest first; returns how many. */
-size_t testlog_slowest(const struct testlog *tl, const struct testlog_result **ret);
-/* The first TESTLOG_UNEXPECTED_MAX unexpected results in the order they ended (stats.unexpected
- * has the full count); returns how many. */
-size_t testlog_unexpected(const struct testlog *tl, const struct testlog_result **ret);
 /* Formats this build has a parser for (mask of enum testlog_format). */
 unsigned testlog_available_formats(void);
 
@@ -207,9 +182,8 @@ unsigned testlog_available_formats(void);
  * FULL_NAME is the marker's "test" ("scope/id"); TEXT is bounded like a result's message; STATUS,
  * when the harness says which result the text explains (pytest: a test that failed and then
  * errored at teardown has two), is that result's marker's "status"; WHERE, where the harness's
- * report says it failed (struct testlog_result's where: the annotation's file and line). The
- * readers of the stream (profile.h, results.h) put it into that test's marker (of that status)
- * when the marker has no message, and testlog_unexpected's list has it too: the first text said
- * of a result wins. */
+ * report says it failed (an annotation's file and line). The readers of the stream (profile.h,
+ * results.h) put it into that test's marker (of that status) when the marker has no message, or
+ * one the text goes on from (text_cut_of): the first text said of a result wins. */
 
 #endif

@@ -116,10 +116,6 @@ struct testlog {
      * test only with its result): what a hang in the next one is known by ("after N, name"). */
     bool last_unannounced;
     char last_name[256];
-    struct testlog_result slowest[TESTLOG_SLOWEST_MAX];
-    size_t nslowest;
-    struct testlog_result *unexp;
-    size_t nunexp;
 };
 
 
@@ -247,6 +243,5 @@ void process_emit(struct testlog *tl, size_t i, const struct tl_event *ev, uint6
 
 /* ---- lifecycle (testlog.c) ---- */
 
-void result_release(struct testlog_result *r);
 
 #endif

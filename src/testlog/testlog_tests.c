@@ -409,76 +409,19 @@ void state_open_text(struct testlog *tl, const char *kind, struct tl_str name, u
 
 /* ---- tests ---- */
 
-/* A result kept for the summary: its strings are copies. */
-static struct testlog_result result_copy(const struct testlog_result *r, struct tl_str scope,
-                                         struct tl_str id, struct tl_str status,
-                                         struct tl_str expected, struct tl_str message)
-{
-    struct testlog_result c = *r;
-    char *t = malloc(scope.n + 1 + id.n + 1);
-    if (t) {
-        size_t o = 0;
-        if (scope.n) {
-            memcpy(t, scope.p, scope.n);
-            t[scope.n] = '/';
-            o = scope.n + 1;
-        }
-        memcpy(t + o, id.p, id.n);
-        t[o + id.n] = '\0';
-    }
-    c.test = t;
-    c.scope_len = t ? scope.n : 0;
-    c.status = strndup_or_null(status.p, status.n);
-    c.expected = expected.n ? strndup_or_null(expected.p, expected.n) : NULL;
-    c.message = message.n ? strndup_or_null(message.p, message.n) : NULL;
-    return c;
-}
-
-static void record_result(struct testlog *tl, struct tl_str scope, struct tl_str id,
-                          struct tl_str status, struct tl_str expected, struct tl_str message,
-                          bool unexpected, uint64_t dur, uint64_t cpu, uint64_t rss, struct tl_str amends)
+/* The run's counts of results: a result that amends an earlier one (pytest's teardown ERROR
+ * after a PASS) is the same test, counted once, with its last status. */
+static void record_result(struct testlog *tl, struct tl_str status, bool unexpected, struct tl_str amends)
 {
     uint64_t *was = amends.n ? &tl->stats.by_status[testlog_status_index(amends.p, amends.n)] : NULL;
-    if (was && *was && tl->stats.tests) { /* the same test, counted once: with this result */
+    if (was && *was && tl->stats.tests) {
         tl->stats.tests--;
         (*was)--;
     }
     tl->stats.tests++;
     tl->stats.by_status[testlog_status_index(status.p, status.n)]++;
-    struct testlog_result r = {0};
-    /* an amending result is the test's, already among the slowest by its earlier one's time */
-    bool slow = !amends.n && (tl->nslowest < TESTLOG_SLOWEST_MAX ||
-                              dur > tl->slowest[TESTLOG_SLOWEST_MAX - 1].duration_ns);
     if (unexpected)
         tl->stats.unexpected++;
-    bool keep_unexp = unexpected && tl->nunexp < TESTLOG_UNEXPECTED_MAX;
-    if (!slow && !keep_unexp)
-        return;
-    r.duration_ns = dur;
-    r.cpu_ns = cpu;
-    r.max_rss = rss;
-    if (slow) {
-        struct testlog_result s = result_copy(&r, scope, id, status, expected, tl_str_make("", 0));
-        size_t pos;
-        if (tl->nslowest == TESTLOG_SLOWEST_MAX) {
-            pos = TESTLOG_SLOWEST_MAX - 1;
-            result_release(&tl->slowest[pos]);
-        } else
-            pos = tl->nslowest++;
-        while (pos > 0 && tl->slowest[pos - 1].duration_ns < dur) {
-            tl->slowest[pos] = tl->slowest[pos - 1];
-            pos--;
-        }
-        tl->slowest[pos] = s;
-    }
-    if (keep_unexp) {
-        if (!tl->unexp) {
-            tl->unexp = calloc(TESTLOG_UNEXPECTED_MAX, sizeof *tl->unexp);
-            if (!tl->unexp)
-                return;
-        }
-        tl->unexp[tl->nunexp++] = result_copy(&r, scope, id, status, expected, message);
-    }
 }
 
 /* ---- anchors: instants a test without an opener may have started at (TLE_ANCHOR) ---- */
@@ -693,7 +636,7 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
         if (ob_end(b))
             marker_emit(&tl->sink, "unexpected result", end, MARKER_INSTANT, CAT_OTHER, b->p, b->n);
     }
-    record_result(tl, scope, id, ev->status, ev->expected, msg, unexpected, end - start, cpu, rss, ev->amends);
+    record_result(tl, ev->status, unexpected, ev->amends);
 }
 
 uint64_t open_cost(size_t id_n, size_t scope_n)
@@ -853,8 +796,7 @@ void test_end(struct testlog *tl, const struct tl_event *ev, uint64_t t)
 /* A late message (TLE_TEST_MESSAGE): the failure text of a test that has already ended. Its
  * marker is in the stream: a message line follows, which the stream's readers (profile.h,
  * results.h) give the test's marker when that has no message, or one the line cut (text_cut_of:
- * the whole reason of a skip after its cut one); the summary's copy of the result gets it the
- * same way. Nothing is kept per test here: a message for a test that never ended (a
+ * the whole reason of a skip after its cut one). Nothing is kept per test here: a message for a test that never ended (a
  * pytest collection error) names no marker, and the readers pass it by. */
 void test_message(struct testlog *tl, const struct tl_event *ev)
 {
@@ -865,20 +807,6 @@ void test_message(struct testlog *tl, const struct tl_event *ev)
         scope.n = utf8_valid_prefix(scope.p, TL_ID_MAX);
     if (!id.n || !msg.n)
         return;
-    size_t full = scope.n ? scope.n + 1 + id.n : id.n;
-    for (size_t i = 0; i < tl->nunexp; i++) {
-        struct testlog_result *r = &tl->unexp[i];
-        const char *t = r->test;
-        if ((r->message && !text_cut_of(r->message, strlen(r->message), msg.p, msg.n)) || !t || strlen(t) != full ||
-            (ev->status.n && (!r->status || !str_eq(ev->status, r->status))) ||
-            (scope.n && (memcmp(t, scope.p, scope.n) || t[scope.n] != '/')) ||
-            memcmp(t + full - id.n, id.p, id.n))
-            continue;
-        free((char *)r->message);
-        r->message = strndup_or_null(msg.p, msg.n);
-        r->where = ev->stack.n && ev->stack.n < TESTLOG_MESSAGE_MAX ? strndup_or_null(ev->stack.p, ev->stack.n) : NULL;
-        break;
-    }
     if (!tl->sink.state)
         return;
     struct obuf *b = &tl->ob;
