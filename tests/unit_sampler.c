@@ -593,10 +593,14 @@ START_TEST(test_fork_storm)
     uint64_t kernel = children_cpu_ns() - before;
     double tree_ms = sum_field(&r.cap, "Tree CPU", "cpuTime"), k_ms = (double)kernel / 1e6;
     ck_assert_msg(k_ms > 50, "storm too small: %.3f ms", k_ms);
-    ck_assert_msg(tree_ms >= k_ms * 0.99 && tree_ms <= k_ms * 1.01,
-                  "tree %.3f ms vs kernel %.3f ms", tree_ms, k_ms);
     struct sampler_totals t;
     sampler_get_totals(r.s, &t);
+    /* Events lost (the connector's buffer overflowed: without the filter every process of the
+     * machine is heard, and a loaded machine fills it) leave processes that another parent
+     * reaped unseen, their time unknown: then the figure is only never above the kernel's. */
+    ck_assert_msg((t.lost_events || tree_ms >= k_ms * 0.99) && tree_ms <= k_ms * 1.01,
+                  "tree %.3f ms vs kernel %.3f ms (%llu events lost)", tree_ms, k_ms,
+                  (unsigned long long)t.lost_events);
     size_t nproc = 0, status1 = 0;
     for (size_t i = 0; i < r.cap.n; i++)
         if (strcmp(r.cap.v[i].name, "process") == 0) {
