@@ -1,5 +1,5 @@
 /* jscan.c — see jscan.h. */
-#include "profile/jscan.h"
+#include "base/jscan.h"
 
 #include <errno.h>
 #include <math.h>
