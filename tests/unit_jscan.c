@@ -136,10 +136,11 @@ START_TEST(test_arrays)
     }
     ck_assert_int_eq(js_arr_next(&it, &m), 0);
     ck_assert_uint_eq(js_array_count(s, sizeof s - 1), 4);
-    ck_assert_int_eq(js_arr_begin(&it, "[]", "[]" + 2), 0);
+    static const char empty[] = "[]", obj[] = "{}", trailing[] = "[1,]";
+    ck_assert_int_eq(js_arr_begin(&it, empty, empty + 2), 0);
     ck_assert_int_eq(js_arr_next(&it, &m), 0);
-    ck_assert_int_eq(js_arr_begin(&it, "{}", "{}" + 2), -1);
-    ck_assert_int_eq(js_arr_begin(&it, "[1,]", "[1,]" + 4), 0);
+    ck_assert_int_eq(js_arr_begin(&it, obj, obj + 2), -1);
+    ck_assert_int_eq(js_arr_begin(&it, trailing, trailing + 4), 0);
     ck_assert_int_eq(js_arr_next(&it, &m), 1);
     ck_assert_int_eq(js_arr_next(&it, &m), -1);
 }
@@ -204,7 +205,8 @@ START_TEST(test_numbers)
     ck_assert(!js_u64("-1", 2, &u));
     const char *p = "-13.25,";
     ck_assert(js_ms(p, p + 7, &d) == p + 6 && d == -13.25);
-    ck_assert_ptr_null(js_ms("01.5", "01.5" + 4, &d));
+    static const char zero[] = "01.5";
+    ck_assert_ptr_null(js_ms(zero, zero + 4, &d));
 }
 END_TEST
 
