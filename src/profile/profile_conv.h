@@ -24,9 +24,9 @@
 #include <stdint.h>
 #include <zlib.h>
 
+#include "base/jscan.h"
 #include "base/jsonw.h"
 #include "profile/intern.h"
-#include "profile/jscan.h"
 #include "profile/profile_counters.h"
 #include "profile/streamread.h"
 

@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "base/jscan.h"
 #include "base/outfile.h"
 #include "base/util.h"
-#include "profile/jscan.h"
 #include "profile/streamread.h"
 
 #define CHUNK (1u << 20)

@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profile/jscan.h"
+#include "base/jscan.h"
 
 /* The longest line taken; longer ones are skipped and counted. */
 #define SREAD_MAX_LINE (16u * 1024 * 1024 - 1)

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <zlib.h>
 
+#include "base/buf.h"
 #include "base/jsonw.h"
 #include "base/sanitize.h"
 #include "base/util.h"
@@ -224,34 +225,11 @@ int compare_load(const char *path, struct results **ret)
 
 /* ---- the comparison ------------------------------------------------------------------------ */
 
-struct out {
-    char *p;
-    size_t len, cap;
-    bool failed;
-};
-
-static void outf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void outf(struct out *o, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || o->failed || array_reserve(&o->p, &o->cap, o->len + (size_t)n + 1, 1) < 0) {
-        o->failed = true;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(o->p + o->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    o->len += (size_t)n;
-}
-
-static void put_out(void *ctx, const char *p, size_t len) { outf(ctx, "%.*s", (int)len, p); }
+static void put_out(void *ctx, const char *p, size_t len) { buf_add(ctx, p, len); }
 
 /* Text from a run (a test id, a status, a file name): in Markdown, what would format or break a
  * table is escaped; either way no control character reaches the reader (sanitize.h). */
-static void md(struct out *o, bool markdown, const char *s)
+static void md(struct buf *o, bool markdown, const char *s)
 {
     sanitize(markdown ? SANITIZE_MARKDOWN : SANITIZE_TERMINAL, s, strlen(s), put_out, o);
 }
@@ -349,26 +327,26 @@ static size_t unexpected_count(const struct results *r)
     return n;
 }
 
-static void total_row(struct out *o, bool markdown, const char *name, const char *a, const char *b)
+static void total_row(struct buf *o, bool markdown, const char *name, const char *a, const char *b)
 {
     if (markdown)
-        outf(o, "| %s | %s | %s |\n", name, a, b);
+        buf_printf(o, "| %s | %s | %s |\n", name, a, b);
     else
-        outf(o, "%-14s %18s %18s\n", name, a, b);
+        buf_printf(o, "%-14s %18s %18s\n", name, a, b);
 }
 
-static void totals(struct out *o, const struct results *a, const struct results *b, const char *an, const char *bn,
+static void totals(struct buf *o, const struct results *a, const struct results *b, const char *an, const char *bn,
                    bool markdown)
 {
     char x[64], y[64];
     if (markdown) {
-        outf(o, "| | ");
+        buf_printf(o, "| | ");
         md(o, true, an);
-        outf(o, " | ");
+        buf_printf(o, " | ");
         md(o, true, bn);
-        outf(o, " |\n|---|---:|---:|\n");
+        buf_printf(o, " |\n|---|---:|---:|\n");
     } else
-        outf(o, "%-14s %18s %18s\n", "", "old", "new");
+        buf_printf(o, "%-14s %18s %18s\n", "", "old", "new");
     snprintf(x, sizeof x, "%.2f s", a->last_ms / 1000);
     snprintf(y, sizeof y, "%.2f s", b->last_ms / 1000);
     total_row(o, markdown, "wall time", x, y);
@@ -391,14 +369,14 @@ static void totals(struct out *o, const struct results *a, const struct results 
     total_row(o, markdown, "unexpected", x, y);
 }
 
-static void list(struct out *o, enum list l, struct row *rows, size_t n, double a_end, double b_end, bool markdown)
+static void list(struct buf *o, enum list l, struct row *rows, size_t n, double a_end, double b_end, bool markdown)
 {
     if (!n)
         return;
     qsort(rows, n, sizeof *rows, by_delta);
-    outf(o, markdown ? "\n**%s** (%zu)\n\n" : "\n%s (%zu):\n", list_title[l], n);
+    buf_printf(o, markdown ? "\n**%s** (%zu)\n\n" : "\n%s (%zu):\n", list_title[l], n);
     if (markdown)
-        outf(o, "| Test | Old | New |\n|---|---|---|\n");
+        buf_printf(o, "| Test | Old | New |\n|---|---|---|\n");
     for (size_t i = 0; i < n && i < COMPARE_MAX_LIST; i++) {
         const struct rs_test *a = rows[i].a, *b = rows[i].b;
         char old[64] = "-", new_[64] = "-";
@@ -422,16 +400,16 @@ static void list(struct out *o, enum list l, struct row *rows, size_t n, double 
                 snprintf(new_, sizeof new_, "%s", status_of(b));
             old[sanitize_uncut(old, strlen(old))] = new_[sanitize_uncut(new_, strlen(new_))] = '\0';
         }
-        outf(o, markdown ? "| " : "  ");
+        buf_printf(o, markdown ? "| " : "  ");
         md(o, markdown, (a ? a : b)->id);
-        outf(o, markdown ? " | " : "  ");
+        buf_printf(o, markdown ? " | " : "  ");
         md(o, markdown, old);
-        outf(o, markdown ? " | " : " -> ");
+        buf_printf(o, markdown ? " | " : " -> ");
         md(o, markdown, new_);
-        outf(o, markdown ? " |\n" : "\n");
+        buf_printf(o, markdown ? " |\n" : "\n");
     }
     if (n > COMPARE_MAX_LIST)
-        outf(o, markdown ? "\n... and %zu more\n" : "  ... and %zu more\n", n - COMPARE_MAX_LIST);
+        buf_printf(o, markdown ? "\n... and %zu more\n" : "  ... and %zu more\n", n - COMPARE_MAX_LIST);
 }
 
 int compare_format(const struct results *old, const struct results *new_, const char *old_name,
@@ -472,38 +450,38 @@ int compare_format(const struct results *old, const struct results *new_, const 
         if (!find(vb, nb, va[i]->id))
             rows[L_GONE][nrows[L_GONE]++] = (struct row){va[i], NULL, 0};
 
-    struct out o = {0};
+    struct buf o = {0};
     if (r == 0) {
         size_t reg = nrows[L_NEWFAIL] + nrows[L_SLOWER] + nrows[L_FATTER];
         /* A suite that stopped running has no failures to show: every test gone is one. */
         bool vanished = na > 0 && nb == 0;
         reg += vanished;
         if (opt->markdown) {
-            outf(&o, "### resmon-run: ");
+            buf_printf(&o, "### resmon-run: ");
             md(&o, true, old_name);
-            outf(&o, " \xe2\x86\x92 ");
+            buf_printf(&o, " \xe2\x86\x92 ");
             md(&o, true, new_name);
-            outf(&o, "\n\n");
+            buf_printf(&o, "\n\n");
         } else {
-            outf(&o, "resmon-run: comparing '");
+            buf_printf(&o, "resmon-run: comparing '");
             md(&o, false, old_name);
-            outf(&o, "' (old) with '");
+            buf_printf(&o, "' (old) with '");
             md(&o, false, new_name);
-            outf(&o, "' (new)\n\n");
+            buf_printf(&o, "' (new)\n\n");
         }
         totals(&o, old, new_, old_name, new_name, opt->markdown);
-        outf(&o, opt->markdown ? "\n%zu new failure%s, %zu fixed, %zu slower and %zu fatter (past %g%%), %zu new, %zu gone\n"
+        buf_printf(&o, opt->markdown ? "\n%zu new failure%s, %zu fixed, %zu slower and %zu fatter (past %g%%), %zu new, %zu gone\n"
                                : "\n%zu new failure%s, %zu fixed, %zu slower and %zu fatter (past %g%%), %zu new, %zu gone\n",
              nrows[L_NEWFAIL], nrows[L_NEWFAIL] == 1 ? "" : "s", nrows[L_FIXED], nrows[L_SLOWER], nrows[L_FATTER],
              thr * 100, nrows[L_NEW], nrows[L_GONE]);
         if (vanished)
-            outf(&o, opt->markdown ? "\n**The new run recorded no test** (the old one recorded %zu): its suite did not run.\n"
+            buf_printf(&o, opt->markdown ? "\n**The new run recorded no test** (the old one recorded %zu): its suite did not run.\n"
                                    : "\nThe new run recorded no test (the old one recorded %zu): its suite did not run.\n",
                  na);
         for (int l = 0; l < L_N; l++)
             list(&o, (enum list)l, rows[l], nrows[l], ae, be, opt->markdown);
         *regressions = reg;
-        if (o.failed)
+        if (!buf_end(&o))
             r = -ENOMEM;
     }
     for (int l = 0; l < L_N; l++)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/outfile.h"
 #include "base/sanitize.h"
 #include "base/util.h"
@@ -21,40 +22,19 @@ bool gha_active(enum ci_mode mode, bool timeout_mode, const char *github_actions
     return github_actions_env && strcmp(github_actions_env, "true") == 0;
 }
 
-struct out {
-    char *p;
-    size_t len, cap;
-    bool failed;
-};
-
-static void put(struct out *o, const char *s, size_t n)
-{
-    if (o->failed || !n)
-        return;
-    if (array_reserve(&o->p, &o->cap, o->len + n + 1, 1) < 0) {
-        o->failed = true;
-        return;
-    }
-    memcpy(o->p + o->len, s, n);
-    o->len += n;
-    o->p[o->len] = '\0';
-}
-
-static void puts_(struct out *o, const char *s) { put(o, s, strlen(s)); }
-
-static void put_on(void *ctx, const char *p, size_t n) { put(ctx, p, n); }
+static void put_on(void *ctx, const char *p, size_t n) { buf_add(ctx, p, n); }
 
 /* The runner's escaping, and no control character (sanitize.h): data (a message), or a property
  * value as well. A character snprintf cut in two at a buffer's end is left out: the text stays
  * UTF-8. */
-static void escaped(struct out *o, const char *s, bool property)
+static void escaped(struct buf *o, const char *s, bool property)
 {
     size_t n = s ? sanitize_uncut(s, strlen(s)) : 0;
     sanitize(property ? SANITIZE_GHA_PROPERTY : SANITIZE_GHA_DATA, s, n, put_on, o);
 }
 
 /* The runner's escaping of n bytes of a property value. */
-static void escaped_n(struct out *o, const char *s, size_t n)
+static void escaped_n(struct buf *o, const char *s, size_t n)
 {
     char *c = strndup(s, n);
     if (!c) {
@@ -65,31 +45,31 @@ static void escaped_n(struct out *o, const char *s, size_t n)
     free(c);
 }
 
-static void command(struct out *o, const char *level, const char *dir, const char *file, size_t file_len,
+static void command(struct buf *o, const char *level, const char *dir, const char *file, size_t file_len,
                     unsigned line, const char *title, const char *message)
 {
-    puts_(o, "::");
-    puts_(o, level);
-    puts_(o, " ");
+    buf_puts(o, "::");
+    buf_puts(o, level);
+    buf_puts(o, " ");
     if (file) {
-        puts_(o, "file=");
+        buf_puts(o, "file=");
         if (dir && *dir && !memchr(file, '/', file_len)) {
             escaped(o, dir, true);
-            puts_(o, "/");
+            buf_puts(o, "/");
         }
         escaped_n(o, file, file_len);
         if (line) {
             char b[24];
             snprintf(b, sizeof b, ",line=%u", line);
-            puts_(o, b);
+            buf_puts(o, b);
         }
-        puts_(o, ",");
+        buf_puts(o, ",");
     }
-    puts_(o, "title=");
+    buf_puts(o, "title=");
     escaped(o, title, true);
-    puts_(o, "::");
+    buf_puts(o, "::");
     escaped(o, message, false);
-    puts_(o, "\n");
+    buf_puts(o, "\n");
 }
 
 static bool path_char(char c)
@@ -232,11 +212,11 @@ static bool own_verdict(const struct summary_facts *f, const char **what)
 int gha_format_commands(const struct summary_facts *f, const struct gha_result *res, size_t n, bool midline,
                         struct gha_said *said, char **ret_text, size_t *ret_len)
 {
-    struct out o = {0};
+    struct buf o = {0};
     char title[128], msg[GHA_MESSAGE_MAX];
     const char *what;
     if (midline && ((!said->verdict && own_verdict(f, &what)) || said->results < MIN(n, (size_t)GHA_MAX_RESULTS)))
-        puts_(&o, "\n");
+        buf_puts(&o, "\n");
     if (!said->verdict && own_verdict(f, &what)) {
         said->verdict = true;
         snprintf(title, sizeof title, "%s: %s%s", f->program ? f->program : "resmon-run", what,
@@ -281,7 +261,7 @@ int gha_format_commands(const struct summary_facts *f, const struct gha_result *
         command(&o, xpass ? "warning" : "error", r->dir, file, file_len, line, title, msg);
     }
     said->results = MAX(said->results, shown);
-    if (o.failed) {
+    if (!buf_end(&o)) {
         free(o.p);
         return -ENOMEM;
     }

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/jscan.h"
 #include "base/util.h"
-#include "profile/jscan.h"
 
 static char *dup_str(const cJSON *o, const char *key)
 {

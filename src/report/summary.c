@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "base/jsonw.h"
 #include "base/parse.h"
 #include "base/sanitize.h"
@@ -313,48 +314,6 @@ int summary_add_results(struct summary_facts *f, const struct results *r)
 }
 
 /* ---- text ---------------------------------------------------------------------------------- */
-
-struct buf {
-    char *p;
-    size_t len, cap;
-    bool failed;
-};
-
-static void buf_add(struct buf *b, const char *s, size_t n)
-{
-    if (b->failed)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->failed = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void buf_puts(struct buf *b, const char *s) { buf_add(b, s, strlen(s)); }
-
-static void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void buf_printf(struct buf *b, const char *fmt, ...)
-{
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    buf_add(b, tmp, MIN((size_t)n, sizeof tmp - 1));
-}
 
 enum colour { C_NONE, C_RED, C_GREEN, C_YELLOW, C_CYAN, C_BOLD, C_DIM };
 
@@ -777,7 +736,7 @@ int summary_format(const struct summary_facts *f, const struct summary_style *st
             buf_puts(&b, "open https://profiler.firefox.com/ and \"Load a profile from file\"\n");
     }
 
-    if (b.failed) {
+    if (!buf_end(&b)) {
         free(b.p);
         return -ENOMEM;
     }
@@ -970,7 +929,7 @@ int summary_format_markdown(const struct summary_facts *f, char **ret_text, size
     }
     md_procs(&b, "Killed by the OOM killer", f->n_oom, f->oom_total, pids, cmds, extra);
     buf_puts(&b, "\n");
-    if (b.failed) {
+    if (!buf_end(&b)) {
         free(b.p);
         return -ENOMEM;
     }

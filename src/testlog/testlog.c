@@ -239,7 +239,7 @@ void testlog_free(struct testlog *tl)
     free(tl->pair_rows);
     jsonw_release(&tl->w);
     jsonw_release(&tl->esc);
-    free(tl->ob.p);
+    buf_release(&tl->ob);
     free(tl);
 }
 

@@ -86,8 +86,8 @@ static void emit_status_instant(struct testlog *tl, const char *name, uint64_t t
                                 struct tl_str subtest, struct tl_str message, struct tl_str stack,
                                 const char *color)
 {
-    struct obuf *b = &tl->ob;
-    ob_reset(b);
+    struct buf *b = &tl->ob;
+    buf_reset(b);
     PUT(b, "{\"type\":\"TestStatus\"");
     if (test.n) {
         put_field(b, &status_fields[STATUS_TEST]);
@@ -106,8 +106,8 @@ static void emit_status_instant(struct testlog *tl, const char *name, uint64_t t
     put_field(b, &status_fields[STATUS_COLOR]);
     put_cstr(tl, color);
     PUT(b, "}");
-    if (ob_end(b))
-        marker_emit(&tl->sink, name, t, MARKER_INSTANT, CAT_OTHER, b->p, b->n);
+    if (buf_end(b))
+        marker_emit(&tl->sink, name, t, MARKER_INSTANT, CAT_OTHER, b->p, b->len);
 }
 
 static void subtest(struct testlog *tl, const struct tl_event *ev, uint64_t t)

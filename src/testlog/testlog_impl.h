@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "base/buf.h"
 #include "base/jsonw.h"
 #include "base/markers.h"
 #include "testlog/event.h"
@@ -51,13 +52,6 @@ struct open_span { /* a suite, group or process */
     bool group;
 };
 
-/* A growable text buffer, NUL-terminated when handed out (ob_end). */
-struct obuf {
-    char *p;
-    size_t n, cap;
-    bool failed;
-};
-
 struct fmt_slot {
     const struct tl_format *f;
     void *state;
@@ -90,7 +84,7 @@ struct testlog {
     char *strip;
     size_t strip_cap;
     struct jsonw w;   /* payloads of the rarer markers */
-    struct obuf ob;   /* payloads and state lines of tests, written as text */
+    struct buf ob;   /* payloads and state lines of tests, written as text */
     struct jsonw esc; /* strings that need escaping, on their way into ob */
 
     struct open_test *open; /* ordered by start: the most recent is last */
@@ -167,39 +161,15 @@ static inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 /* ---- payload text (testlog_tests.c) ---- */
 
-bool ob_grow(struct obuf *b, size_t more);
-static inline void ob_put(struct obuf *b, const char *s, size_t n)
-{
-    if (b->cap - b->n <= n && !ob_grow(b, n))
-        return;
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-}
-
-#define PUT(b, lit) ob_put((b), (lit), sizeof(lit) - 1)
+#define PUT(b, lit) buf_add((b), (lit), sizeof(lit) - 1)
 
 /* ,"key": of field f of a type's table: payloads spelled out as text still take their keys from
  * the schema (markers.h). */
-static inline void put_field(struct obuf *b, const struct marker_field *f)
+static inline void put_field(struct buf *b, const struct marker_field *f)
 {
     PUT(b, ",\"");
-    ob_put(b, f->key, f->key_len);
+    buf_add(b, f->key, f->key_len);
     PUT(b, "\":");
-}
-
-static inline void ob_reset(struct obuf *b)
-{
-    b->n = 0;
-    b->failed = false;
-}
-
-/* Terminate; false when the text is incomplete (out of memory). */
-static inline bool ob_end(struct obuf *b)
-{
-    if (b->cap - b->n < 1 && !ob_grow(b, 0))
-        return false;
-    b->p[b->n] = '\0';
-    return !b->failed;
 }
 
 /* A JSON string value (escaped as needed). */

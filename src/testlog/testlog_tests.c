@@ -205,35 +205,13 @@ static struct tl_str bounded_message(struct tl_str m)
  * fraction of the cost — strings that need no escaping are copied whole, numbers are formatted
  * without printf, and appending a piece is a bounds check and a memcpy. */
 
-__attribute__((noinline)) bool ob_grow(struct obuf *b, size_t more)
-{
-    if (b->failed)
-        return false;
-    size_t cap = b->cap ? b->cap : 512;
-    while (cap - b->n < more + 1) { /* + 1: room for the final NUL */
-        if (cap > SIZE_MAX / 2) {
-            b->failed = true;
-            return false;
-        }
-        cap *= 2;
-    }
-    char *p = realloc(b->p, cap);
-    if (!p) {
-        b->failed = true;
-        return false;
-    }
-    b->p = p;
-    b->cap = cap;
-    return true;
-}
-
 
 /* s escaped for a JSON string, without quotes. */
 static void put_escaped(struct testlog *tl, const char *p, size_t n)
 {
     if (json_plain_prefix(p, n) == n) {
         if (n)
-            ob_put(&tl->ob, p, n);
+            buf_add(&tl->ob, p, n);
         return;
     }
     jsonw_reset(&tl->esc);
@@ -241,7 +219,7 @@ static void put_escaped(struct testlog *tl, const char *p, size_t n)
     if (jsonw_failed(&tl->esc))
         tl->ob.failed = true;
     else
-        ob_put(&tl->ob, tl->esc.buf, tl->esc.len);
+        buf_add(&tl->ob, tl->esc.buf, tl->esc.len);
 }
 
 /* A JSON string value. */
@@ -283,13 +261,13 @@ void put_message(struct testlog *tl, const struct marker_field *f, const struct 
     PUT(&tl->ob, "]");
 }
 
-static void put_uint(struct obuf *b, uint64_t v)
+static void put_uint(struct buf *b, uint64_t v)
 {
     char tmp[24], *p = jsonw_digits_before(tmp + sizeof tmp, v);
-    ob_put(b, p, (size_t)(tmp + sizeof tmp - p));
+    buf_add(b, p, (size_t)(tmp + sizeof tmp - p));
 }
 
-static void put_int(struct obuf *b, int64_t v)
+static void put_int(struct buf *b, int64_t v)
 {
     if (v < 0)
         PUT(b, "-");
@@ -301,7 +279,7 @@ static void put_rel_ms(struct testlog *tl, uint64_t t)
 {
     char tmp[32];
     bool neg = t < tl->cfg.t0_ns;
-    ob_put(&tl->ob, tmp, tl_fmt_ms3(tmp, neg, neg ? tl->cfg.t0_ns - t : t - tl->cfg.t0_ns));
+    buf_add(&tl->ob, tmp, tl_fmt_ms3(tmp, neg, neg ? tl->cfg.t0_ns - t : t - tl->cfg.t0_ns));
 }
 
 /* ---- state lines ---- */
@@ -309,11 +287,11 @@ static void put_rel_ms(struct testlog *tl, uint64_t t)
 /* "id" or "scope<sep>id", sep already escaped */
 static void put_scoped(struct testlog *tl, struct tl_str scope, const char *sep, struct tl_str id)
 {
-    struct obuf *b = &tl->ob;
+    struct buf *b = &tl->ob;
     PUT(b, "\"");
     if (scope.n) {
         put_escaped(tl, scope.p, scope.n);
-        ob_put(b, sep, strlen(sep));
+        buf_add(b, sep, strlen(sep));
     }
     put_escaped(tl, id.p, id.n);
     PUT(b, "\"");
@@ -322,7 +300,7 @@ static void put_scoped(struct testlog *tl, struct tl_str scope, const char *sep,
 /* ,"test":full name,"name":short name[,"scope":scope] of a Test payload */
 static void put_names(struct testlog *tl, struct tl_str scope, struct tl_str id)
 {
-    struct obuf *b = &tl->ob;
+    struct buf *b = &tl->ob;
     put_field(b, &test_fields[TEST_TEST]);
     put_scoped(tl, scope, "/", id);
     struct tl_str sn = short_name(id);
@@ -345,14 +323,14 @@ void state_close(struct testlog *tl, const char *kind, struct tl_str scope, stru
 {
     if (!tl->sink.state)
         return;
-    struct obuf *b = &tl->ob;
-    ob_reset(b);
+    struct buf *b = &tl->ob;
+    buf_reset(b);
     PUT(b, "{\"type\":\"close\",\"kind\":");
     put_cstr(tl, kind);
     put_key(tl, scope, id);
     PUT(b, "}");
-    if (ob_end(b))
-        marker_state(&tl->sink, b->p, b->n);
+    if (buf_end(b))
+        marker_state(&tl->sink, b->p, b->len);
 }
 
 /* The stream's open line of a test: a killed run recovers the test from it. */
@@ -361,8 +339,8 @@ static void state_open(struct testlog *tl, struct open_test *ot, uint64_t t)
     ot->open_line = 0;
     if (!tl->sink.state)
         return;
-    struct obuf *b = &tl->ob;
-    ob_reset(b);
+    struct buf *b = &tl->ob;
+    buf_reset(b);
     PUT(b, "{\"type\":\"open\",\"kind\":\"test\"");
     put_key(tl, sbuf_str(&ot->scope), sbuf_str(&ot->id));
     PUT(b, ",\"name\":\"test\",\"startTime\":");
@@ -372,8 +350,8 @@ static void state_open(struct testlog *tl, struct open_test *ot, uint64_t t)
     PUT(b, ",\"cost\":true,\"data\":{\"type\":\"Test\"");
     put_names(tl, sbuf_str(&ot->scope), sbuf_str(&ot->id));
     PUT(b, "}}");
-    if (ob_end(b))
-        ot->open_line = marker_state_open(&tl->sink, b->p, b->n);
+    if (buf_end(b))
+        ot->open_line = marker_state_open(&tl->sink, b->p, b->len);
 }
 
 /* The test's close line, unless its open line could still be taken back: then neither is
@@ -388,8 +366,8 @@ void state_open_text(struct testlog *tl, const char *kind, struct tl_str name, u
 {
     if (!tl->sink.state)
         return;
-    struct obuf *b = &tl->ob;
-    ob_reset(b);
+    struct buf *b = &tl->ob;
+    buf_reset(b);
     PUT(b, "{\"type\":\"open\",\"kind\":");
     put_cstr(tl, kind);
     put_key(tl, tl_str_make("", 0), name);
@@ -403,8 +381,8 @@ void state_open_text(struct testlog *tl, const char *kind, struct tl_str name, u
     put_field(b, &marker_text_type.fields[TEXT_TEXT]);
     put_str(tl, name.p, name.n);
     PUT(b, "}}");
-    if (ob_end(b))
-        marker_state(&tl->sink, b->p, b->n);
+    if (buf_end(b))
+        marker_state(&tl->sink, b->p, b->len);
 }
 
 /* ---- tests ---- */
@@ -563,8 +541,8 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
         }
     }
     bool unexpected = is_unexpected(ev);
-    struct obuf *b = &tl->ob;
-    ob_reset(b);
+    struct buf *b = &tl->ob;
+    buf_reset(b);
     PUT(b, "{\"type\":\"Test\"");
     put_names(tl, scope, id);
     put_field(b, &test_fields[TEST_STATUS]);
@@ -595,7 +573,7 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
     if (cost) {
         char tmp[32];
         put_field(b, &test_fields[TEST_CPU]);
-        ob_put(b, tmp, tl_fmt_ms3(tmp, false, cpu));
+        buf_add(b, tmp, tl_fmt_ms3(tmp, false, cpu));
         if (rss) { /* 0: no sample while it ran (unknown, not zero) */
             put_field(b, &test_fields[TEST_RSS]);
             put_uint(b, rss);
@@ -615,10 +593,10 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
         }
     }
     PUT(b, "}");
-    if (ob_end(b))
-        marker_emit(&tl->sink, "test", start, end, CAT_TASKS, b->p, b->n);
+    if (buf_end(b))
+        marker_emit(&tl->sink, "test", start, end, CAT_TASKS, b->p, b->len);
     if (unexpected) {
-        ob_reset(b);
+        buf_reset(b);
         PUT(b, "{\"type\":\"TestResult\"");
         put_field(b, &result_fields[RESULT_TEST]);
         put_scoped(tl, scope, "/", id);
@@ -633,8 +611,8 @@ static void emit_test(struct testlog *tl, const struct open_test *ot, struct tl_
         put_field(b, &result_fields[RESULT_COLOR]);
         put_cstr(tl, color_for(ev->status, unexpected));
         PUT(b, "}");
-        if (ob_end(b))
-            marker_emit(&tl->sink, "unexpected result", end, MARKER_INSTANT, CAT_OTHER, b->p, b->n);
+        if (buf_end(b))
+            marker_emit(&tl->sink, "unexpected result", end, MARKER_INSTANT, CAT_OTHER, b->p, b->len);
     }
     record_result(tl, ev->status, unexpected, ev->amends);
 }
@@ -809,8 +787,8 @@ void test_message(struct testlog *tl, const struct tl_event *ev)
         return;
     if (!tl->sink.state)
         return;
-    struct obuf *b = &tl->ob;
-    ob_reset(b);
+    struct buf *b = &tl->ob;
+    buf_reset(b);
     PUT(b, "{\"type\":\"message\"");
     put_field(b, &test_fields[TEST_TEST]);
     put_scoped(tl, scope, "/", id);
@@ -825,6 +803,6 @@ void test_message(struct testlog *tl, const struct tl_event *ev)
         put_str(tl, ev->stack.p, ev->stack.n);
     }
     PUT(b, "}");
-    if (ob_end(b))
-        marker_state(&tl->sink, b->p, b->n);
+    if (buf_end(b))
+        marker_state(&tl->sink, b->p, b->len);
 }

@@ -1,10 +1,12 @@
 /* mozlog.c — mozlog raw JSON lines (test-logs.md, format 1).
  *
- * A dedicated scanner instead of a JSON DOM: it reads the top-level object once, remembers where
- * the few interesting values are, and decodes only those strings (most need no decoding and are
- * used in place). That keeps a dense log cheap and lets a huge line be read as a bounded prefix:
- * members complete before the cut are usable (a suite_start whose "tests" list is cut still names
- * its suite), anything cut is ignored.
+ * The project's one JSON scanner (base/jscan.h) instead of a JSON DOM: it reads the top-level
+ * object once, remembers where the few interesting values are, and decodes only those strings
+ * (most need no decoding and are used in place). That keeps a dense log cheap and lets a huge line
+ * be read as a bounded prefix: members complete before the cut are usable (a suite_start whose
+ * "tests" list is cut still names its suite), anything cut is ignored. Strings are read loosely
+ * (their bytes as the producer wrote them; the sinks sanitize): a line is mozlog when it is JSON
+ * but for that.
  *
  * Producer deviations handled: "time" missing, null or in float seconds (the core converts values
  * below 1e11), "test" given as a list of strings (joined with spaces), "pid" null, numeric or string
@@ -17,10 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
+#include "base/jscan.h"
 #include "testlog/testlog.h"
 
 /* Lines longer than this are parsed as a prefix of this many bytes. */
@@ -61,9 +61,6 @@ enum {
     F_N
 };
 
-
-#define MAX_KEY 24 /* longer keys are none of ours */
-
 struct jv {
     const char *p; /* strings: the raw bytes between the quotes; others: the value's text */
     uint32_t n;    /* values lie within MOZLOG_PREFIX bytes: 16-byte entries, cheap to clear */
@@ -76,148 +73,6 @@ struct mozlog_state {
     size_t cap, used;
 };
 
-enum scan { SCAN_OK, SCAN_SHORT, SCAN_BAD };
-
-static inline size_t ws(const char *s, size_t n, size_t i)
-{
-    /* What JSON writers put between tokens: nothing, or one space (Python's ", " and ": "). */
-    if (i < n && (unsigned char)s[i] > ' ')
-        return i;
-    if (i + 1 < n && s[i] == ' ' && (unsigned char)s[i + 1] > ' ')
-        return i + 1;
-    for (; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c > ' ') /* the usual case, first */
-            return i;
-        if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
-            return i;
-    }
-    return i;
-}
-
-/* Index of the first '"' or '\\' in s[j..n), n if none. Sixteen (or eight) bytes at a time: most
- * strings are short, where a memchr call costs more than the search. */
-static size_t find_quote_or_backslash(const char *s, size_t n, size_t j)
-{
-#ifdef __SSE2__
-    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
-    for (; j + 16 <= n; j += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + j));
-        unsigned m = (unsigned)_mm_movemask_epi8(
-            _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)));
-        if (m)
-            return j + (size_t)__builtin_ctz(m);
-    }
-#endif
-    const uint64_t ones = UINT64_C(0x0101010101010101), highs = UINT64_C(0x8080808080808080);
-    for (; j + 8 <= n; j += 8) {
-        uint64_t x;
-        memcpy(&x, s + j, 8);
-        uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
-        /* exact for the lowest matching byte, which is all that is used */
-        uint64_t hit = ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs);
-        if (hit) {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-            return j + (size_t)(__builtin_ctzll(hit) >> 3);
-#else
-            break;
-#endif
-        }
-    }
-    for (; j < n; j++)
-        if (s[j] == '"' || s[j] == '\\')
-            return j;
-    return n;
-}
-
-/* s[*i] == '"'; on success *i is past the closing quote. */
-static inline enum scan scan_string(const char *s, size_t n, size_t *i, struct jv *v)
-{
-    size_t j = *i + 1;
-    bool esc = false;
-    for (;;) {
-        j = j < n ? find_quote_or_backslash(s, n, j) : n;
-        if (j >= n)
-            return SCAN_SHORT;
-        if (s[j] == '"')
-            break;
-        esc = true;
-        j += 2;
-    }
-    v->p = s + *i + 1;
-    v->n = (uint32_t)(j - *i - 1);
-    v->t = 's';
-    v->esc = esc;
-    *i = j + 1;
-    return SCAN_OK;
-}
-
-static enum scan scan_value(const char *s, size_t n, size_t *i, struct jv *v)
-{
-    size_t j = *i;
-    if (j >= n)
-        return SCAN_SHORT;
-    char c = s[j];
-    if (c == '"')
-        return scan_string(s, n, i, v);
-    if (c == '{' || c == '[') {
-        int depth = 0;
-        while (j < n) {
-            char d = s[j];
-            if (d == '"') {
-                struct jv dummy;
-                size_t k = j;
-                enum scan r = scan_string(s, n, &k, &dummy);
-                if (r != SCAN_OK)
-                    return r;
-                j = k;
-                continue;
-            }
-            if (d == '{' || d == '[')
-                depth++;
-            else if (d == '}' || d == ']') {
-                if (--depth == 0) {
-                    v->p = s + *i;
-                    v->n = (uint32_t)(j + 1 - *i);
-                    v->t = c == '{' ? 'o' : 'a';
-                    *i = j + 1;
-                    return SCAN_OK;
-                }
-            }
-            j++;
-        }
-        return SCAN_SHORT;
-    }
-    if (c == '-' || (c >= '0' && c <= '9')) {
-        for (; j < n; j++) {
-            unsigned char d = (unsigned char)s[j];
-            if ((unsigned)(d - '0') < 10)
-                continue;
-            if (d != '-' && d != '+' && d != '.' && d != 'e' && d != 'E')
-                break;
-        }
-        if (j >= n)
-            return SCAN_SHORT;
-        v->t = 'n';
-    } else if (c == 't' || c == 'f' || c == 'n') {
-        while (j < n && s[j] >= 'a' && s[j] <= 'z')
-            j++;
-        size_t len = j - *i;
-        if (!((len == 4 && (!memcmp(s + *i, "true", 4) || !memcmp(s + *i, "null", 4))) ||
-              (len == 5 && !memcmp(s + *i, "false", 5))))
-            return j >= n ? SCAN_SHORT : SCAN_BAD;
-        v->t = 'l';
-    } else
-        return SCAN_BAD;
-    v->p = s + *i;
-    v->n = (uint32_t)(j - *i);
-    v->esc = false;
-    *i = j;
-    return SCAN_OK;
-}
-
-/* Scan an object, storing the values of the members named in names[0..nf) into out[] (names NULL:
- * the top-level fields F_*, by field_of()). */
 /* The field a top-level key names, -1 for none of ours (a switch on length, then one compare per
  * candidate: cheaper than searching the name table for each of a line's keys). */
 static int field_of(const char *k, size_t n)
@@ -310,57 +165,21 @@ static int field_of(const char *k, size_t n)
     }
 }
 
-static enum scan scan_object(const char *s, size_t n, const char *const *names, size_t nf,
-                             struct jv *out)
+/* The value of a member, as the parser keeps it. */
+static inline void take(struct jv *v, const struct js_member *m)
 {
-    size_t i = ws(s, n, 0);
-    if (i >= n)
-        return SCAN_SHORT;
-    if (s[i] != '{')
-        return SCAN_BAD;
-    i = ws(s, n, i + 1);
-    if (i < n && s[i] == '}')
-        return ws(s, n, i + 1) == n ? SCAN_OK : SCAN_BAD;
-    for (;;) {
-        if (i >= n)
-            return SCAN_SHORT;
-        if (s[i] != '"')
-            return SCAN_BAD;
-        struct jv key, val;
-        enum scan r = scan_string(s, n, &i, &key);
-        if (r != SCAN_OK)
-            return r;
-        i = ws(s, n, i);
-        if (i >= n)
-            return SCAN_SHORT;
-        if (s[i] != ':')
-            return SCAN_BAD;
-        i = ws(s, n, i + 1);
-        r = scan_value(s, n, &i, &val);
-        if (r != SCAN_OK)
-            return r;
-        if (!names) {
-            int f = field_of(key.p, key.n);
-            if (f >= 0)
-                out[f] = val;
-        } else if (key.n && key.n <= MAX_KEY)
-            for (size_t f = 0; f < nf; f++)
-                if (names[f][0] == key.p[0] && strnlen(names[f], key.n + 1) == key.n &&
-                    memcmp(names[f], key.p, key.n) == 0) {
-                    out[f] = val;
-                    break;
-                }
-        i = ws(s, n, i);
-        if (i >= n)
-            return SCAN_SHORT;
-        if (s[i] == ',') {
-            i = ws(s, n, i + 1);
-            continue;
-        }
-        if (s[i] == '}')
-            return ws(s, n, i + 1) == n ? SCAN_OK : SCAN_BAD;
-        return SCAN_BAD;
+    char c = m->val[0];
+    if (c == '"') {
+        v->p = m->val + 1;
+        v->n = (uint32_t)(m->val_len - 2);
+        v->t = 's';
+        v->esc = m->val_escaped;
+        return;
     }
+    v->p = m->val;
+    v->n = (uint32_t)m->val_len;
+    v->t = c == '{' ? 'o' : c == '[' ? 'a' : c == 't' || c == 'f' || c == 'n' ? 'l' : 'n';
+    v->esc = false;
 }
 
 /* ---- decoding into the arena ---- */
@@ -374,91 +193,6 @@ static char *arena_take(struct mozlog_state *st, size_t n)
     return p;
 }
 
-static int hex4(const char *p)
-{
-    int v = 0;
-    for (int k = 0; k < 4; k++) {
-        char c = p[k];
-        v <<= 4;
-        if (c >= '0' && c <= '9')
-            v |= c - '0';
-        else if (c >= 'a' && c <= 'f')
-            v |= c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F')
-            v |= c - 'A' + 10;
-        else
-            return -1;
-    }
-    return v;
-}
-
-static size_t put_utf8(char *o, unsigned cp)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xc0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xe0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        o[2] = (char)(0x80 | (cp & 0x3f));
-        return 3;
-    }
-    o[0] = (char)(0xf0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    o[3] = (char)(0x80 | (cp & 0x3f));
-    return 4;
-}
-
-/* Decode raw string bytes into o (at least n bytes: decoding never grows a JSON string). */
-static size_t unescape(const char *s, size_t n, char *o)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n;) {
-        if (s[i] != '\\' || i + 1 >= n) {
-            o[k++] = s[i++];
-            continue;
-        }
-        char c = s[i + 1];
-        i += 2;
-        switch (c) {
-        case 'n': o[k++] = '\n'; break;
-        case 't': o[k++] = '\t'; break;
-        case 'r': o[k++] = '\r'; break;
-        case 'b': o[k++] = '\b'; break;
-        case 'f': o[k++] = '\f'; break;
-        case 'u': {
-            int cp = i + 4 <= n ? hex4(s + i) : -1;
-            if (cp < 0) {
-                o[k++] = '?';
-                break;
-            }
-            i += 4;
-            unsigned u = (unsigned)cp;
-            if (u >= 0xd800 && u < 0xdc00 && i + 6 <= n && s[i] == '\\' && s[i + 1] == 'u') {
-                int lo = hex4(s + i + 2);
-                if (lo >= 0xdc00 && lo < 0xe000) {
-                    u = 0x10000 + ((u - 0xd800) << 10) + ((unsigned)lo - 0xdc00);
-                    i += 6;
-                }
-            }
-            if (u >= 0xd800 && u < 0xe000)
-                u = 0xfffd; /* lone surrogate */
-            k += put_utf8(o + k, u);
-            break;
-        }
-        default: o[k++] = c; break; /* \" \\ \/ and anything unknown */
-        }
-    }
-    return k;
-}
-
 static struct tl_str jstr(struct mozlog_state *st, const struct jv *v)
 {
     if (v->t != 's')
@@ -468,7 +202,7 @@ static struct tl_str jstr(struct mozlog_state *st, const struct jv *v)
     char *o = arena_take(st, v->n);
     if (!o)
         return tl_str_make("", 0);
-    size_t k = unescape(v->p, v->n, o);
+    size_t k = js_decode_string(v->p, v->n, o);
     st->used -= v->n - k;
     return tl_str_make(o, k);
 }
@@ -491,14 +225,13 @@ static struct tl_str jjoin(struct mozlog_state *st, const struct jv *v, const ch
     size_t seplen = strlen(sep);
     char *start = st->arena + st->used;
     size_t total = 0;
-    size_t i = 1;
-    for (;;) {
-        i = ws(v->p, v->n, i);
-        if (i >= v->n || v->p[i] != '"')
-            break;
+    struct js_iter it;
+    struct js_member m;
+    js_arr_begin(&it, v->p, v->p + v->n);
+    it.loose = true;
+    while (js_arr_next(&it, &m) > 0 && m.val[0] == '"') {
         struct jv e;
-        if (scan_string(v->p, v->n, &i, &e) != SCAN_OK)
-            break;
+        take(&e, &m);
         if (total) {
             char *o = arena_take(st, seplen);
             if (!o)
@@ -509,13 +242,9 @@ static struct tl_str jjoin(struct mozlog_state *st, const struct jv *v, const ch
         char *o = arena_take(st, e.n);
         if (!o)
             break;
-        size_t k = unescape(e.p, e.n, o);
+        size_t k = js_decode_string(e.p, e.n, o);
         st->used -= e.n - k;
         total += k;
-        i = ws(v->p, v->n, i);
-        if (i >= v->n || v->p[i] != ',')
-            break;
-        i++;
     }
     return tl_str_make(start, total);
 }
@@ -524,46 +253,19 @@ static bool array_has(const struct jv *v, struct tl_str s)
 {
     if (v->t != 'a')
         return false;
-    size_t i = 1;
-    for (;;) {
-        i = ws(v->p, v->n, i);
-        if (i >= v->n || v->p[i] != '"')
-            return false;
-        struct jv e;
-        if (scan_string(v->p, v->n, &i, &e) != SCAN_OK)
-            return false;
-        if (e.n == s.n && memcmp(e.p, s.p, s.n) == 0)
+    struct js_iter it;
+    struct js_member m;
+    js_arr_begin(&it, v->p, v->p + v->n);
+    it.loose = true;
+    while (js_arr_next(&it, &m) > 0 && m.val[0] == '"')
+        if (m.val_len - 2 == s.n && memcmp(m.val + 1, s.p, s.n) == 0)
             return true;
-        i = ws(v->p, v->n, i);
-        if (i >= v->n || v->p[i] != ',')
-            return false;
-        i++;
-    }
+    return false;
 }
 
 static bool jnum(const struct jv *v, double *ret)
 {
-    if (v->t != 'n' || v->n == 0 || v->n > 40)
-        return false;
-    if (v->n < 16) { /* plain non-negative integers (epoch ms, pids, counts) without strtod */
-        uint64_t x = 0;
-        size_t i = 0;
-        while (i < v->n && v->p[i] >= '0' && v->p[i] <= '9')
-            x = x * 10 + (uint64_t)(v->p[i++] - '0');
-        if (i == v->n) {
-            *ret = (double)x;
-            return true;
-        }
-    }
-    char buf[48];
-    memcpy(buf, v->p, v->n);
-    buf[v->n] = '\0';
-    char *end;
-    double d = strtod(buf, &end);
-    if (end == buf)
-        return false;
-    *ret = d;
-    return true;
+    return v->t == 'n' && js_number(v->p, v->n, ret);
 }
 
 static bool jint(const struct jv *v, int64_t *ret)
@@ -675,8 +377,18 @@ static int mozlog_parse(void *state, const char *line, size_t len, uint64_t arri
     size_t n = prefix ? MOZLOG_PREFIX : len;
     struct jv f[F_N];
     memset(f, 0, sizeof f);
-    enum scan r = scan_object(line, n, NULL, F_N, f);
-    if (r == SCAN_BAD || (r == SCAN_SHORT && !prefix))
+    struct js_iter it;
+    struct js_member m;
+    int r;
+    js_obj_begin(&it, line, line + n);
+    it.loose = true;
+    while ((r = js_obj_next(&it, &m)) > 0) {
+        int fld = m.key_escaped ? -1 : field_of(m.key, m.key_len);
+        /* a value that runs up to a prefix's cut may be cut itself (a number) */
+        if (fld >= 0 && it.p < it.e)
+            take(&f[fld], &m);
+    }
+    if (r < 0 ? !(prefix && it.cut) : js_skip_ws(it.p, it.e) != it.e)
         return 0;
     if (f[F_ACTION].t != 's')
         return 0;
@@ -721,11 +433,14 @@ static int mozlog_parse(void *state, const char *line, size_t len, uint64_t arri
             return 0;
         expectation(ev, f);
         if (f[F_EXTRA].t == 'o') {
-            static const char *const tf_name[1] = {"timeoutfactor"};
-            struct jv tf[1] = {{0}};
+            js_obj_begin(&it, f[F_EXTRA].p, f[F_EXTRA].p + f[F_EXTRA].n);
+            it.loose = true;
+            struct jv tf = {0};
             int64_t v;
-            if (scan_object(f[F_EXTRA].p, f[F_EXTRA].n, tf_name, 1, tf) == SCAN_OK &&
-                jint(&tf[0], &v) && v > 0)
+            while (js_obj_next(&it, &m) > 0)
+                if (js_key_is(&m, "timeoutfactor"))
+                    take(&tf, &m);
+            if (jint(&tf, &v) && v > 0)
                 ev->timeoutfactor = v;
         }
     } else if (is(act, "suite_start")) {

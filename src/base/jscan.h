@@ -1,5 +1,5 @@
-/* jscan.h — a validating JSON scanner over byte ranges: how the converter reads the stream's
- * lines without building a tree of them.
+/* jscan.h — a validating JSON scanner over byte ranges: how the converter and the results read the
+ * stream's lines, and the mozlog parser the command's JSON lines, without building a tree of them.
  *
  * Every function takes the text as [p, e) (no NUL needed) and points into it; nothing is copied or
  * allocated (but js_canonical_string). A value is validated completely as it is passed: strings
@@ -16,6 +16,15 @@
  *
  * Keys are compared as written: a key spelled with escapes is no literal's (key_escaped). Strings
  * are compared as their raw JSON text; js_canonical_string gives two spellings of one text one form.
+ *
+ * Two readers need more than that, and set the iterator's flags after js_obj_begin:
+ *   it.loose: a string's bytes are taken as they are (raw control bytes, invalid UTF-8), only its
+ *     escapes are checked. For a producer's own log lines (mozlog), whose strings are decoded and
+ *     then sanitized by every sink: a stray byte in a message must not lose the test's result.
+ *   it.cut (read after -1): the text ended inside the object, not an error before its end. A
+ *     reader of a bounded prefix of a huge line uses the members read before the cut; a member
+ *     whose value runs up to the cut (it.p == it.e after it) may itself be cut (a number).
+ * js_arr_begin/js_arr_next iterate an array's elements the same way (m.val; no key).
  */
 #ifndef RESMON_JSCAN_H
 #define RESMON_JSCAN_H
@@ -31,7 +40,8 @@ static inline bool js_is_digit(char c) { return c >= '0' && c <= '9'; }
 
 static inline const char *js_skip_ws(const char *p, const char *e)
 {
-    while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+    /* one compare for the usual byte, which is no blank */
+    while (p < e && (unsigned char)*p <= ' ' && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
         p++;
     return p;
 }
@@ -51,17 +61,23 @@ struct js_member {
     bool key_escaped;
     const char *val; /* the value's JSON text */
     size_t val_len;
+    bool val_escaped; /* the value is a string with an escape */
 };
 
 struct js_iter {
     const char *p, *e;
     bool first, done;
+    bool loose; /* set by the caller after js_obj_begin (see above); false by default */
+    bool cut;   /* after -1: the text ended before the object did */
 };
 
 /* 0, or -1 when [p, e) does not start (after blanks) with '{'. */
 int js_obj_begin(struct js_iter *it, const char *p, const char *e);
 /* 1: a member; 0: the object ended (it->p is after its '}'); -1: invalid. */
 int js_obj_next(struct js_iter *it, struct js_member *m);
+/* The same over an array ('['): each element in m->val (m->key NULL). */
+int js_arr_begin(struct js_iter *it, const char *p, const char *e);
+int js_arr_next(struct js_iter *it, struct js_member *m);
 
 /* Whether the member's key is lit (spelled without escapes). Inline: called for every member
  * with a literal, whose length the compiler then knows. */
@@ -94,6 +110,11 @@ size_t js_array_count(const char *v, size_t n);
  * form), resmon-run's writer never makes one, but a stream given to --recover may hold them. With
  * fix (s itself, or a copy of it), each becomes \ufffd there: the same six bytes. */
 bool js_lone_surrogates(const char *s, size_t n, char *fix);
+
+/* Decode the raw text of a JSON string (validated, without its quotes) into out, which has room
+ * for n bytes (decoding never makes a string longer); its length. A lone surrogate becomes U+FFFD;
+ * bytes that are not escapes are copied as they are. */
+size_t js_decode_string(const char *s, size_t n, char *out);
 
 /* Decode the raw text of a JSON string (validated, without its quotes) and append it to w
  * re-escaped canonically, so two spellings of one name intern to one stringArray entry. */
