@@ -687,7 +687,7 @@ static void take_record(struct cpuprof *cp, const char *p, size_t len, uint64_t 
 
 void cpuprof_drain(struct cpuprof *cp)
 {
-    if (!cp || !perfring_read(&cp->pr))
+    if (!cp || !perfring_read(&cp->pr, true))
         return;
     batch_begin(cp);
     for (size_t i = 0; i < cp->pr.nrecs; i++) {

@@ -206,12 +206,12 @@ static void read_ring(struct perfring *pr, struct perfring_one *r)
     __atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-size_t perfring_read(struct perfring *pr)
+size_t perfring_read(struct perfring *pr, bool polled)
 {
     pr->nrecs = pr->buf_len = 0;
     if (!pr->nrings)
         return 0;
-    if (pr->epfd >= 0) {
+    if (polled && pr->epfd >= 0) {
         /* take the wake-ups: the next poll wakes for records written after this read */
         struct epoll_event ev[8];
         while (epoll_wait(pr->epfd, ev, ARRAY_SIZE(ev), 0) == (int)ARRAY_SIZE(ev)) {

@@ -71,8 +71,9 @@ int perfring_open(struct perfring *pr, struct perf_event_attr *a, int cgroup_dir
 int perfring_fd(const struct perfring *pr);
 
 /* Copy every ring's records out and sort them by time (pr->recs, pr->nrecs; a record is
- * pr->buf + recs[i].off). Returns how many. Cheap when there is nothing. */
-size_t perfring_read(struct perfring *pr);
+ * pr->buf + recs[i].off). Returns how many. polled: perfring_fd is polled, and its wake-ups are
+ * taken (one epoll_wait); otherwise a read that finds nothing makes no system call. */
+size_t perfring_read(struct perfring *pr, bool polled);
 
 /* Close the events and unmap their rings (the records read last stay readable). */
 void perfring_close(struct perfring *pr);
