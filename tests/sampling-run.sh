@@ -117,6 +117,19 @@ for tier in $tiers; do
     ' "$T/storm-ff.json" "$(grep -q "process events: unavailable" "$T/storm.err" && echo false || echo true)" ||
         fail "$tier storm: not every process says what ran"
 done
+# Where perf events are refused (a container's seccomp profile), names are what /proc still
+# holds: -v says so once, the run is otherwise the same, and what nothing names is counted.
+"$HELPERS/noperf" "$RESMON_RUN" -v -q -i 0.05 -o "$T/storm-noperf.json" -- sh -c "$storm" 2>"$T/storm.err" ||
+    fail "storm without perf events: run failed: $(cat "$T/storm.err")"
+[ "$(grep -c "process names: the kernel's records unavailable (Operation not permitted)" "$T/storm.err")" = 1 ] ||
+    fail "storm without perf events: -v does not say names are read from /proc only: $(cat "$T/storm.err")"
+[ "$(grep -v "^resmon-run: " "$T/storm.err" | grep -c .)" = 0 ] || fail "storm without perf events: $(cat "$T/storm.err")"
+if ! grep -q "process events: unavailable" "$T/storm.err"; then
+    named=$(markers "$T/storm-noperf.json" process | grep -c '"cmd":"\(/bin/true\|true (command line not read)\)"')
+    unnamed=$(markers "$T/storm-noperf.json" "unnamed processes" | sed -n 's/.*status 0: \([0-9]*\).*/\1/p')
+    echo "storm without perf events: $named named, ${unnamed:-0} unnamed"
+    [ $((named + ${unnamed:-0})) = 300 ] || fail "storm without perf events: $named named, ${unnamed:-0} unnamed of 300"
+fi
 
 # Machine markers: one set per sample, with upstream's fields (the fixture is upstream's stream).
 keys() { sed 's/{"type":"[A-Za-z]*",//; s/}$//' | tr ',' '\n' | sed -n 's/^"\([^"]*\)":.*/\1/p' | sort | tr '\n' ' '; }
