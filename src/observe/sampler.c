@@ -354,7 +354,6 @@ size_t sampler_take_killed(struct sampler *s, struct sampler_killed *out, size_t
 
 const struct pressure *sampler_pressure(const struct sampler *s) { return s ? s->psi : NULL; }
 
-
 /* Emit p's "process" marker and keep p as a tombstone (the pid may still be listed as a zombie)
  * or drop it (remove = true). */
 void pent_end(struct sampler *s, struct pent *p, uint64_t end_ns, bool remove)
@@ -407,8 +406,6 @@ void pent_end(struct sampler *s, struct pent *p, uint64_t end_ns, bool remove)
         mpay_end(&mp);
         /* Nothing known of what ran: a marker must say what ran, so it is counted, with its
          * exit, and sampler_finish says so in a warning. */
-        if (!(p->cmd && p->cmd[0]) && p->comm[0])
-            s->tot.processes_comm++;
         if (!(p->cmd && p->cmd[0]) && !p->comm[0])
             unnamed_add(s, p);
         else if (!jsonw_failed(w))
@@ -835,7 +832,10 @@ void sampler_finish(struct sampler *s, uint64_t now_ns)
             n += (size_t)snprintf(msg + n, sizeof msg - n, "%s%s: %llu", i ? ", " : "", s->unnamed[i].exit,
                                   (unsigned long long)s->unnamed[i].n);
         if (n < sizeof msg)
-            snprintf(msg + n, sizeof msg - n, ")");
+            n += (size_t)snprintf(msg + n, sizeof msg - n, ")");
+        if (n < sizeof msg && s->tot.names_lost)
+            snprintf(msg + n, sizeof msg - n, "; the kernel dropped %llu names of execs (a full ring)",
+                     (unsigned long long)s->tot.names_lost);
         struct mpay p;
         mpay_begin(&p, &s->w, &marker_warning_type);
         mpay_str(&p, WARNING_MESSAGE, msg);

@@ -114,7 +114,6 @@ struct sampler_totals {
     uint64_t processes_seen;   /* distinct tree processes observed */
     uint64_t processes_ended;  /* processes ended */
     uint64_t processes_unnamed; /* ... of which gone before anything named them: no marker */
-    uint64_t processes_comm;   /* ... of which named by the kernel's name only (no command line) */
     uint64_t lost_events;      /* process-connector overflows (ENOBUFS) */
     uint64_t names_lost;       /* the kernel's names lost (a full ring, sampler_names.c) */
     uint64_t events;           /* process events read (what the kernel's filter let through) */
