@@ -59,9 +59,9 @@ grep -q "process events: " "$T/procs.err" || fail "-v does not say how the tree'
 "$CHECK" "$P" || fail "short processes: invalid profile"
 pm=$(markers "$P" process | cut -f5)
 # proc_exit WANT_EXIT ARGS: exactly one process marker has this exit, and it names the helper: its
-# command line, or its name when it was a zombie before its command line could be read — never its
-# parent's command line. A process already reaped by its parent before it could be read has no
-# marker: the "unnamed processes" warning counts it with its exit.
+# command line, or its name (and that its command line was not read) when it was gone before its
+# command line could be read — never its parent's command line. A process of which nothing is
+# known has no marker: the "unnamed processes" warning counts it with its exit.
 proc_exit() {
     _m=$(printf '%s\n' "$pm" | grep -F "\"exit\":\"$1\"")
     if [ -z "$_m" ]; then
@@ -75,13 +75,61 @@ proc_exit() {
     fi
     [ "$(printf '%s\n' "$_m" | grep -c .)" = 1 ] || fail "not one process marker with exit '$1': $pm"
     _c=$(val "$_m" cmd)
-    [ "$_c" = "$HELPER $2" ] || [ "$_c" = helper ] || fail "the process that ended with '$1' is named '$_c'"
+    [ "$_c" = "$HELPER $2" ] || [ "$_c" = "helper (command line not read)" ] || fail "the process that ended with '$1' is named '$_c'"
 }
 proc_exit "status 3" "exit 3"
 proc_exit "signal TERM" "killself TERM"
 es=$(printf '%s\n' "$pm" | grep -F '"cmd":"sh -c')
 [ "$(val "$es" exit)" = "status 0" ] || fail "the shell: $es"
 done
+
+# Every process says what ran, a fork storm too: 300 /bin/true, 20 at a time, most reaped by
+# their shell before resmon-run reads their command line. Where the kernel's records of execs can
+# be had (-v says so), each is named by its command line or by its program's name (and that the
+# command line was not read), none is counted unnamed; with the process connector each has its
+# marker. Read as the front-end shows them: each process marker's table label.
+storm='i=0; while [ $i -lt 15 ]; do j=0; while [ $j -lt 20 ]; do /bin/true & j=$((j+1)); done; wait; i=$((i+1)); done'
+for tier in $tiers; do
+    P="$T/storm-$tier.json"
+    "$RESMON_RUN" -v -q -i 0.05 --containment=$tier -o "$P" -- sh -c "$storm" 2>"$T/storm.err" ||
+        fail "$tier storm: run failed: $(cat "$T/storm.err")"
+    grep -q "process names: " "$T/storm.err" || fail "-v does not say how processes are named"
+    if ! grep -q "process names: the kernel's record" "$T/storm.err"; then
+        echo "$tier storm: skipped: $(grep "process names: " "$T/storm.err")"
+        continue
+    fi
+    frontend_available || { echo "$tier storm: skipped: the front-end's loader is not here"; continue; }
+    FFPROF_SAMPLES=1000 node "$FFPROF" "$P" >"$T/storm-ff.json"
+    node -e '
+        const r = JSON.parse(require("fs").readFileSync(process.argv[1]));
+        const events = process.argv[2] === "true";
+        if (!r.ok) throw new Error("the front-end does not load it: " + r.error);
+        const labels = (r.samples["Process:process"] || []).map((m) => m.tableLabel);
+        const n = (w) => labels.filter((l) => l === w).length;
+        const shell = labels.filter((l) => l.startsWith("sh -c ")).length;
+        const byName = n("true (command line not read)"), read = n("/bin/true");
+        const other = labels.length - shell - byName - read;
+        console.log("storm: " + labels.length + " process markers: " + read + " by command line, " + byName +
+            " by name; unnamed: " + (r.markerNames["unnamed processes"] || 0));
+        if (r.markerNames["unnamed processes"]) throw new Error("processes counted unnamed");
+        if (other || shell !== 1) throw new Error("labels: " + JSON.stringify(labels.filter((l) => l !== "/bin/true")));
+        if (events && read + byName !== 300) throw new Error(read + byName + " markers of 300 processes");
+    ' "$T/storm-ff.json" "$(grep -q "process events: unavailable" "$T/storm.err" && echo false || echo true)" ||
+        fail "$tier storm: not every process says what ran"
+done
+# Where perf events are refused (a container's seccomp profile), names are what /proc still
+# holds: -v says so once, the run is otherwise the same, and what nothing names is counted.
+"$HELPERS/noperf" "$RESMON_RUN" -v -q -i 0.05 -o "$T/storm-noperf.json" -- sh -c "$storm" 2>"$T/storm.err" ||
+    fail "storm without perf events: run failed: $(cat "$T/storm.err")"
+[ "$(grep -c "process names: the kernel's records unavailable (Operation not permitted)" "$T/storm.err")" = 1 ] ||
+    fail "storm without perf events: -v does not say names are read from /proc only: $(cat "$T/storm.err")"
+[ "$(grep -v "^resmon-run: " "$T/storm.err" | grep -c .)" = 0 ] || fail "storm without perf events: $(cat "$T/storm.err")"
+if ! grep -q "process events: unavailable" "$T/storm.err"; then
+    named=$(markers "$T/storm-noperf.json" process | grep -c '"cmd":"\(/bin/true\|true (command line not read)\)"')
+    unnamed=$(markers "$T/storm-noperf.json" "unnamed processes" | sed -n 's/.*status 0: \([0-9]*\).*/\1/p')
+    echo "storm without perf events: $named named, ${unnamed:-0} unnamed"
+    [ $((named + ${unnamed:-0})) = 300 ] || fail "storm without perf events: $named named, ${unnamed:-0} unnamed of 300"
+fi
 
 # Machine markers: one set per sample, with upstream's fields (the fixture is upstream's stream).
 keys() { sed 's/{"type":"[A-Za-z]*",//; s/}$//' | tr ',' '\n' | sed -n 's/^"\([^"]*\)":.*/\1/p' | sort | tr '\n' ' '; }

@@ -8,34 +8,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/jsonw.h"
 #include "base/util.h"
 #include "observe/forensics.h"
+#include "observe/perfring.h"
 
-#define RING_PAGES_MAX 64 /* data pages per CPU (a power of two), halved while the kernel refuses */
+#define RING_PAGES_MAX 64 /* data pages per CPU (perfring.h) */
 #define STACK_COPY 8192   /* bytes of user stack copied with each sample, for the CFI unwinder */
 /* the user registers sampled (perf_regs.h's x86 numbering: AX..IP, R8..R15) */
 #define REGS_MASK 0xff01ffull
 #define NREGS 17
-
-struct ring {
-    int fd;
-    struct perf_event_mmap_page *meta;
-    char *data;
-    size_t size; /* data bytes */
-};
-
-/* A record read out of a ring, in order of time across rings. */
-struct rec {
-    uint64_t time;
-    uint32_t off, len; /* in cpuprof.recbuf */
-};
 
 struct node_key {
     uint32_t parent, space;
@@ -64,15 +48,7 @@ struct cpuprof {
     const struct marker_sink *sink;
     uint64_t t0;
     bool kernel; /* samples in the kernel kept */
-    bool cgroup; /* the events are the run's cgroup's, not inherited (cpuprof.h, FOLLOWING) */
-    struct ring *rings;
-    size_t nrings;
-    int epfd;
-    /* records of one drain */
-    char *recbuf;
-    size_t recbuf_len, recbuf_cap;
-    struct rec *recs;
-    size_t nrecs, recs_cap;
+    struct perfring pr; /* the events and the records of one drain */
     /* stack nodes: id i + 1 is nodes[i]; an open-addressed index of them */
     struct node_key *nodes;
     size_t nnodes, nodes_cap;
@@ -107,7 +83,7 @@ int cpuprof_new(unsigned hz, const struct marker_sink *sink, uint64_t t0_ns, str
     cp->hz = hz ? hz : CPUPROF_DEFAULT_HZ;
     cp->sink = sink;
     cp->t0 = t0_ns;
-    cp->epfd = -1;
+    perfring_init(&cp->pr);
     cp->next_space = 1;
     jsonw_init(&cp->w);
     jsonw_init(&cp->batch);
@@ -164,71 +140,6 @@ static void error_line(struct cpuprof *cp, int err)
     state_line(cp);
 }
 
-/* The event of cpu: on every task of the cgroup whose directory cgfd is (cgfd >= 0), or on
- * resmon-run itself, inherited by what it starts next, disabled until an exec (the command's). */
-static int open_event(int cgfd, int cpu, unsigned hz, bool kernel)
-{
-    struct perf_event_attr a = {
-        .type = PERF_TYPE_SOFTWARE,
-        .size = sizeof a,
-        .config = PERF_COUNT_SW_CPU_CLOCK,
-        .sample_freq = hz,
-        .freq = 1,
-        .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
-                       PERF_SAMPLE_STACK_USER,
-        .sample_regs_user = REGS_MASK,
-        .sample_stack_user = STACK_COPY,
-        .inherit = cgfd < 0,
-        .disabled = cgfd < 0,
-        .enable_on_exec = cgfd < 0,
-        .exclude_kernel = !kernel,
-        .exclude_hv = 1,
-        .exclude_callchain_kernel = !kernel,
-        .mmap = 1,
-        .mmap2 = 1,
-        .comm = 1,
-        .comm_exec = 1,
-        .task = 1,
-        .sample_id_all = 1,
-        .use_clockid = 1,
-        .clockid = CLOCK_MONOTONIC,
-        .watermark = 1,
-    };
-    long fd = cgfd >= 0 ? syscall(SYS_perf_event_open, &a, cgfd, cpu, -1, PERF_FLAG_FD_CLOEXEC | PERF_FLAG_PID_CGROUP)
-                        : syscall(SYS_perf_event_open, &a, 0, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-    return fd < 0 ? -errno : (int)fd;
-}
-
-static void close_rings(struct cpuprof *cp)
-{
-    for (size_t i = 0; i < cp->nrings; i++) {
-        if (cp->rings[i].meta)
-            munmap(cp->rings[i].meta, cp->rings[i].size + (size_t)sysconf(_SC_PAGESIZE));
-        closep(&cp->rings[i].fd);
-    }
-    free(cp->rings);
-    cp->rings = NULL;
-    cp->nrings = 0;
-    closep(&cp->epfd);
-}
-
-/* Map every ring with data pages each (the watermark, attr.watermark without a size, is half of
- * it). */
-static int map_rings(struct cpuprof *cp, size_t pages)
-{
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    for (size_t i = 0; i < cp->nrings; i++) {
-        struct ring *r = &cp->rings[i];
-        void *m = mmap(NULL, (pages + 1) * page, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
-        if (m == MAP_FAILED)
-            return -errno;
-        r->meta = m;
-        r->data = (char *)m + page;
-        r->size = pages * page;
-    }
-    return 0;
-}
-
 static uint32_t space_of(struct cpuprof *cp, pid_t pid);
 static void new_space(struct cpuprof *cp, pid_t pid, uint32_t parent, uint64_t at);
 static void read_proc_maps(struct cpuprof *cp, pid_t pid, uint32_t space);
@@ -237,86 +148,36 @@ static void uspace_add(struct cpuprof *cp, uint32_t space, uint64_t start, uint6
                        const char *file);
 static void thread_line(struct cpuprof *cp, pid_t pid, pid_t tid, const char *name, uint64_t at);
 
-/* One event per CPU (on the cgroup of cgfd, or inherited when cgfd < 0) in cp->rings. */
-static int open_events(struct cpuprof *cp, int cgfd, long ncpu)
-{
-    cp->kernel = true;
-    for (long c = 0; c < ncpu; c++) {
-        int fd = open_event(cgfd, (int)c, cp->hz, cp->kernel);
-        if (fd == -EACCES && cp->kernel && c == 0) {
-            /* perf_event_paranoid 2: user space only */
-            cp->kernel = false;
-            fd = open_event(cgfd, (int)c, cp->hz, false);
-        }
-        if (fd == -ENODEV || fd == -EINVAL) /* a CPU not online: a possible one */
-            continue;
-        if (fd < 0)
-            return fd;
-        cp->rings[cp->nrings++] = (struct ring){.fd = fd};
-    }
-    return 0;
-}
-
 int cpuprof_start(struct cpuprof *cp, int cgroup_dirfd)
 {
-    long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-    if (ncpu < 1)
-        ncpu = 1;
-    if (!(cp->rings = calloc((size_t)ncpu, sizeof *cp->rings)))
-        return -ENOMEM;
-    int r = -1;
-    /* perf takes a readable descriptor of the directory, not the O_PATH one contain keeps */
-    int cgfd = cgroup_dirfd >= 0 ? openat(cgroup_dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-    if (cgfd >= 0) {
-        cp->cgroup = (r = open_events(cp, cgfd, ncpu)) == 0 && cp->nrings;
-        closep(&cgfd);
-        if (!cp->cgroup) {
-            /* no perf_event controller on that hierarchy, or not allowed system-wide events */
-            close_rings(cp);
-            if (!(cp->rings = calloc((size_t)ncpu, sizeof *cp->rings)))
-                return -ENOMEM;
-        }
-    }
-    if (!cp->cgroup)
-        r = open_events(cp, -1, ncpu);
-    if (!r && !cp->nrings)
-        r = -ENOENT;
-    /* An unprivileged user may lock perf_event_mlock_kb (516 KiB by default) per CPU set: halve
-     * the buffers until they fit. */
-    for (size_t pages = RING_PAGES_MAX; !r; pages /= 2) {
-        r = map_rings(cp, pages);
-        if (r != -EPERM && r != -ENOMEM)
-            break;
-        for (size_t i = 0; i < cp->nrings; i++)
-            if (cp->rings[i].meta) {
-                munmap(cp->rings[i].meta, cp->rings[i].size + (size_t)sysconf(_SC_PAGESIZE));
-                cp->rings[i].meta = NULL;
-            }
-        if (pages == 1)
-            break;
-        r = 0;
-    }
-    if (!r) {
-        cp->epfd = epoll_create1(EPOLL_CLOEXEC);
-        if (cp->epfd < 0)
-            r = -errno;
-        for (size_t i = 0; !r && i < cp->nrings; i++) {
-            struct epoll_event ev = {.events = EPOLLIN};
-            if (epoll_ctl(cp->epfd, EPOLL_CTL_ADD, cp->rings[i].fd, &ev) < 0)
-                r = -errno;
-        }
-    }
+    struct perf_event_attr a = {
+        .type = PERF_TYPE_SOFTWARE,
+        .config = PERF_COUNT_SW_CPU_CLOCK,
+        .sample_freq = cp->hz,
+        .freq = 1,
+        .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
+                       PERF_SAMPLE_STACK_USER,
+        .sample_regs_user = REGS_MASK,
+        .sample_stack_user = STACK_COPY,
+        .exclude_hv = 1,
+        .mmap = 1,
+        .mmap2 = 1,
+        .comm = 1,
+        .comm_exec = 1,
+        .task = 1,
+    };
+    int r = perfring_open(&cp->pr, &a, cgroup_dirfd, RING_PAGES_MAX);
     if (r) {
-        close_rings(cp);
         error_line(cp, r);
         return r;
     }
+    cp->kernel = !a.exclude_kernel;
     jsonw_reset(&cp->w);
     jsonw_obj_open(&cp->w);
     jsonw_kv_str(&cp->w, "type", "cpuprofile");
     jsonw_kv_uint(&cp->w, "hz", cp->hz);
     jsonw_kv_bool(&cp->w, "kernel", cp->kernel);
-    jsonw_kv_str(&cp->w, "follow", cp->cgroup ? "cgroup" : "inherit");
+    jsonw_kv_str(&cp->w, "follow", cp->pr.cgroup ? "cgroup" : "inherit");
     jsonw_obj_close(&cp->w);
     state_line(cp);
     return 0;
@@ -324,7 +185,7 @@ int cpuprof_start(struct cpuprof *cp, int cgroup_dirfd)
 
 int cpuprof_fd(const struct cpuprof *cp)
 {
-    return cp && cp->nrings ? cp->epfd : -1;
+    return cp ? perfring_fd(&cp->pr) : -1;
 }
 
 /* ---- address spaces and mappings ---------------------------------------------------------- */
@@ -713,45 +574,6 @@ static void batch_end(struct cpuprof *cp)
 
 /* ---- reading the rings -------------------------------------------------------------------- */
 
-static int cmp_rec(const void *a, const void *b)
-{
-    const struct rec *x = a, *y = b;
-    if (x->time != y->time)
-        return x->time < y->time ? -1 : 1;
-    return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/* Copy every record of ring r out (it may wrap), and free its space. */
-static void read_ring(struct cpuprof *cp, struct ring *r)
-{
-    uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-    uint64_t tail = r->meta->data_tail;
-    while (tail + sizeof(struct perf_event_header) <= head) {
-        struct perf_event_header h;
-        for (size_t i = 0; i < sizeof h; i++)
-            ((char *)&h)[i] = r->data[(tail + i) & (r->size - 1)];
-        if (h.size < sizeof h || tail + h.size > head)
-            break;
-        if (array_reserve(&cp->recbuf, &cp->recbuf_cap, cp->recbuf_len + h.size, 1) < 0 ||
-            array_grow(&cp->recs, &cp->recs_cap, cp->nrecs, sizeof *cp->recs) < 0)
-            break;
-        char *dst = cp->recbuf + cp->recbuf_len;
-        size_t at = tail & (r->size - 1), first = MIN((size_t)h.size, r->size - at);
-        memcpy(dst, r->data + at, first);
-        memcpy(dst + first, r->data, h.size - first);
-        /* the time: a sample's third word; another record's sample_id (pid, tid, time) ends it */
-        uint64_t t = 0;
-        if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof h + 16)
-            memcpy(&t, dst + sizeof h + 8, 8);
-        else if (h.size >= sizeof h + 8)
-            memcpy(&t, dst + h.size - 8, 8);
-        cp->recs[cp->nrecs++] = (struct rec){t, (uint32_t)cp->recbuf_len, h.size};
-        cp->recbuf_len += h.size;
-        tail += h.size;
-    }
-    __atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
-}
-
 static void take_record(struct cpuprof *cp, const char *p, size_t len, uint64_t time)
 {
     struct perf_event_header h;
@@ -865,23 +687,12 @@ static void take_record(struct cpuprof *cp, const char *p, size_t len, uint64_t 
 
 void cpuprof_drain(struct cpuprof *cp)
 {
-    if (!cp || !cp->nrings)
+    if (!cp || !perfring_read(&cp->pr, true))
         return;
-    if (cp->epfd >= 0) {
-        struct epoll_event ev[8];
-        while (epoll_wait(cp->epfd, ev, ARRAY_SIZE(ev), 0) == (int)ARRAY_SIZE(ev)) {
-        }
-    }
-    cp->nrecs = cp->recbuf_len = 0;
-    for (size_t i = 0; i < cp->nrings; i++)
-        read_ring(cp, &cp->rings[i]);
-    if (!cp->nrecs)
-        return;
-    qsort(cp->recs, cp->nrecs, sizeof *cp->recs, cmp_rec);
     batch_begin(cp);
-    for (size_t i = 0; i < cp->nrecs; i++) {
-        const struct rec *r = &cp->recs[i];
-        const char *p = cp->recbuf + r->off;
+    for (size_t i = 0; i < cp->pr.nrecs; i++) {
+        const struct perfring_rec *r = &cp->pr.recs[i];
+        const char *p = cp->pr.buf + r->off;
         struct perf_event_header h;
         memcpy(&h, p, sizeof h);
         if (h.type != PERF_RECORD_SAMPLE)
@@ -893,10 +704,10 @@ void cpuprof_drain(struct cpuprof *cp)
 
 void cpuprof_stop(struct cpuprof *cp)
 {
-    if (!cp || !cp->nrings)
+    if (!cp || !cp->pr.nrings)
         return;
     cpuprof_drain(cp);
-    close_rings(cp);
+    perfring_close(&cp->pr);
     jsonw_reset(&cp->w);
     jsonw_obj_open(&cp->w);
     jsonw_kv_str(&cp->w, "type", "cpuend");
@@ -911,9 +722,7 @@ void cpuprof_free(struct cpuprof *cp)
 {
     if (!cp)
         return;
-    close_rings(cp);
-    free(cp->recbuf);
-    free(cp->recs);
+    perfring_release(&cp->pr);
     free(cp->nodes);
     free(cp->node_index);
     free(cp->spaces);

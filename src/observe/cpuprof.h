@@ -8,20 +8,9 @@
  * the command. Samples carry CLOCK_MONOTONIC times (the event's use_clockid), the clock of every
  * marker, so a test's range selects exactly the samples taken during it.
  *
- * FOLLOWING THE TREE, two ways behind one interface:
- *   cgroup   the events are the run's cgroup's (PERF_FLAG_PID_CGROUP, the cgroup tier's v2 leaf,
- *            contain.h): the kernel samples whatever task of the cgroup runs on that CPU, so a
- *            fork costs nothing.
- *            Needs the perf_event controller on that hierarchy (always so on cgroup v2, and on
- *            a hybrid layout whose perf_event is not bound to a v1 hierarchy) and system-wide
- *            events (root, CAP_PERFMON, or perf_event_paranoid <= 0). A process that moves
- *            itself out of the cgroup is not sampled any more.
- *   inherit  the events are resmon-run's own, opened before the command is started, disabled,
- *            with inherit and enable_on_exec set: the command's copy starts at its exec (resmon-run
- *            never execs, so it is never sampled), and each fork and thread copies them (the
- *            kernel refuses to map the buffer of an inherited event not bound to one CPU, hence
- *            one per CPU: a fork copies as many as there are CPUs, and an exit folds them back).
- *            Works for an unprivileged user on their own processes (perf_event_paranoid <= 2).
+ * FOLLOWING THE TREE: the events and their rings are perfring.h's, either the run's cgroup's
+ * (every task of it sampled on whatever CPU it runs, a fork costs nothing) or resmon-run's own,
+ * inherited by the command from its exec on ("inherit", for an unprivileged user).
  * The cgroup way where the run has a cgroup perf takes, else inherit: an inherited event counts
  * each task's own CPU time, so a process that ends before it has run a sampling period is never
  * sampled, and a tree of short processes is mostly missed (a shell starting 500 short

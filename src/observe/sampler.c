@@ -50,7 +50,7 @@ void sampler_config_init(struct sampler_config *cfg)
 {
     *cfg = (struct sampler_config){
         .interval_ns = NSEC_PER_SEC, .system = true, .tree = true, .proc_events = true,
-        .event_filter = true, .pressure = true};
+        .event_filter = true, .pressure = true, .proc_names = true};
 }
 
 
@@ -236,6 +236,8 @@ static void set_cmd(struct pent *p, const char *raw, size_t n)
     memcpy(c, out, len + 1);
     free(p->cmd);
     p->cmd = c;
+    /* after the read: an exec recorded later surely came after it */
+    p->cmd_ns = clock_ns(CLOCK_MONOTONIC);
 }
 
 /* Its name (comm) as the kernel has it now, into comm; false when gone. */
@@ -315,6 +317,16 @@ static void unnamed_add(struct sampler *s, const struct pent *p)
     s->unnamed[i].n++;
 }
 
+/* What ran, as a process marker says it: its command line, else its name and that the command
+ * line was not read ("" when neither is known). */
+static const char *pent_name(const struct pent *p, char *buf, size_t size)
+{
+    if (p->cmd && p->cmd[0])
+        return p->cmd;
+    snprintf(buf, size, p->comm[0] ? "%s (command line not read)" : "", p->comm);
+    return buf;
+}
+
 static void killed_add(struct sampler *s, const struct pent *p, uint64_t end_ns)
 {
     unsigned cap = ARRAY_SIZE(s->killed);
@@ -324,7 +336,9 @@ static void killed_add(struct sampler *s, const struct pent *p, uint64_t end_ns)
     }
     struct sampler_killed *k = &s->killed[(s->killed_head + s->killed_n++) % cap];
     *k = (struct sampler_killed){.pid = p->pid, .end_ns = end_ns, .rss = p->rss, .max_rss = p->max_rss};
-    snprintf(k->cmd, sizeof k->cmd, "%s", p->cmd && p->cmd[0] ? p->cmd : p->comm);
+    const char *name = pent_name(p, k->cmd, sizeof k->cmd);
+    if (name != k->cmd)
+        snprintf(k->cmd, sizeof k->cmd, "%s", name);
 }
 
 size_t sampler_take_killed(struct sampler *s, struct sampler_killed *out, size_t max)
@@ -345,10 +359,30 @@ const struct pressure *sampler_pressure(const struct sampler *s) { return s ? s-
 void pent_end(struct sampler *s, struct pent *p, uint64_t end_ns, bool remove)
 {
     if (!(p->flags & P_ENDED)) {
+        uint64_t start = p->start_ns ? p->start_ns : MAX(s->t0_ns, s->last_ns);
+        if (end_ns < start)
+            end_ns = start;
+        /* Nothing read names it (it exec'd and was reaped before its command line or name could
+         * be read, or whether it exec'd is not known), or it exec'd after its command line was
+         * read (or inherited: its exec event was not heard): the kernel's record of its last
+         * exec names it. */
+        bool has_cmd = p->cmd && p->cmd[0];
+        if (has_cmd || !p->comm[0]) {
+            char comm[16];
+            /* (an end found by a scan is the sample's time, before the scan read it gone: the
+             * clock now bounds it) */
+            uint64_t until = p->end_ns ? p->end_ns : clock_ns(CLOCK_MONOTONIC);
+            if (names_find(s, p->pid, has_cmd ? MAX(start, p->cmd_ns) : start, until, has_cmd, comm, sizeof comm)) {
+                free(p->cmd);
+                p->cmd = NULL;
+                snprintf(p->comm, sizeof p->comm, "%s", comm);
+            }
+        }
+        char name[PROCFS_COMM_MAX + 32];
         struct jsonw *w = &s->w;
         struct mpay mp;
         mpay_begin(&mp, w, &sampler_process_type);
-        mpay_str(&mp, PROC_CMD, p->cmd && p->cmd[0] ? p->cmd : p->comm);
+        mpay_str(&mp, PROC_CMD, pent_name(p, name, sizeof name));
         mpay_int(&mp, PROC_PID, p->pid);
         if (p->ppid > 0)
             mpay_int(&mp, PROC_PPID, p->ppid);
@@ -370,14 +404,9 @@ void pent_end(struct sampler *s, struct pent *p, uint64_t end_ns, bool remove)
         if (p->max_rss)
             mpay_uint(&mp, PROC_RSS, p->max_rss);
         mpay_end(&mp);
-        uint64_t start = p->start_ns ? p->start_ns : MAX(s->t0_ns, s->last_ns);
-        if (end_ns < start)
-            end_ns = start;
-        /* A process that exec'd and was gone before its command line could be read (the exec
-         * event does not say what it ran): a marker must say what ran, so it is counted, with
-         * its exit, and sampler_finish says so in a warning. */
-        bool named = (p->cmd && p->cmd[0]) || p->comm[0];
-        if (!named)
+        /* Nothing known of what ran: a marker must say what ran, so it is counted, with its
+         * exit, and sampler_finish says so in a warning. */
+        if (!(p->cmd && p->cmd[0]) && !p->comm[0])
             unnamed_add(s, p);
         else if (!jsonw_failed(w))
             marker_emit(s->sink, "process", start, end_ns, CAT_OTHER, w->buf, w->len);
@@ -420,7 +449,8 @@ int sampler_new(const struct sampler_config *cfg, struct contain *c, const struc
     s->t0_ns = s->last_ns = t0_ns;
     s->proc_fd = s->fd_stat = s->fd_meminfo = s->fd_diskstats = s->fd_netdev = -1;
     s->fd_cg_cpu = s->fd_cg_peak = s->nl_fd = -1;
-    s->events_err = -ENOTSUP;
+    s->events_err = s->names_err = -ENOTSUP;
+    perfring_init(&s->names);
     s->self = getpid();
     jsonw_init(&s->w);
     s->hz = sysconf(_SC_CLK_TCK);
@@ -476,6 +506,9 @@ int sampler_new(const struct sampler_config *cfg, struct contain *c, const struc
         s->events_err = cfg->proc_events ? nl_open(s) : -ENOTSUP;
         if (s->events_err == 0)
             s->tot.proc_events = true;
+        /* before the command starts: the events follow it from its exec (perfring.h) */
+        if (cfg->proc_names && !cfg->proc_root)
+            s->names_err = names_open(s);
         if (hash_grow(s, 32) < 0)
             goto fail;
     }
@@ -521,6 +554,7 @@ void sampler_free(struct sampler *s)
     free(s->pids);
     free(s->fset);
     pressure_free(s->psi);
+    perfring_release(&s->names);
     int *fds[] = {&s->proc_fd,  &s->fd_stat,   &s->fd_meminfo, &s->fd_diskstats,
                   &s->fd_netdev, &s->fd_cg_cpu, &s->fd_cg_peak, &s->nl_fd};
     for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
@@ -546,6 +580,8 @@ int sampler_sample(struct sampler *s, uint64_t now_ns, uint64_t ticks, bool fina
         s->tot.missed_ticks += ticks - 1;
     if (!s->cfg.events_after_scan && !s->cfg.events_polled)
         sampler_handle_events(s, now_ns);
+    else if (s->names.nrings)
+        names_drain(s); /* a ring not polled (beside the connector) */
     if (s->cfg.system) {
         struct machine_now m;
         machine_read(s, &m);
@@ -664,6 +700,13 @@ static void spot_read(struct sampler *s, uint64_t now_ns, uint64_t max_age_ns)
 
 int sampler_events_status(const struct sampler *s) { return s ? s->events_err : -ENOTSUP; }
 
+int sampler_names_status(const struct sampler *s) { return s ? s->names_err : -ENOTSUP; }
+
+const char *sampler_names_way(const struct sampler *s)
+{
+    return s && s->names.nrings ? (s->names.cgroup ? "cgroup" : "inherit") : NULL;
+}
+
 void sampler_rescan(struct sampler *s, uint64_t now_ns)
 {
     if (!s || !s->cfg.tree || !s->contain || s->fd_cg_cpu >= 0 || s->nl_fd >= 0)
@@ -732,6 +775,7 @@ void sampler_track(struct sampler *s, pid_t pid, uint64_t now_ns, const char *cm
     /* Between the fork and the exec /proc shows resmon-run's own command line, and a command
      * may be gone before a scan reads it: the command line it is exec'd with is the truth. */
     if (cmd && (p->cmd = strdup(cmd))) {
+        p->cmd_ns = now_ns;
         p->flags |= P_CMD_TRIED | P_CMD_GIVEN;
         /* its exec has happened (spawn waits for it); its event comes, unless the filter the
          * exec met dropped it (a pid outside its window) */
@@ -778,8 +822,8 @@ void sampler_finish(struct sampler *s, uint64_t now_ns)
     if (s->tot.processes_unnamed) {
         char msg[512];
         size_t n = (size_t)snprintf(msg, sizeof msg,
-                                    "%llu process%s of the tree exited before %s command line could be read, "
-                                    "so %s no process marker (",
+                                    "%llu process%s of the tree exited before %s command line or name could be "
+                                    "read, so %s no process marker (",
                                     (unsigned long long)s->tot.processes_unnamed,
                                     s->tot.processes_unnamed == 1 ? "" : "es",
                                     s->tot.processes_unnamed == 1 ? "its" : "their",
@@ -788,7 +832,10 @@ void sampler_finish(struct sampler *s, uint64_t now_ns)
             n += (size_t)snprintf(msg + n, sizeof msg - n, "%s%s: %llu", i ? ", " : "", s->unnamed[i].exit,
                                   (unsigned long long)s->unnamed[i].n);
         if (n < sizeof msg)
-            snprintf(msg + n, sizeof msg - n, ")");
+            n += (size_t)snprintf(msg + n, sizeof msg - n, ")");
+        if (n < sizeof msg && s->tot.names_lost)
+            snprintf(msg + n, sizeof msg - n, "; the kernel dropped %llu names of execs (a full ring)",
+                     (unsigned long long)s->tot.names_lost);
         struct mpay p;
         mpay_begin(&p, &s->w, &marker_warning_type);
         mpay_str(&p, WARNING_MESSAGE, msg);

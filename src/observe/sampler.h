@@ -33,6 +33,14 @@
  *     per-process figure. Without CN_PROC a process that starts and ends between two samples
  *     gets no marker of its own, but its CPU time is still counted exactly (cgroup cpu.stat, or
  *     its parent's cutime/cstime, or wait4 rusage).
+ * How every process is named: by its command line, read from /proc when the process is learned
+ * and again at each exec. A process that exec'd and was reaped before that read has none left to
+ * read; its name is then the one the kernel gave it at the exec (15 bytes: the program's file
+ * name, cut), taken from the kernel's own record (perf side-band records, sampler_names.c:
+ * opened by sampler_new, before the command starts; where perf events cannot be opened, a name
+ * still in /proc), and its marker's command line says it was not read ("true (command line not
+ * read)"). Only a process of which nothing is known is counted unnamed, by exit, in an
+ * "unnamed processes" warning at the end.
  * A process marker's cpuTime and maxRSS include the children it waited for (as wait4 and time(1)
  * report them); they are exact for processes resmon-run reaps itself (sampler_reaped) and the
  * last observed figures otherwise.
@@ -43,7 +51,8 @@
  * or a second has passed (IO totals stay exact; a near-idle process's bytes may show up to a
  * second late); status (VmHWM) when RSS grew or a second has passed. Buffers and tables are
  * reused, so steady-state sampling does not allocate.
- * Syscalls used after sampler_new: openat, pread64, read, close, recvfrom (netlink).
+ * Syscalls used after sampler_new: openat, pread64, read, close, recvfrom (netlink), epoll_wait,
+ * munmap (the names' rings).
  */
 #ifndef RESMON_SAMPLER_H
 #define RESMON_SAMPLER_H
@@ -79,6 +88,8 @@ struct sampler_config {
     bool event_filter;    /* with it, a kernel filter passing the tree's events only (procfilter.h;
                            * default true) */
     bool pressure;        /* read pressure stall information (pressure.h; default true) */
+    bool proc_names;      /* the kernel's names of processes gone before their command line was
+                           * read (sampler_names.c; default true) */
     const char *proc_root; /* NULL = "/proc"; tests point it at fixture files (machine part) */
     const char *sys_block; /* NULL = "/sys/block" (names of whole disks) */
     bool events_polled;   /* the caller reads the events whenever sampler_event_fd is readable
@@ -87,7 +98,8 @@ struct sampler_config {
                                as when a fork races the scan */
 };
 
-/* Defaults: interval 1 s, no PSS, system, tree, proc_events and event_filter on, real /proc. */
+/* Defaults: interval 1 s, no PSS, system, tree, proc_events, event_filter and proc_names on, real
+ * /proc. */
 void sampler_config_init(struct sampler_config *cfg);
 
 /* Totals for the summary and the profile's end. */
@@ -103,6 +115,7 @@ struct sampler_totals {
     uint64_t processes_ended;  /* processes ended */
     uint64_t processes_unnamed; /* ... of which gone before anything named them: no marker */
     uint64_t lost_events;      /* process-connector overflows (ENOBUFS) */
+    uint64_t names_lost;       /* the kernel's names lost (a full ring, sampler_names.c) */
     uint64_t events;           /* process events read (what the kernel's filter let through) */
     uint64_t major_faults;     /* the tree's major page faults so far */
     bool count_known;          /* the last sample counted the tree: */
@@ -142,6 +155,12 @@ void sampler_rescan(struct sampler *s, uint64_t now_ns);
 /* Whether the tree's processes are learned from the process connector: 0, or why not (-EPERM: an
  * unprivileged user; -ENOTSUP: not asked for or no tree to watch). For -v. */
 int sampler_events_status(const struct sampler *s);
+/* Whether the kernel's names of exec'd processes are read (sampler_names.c): 0, or why not
+ * (-errno of perf_event_open or its mapping; -ENOTSUP: not asked for or no tree to watch). For
+ * -v. */
+int sampler_names_status(const struct sampler *s);
+/* How they follow the tree: "cgroup" or "inherit" (perfring.h), NULL when not read. */
+const char *sampler_names_way(const struct sampler *s);
 /* The tree's RSS at the last sample (bytes), 0 if unknown. */
 uint64_t sampler_tree_rss(const struct sampler *s);
 /* The tree's RSS now (bytes, 0 if unknown): the processes the sampler knows, each read again
@@ -187,9 +206,12 @@ struct sampler_proc {
 };
 size_t sampler_started_since(const struct sampler *s, uint64_t since_ns, struct sampler_proc *out, size_t max);
 
-/* The process-connector socket to poll for POLLIN, or -1 when not in use. */
+/* The descriptor to poll for POLLIN: the process-connector socket, else the kernel's names' rings
+ * (sampler_names.c; read with the connector's events when there is one), or -1 when neither is in
+ * use. */
 int sampler_event_fd(const struct sampler *s);
-/* Read every pending process event (non-blocking); call when sampler_event_fd() is readable. */
+/* Read every pending process event and name (non-blocking); call when sampler_event_fd() is
+ * readable. */
 void sampler_handle_events(struct sampler *s, uint64_t now_ns);
 
 /* End the "process" marker of every process still known (exit left out): call once when the

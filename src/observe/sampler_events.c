@@ -256,6 +256,7 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
                 if (p->ppid != s->self) {
                     if (pcmd)
                         p->cmd = strdup(pcmd);
+                    p->cmd_ns = ev->timestamp_ns;
                     pent_end(s, p, s->early[i].ns, false);
                     return;
                 }
@@ -263,6 +264,7 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
         /* Until it execs, a forked child runs its parent's program with its arguments. */
         if (pcmd)
             p->cmd = strdup(pcmd);
+        p->cmd_ns = ev->timestamp_ns;
         p->flags |= P_CMD_TRIED | P_FORK_SEEN;
         /* The filter in effect now is the one its exec met, if it exec'd before it joined the set */
         if (p->pid >= s->win_lo && p->pid < s->win_hi)
@@ -330,7 +332,11 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
 
 void sampler_handle_events(struct sampler *s, uint64_t now_ns)
 {
-    if (!s || s->nl_fd < 0)
+    if (!s)
+        return;
+    if (s->names.nrings)
+        names_drain(s); /* (sampler_names.c) */
+    if (s->nl_fd < 0)
         return;
     union {
         struct nlmsghdr h;
@@ -368,4 +374,7 @@ void sampler_handle_events(struct sampler *s, uint64_t now_ns)
     (void)now_ns;
 }
 
-int sampler_event_fd(const struct sampler *s) { return s ? s->nl_fd : -1; }
+int sampler_event_fd(const struct sampler *s)
+{
+    return !s ? -1 : s->nl_fd >= 0 ? s->nl_fd : perfring_fd(&s->names);
+}

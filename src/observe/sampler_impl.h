@@ -1,11 +1,12 @@
 /* sampler_impl.h — what the sampler's parts share; not for other modules (they include
- * sampler.h). The sampler is one object in four files, one concern each:
+ * sampler.h). The sampler is one object in five files, one concern each:
  *   sampler.c          the table of the tree's processes (pid, starttime) → entry, a process's
  *                      end and its "Process" marker, and the public calls (sampler.h);
  *   sampler_machine.c  the machine's sample and markers;
  *   sampler_tree.c     reading a process's /proc files, the scan of the tree, its totals and
  *                      markers;
- *   sampler_events.c   the process connector and its kernel-side filter.
+ *   sampler_events.c   the process connector and its kernel-side filter;
+ *   sampler_names.c    the kernel's names of the tree's processes (perf records of their execs).
  * The state they share is struct sampler below; each part touches its own block of it (the
  * comments name them) and reaches the others through the calls declared here. */
 #ifndef RESMON_SAMPLER_IMPL_H
@@ -21,6 +22,7 @@
 #include "base/jsonw.h"
 #include "base/markers.h"
 #include "base/util.h"
+#include "observe/perfring.h"
 #include "observe/procfs.h"
 #include "observe/sampler.h"
 
@@ -65,6 +67,8 @@ struct pent {
     uint64_t cpu_ns_final; /* from rusage when reaped */
     char comm[PROCFS_COMM_MAX];
     char *cmd; /* malloc'ed once per exec, NULL unknown */
+    uint64_t cmd_ns; /* when cmd was read, or inherited at the fork: an exec the kernel recorded
+                      * after it (sampler_names.c) makes it another program's */
 };
 
 /* The text a reader parsed last and what it made of it. Idle disks and a quiet network leave
@@ -158,6 +162,16 @@ struct sampler {
         uint64_t n;
     } unnamed[8]; /* processes gone before they could be named, by exit */
     unsigned unnamed_kinds;
+    /* the kernel's names (sampler_names.c): the events, and the last names read from them */
+    struct perfring names;
+    int names_err; /* 0 with them, else why not (-errno; -ENOTSUP: not asked for) */
+    struct kname {
+        pid_t pid;
+        uint64_t ns; /* when it took the name */
+        bool exec;   /* at an exec (else by PR_SET_NAME) */
+        char comm[16];
+    } knames[4096];
+    unsigned knames_next;
     struct sampler_killed killed[16]; /* ring: deaths by SIGKILL not yet taken */
     unsigned killed_head, killed_n;
     struct pressure *psi;
@@ -287,5 +301,15 @@ void tree_emit(struct sampler *s, struct tree_now *t, uint64_t start, uint64_t e
 int nl_open(struct sampler *s);
 /* Hand the kernel-side filter the tree as known now, when it changed. */
 void filter_sync(struct sampler *s);
+
+/* ---- the kernel's names (sampler_names.c) ---- */
+
+/* Open the events (before the command starts): 0 or -errno. */
+int names_open(struct sampler *s);
+/* Read the names the kernel has written since the last call. */
+void names_drain(struct sampler *s);
+/* The newest name pid took (exec: at an exec, not by PR_SET_NAME) after after_ns and before
+ * end_ns (0: not ended), read now: false when the kernel left none (or none is kept). */
+bool names_find(struct sampler *s, pid_t pid, uint64_t after_ns, uint64_t end_ns, bool exec, char *comm, size_t size);
 
 #endif

@@ -353,6 +353,15 @@ static int setup_observers(struct sv *sv, bool parse)
             log_msg("process events: unavailable (%s): the tree is learned at each sample, and a "
                     "process that starts and ends between two samples gets no marker of its own",
                     strerror(-er));
+        int nr = sampler_names_status(sv->sampler);
+        if (nr == 0)
+            log_msg("process names: the kernel's record of each exec (perf events, %s): a process "
+                    "gone before its command line is read is named by its program",
+                    sampler_names_way(sv->sampler));
+        else if (nr != -ENOTSUP)
+            log_msg("process names: the kernel's records unavailable (%s): a process gone before its "
+                    "command line or name is read is counted unnamed",
+                    strerror(-nr));
     }
     if (o->interval_ns && (r = start_timer(sv)) < 0) {
         log_errno(r, "cannot set up the sampling timer");
