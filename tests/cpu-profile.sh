@@ -88,11 +88,12 @@ beta_pid=$(awk -F'\t' '$2 ~ /^burn_beta/ { print $1; exit }' "$T/samples")
 [ "$alpha_pid" != "$beta_pid" ] || fail "the forked child's samples are under its parent's pid"
 # the stacks go up to main, from a named library
 grep -q "	burn_gamma < main < " "$T/samples" || fail "no stack burn_gamma < main: $(sort "$T/samples" | uniq -c | sort -rn | head)"
-# a thread per sampled thread, the child's named as its parent (it was gone before its name was read)
+# a thread per sampled thread, the child's named as its parent (it was gone before its name was
+# read), its stacks Running as the front-end takes a stack's category (from its frame)
 "$CHECK" --threads "$T/p.json" >"$T/threads"
 for p in "$alpha_pid" "$beta_pid"; do
-    [ "$(awk -F'\t' -v p="$p" '$1 == p && $2 == p && $3 == "cpuburn"' "$T/threads" | wc -l)" -eq 1 ] ||
-        fail "not one thread named cpuburn for process $p: $(cat "$T/threads")"
+    [ "$(awk -F'\t' -v p="$p" '$1 == p && $2 == p && $3 == "cpuburn" && $6 == "Running"' "$T/threads" | wc -l)" -eq 1 ] ||
+        fail "not one thread named cpuburn, Running, for process $p: $(cat "$T/threads")"
 done
 # the front-end sees them: a process track each, its samples counted
 if frontend_available; then

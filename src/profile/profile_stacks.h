@@ -12,8 +12,11 @@
  * line lacks them), so a process that ran the whole run spans it, and ends where the process did
  * when its process marker says so (pstacks_note_end: killed at the stop, the track ends there).
  * Each stack taken is one sample at the time it was taken (made strictly increasing, 1 us apart
- * at least), whose stack is the thread's frames under a root frame naming the thread ("thread TID NAME"). The category of every stack of a thread
- * is its state when dumped (markers.h: Running, Sleeping, Disk wait, Stopped; Other for the rest,
+ * at least), whose stack is the thread's frames under a root frame naming the thread ("thread TID NAME"); before the
+ * first, where the thread started (when the line says it), a sample of a frame "(not sampled before the dump)"
+ * under that root, of category Other: nothing is known of that time (without it the front-end hatches that time
+ * as "this buffer was empty"; a sample without a stack it takes for broken data). The category of every other
+ * stack of a thread, and of its frames (the front-end takes a stack's from its frame's), is its state when dumped (markers.h: Running, Sleeping, Disk wait, Stopped; Other for the rest,
  * and for a stream whose meta lacks those categories), so the one thread spinning stands out in
  * the activity graph. A function is a distinct name, source file and line (funcTable fileName and
  * lineNumber, where debuginfo gave them), and library (a resource of type library, by its file's
@@ -68,10 +71,12 @@ struct ptables {
     const size_t *sstack;
     const double *stime;
     size_t nsample;
+    size_t unseen; /* 1 + the function standing for the time before the first stack, whose frame is
+                    * of category Other (0: none) */
 };
 /* Its members of a thread object open in w: unregisterTime (null), pausedRanges (none),
- * showMarkersInTimeline (false), then from "samples" to "markers" (empty), every stack of
- * category cat (a number's text). */
+ * showMarkersInTimeline (false), then from "samples" to "markers" (empty), every stack and frame
+ * of category cat (a number's text) but the unseen one's. */
 void ptables_write(struct jsonw *w, const struct ptables *t, const char *cat);
 
 #endif
