@@ -326,10 +326,14 @@ static int check_thread_common(const cJSON *th, bool dumped)
     if (!dumped && (!cJSON_IsString(pid) || strcmp(pid->valuestring, "0") != 0 || !is_int(tid)))
         return fail("thread.pid must be the string \"0\" and tid a number");
     /* a dumped thread: its process's pid, as a string, and its own tid, the same number for the
-     * main thread only */
+     * main thread only (the dump's copy of a main thread also sampled is not: it is named "NAME
+     * (at the stop)", profile_stacks.h) */
     const cJSON *main_thread = cJSON_GetObjectItemCaseSensitive(th, "isMainThread");
+    const cJSON *tname = cJSON_GetObjectItemCaseSensitive(th, "name");
+    const char *at_stop = strstr(tname->valuestring, " (at the stop)");
+    bool copy = at_stop && !at_stop[14];
     if (dumped && (!cJSON_IsString(pid) || !is_int(tid) || atof(pid->valuestring) <= 0 || tid->valuedouble <= 0 ||
-                   (atof(pid->valuestring) == tid->valuedouble) != cJSON_IsTrue(main_thread)))
+                   (atof(pid->valuestring) == tid->valuedouble && !copy) != cJSON_IsTrue(main_thread)))
         return fail("a dumped thread: pid must be its process's as a string, tid its own, the same for the main "
                     "thread only");
     const cJSON *x;

@@ -230,6 +230,10 @@ fi
 st=$?
 [ $st -eq 124 ] || fail "timeout: status $st"
 profile_ok "$T/to.json" || fail "the profile of a timeout with samples is not valid"
+# the dump's stacks of the sampled main thread: a thread of that process next to the sampled one
+# (profile_ok: every thread with samples has a track in the front-end)
+"$CHECK" --threads "$T/to.json" | awk -F'\t' '$1 == $2 && $3 == "cpuburn (at the stop)" { k++ } $1 == $2 && $3 == "cpuburn" { n++ }
+    END { exit !(k == 1 && n == 1) }' || fail "the dump and the samples of the main thread: $("$CHECK" --threads "$T/to.json")"
 "$CHECK" --sample-times "$T/to.json" | awk -F'\t' '$2 ~ /^burn_alpha < main/ { n++ } END { exit !(n >= 20) }' ||
     fail "no samples before the timeout: $("$CHECK" --sample-times "$T/to.json" | cut -f1,2 | sort | uniq -c | sort -rn | head -5)"
 

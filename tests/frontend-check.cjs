@@ -6,7 +6,8 @@
 //     is one its type declares optional (the marker types of this build: check-profile --schemas);
 //   * every marker of a type with a colour field has a colour the front-end knows;
 //   * every counter has samples; one that stayed at zero is hidden, the others are shown;
-//   * no other top-level track has the name of the run's own.
+//   * no other top-level track has the name of the run's own;
+//   * every thread with samples has a track.
 // Usage: node frontend-check.cjs VALIDATOR SCHEMAS.json FILE
 // Prints one line of facts on success ("ok markers=N counters=A|B tracks=X|Y types=T:N,...
 // threads=A|B loadMs=N hidden=X|Y colors=TYPE:c/d,... rows=CATEGORY / NAME (N)|...")
@@ -66,6 +67,17 @@ for (const g of globals)
     if (zero && !hidden) problems.push(`counter ${c.name} stayed at zero but its track is shown`);
     if (!zero && hidden) problems.push(`counter ${c.name} measured something but its track is hidden`);
   }
+// Every thread with samples has a track: the front-end makes one thread of a pid its process's
+// track and the others local tracks, and a second main thread of the same pid gets none (its
+// stacks would be in no view).
+const tracked = new Set();
+for (const g of globals) {
+  if (g.mainThreadIndex !== undefined && g.mainThreadIndex !== null) tracked.add(g.mainThreadIndex);
+  for (const l of g.local || []) if (l.type === 'thread') tracked.add(l.threadIndex);
+}
+for (const t of r.threads || [])
+  if (t.samples > 0 && !tracked.has(t.index))
+    problems.push(`thread ${t.index} (${t.name}, pid ${t.pid} tid ${t.tid}) has samples but no track`);
 const run = globals.find((g) => g.pid === '0');
 if (run && globals.some((g) => g !== run && g.name === run.name))
   problems.push(`the run's track and another top-level track are both named ${run.name}`);

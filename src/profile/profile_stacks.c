@@ -521,7 +521,7 @@ void ptables_write(struct jsonw *w, const struct ptables *t, const char *cat)
 }
 
 static void write_thread(struct jsonw *w, const cJSON *first, const struct tables *t, unsigned ncat, bool same_name,
-                         double end)
+                         bool sampled, double end)
 {
     const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(first, "process");
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(first, "thread");
@@ -548,14 +548,18 @@ static void write_thread(struct jsonw *w, const cJSON *first, const struct table
     else
         jsonw_double(w, end, 3);
     jsonw_kv_double(w, "registerTime", MIN(MAX(reg, start), at), 3);
-    if (same_name) {
+    if (sampled) { /* the sampled stacks' thread is the process's (profile_cpu.h) */
+        char named[64];
+        snprintf(named, sizeof named, "%.40s (at the stop)", cJSON_IsString(name) ? name->valuestring : pidstr);
+        jsonw_kv_str(w, "name", named);
+    } else if (same_name) {
         char named[64];
         snprintf(named, sizeof named, "%.40s (pid %d)", name->valuestring, pid);
         jsonw_kv_str(w, "name", named);
     } else {
         jsonw_kv_str(w, "name", cJSON_IsString(name) && name->valuestring[0] ? name->valuestring : pidstr);
     }
-    jsonw_kv_bool(w, "isMainThread", tid == pid);
+    jsonw_kv_bool(w, "isMainThread", tid == pid && !sampled);
     jsonw_kv_str(w, "pid", pidstr);
     jsonw_kv_int(w, "tid", tid);
 
@@ -567,7 +571,8 @@ static void write_thread(struct jsonw *w, const cJSON *first, const struct table
     jsonw_obj_close(w);
 }
 
-void pstacks_write(const struct pstacks *ps, unsigned ncat, const char *run_name, struct jsonw *w)
+void pstacks_write(const struct pstacks *ps, unsigned ncat, const char *run_name,
+                   bool (*sampled)(const void *ctx, int pid, int tid), const void *ctx, struct jsonw *w)
 {
     struct key *k;
     size_t n = distinct_threads(ps, &k);
@@ -583,7 +588,7 @@ void pstacks_write(const struct pstacks *ps, unsigned ncat, const char *run_name
             add_sample(&t, line);
         }
         if (!t.failed && first)
-            write_thread(w, first, &t, ncat, homonym(ps, first, run_name),
+            write_thread(w, first, &t, ncat, homonym(ps, first, run_name), sampled && sampled(ctx, k[p].pid, k[p].tid),
                          end_of(ps, k[p].pid, t.nsample ? t.stime[t.nsample - 1] : 0));
         free_tables(&t);
     }

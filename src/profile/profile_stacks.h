@@ -32,6 +32,7 @@
 #ifndef RESMON_PROFILE_STACKS_H
 #define RESMON_PROFILE_STACKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/jsonw.h"
@@ -44,9 +45,13 @@ struct pstacks;
 int pstacks_add(struct pstacks **ps, const char *line, size_t len);
 /* The thread of each dumped thread, comma-separated, into w (freshly initialised or reset: the
  * threads are its top-level values). ncat: the categories the profile's meta has; run_name: the
- * run's own thread's name (NULL: none), which a dumped main thread's is told apart from. Nothing when
- * there is none. */
-void pstacks_write(const struct pstacks *ps, unsigned ncat, const char *run_name, struct jsonw *w);
+ * run's own thread's name (NULL: none), which a dumped main thread's is told apart from;
+ * sampled(ctx, pid, tid): whether the profile has that thread's sampled stacks too (profile_cpu.h;
+ * NULL: none), whose thread is then the process's main one: the dump's is a thread of that process
+ * named "NAME (at the stop)" (the front-end gives a second main thread of a pid no track at all).
+ * Nothing when there is none. */
+void pstacks_write(const struct pstacks *ps, unsigned ncat, const char *run_name,
+                   bool (*sampled)(const void *ctx, int pid, int tid), const void *ctx, struct jsonw *w);
 /* A process of the tree ended at end_ms (its process marker): a dumped one's track ends there
  * (processShutdownTime; null while it lives). Others are ignored. */
 void pstacks_note_end(struct pstacks *ps, int pid, double end_ms);
