@@ -7,7 +7,8 @@
 //   * every marker of a type with a colour field has a colour the front-end knows;
 //   * every counter has samples; one that stayed at zero is hidden, the others are shown;
 //   * no other top-level track has the name of the run's own;
-//   * every thread with samples has a track.
+//   * every thread with samples has a track;
+//   * no marker shows an empty list or table field.
 // Usage: node frontend-check.cjs VALIDATOR SCHEMAS.json FILE
 // Prints one line of facts on success ("ok markers=N counters=A|B tracks=X|Y types=T:N,...
 // threads=A|B loadMs=N hidden=X|Y colors=TYPE:c/d,... rows=CATEGORY / NAME (N)|...")
@@ -78,6 +79,12 @@ for (const g of globals) {
 for (const t of r.threads || [])
   if (t.samples > 0 && !tracked.has(t.index))
     problems.push(`thread ${t.index} (${t.name}, pid ${t.pid} tid ${t.tid}) has samples but no track`);
+// A field the tooltip and the sidebar show empty (an empty list or table) says nothing: it is left
+// out.
+for (const [key, list] of Object.entries(r.samples || {}))
+  for (const m of list)
+    for (const [field, v] of Object.entries(m.fields || {}))
+      if (/^\[(list|table)\] \[\]$/.test(v)) problems.push(`${key}: the field ${field} is shown empty`);
 const run = globals.find((g) => g.pid === '0');
 if (run && globals.some((g) => g !== run && g.name === run.name))
   problems.push(`the run's track and another top-level track are both named ${run.name}`);
