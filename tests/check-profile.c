@@ -14,7 +14,10 @@
  *                                       " < " (a dumped thread's root, "thread TID NAME", last)
  *   check-profile --sample-times FILE   the same, each line ending in TAB the sample's time
  *   check-profile --threads FILE        one line per thread after the run's own: pid, tid, name,
- *                                       process start, thread start, its stacks' category
+ *                                       process start, thread start, its stacks' category (as
+ *                                       the front-end takes it: the frame's), first sample's time
+ *                                       (--samples and the category leave out the dump's sample
+ *                                       for the time before a thread's first stack)
  *   check-profile --schemas             the marker types of this build (markers.h) as JSON:
  *                                       {"Type":{"fields":[...],"optional":[...]},...}
  *
@@ -323,10 +326,14 @@ static int check_thread_common(const cJSON *th, bool dumped)
     if (!dumped && (!cJSON_IsString(pid) || strcmp(pid->valuestring, "0") != 0 || !is_int(tid)))
         return fail("thread.pid must be the string \"0\" and tid a number");
     /* a dumped thread: its process's pid, as a string, and its own tid, the same number for the
-     * main thread only */
+     * main thread only (the dump's copy of a main thread also sampled is not: it is named "NAME
+     * (at the stop)", profile_stacks.h) */
     const cJSON *main_thread = cJSON_GetObjectItemCaseSensitive(th, "isMainThread");
+    const cJSON *tname = cJSON_GetObjectItemCaseSensitive(th, "name");
+    const char *at_stop = strstr(tname->valuestring, " (at the stop)");
+    bool copy = at_stop && !at_stop[14];
     if (dumped && (!cJSON_IsString(pid) || !is_int(tid) || atof(pid->valuestring) <= 0 || tid->valuedouble <= 0 ||
-                   (atof(pid->valuestring) == tid->valuedouble) != cJSON_IsTrue(main_thread)))
+                   (atof(pid->valuestring) == tid->valuedouble && !copy) != cJSON_IsTrue(main_thread)))
         return fail("a dumped thread: pid must be its process's as a string, tid its own, the same for the main "
                     "thread only");
     const cJSON *x;
@@ -459,7 +466,8 @@ static int check_dumped(const cJSON *th, int ncat)
                            cJSON_GetArraySize(sa), true)) ||
         (r = check_indexes(cJSON_GetObjectItemCaseSensitive(th, "resourceTable"), "resourceTable", "name",
                            cJSON_GetArraySize(sa), false)) ||
-        (r = check_indexes(st, "stackTable", "category", ncat, false)))
+        (r = check_indexes(st, "stackTable", "category", ncat, false)) ||
+        (r = check_indexes(cJSON_GetObjectItemCaseSensitive(th, "frameTable"), "frameTable", "category", ncat, true)))
         return r;
     const cJSON *res;
     cJSON_ArrayForEach(res, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(th, "funcTable"), "resource"))
@@ -767,8 +775,52 @@ static int print_schemas(void)
     return 0;
 }
 
+/* The category of stack k as the front-end has it: its upgraders drop stackTable.category where
+ * the frameTable has the column (even all null), then take the frame's, else the prefix's, else
+ * the first grey category (its default). -1: a stack out of range. */
+static int stack_category(const cJSON *th, const cJSON *cats, int k)
+{
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(th, "stackTable");
+    const cJSON *fc = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(th, "frameTable"), "category");
+    if (!cJSON_IsArray(fc))
+        fc = NULL; /* no frame column: the upgraders keep the stack's */
+    for (int depth = 0; k >= 0 && k < table_len(th, "stackTable") && depth < 100000; depth++) {
+        const cJSON *c = fc ? cJSON_GetArrayItem(fc, (int)cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(st, "frame"), k)->valuedouble)
+                            : cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(st, "category"), k);
+        if (is_int(c))
+            return (int)c->valuedouble;
+        const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(st, "prefix"), k);
+        k = cJSON_IsNull(p) ? -1 : (int)p->valuedouble;
+    }
+    int i = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cats)
+    {
+        const cJSON *color = cJSON_GetObjectItemCaseSensitive(c, "color");
+        if (cJSON_IsString(color) && !strcmp(color->valuestring, "grey"))
+            return i;
+        i++;
+    }
+    return 0;
+}
+
+/* The frame a dumped thread's first sample holds for the time before its first stack (profile_stacks.h). */
+#define UNSEEN_FRAME "(not sampled before the dump)"
+
+/* Whether stack k of th is that frame's. */
+static bool unseen_stack(const cJSON *th, int k)
+{
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(th, "stackTable");
+    int f = (int)cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(st, "frame"), k)->valuedouble;
+    int u = (int)cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(th, "frameTable"), "func"), f)->valuedouble;
+    const cJSON *n = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(th, "stringArray"),
+                                        (int)cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(th, "funcTable"), "name"), u)->valuedouble);
+    return cJSON_IsString(n) && !strcmp(n->valuestring, UNSEEN_FRAME);
+}
+
 /* --threads: the dumped threads, a line each: pid, tid, name, processStartupTime, registerTime,
- * and the category of its stacks by name (every stack of a dumped thread has its state's). */
+ * the category of its sampled stacks by name (every stack of a dumped thread has its state's, but
+ * UNSEEN_FRAME's), as the front-end shows it, and its first sample's time (- none). */
 static int print_threads(const char *buf, size_t len)
 {
     cJSON *root = cJSON_ParseWithLength(buf, len);
@@ -779,23 +831,29 @@ static int print_threads(const char *buf, size_t len)
         return fail("not a full profile");
     }
     for (const cJSON *th = threads->child ? threads->child->next : NULL; th; th = th->next) {
-        const cJSON *sc = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(th, "stackTable"), "category");
         const char *cat = "-";
-        const cJSON *c;
-        cJSON_ArrayForEach(c, sc)
+        const cJSON *smp;
+        cJSON_ArrayForEach(smp, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(th, "samples"), "stack"))
         {
-            const cJSON *name = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cats, (int)c->valuedouble), "name");
+            int k = (int)smp->valuedouble;
+            if (unseen_stack(th, k))
+                continue;
+            const cJSON *name = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cats, stack_category(th, cats, k)), "name");
             const char *n = cJSON_IsString(name) ? name->valuestring : "?";
             if (strcmp(cat, "-") && strcmp(cat, n))
                 cat = "(mixed)";
             else
                 cat = n;
         }
-        printf("%s\t%d\t%s\t%.3f\t%.3f\t%s\n", cJSON_GetObjectItemCaseSensitive(th, "pid")->valuestring,
+        const cJSON *t0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(th, "samples"), "time"), 0);
+        char first[32] = "-";
+        if (cJSON_IsNumber(t0))
+            snprintf(first, sizeof first, "%.3f", t0->valuedouble);
+        printf("%s\t%d\t%s\t%.3f\t%.3f\t%s\t%s\n", cJSON_GetObjectItemCaseSensitive(th, "pid")->valuestring,
                (int)cJSON_GetObjectItemCaseSensitive(th, "tid")->valuedouble,
                cJSON_GetObjectItemCaseSensitive(th, "name")->valuestring,
                cJSON_GetObjectItemCaseSensitive(th, "processStartupTime")->valuedouble,
-               cJSON_GetObjectItemCaseSensitive(th, "registerTime")->valuedouble, cat);
+               cJSON_GetObjectItemCaseSensitive(th, "registerTime")->valuedouble, cat, first);
     }
     cJSON_Delete(root);
     return 0;
@@ -821,6 +879,10 @@ static int print_samples(const char *buf, size_t len, bool with_times)
         const cJSON *at = cJSON_IsArray(times) ? times->child : NULL;
         cJSON_ArrayForEach(smp, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(th, "samples"), "stack"))
         {
+            if (unseen_stack(th, (int)smp->valuedouble)) { /* nothing known of that time */
+                at = at ? at->next : NULL;
+                continue;
+            }
             printf("%s\t", cJSON_GetObjectItemCaseSensitive(th, "pid")->valuestring);
             for (int k = (int)smp->valuedouble, first = 1; k >= 0; first = 0) {
                 int f = (int)cJSON_GetArrayItem(frame, k)->valuedouble;

@@ -88,11 +88,12 @@ beta_pid=$(awk -F'\t' '$2 ~ /^burn_beta/ { print $1; exit }' "$T/samples")
 [ "$alpha_pid" != "$beta_pid" ] || fail "the forked child's samples are under its parent's pid"
 # the stacks go up to main, from a named library
 grep -q "	burn_gamma < main < " "$T/samples" || fail "no stack burn_gamma < main: $(sort "$T/samples" | uniq -c | sort -rn | head)"
-# a thread per sampled thread, the child's named as its parent (it was gone before its name was read)
+# a thread per sampled thread, the child's named as its parent (it was gone before its name was
+# read), its stacks Running as the front-end takes a stack's category (from its frame)
 "$CHECK" --threads "$T/p.json" >"$T/threads"
 for p in "$alpha_pid" "$beta_pid"; do
-    [ "$(awk -F'\t' -v p="$p" '$1 == p && $2 == p && $3 == "cpuburn"' "$T/threads" | wc -l)" -eq 1 ] ||
-        fail "not one thread named cpuburn for process $p: $(cat "$T/threads")"
+    [ "$(awk -F'\t' -v p="$p" '$1 == p && $2 == p && $3 == "cpuburn" && $6 == "Running"' "$T/threads" | wc -l)" -eq 1 ] ||
+        fail "not one thread named cpuburn, Running, for process $p: $(cat "$T/threads")"
 done
 # the front-end sees them: a process track each, its samples counted
 if frontend_available; then
@@ -229,6 +230,10 @@ fi
 st=$?
 [ $st -eq 124 ] || fail "timeout: status $st"
 profile_ok "$T/to.json" || fail "the profile of a timeout with samples is not valid"
+# the dump's stacks of the sampled main thread: a thread of that process next to the sampled one
+# (profile_ok: every thread with samples has a track in the front-end)
+"$CHECK" --threads "$T/to.json" | awk -F'\t' '$1 == $2 && $3 == "cpuburn (at the stop)" { k++ } $1 == $2 && $3 == "cpuburn" { n++ }
+    END { exit !(k == 1 && n == 1) }' || fail "the dump and the samples of the main thread: $("$CHECK" --threads "$T/to.json")"
 "$CHECK" --sample-times "$T/to.json" | awk -F'\t' '$2 ~ /^burn_alpha < main/ { n++ } END { exit !(n >= 20) }' ||
     fail "no samples before the timeout: $("$CHECK" --sample-times "$T/to.json" | cut -f1,2 | sort | uniq -c | sort -rn | head -5)"
 

@@ -57,6 +57,11 @@ done
     fail "not a thread per OS thread with its name and state: $(cat "$T/threads")"
 [ "$(cut -f2 "$T/threads" | sort -u | wc -l)" -eq 4 ] && grep -q "^$pid	$pid	stuck	" "$T/threads" ||
     fail "the threads' tids: $(cat "$T/threads")"
+# (the category as the front-end takes it: the frames'.) Nothing is known of a thread before its
+# first stack: a sample without one where it started, or the front-end hatches that time as "this
+# buffer was empty"
+awk -F'\t' '$7 != $5 { bad = 1 } END { exit bad || NR != 4 }' "$T/threads" ||
+    fail "a thread's samples do not start where it did: $(cat "$T/threads")"
 # The process's start (/proc's, floored to a clock tick) lies between the command's start and
 # when the sampler first saw the process (its process marker); a thread's start within its life.
 tick=$((1000 / $(getconf CLK_TCK)))

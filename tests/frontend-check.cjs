@@ -6,7 +6,9 @@
 //     is one its type declares optional (the marker types of this build: check-profile --schemas);
 //   * every marker of a type with a colour field has a colour the front-end knows;
 //   * every counter has samples; one that stayed at zero is hidden, the others are shown;
-//   * no other top-level track has the name of the run's own.
+//   * no other top-level track has the name of the run's own;
+//   * every thread with samples has a track;
+//   * no marker shows an empty list or table field.
 // Usage: node frontend-check.cjs VALIDATOR SCHEMAS.json FILE
 // Prints one line of facts on success ("ok markers=N counters=A|B tracks=X|Y types=T:N,...
 // threads=A|B loadMs=N hidden=X|Y colors=TYPE:c/d,... rows=CATEGORY / NAME (N)|...")
@@ -66,6 +68,23 @@ for (const g of globals)
     if (zero && !hidden) problems.push(`counter ${c.name} stayed at zero but its track is shown`);
     if (!zero && hidden) problems.push(`counter ${c.name} measured something but its track is hidden`);
   }
+// Every thread with samples has a track: the front-end makes one thread of a pid its process's
+// track and the others local tracks, and a second main thread of the same pid gets none (its
+// stacks would be in no view).
+const tracked = new Set();
+for (const g of globals) {
+  if (g.mainThreadIndex !== undefined && g.mainThreadIndex !== null) tracked.add(g.mainThreadIndex);
+  for (const l of g.local || []) if (l.type === 'thread') tracked.add(l.threadIndex);
+}
+for (const t of r.threads || [])
+  if (t.samples > 0 && !tracked.has(t.index))
+    problems.push(`thread ${t.index} (${t.name}, pid ${t.pid} tid ${t.tid}) has samples but no track`);
+// A field the tooltip and the sidebar show empty (an empty list or table) says nothing: it is left
+// out.
+for (const [key, list] of Object.entries(r.samples || {}))
+  for (const m of list)
+    for (const [field, v] of Object.entries(m.fields || {}))
+      if (/^\[(list|table)\] \[\]$/.test(v)) problems.push(`${key}: the field ${field} is shown empty`);
 const run = globals.find((g) => g.pid === '0');
 if (run && globals.some((g) => g !== run && g.name === run.name))
   problems.push(`the run's track and another top-level track are both named ${run.name}`);

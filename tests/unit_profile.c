@@ -420,17 +420,27 @@ START_TEST(test_dumped_processes)
     ck_assert(cJSON_GetObjectItem(w, "registerTime")->valuedouble == 1.5);
     /* a line without them (an older stream): the dump's time */
     ck_assert(cJSON_GetObjectItem(b, "registerTime")->valuedouble == 3.5);
-    /* one sample per thread, the thread's root outermost */
-    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "samples"), "length")->valueint, 1);
-    ck_assert_str_eq(sample_frames(a, 0), "wait < loop < main < thread 100 hung");
-    ck_assert_str_eq(sample_frames(w, 0), "read < loop < main < thread 101 worker");
+    /* one sample per stack taken, the thread's root outermost; before it, where the thread
+     * started, one saying nothing is known of that time, of category Other where the others are
+     * the thread's state, in its frame too (the front-end takes a stack's category from there) */
+    const cJSON *as = cJSON_GetObjectItem(a, "samples");
+    ck_assert_int_eq(cJSON_GetObjectItem(as, "length")->valueint, 2);
+    ck_assert_str_eq(sample_frames(a, 0), "(not sampled before the dump) < thread 100 hung");
+    ck_assert(cJSON_GetArrayItem(cJSON_GetObjectItem(as, "time"), 0)->valuedouble == 0.5);
+    ck_assert_str_eq(sample_frames(a, 1), "wait < loop < main < thread 100 hung");
+    ck_assert(cJSON_GetArrayItem(cJSON_GetObjectItem(as, "time"), 1)->valuedouble == 3.0);
+    ck_assert_str_eq(sample_frames(w, 1), "read < loop < main < thread 101 worker");
+    ck_assert(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(w, "samples"), "time"), 0)->valuedouble == 1.5);
+    const cJSON *afc = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "frameTable"), "category");
+    for (int f = 0; f < cJSON_GetArraySize(afc); f++)
+        ck_assert(cJSON_IsNumber(cJSON_GetArrayItem(afc, f)));
     /* a function per name, file:line and library: the source and library of loop and main */
     const cJSON *ft = cJSON_GetObjectItem(a, "funcTable"), *sa = cJSON_GetObjectItem(a, "stringArray");
     const cJSON *rt = cJSON_GetObjectItem(a, "resourceTable");
-    ck_assert_int_eq(cJSON_GetObjectItem(ft, "length")->valueint, 4);
+    ck_assert_int_eq(cJSON_GetObjectItem(ft, "length")->valueint, 5);
     ck_assert_int_eq(cJSON_GetObjectItem(rt, "length")->valueint, 2);
     bool loop_seen = false;
-    for (int f = 0; f < 4; f++) {
+    for (int f = 0; f < 5; f++) {
         const char *name = cJSON_GetArrayItem(sa, cJSON_GetArrayItem(cJSON_GetObjectItem(ft, "name"), f)->valueint)->valuestring;
         const cJSON *file = cJSON_GetArrayItem(cJSON_GetObjectItem(ft, "fileName"), f);
         const cJSON *line = cJSON_GetArrayItem(cJSON_GetObjectItem(ft, "lineNumber"), f);
@@ -450,6 +460,8 @@ START_TEST(test_dumped_processes)
     /* this stream's meta has no state categories: Other */
     ck_assert_int_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(w, "stackTable"), "category"), 0)->valueint, 0);
     ck_assert_str_eq(cJSON_GetObjectItem(b, "pid")->valuestring, "200");
+    /* a line without the thread's start (an older stream): its stack only */
+    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "samples"), "length")->valueint, 1);
     ck_assert_str_eq(sample_frames(b, 0), "poll < thread 200 child");
     ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "markers"), "length")->valueint, 0);
     /* every thread shown, the run's selected */

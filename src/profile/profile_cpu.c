@@ -304,6 +304,15 @@ size_t pcpu_threads(const struct pcpu *pc)
     return n;
 }
 
+bool pcpu_sampled(const void *pc_, int pid, int tid)
+{
+    const struct pcpu *pc = pc_;
+    for (size_t i = 0; pc && i < pc->nthreads; i++)
+        if (pc->threads[i].n && pc->threads[i].pid == pid && pc->threads[i].tid == tid)
+            return true;
+    return false;
+}
+
 /* ---- naming ------------------------------------------------------------------------------- */
 
 static uint64_t hash_str(const char *s)

@@ -42,6 +42,8 @@ bool pcpu_type(const char *type, size_t len);
 int pcpu_add(struct pcpu **pc, const char *line, size_t len);
 /* Threads pcpu_write adds. */
 size_t pcpu_threads(const struct pcpu *pc);
+/* Whether pcpu_write adds a thread pid/tid (pc: a struct pcpu, NULL none; pstacks_write's test). */
+bool pcpu_sampled(const void *pc, int pid, int tid);
 /* The sampled threads, comma-separated, appended to w. ncat: the categories the meta has. */
 void pcpu_write(struct pcpu *pc, unsigned ncat, struct jsonw *w);
 /* ,"cpuProfile":{...} for the meta, appended to w; nothing when the stream has no sampler line. */

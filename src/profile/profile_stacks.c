@@ -163,8 +163,12 @@ struct tables {
     size_t *sstack;             /* samples */
     double *stime;
     size_t nsample, csample;
+    size_t unseen;              /* 1 + the function UNSEEN_FRAME (0: none) */
     bool failed;
 };
+
+/* The frame of the time before a thread's first stack, under its root; of category Other. */
+#define UNSEEN_FRAME "(not sampled before the dump)"
 
 static bool grow(void **p, size_t *cap, size_t n, size_t size)
 {
@@ -297,7 +301,17 @@ static void add_sample(struct tables *t, const cJSON *line)
     }
     double at = cJSON_IsNumber(tm) ? tm->valuedouble : 0;
     double since = number_or(line, "idleSince", at);
-    since = MAX(since, number_or(line, "threadStart", number_or(line, "start", since)));
+    /* where the thread's track starts (write_thread: not before the process's) */
+    double born = fmax(number_or(line, "threadStart", NAN), number_or(line, "start", NAN));
+    since = MAX(since, isnan(born) ? since : born);
+    /* Before its first stack the thread ran unobserved: a sample where it started says so (the
+     * front-end would hatch that time as "this buffer was empty ... increase your buffer size";
+     * a sample without a stack it takes for broken data) */
+    if (!t->nsample && !isnan(born) && born < MIN(since, at) - 0.001) {
+        size_t root_stack = t->nstack ? 0 : SIZE_MAX; /* the root frame's, the first stack made */
+        t->unseen = func_of(t, UNSEEN_FRAME, NULL, 0, NULL) + 1;
+        push_sample(t, stack_of(t, root_stack, t->unseen - 1), born);
+    }
     if (t->nsample)
         since = MAX(since, t->stime[t->nsample - 1] + 0.001);
     if (since < at - 0.001)
@@ -375,18 +389,33 @@ static void lines(struct jsonw *w, const char *key, const struct ptables *t)
     jsonw_arr_close(w);
 }
 
-/* A column of one of a thread's tables: one value repeated, v's indexes (indexes()), or each
- * function's line (lines()). */
+/* "key":[...]: each frame's category (of_stacks: each stack's, its frame's): cat, Other for the
+ * time before the first stack (ptables.unseen). */
+static void categories(struct jsonw *w, const char *key, const struct ptables *t, const char *cat, bool of_stacks)
+{
+    jsonw_key(w, key);
+    jsonw_arr_open(w);
+    for (size_t i = 0, n = of_stacks ? t->nstack : t->nfunc; i < n; i++)
+        if (t->unseen && (of_stacks ? t->frame[i] : i) == t->unseen - 1)
+            jsonw_uint(w, CAT_OTHER);
+        else
+            jsonw_raw(w, cat, strlen(cat));
+    jsonw_arr_close(w);
+}
+
+/* A column of one of a thread's tables: one value repeated, v's indexes (indexes()), each
+ * function's line (lines()), or each frame's or stack's category (categories()). */
 struct column {
     const char *key;
-    const char *value; /* repeated */
+    const char *value; /* repeated; with cat: the category */
     const size_t *v;   /* with index: indexes() of v (NULL: 0..n-1) */
-    bool index, none_is_minus1, line;
+    bool index, none_is_minus1, line, cat, of_stacks;
     bool absent; /* an index column the thread has none of: all null */
 };
 #define REPEAT(k, val) {.key = k, .value = val}
 #define INDEX(k, vec, minus1) {.key = k, .v = vec, .index = true, .none_is_minus1 = minus1}
 #define LINES(k) {.key = k, .line = true}
+#define CATEGORY(k, c, stacks) {.key = k, .value = c, .cat = true, .of_stacks = stacks}
 
 /* "key":{...its columns of n values...,"length":n} */
 static void table(struct jsonw *w, const char *key, const struct column *col, size_t ncol, size_t n,
@@ -397,6 +426,8 @@ static void table(struct jsonw *w, const char *key, const struct column *col, si
     for (size_t i = 0; i < ncol; i++)
         if (col[i].line)
             lines(w, col[i].key, t);
+        else if (col[i].cat)
+            categories(w, col[i].key, t, col[i].value, col[i].of_stacks);
         else if (col[i].index && col[i].absent)
             repeat(w, col[i].key, "null", n);
         else if (col[i].index)
@@ -411,11 +442,12 @@ static void table(struct jsonw *w, const char *key, const struct column *col, si
 static void write_tables(struct jsonw *w, const struct ptables *t, const char *cat)
 {
     const struct column stack[] = {INDEX("frame", t->frame, false), INDEX("prefix", t->prefix, false),
-                                   REPEAT("category", cat), REPEAT("subcategory", "0")};
+                                   CATEGORY("category", cat, true), REPEAT("subcategory", "0")};
     table(w, "stackTable", stack, ARRAY_SIZE(stack), t->nstack, t);
-    /* one frame per function: frame i is function i */
-    static const struct column frame[] = {
-        REPEAT("address", "-1"),      REPEAT("inlineDepth", "0"),      REPEAT("category", "null"),
+    /* one frame per function: frame i is function i. The frames carry the category too: the
+     * front-end's upgraders drop stackTable's column and take each stack's from its frame's. */
+    const struct column frame[] = {
+        REPEAT("address", "-1"),      REPEAT("inlineDepth", "0"),      CATEGORY("category", cat, false),
         REPEAT("subcategory", "0"),   INDEX("func", NULL, false),      REPEAT("nativeSymbol", "null"),
         REPEAT("innerWindowID", "0"), REPEAT("implementation", "null"), LINES("line"),
         REPEAT("column", "null")};
@@ -489,7 +521,7 @@ void ptables_write(struct jsonw *w, const struct ptables *t, const char *cat)
 }
 
 static void write_thread(struct jsonw *w, const cJSON *first, const struct tables *t, unsigned ncat, bool same_name,
-                         double end)
+                         bool sampled, double end)
 {
     const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(first, "process");
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(first, "thread");
@@ -499,7 +531,8 @@ static void write_thread(struct jsonw *w, const cJSON *first, const struct table
     snprintf(cat, sizeof cat, "%u", state_category(first, ncat));
     /* the process's life, and the thread's within it: where they are unknown (an older stream),
      * the dump's time */
-    double at = t->nsample ? t->stime[0] : 0;
+    size_t stacked = t->unseen && t->nsample > 1; /* the first sample with a stack of the dump's */
+    double at = stacked < t->nsample ? t->stime[stacked] : 0;
     double start = number_or(first, "start", at);
     double reg = number_or(first, "threadStart", start);
     jsonw_obj_open(w);
@@ -515,26 +548,31 @@ static void write_thread(struct jsonw *w, const cJSON *first, const struct table
     else
         jsonw_double(w, end, 3);
     jsonw_kv_double(w, "registerTime", MIN(MAX(reg, start), at), 3);
-    if (same_name) {
+    if (sampled) { /* the sampled stacks' thread is the process's (profile_cpu.h) */
+        char named[64];
+        snprintf(named, sizeof named, "%.40s (at the stop)", cJSON_IsString(name) ? name->valuestring : pidstr);
+        jsonw_kv_str(w, "name", named);
+    } else if (same_name) {
         char named[64];
         snprintf(named, sizeof named, "%.40s (pid %d)", name->valuestring, pid);
         jsonw_kv_str(w, "name", named);
     } else {
         jsonw_kv_str(w, "name", cJSON_IsString(name) && name->valuestring[0] ? name->valuestring : pidstr);
     }
-    jsonw_kv_bool(w, "isMainThread", tid == pid);
+    jsonw_kv_bool(w, "isMainThread", tid == pid && !sampled);
     jsonw_kv_str(w, "pid", pidstr);
     jsonw_kv_int(w, "tid", tid);
 
     struct ptables pt = {.str = t->str, .nstr = t->nstr, .fname = t->fname, .ffile = t->ffile, .fres = t->fres,
                          .fline = t->fline, .nfunc = t->nfunc, .rname = t->rname, .nres = t->nres,
                          .prefix = t->prefix, .frame = t->frame, .nstack = t->nstack, .sstack = t->sstack,
-                         .stime = t->stime, .nsample = t->nsample};
+                         .stime = t->stime, .nsample = t->nsample, .unseen = t->unseen};
     ptables_write(w, &pt, cat);
     jsonw_obj_close(w);
 }
 
-void pstacks_write(const struct pstacks *ps, unsigned ncat, const char *run_name, struct jsonw *w)
+void pstacks_write(const struct pstacks *ps, unsigned ncat, const char *run_name,
+                   bool (*sampled)(const void *ctx, int pid, int tid), const void *ctx, struct jsonw *w)
 {
     struct key *k;
     size_t n = distinct_threads(ps, &k);
@@ -550,7 +588,7 @@ void pstacks_write(const struct pstacks *ps, unsigned ncat, const char *run_name
             add_sample(&t, line);
         }
         if (!t.failed && first)
-            write_thread(w, first, &t, ncat, homonym(ps, first, run_name),
+            write_thread(w, first, &t, ncat, homonym(ps, first, run_name), sampled && sampled(ctx, k[p].pid, k[p].tid),
                          end_of(ps, k[p].pid, t.nsample ? t.stime[t.nsample - 1] : 0));
         free_tables(&t);
     }

@@ -12,8 +12,11 @@
  * line lacks them), so a process that ran the whole run spans it, and ends where the process did
  * when its process marker says so (pstacks_note_end: killed at the stop, the track ends there).
  * Each stack taken is one sample at the time it was taken (made strictly increasing, 1 us apart
- * at least), whose stack is the thread's frames under a root frame naming the thread ("thread TID NAME"). The category of every stack of a thread
- * is its state when dumped (markers.h: Running, Sleeping, Disk wait, Stopped; Other for the rest,
+ * at least), whose stack is the thread's frames under a root frame naming the thread ("thread TID NAME"); before the
+ * first, where the thread started (when the line says it), a sample of a frame "(not sampled before the dump)"
+ * under that root, of category Other: nothing is known of that time (without it the front-end hatches that time
+ * as "this buffer was empty"; a sample without a stack it takes for broken data). The category of every other
+ * stack of a thread, and of its frames (the front-end takes a stack's from its frame's), is its state when dumped (markers.h: Running, Sleeping, Disk wait, Stopped; Other for the rest,
  * and for a stream whose meta lacks those categories), so the one thread spinning stands out in
  * the activity graph. A function is a distinct name, source file and line (funcTable fileName and
  * lineNumber, where debuginfo gave them), and library (a resource of type library, by its file's
@@ -29,6 +32,7 @@
 #ifndef RESMON_PROFILE_STACKS_H
 #define RESMON_PROFILE_STACKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/jsonw.h"
@@ -41,9 +45,13 @@ struct pstacks;
 int pstacks_add(struct pstacks **ps, const char *line, size_t len);
 /* The thread of each dumped thread, comma-separated, into w (freshly initialised or reset: the
  * threads are its top-level values). ncat: the categories the profile's meta has; run_name: the
- * run's own thread's name (NULL: none), which a dumped main thread's is told apart from. Nothing when
- * there is none. */
-void pstacks_write(const struct pstacks *ps, unsigned ncat, const char *run_name, struct jsonw *w);
+ * run's own thread's name (NULL: none), which a dumped main thread's is told apart from;
+ * sampled(ctx, pid, tid): whether the profile has that thread's sampled stacks too (profile_cpu.h;
+ * NULL: none), whose thread is then the process's main one: the dump's is a thread of that process
+ * named "NAME (at the stop)" (the front-end gives a second main thread of a pid no track at all).
+ * Nothing when there is none. */
+void pstacks_write(const struct pstacks *ps, unsigned ncat, const char *run_name,
+                   bool (*sampled)(const void *ctx, int pid, int tid), const void *ctx, struct jsonw *w);
 /* A process of the tree ended at end_ms (its process marker): a dumped one's track ends there
  * (processShutdownTime; null while it lives). Others are ignored. */
 void pstacks_note_end(struct pstacks *ps, int pid, double end_ms);
@@ -68,10 +76,12 @@ struct ptables {
     const size_t *sstack;
     const double *stime;
     size_t nsample;
+    size_t unseen; /* 1 + the function standing for the time before the first stack, whose frame is
+                    * of category Other (0: none) */
 };
 /* Its members of a thread object open in w: unregisterTime (null), pausedRanges (none),
- * showMarkersInTimeline (false), then from "samples" to "markers" (empty), every stack of
- * category cat (a number's text). */
+ * showMarkersInTimeline (false), then from "samples" to "markers" (empty), every stack and frame
+ * of category cat (a number's text) but the unseen one's. */
 void ptables_write(struct jsonw *w, const struct ptables *t, const char *cat);
 
 #endif

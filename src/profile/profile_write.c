@@ -513,7 +513,7 @@ static int write_profile(struct conv *c, double end_ms)
     if (c->stacks) {
         /* the processes dumped at a stop, a thread each (profile_stacks.h) */
         jsonw_reset(&c->tmp);
-        pstacks_write(c->stacks, c->ncat, c->run_name, &c->tmp);
+        pstacks_write(c->stacks, c->ncat, c->run_name, pcpu_sampled, c->cpu, &c->tmp);
         if (jsonw_failed(&c->tmp))
             return -ENOMEM;
         if (c->tmp.len) {

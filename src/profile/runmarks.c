@@ -43,7 +43,7 @@ static const struct marker_field timeout_fields[] = {
     [STOP_AFTER] = MARKER_FIELD("after", "Ran out after", "duration", MF_OPTIONAL),
     [STOP_SIGNAL] = MARKER_FIELD("signal", "Signal sent", "string", 0),
     [STOP_RECEIVED] = MARKER_FIELD("received", "Signal received", "string", MF_OPTIONAL),
-    [STOP_OPEN] = MARKER_FIELD("openTests", "Open tests", "list", 0),
+    [STOP_OPEN] = MARKER_FIELD("openTests", "Open tests", "list", MF_OPTIONAL),
     [STOP_PROCS] = MARKER_FIELD("liveProcesses", "Live processes",
                                 "{\"type\":\"table\",\"columns\":[{\"label\":\"PID\",\"type\":\"pid\"},"
                                 "{\"label\":\"Command line\",\"type\":\"string\"}]}",
@@ -244,11 +244,14 @@ void runmarks_stop_payload(struct jsonw *w, const struct runmarks_stop *s)
              !s->ended ? signal_name(s->signal, name, sizeof name) : "none (the command had ended)");
     if (s->reason == RUN_STOPPED && s->received)
         mpay_str(&p, STOP_RECEIVED, signal_name(s->received, name, sizeof name));
-    mpay_key(&p, STOP_OPEN);
-    jsonw_arr_open(w);
-    for (size_t i = 0; i < s->n_open; i++)
-        jsonw_str(w, s->open_tests[i]);
-    jsonw_arr_close(w);
+    /* none running (no test, or none open): no empty field */
+    if (s->n_open) {
+        mpay_key(&p, STOP_OPEN);
+        jsonw_arr_open(w);
+        for (size_t i = 0; i < s->n_open; i++)
+            jsonw_str(w, s->open_tests[i]);
+        jsonw_arr_close(w);
+    }
     /* none alive (the OOM killer took the command): no empty table */
     if (s->n_procs) {
         mpay_key(&p, STOP_PROCS);

@@ -8,6 +8,7 @@
  *                                                            maxRSS, leftovers; signal when stopped
  *   timeout    Timeout    the stop, before any signal        stop, reason, limit, after, signal,
  *                                                            received, openTests, liveProcesses
+ *                                                            (those two only when not empty)
  *   (named "memory limit", "CPU limit", "tasks limit" when a resource limit stopped the run:
  *   runmarks_stop_name; readers find the stop by its type, Timeout, or these names)
  *   kill       KillStep   each signal that reached processes signal, reason, targets
