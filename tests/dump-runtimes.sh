@@ -138,7 +138,8 @@ cut_short() {
         fail "deaf $_how: what it printed was not kept: $(cat "$T/deaf-$_how.marker")"
     grep -A1 "^  python's own dump: cut short: the run was asked to stop at once\$" "$T/deaf-$_how.json.stacks.txt" |
         grep -q "^    | deaf: dump begun" || fail "deaf $_how: the text file: $(cat "$T/deaf-$_how.json.stacks.txt")"
-    # the stop's signal, then the KILL of a second request (the parent's death is one)
+    # the stop's signal, then the KILL of a second request (the parent's death is one): the
+    # program ignores TERM, so without that KILL a timeout's stop would never end
     markers "$T/deaf-$_how.json" kill | cut -f5 | tr -d '\n' | grep -q '"signal":"TERM".*"signal":"KILL","reason":"second stop request"' ||
         fail "deaf $_how: not TERM then KILL: $(markers "$T/deaf-$_how.json" kill)"
     [ "$ms" -lt 15000 ] || fail "deaf $_how: the run ended $ms ms after $_how (the budget is 60 s)"
