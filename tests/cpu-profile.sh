@@ -62,6 +62,26 @@ in_ranges() {
             }' "$T/samples" || fail "cpu.$t's range is not in burn_$t"
     done
 }
+# how the tree is followed (cpuprof.h, FOLLOWING): the run's cgroup where it has one the kernel
+# samples (the cgroup tier, perf_event on its hierarchy: not bound to a v1 one in /proc/cgroups,
+# and system-wide events: root or perf_event_paranoid <= 0), else inherited events
+follow_expected() {
+    if [ "$(val "$(meta "$1" cpuProfile)" follow)" = "" ]; then
+        echo none
+    elif [ "$(meta "$1" containment)" != cgroup ]; then
+        echo inherit
+    elif awk '$1 == "perf_event" && $2 != 0 { v1 = 1 } END { exit !v1 }' /proc/cgroups 2>/dev/null; then
+        echo inherit
+    elif [ "$(id -u)" = 0 ] || [ "$paranoid" -le 0 ]; then
+        echo cgroup
+    else
+        echo inherit
+    fi
+}
+follow=$(val "$(meta "$T/p.json" cpuProfile)" follow)
+[ "$follow" = "$(follow_expected "$T/p.json")" ] ||
+    fail "followed by $follow, not $(follow_expected "$T/p.json") (containment $(meta "$T/p.json" containment), uid $(id -u), paranoid $paranoid)"
+echo "followed by: $follow"
 in_ranges "$T/p.json"
 alpha_pid=$(awk -F'\t' '$2 ~ /^burn_alpha/ { print $1; exit }' "$T/samples")
 beta_pid=$(awk -F'\t' '$2 ~ /^burn_beta/ { print $1; exit }' "$T/samples")
@@ -86,6 +106,44 @@ if frontend_available; then
         if (g.length !== 2 || g.some((t) => t.hidden)) throw new Error("tracks: " + JSON.stringify(r.tracks.global));
         console.log("front-end: " + th.map((t) => t.pid + ": " + t.samples + " samples").join(", "));
     ' "$T/ff.json" "$alpha_pid" "$beta_pid" || fail "the front-end does not show the sampled threads"
+fi
+
+# ---- a process started late, two levels down: sampled, under its own pid and tid ---------------
+# The command's shell runs a first burner, then a shell that execs into the second: a grandchild
+# started well after sampling began, which forks a child of its own (burn_beta). Its pid is
+# written by the shell it replaces.
+"$RESMON_RUN" -q --cpu-profile=999 -o "$T/late.json" -- sh -c '"$1" 100 && sh -c "echo \$\$ >\"$2/late.pid\"; exec \"$1\" 200" & wait' \
+    sh "$BURN" "$T" >"$T/late.out" 2>&1 || fail "the late run: $(cat "$T/late.out")"
+profile_ok "$T/late.json" || fail "the profile of the late run is not valid"
+late=$(cat "$T/late.pid")
+"$CHECK" --samples "$T/late.json" >"$T/late.samples"
+"$CHECK" --threads "$T/late.json" >"$T/late.threads"
+[ "$(awk -F'\t' -v p="$late" '$1 == p && $2 == p && $3 == "cpuburn"' "$T/late.threads" | wc -l)" -eq 1 ] ||
+    fail "no thread of the late grandchild $late: $(cat "$T/late.threads")"
+awk -F'\t' -v p="$late" '$1 == p && $2 ~ /^burn_(alpha|gamma) < main/ { k++ } $1 != p && $2 ~ /^burn_beta < main/ { b++ }
+    END { printf "late grandchild %d: %d samples in its own burners, %d in its child'"'"'s\n", p, k, b; exit !(k >= 50 && b >= 50) }' \
+    "$T/late.samples" || fail "the late grandchild is not sampled: $(cut -f1,2 "$T/late.samples" | sort | uniq -c | sort -rn | head)"
+[ "$(val "$(meta "$T/late.json" cpuProfile)" follow)" = "$follow" ] || fail "the late run is followed otherwise"
+
+# ---- short processes: the cgroup's events sample them (inherited ones count each process's own
+# CPU time from zero, and a process that ends within a period is never sampled) -----------------
+if [ "$follow" = cgroup ]; then
+    "$RESMON_RUN" -q --cpu-profile=99 -o "$T/short.json" -- \
+        sh -c 'i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i + 1)); done' >/dev/null 2>&1 || fail "the short processes"
+    profile_ok "$T/short.json" || fail "the profile of the short processes is not valid"
+    "$CHECK" --threads "$T/short.json" | awk -F'\t' '$3 == "true" { n++ } END {
+        printf "short processes: %d of 300 sampled\n", n; exit !(n >= 20) }' ||
+        fail "the short processes are not sampled: $("$CHECK" --threads "$T/short.json" | cut -f3 | sort | uniq -c)"
+fi
+
+# ---- the other way where the default is the cgroup's: inherited events ----------------------------
+if [ "$follow" = cgroup ]; then
+    "$RESMON_RUN" -q --containment=subreaper --cpu-profile=999 -o "$T/inherit.json" -- "$BURN" 300 >/dev/null 2>&1 ||
+        fail "the run in the subreaper tier"
+    profile_ok "$T/inherit.json" || fail "the profile of the subreaper tier is not valid"
+    [ "$(val "$(meta "$T/inherit.json" cpuProfile)" follow)" = inherit ] ||
+        fail "the subreaper tier: $(meta "$T/inherit.json" cpuProfile)"
+    in_ranges "$T/inherit.json"
 fi
 
 # ---- without frame pointers: the stacks are unwound with the CFI, up to main ---------------------
@@ -133,6 +191,37 @@ if command -v node >/dev/null 2>&1; then
         fail "the JavaScript function is not named: $(sort "$T/js.samples" | uniq -c | sort -rn | head -5)"
 else
     echo "SKIP: no node: the JIT case"
+fi
+
+# ---- JIT code: the JVM's perf map, written as it exits, names its compiled methods --------------
+if command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1; then
+    # hotLoop runs for 600 ms of the thread's own CPU time; the JVM runs in the test's own
+    # directory, where it may leave files (hs_err, its source launcher's)
+    cat >"$T/Hot.java" <<'JAVA'
+public class Hot {
+    static int hotLoop(int n) { int s = 0; for (int i = 0; i < n; i++) s = s * 31 + i; return s; }
+    public static void main(String[] args) {
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        long until = mx.getCurrentThreadCpuTime() + 600_000_000L;
+        int t = 0;
+        while (mx.getCurrentThreadCpuTime() < until) t += hotLoop(1_000_000);
+        System.out.println(t == 42 ? "" : "done");
+    }
+}
+JAVA
+    (cd "$T" && "$RESMON_RUN" -q --cpu-profile=999 -o "$T/java.json" -- \
+        java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit Hot.java >"$T/java.out" 2>&1) ||
+        fail "java: $(cat "$T/java.out")"
+    profile_ok "$T/java.json" || fail "the JVM's profile is not valid"
+    "$CHECK" --samples "$T/java.json" >"$T/java.samples"
+    for p in $(cut -f1 "$T/java.samples" | sort -u); do
+        rm -f "/tmp/perf-$p.map"
+    done
+    awk -F'\t' '{ n++ } $2 ~ /^int Hot\.hotLoop\(int\)( |$)/ { k++ }
+        END { printf "java: %d of %d samples in Hot.hotLoop\n", k, n; exit !(k >= 150) }' "$T/java.samples" ||
+        fail "the Java method is not named: $(cut -f2 "$T/java.samples" | sed "s/ < .*//" | sort | uniq -c | sort -rn | head -5)"
+else
+    echo "SKIP: no JDK (java, javac): the JVM's perf map"
 fi
 
 # ---- a timeout: the stop's dump and the samples side by side, the samples up to the stop ---------

@@ -7,12 +7,14 @@
 . "$TOP_SRCDIR/tests/itlib.sh"
 R="$TOP_SRCDIR/tests/runtimes"
 
-# dumped NAME CMD...: time the program out once it is ready, with --dump=NAME; $T/NAME.json
+# dumped NAME CMD...: time the program out once it is ready, with --dump=NAME; $T/NAME.json. The
+# budget is ample: a loaded machine takes seconds over a JVM's twenty threads' stacks, and the
+# runtime's dump comes after them; a dump ends when the runtime's is complete, not at the budget.
 dumped() {
     _name=$1
     shift
     new_events
-    "$RESMON_RUN" --timeout=1h -i 0 --dump="$_name" -o "$T/$_name.json" -- "$@" >"$T/$_name.out" 2>"$T/$_name.err" &
+    "$RESMON_RUN" --timeout=1h -i 0 --dump="$_name" --dump-budget=60s -o "$T/$_name.json" -- "$@" >"$T/$_name.out" 2>"$T/$_name.err" &
     _sup=$!
     _pid=$(wait_event "ready stuck *" 120 | cut -d' ' -f3)
     kill -ALRM $_sup

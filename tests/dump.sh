@@ -43,7 +43,7 @@ pid=$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out")
 [ -n "$pid" ] || fail "no pid from the helper"
 "$CHECK" "$T/p.json" >/dev/null || fail "the profile is not valid"
 "$CHECK" --samples "$T/p.json" >"$T/samples"
-[ "$(awk -F'\t' -v p="$pid" '$1 == p' "$T/samples" | wc -l)" -eq 4 ] || fail "not one sample per thread: $(cat "$T/samples")"
+[ "$(awk -F'\t' -v p="$pid" '$1 == p' "$T/samples" | sort -u | wc -l)" -eq 4 ] || fail "not one stack per thread: $(cat "$T/samples")"
 for f in stuck_main_wait stuck_in_mutex stuck_in_read stuck_spinning; do
     line=$(stack_of "$T/p.json" "$pid" $f) || fail "no sample of $pid in $f: $(cat "$T/samples")"
     # the thread's own root, under the right process
@@ -119,6 +119,49 @@ for f in stuck_in_mutex stuck_in_read stuck_spinning; do
     grep -q "$f" "$T/err" || fail "summary lacks $f"
 done
 
+# ---- since when a thread has not run: its stack spans that time ----------------------------------
+# The helper's threads are where they stay before it says "ready"; it then prints nothing, and the
+# output timeout stops the run a second later: every thread but the spinning one has not run for
+# that second at least, by the scheduler's own clock (CONFIG_SCHED_DEBUG's /proc/PID/sched).
+if [ -r /proc/self/sched ]; then
+    "$RESMON_RUN" --output-timeout=1s -i 0 -o "$T/idle.json" -- "$STUCK" >"$T/idle.out" 2>"$T/idle.err"
+    st=$?
+    [ $st -eq 124 ] || fail "idle: status $st: $(cat "$T/idle.err")"
+    pid=$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/idle.out")
+    "$CHECK" "$T/idle.json" >/dev/null || fail "idle: invalid profile"
+    # the text: each sleeping thread's time, none for the one on the CPU
+    grep '^  thread ' "$T/idle.json.stacks.txt" >"$T/idle.threads"
+    awk '/state R for/ { bad = 1 }
+         /state S/ { if (!match($0, /state S for [0-9.]+ s/)) { bad = 1; next }
+                     v = substr($0, RSTART + 12, RLENGTH - 14) + 0; if (v < 0.9 || v > 60) bad = 1; n++ }
+         END { exit bad || n != 3 }' "$T/idle.threads" ||
+        fail "idle: not each sleeping thread's time since it ran: $(cat "$T/idle.threads")"
+    # the profile: a sleeping thread's stack from then to the dump, a second and more; the spinning
+    # thread's at the dump only
+    dump_at=$(markers "$T/idle.json" "process dump" | cut -f2 | head -n 1)
+    "$CHECK" --sample-times "$T/idle.json" | awk -F'\t' -v p="$pid" '$1 == p' >"$T/idle.samples"
+    awk -F'\t' -v d="$dump_at" '{ root = $2; sub(/.* < thread /, "", root); n[root]++
+        if (!(root in first)) first[root] = $3 }
+        END { for (r in n) { sleeping = r !~ / spinning$/
+                if (sleeping && (n[r] != 2 || first[r] > d - 900)) bad = 1
+                if (!sleeping && n[r] != 1) bad = 1; k++ }
+              exit bad || k != 4 }' "$T/idle.samples" ||
+        fail "idle: the stacks do not span the time the threads had not run (dump at $dump_at): $(cat "$T/idle.samples")"
+    # and the process's marker says it of its main thread, as the front-end shows it
+    markers "$T/idle.json" "process dump" | grep -q '"idle":[0-9]' || fail "idle: the dump marker has no idle time"
+    if frontend_available; then
+        node "$FFPROF" "$T/idle.json" >"$T/ffi.json"
+        node -e '
+            const r = JSON.parse(require("fs").readFileSync(process.argv[1]));
+            const d = (r.samples["ProcessDump:process dump"] || [])[0];
+            const v = d && d.fields["Main thread not run for (idle, duration)"];
+            if (!r.ok || !/^[0-9.]+s$/.test(v || "") || parseFloat(v) < 0.9) throw new Error(JSON.stringify(d));
+        ' "$T/ffi.json" || fail "idle: the front-end does not show the main thread's idle time"
+    fi
+else
+    echo "SKIP: since when a thread has not run: this kernel has no /proc/PID/sched (CONFIG_SCHED_DEBUG)"
+fi
+
 # ---- a stop request, three processes of the tree: each dumped under its own pid -------------
 stopped 3 TERM "$RESMON_RUN" -i 0 -o "$T/s.json" --dump-file="$T/s.txt" -- "$STUCK" 2
 st=$?
@@ -159,10 +202,10 @@ stack_of "$T/o.json" "$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out")" stuc
 stopped 1 ALRM "$RESMON_RUN" --timeout=1h -i 0 -o "$T/v.json" -- "$STUCK" vfork
 [ $? -eq 124 ] || fail "vfork: status"
 pid=$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out")
-grep -q "^  thread [0-9]* (in-vfork) state D: in uninterruptible sleep (D): not traced\$" "$T/v.json.stacks.txt" ||
+grep -q "^  thread [0-9]* (in-vfork) state D\( for [0-9.]* s\)\?: in uninterruptible sleep (D): not traced\$" "$T/v.json.stacks.txt" ||
     fail "vfork: the D thread is not said: $(cat "$T/v.json.stacks.txt")"
 "$CHECK" --samples "$T/v.json" | awk -F'\t' -v p="$pid" '$1 == p' >"$T/samples"
-[ "$(wc -l <"$T/samples")" -eq 5 ] || fail "vfork: not a sample per thread: $(cat "$T/samples")"
+[ "$(sort -u "$T/samples" | wc -l)" -eq 5 ] || fail "vfork: not a stack per thread: $(cat "$T/samples")"
 grep -q "^$pid	[^<]* \[kernel\] < .*thread [0-9]* in-vfork\$" "$T/samples" ||
     fail "vfork: no kernel frames for the D thread: $(cat "$T/samples")"
 stack_of "$T/v.json" "$pid" stuck_in_read >/dev/null || fail "vfork: the other threads lost their stacks"
@@ -181,7 +224,7 @@ head -n 1 "$T/lines" | grep -q " spinning (R): stuck_spinning < " ||
 stopped 2 ALRM "$RESMON_RUN" --timeout=1h -i 0 -o "$T/r.json" -- "$STUCK" orphan
 [ $? -eq 124 ] || fail "orphan: status"
 # the orphan is the copy, waiting where the command spins; both are resmon-run's children now
-orphan=$("$CHECK" --samples "$T/r.json" | awk -F'\t' '$2 ~ / stuck_waiting < / { print $1 }')
+orphan=$("$CHECK" --samples "$T/r.json" | awk -F'\t' '$2 ~ / stuck_waiting < / { print $1 }' | sort -u)
 [ -n "$orphan" ] || fail "orphan: not dumped: $("$CHECK" --samples "$T/r.json")"
 grep -q "^process $orphan (parent $_sup) " "$T/r.json.stacks.txt" ||
     fail "orphan: not reparented to resmon-run ($_sup): $(grep '^process' "$T/r.json.stacks.txt")"

@@ -91,17 +91,23 @@ for tier in $tiers; do
     # without sampling nothing would stop a tree the kernel holds: its OOM killer acts at the limit
     if [ "$how" != sampled ]; then
         st=0
+        # the victim run from a long path (a build tree deep in a CI workspace): the stop's text
+        # keeps its whole command line
+        _deep="$T/a-workspace-of-a-ci-job-deep-in-its-tree/build-directory-of-the-project/tests"
+        mkdir -p "$_deep" && ln -sf "$HELPER" "$_deep/helper"
         $RESMON_RUN -v -i 0 --containment=$tier -o "$T/mem0-$tier.json" --memory-limit=32M -- \
-            sh -c "'$HELPER' alloc 128 30; '$HELPER' sleep 30" >"$T/mem.out" 2>"$T/mem.err" || st=$?
+            sh -c "'$_deep/helper' alloc 128 30; '$HELPER' sleep 30" >"$T/mem.out" 2>"$T/mem.err" || st=$?
         [ "$st" = 124 ] || fail "$tier: memory limit, -i 0: exit $st: $(cat "$T/mem.err")"
         stopped "$T/mem0-$tier.json" memory "32 MiB (33.6 MB)"
         lim=$(val "$(markers "$T/mem0-$tier.json" "memory limit" | cut -f5)" limit)
         # the stop names the OOM kill and its victim (its command line, or its name when it died
         # before it was read)
-        case "$lim" in *"OOM killer killed in the tree at the limit of 32 MiB (33.6 MB): process "[0-9]*", "*helper*) ;;
+        case "$lim" in *"OOM killer killed in the tree at the limit of 32 MiB (33.6 MB): process "[0-9]*", $_deep/helper alloc 128 30") ;;
+        *"OOM killer killed in the tree at the limit of 32 MiB (33.6 MB): process "[0-9]*", helper") ;;
         *) fail "$tier: memory (kernel, -i 0): limit text '$lim'" ;; esac
+        grep -qF "$lim" "$T/mem.err" || fail "$tier: memory (kernel, -i 0): the summary has not the whole limit text: $(cat "$T/mem.err")"
         [ "$(count "$T/mem0-$tier.json" "OOM kill")" -ge 1 ] || fail "$tier: memory (kernel, -i 0): no OOM kill marker"
-        no_survivors "$HELPER alloc 128 30"
+        no_survivors "$_deep/helper alloc 128 30"
         echo "$tier: memory limit, no sampling: the OOM killer's kill: $lim"
         # the command itself the victim: nothing alive at the stop, and no empty table says so
         $RESMON_RUN -i 0 --containment=$tier -o "$T/mem1-$tier.json" --memory-limit=32M -- "$HELPER" alloc 128 30 \

@@ -1,9 +1,11 @@
 /* Unit tests of the JUnit report: how ids split into classname and name (the shapes of the real
  * logs in tests/fixtures/real), and reports built from hand-made streams — text made valid XML,
  * details of a test arriving before its marker, a kill between a marker and its close line,
- * a stream that grows between writes, what is not a stream. */
+ * a stream that grows between writes, what is not a stream; and the summary's tests read from
+ * the same results, so that it says what the report says. */
 #include "report/junit.h"
 #include "report/results.h"
+#include "report/summary.h"
 
 #include <check.h>
 #include "check_run.h"
@@ -275,6 +277,62 @@ START_TEST(test_late_message)
 }
 END_TEST
 
+/* One model: the summary's tests are the report's. A result the harness expected (its outcome)
+ * is no failure whatever its colour; the unexpected ones come in the order they ended (b
+ * started first, ended last), each with the failure text and where from its message line; the
+ * statuses in the order a reader knows; the tests the stop's marker names as running. */
+#define TEST_MARKER(start, end, payload)                                                           \
+    "{\"type\":\"marker\",\"name\":\"test\",\"startTime\":" start ",\"endTime\":" end                 \
+    ",\"data\":{\"type\":\"Test\"," payload "}}\n"
+START_TEST(test_summary_reads_the_results)
+{
+    int fd = stream_file(
+        META "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"b\",\"name\":\"test\",\"startTime\":1.0,"
+             "\"data\":{\"type\":\"Test\",\"test\":\"b\"}}\n"
+        TEST_MARKER("2.0", "3.0", "\"test\":\"x\",\"status\":\"TIMEOUT\",\"outcome\":\"expected\",\"color\":\"purple\"")
+        TEST_MARKER("3.0", "4.0", "\"test\":\"c\",\"status\":\"ERROR\",\"color\":\"red\"")
+        "{\"type\":\"message\",\"test\":\"c\",\"message\":\"boom\",\"where\":\"t.py:7: E\"}\n"
+        TEST_MARKER("4.0", "5.0", "\"test\":\"p\",\"status\":\"PASS\",\"color\":\"green\",\"leaked\":2")
+        TEST_MARKER("1.0", "9.0", "\"test\":\"b\",\"status\":\"FAIL\",\"expected\":\"PASS\",\"color\":\"orange\"")
+        "{\"type\":\"close\",\"kind\":\"test\",\"key\":\"b\"}\n"
+        "{\"type\":\"open\",\"kind\":\"test\",\"key\":\"h\",\"name\":\"test\",\"startTime\":9.0,"
+        "\"data\":{\"type\":\"Test\",\"test\":\"h\"}}\n"
+        "{\"type\":\"marker\",\"name\":\"timeout\",\"startTime\":10.0,\"endTime\":null,\"data\":{\"type\":"
+        "\"Timeout\",\"reason\":\"timeout\",\"openTests\":[\"h\"]}}\n");
+    struct results *j;
+    ck_assert_int_eq(results_new(fd, 0, &j), 0);
+    xmlDocPtr d = report(j, -1);
+    XQ_EQ(d, "//testcase[@name='x']/skipped/@message", "expected TIMEOUT");
+    XQ_EQ(d, "//testcase[@name='c']/error/@message", "boom");
+    XQ_EQ(d, "/testsuites/@failures + /testsuites/@errors", "3"); /* b, c, and h never ended */
+    xmlFreeDoc(d);
+    const struct rs_test **list;
+    ck_assert_uint_eq(results_ended(j, &list), 4);
+    ck_assert_str_eq(list[3]->id, "b");
+    ck_assert_str_eq(list[1]->where, "t.py:7: E");
+    free(list);
+    struct summary_facts *f = calloc(1, sizeof *f);
+    ck_assert_int_eq(summary_add_results(f, j), 0);
+    ck_assert_uint_eq(f->tests, 4);
+    ck_assert_uint_eq(f->n_status, 4);
+    static const char *const order[] = {"PASS", "FAIL", "ERROR", "TIMEOUT"};
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_str_eq(f->by_status[i].status, order[i]);
+    ck_assert_uint_eq(f->unexpected_total, 2);
+    ck_assert_str_eq(f->unexpected[0].id, "c");
+    ck_assert_str_eq(f->unexpected[0].message, "boom");
+    ck_assert_str_eq(f->unexpected[1].id, "b");
+    ck_assert_uint_eq(f->slowest[0].duration_ns, 8000000);
+    ck_assert_uint_eq(f->leaked, 2);
+    ck_assert_uint_eq(f->leaking_tests, 1);
+    ck_assert_uint_eq(f->open_total, 1);
+    ck_assert_str_eq(f->open[0].id, "h");
+    free(f);
+    results_free(j);
+    close(fd);
+}
+END_TEST
+
 START_TEST(test_not_a_stream)
 {
     int fd = stream_file("{\"meta\":{}}\n");
@@ -301,6 +359,7 @@ int main(void)
     tcase_add_test(tc, test_details_and_duplicates);
     tcase_add_test(tc, test_late_message);
     tcase_add_test(tc, test_any_key_order);
+    tcase_add_test(tc, test_summary_reads_the_results);
     tcase_add_test(tc, test_not_a_stream);
     suite_add_tcase(s, tc);
     return check_run(s);

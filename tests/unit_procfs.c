@@ -143,6 +143,31 @@ START_TEST(test_net_dev)
 }
 END_TEST
 
+START_TEST(test_stat_cpu_and_sched)
+{
+    /* field 39, after a name holding ") " and blanks */
+    static const char stat[] = "4242 (evil) (x) S 1 2 ) S 17 1 4242 0 -1 4194304 100 0 0 0 25 7 3 1 20 0 2 0 98765 "
+                               "1000000 321 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+    ck_assert_int_eq(procfs_pid_stat_cpu(stat, sizeof stat - 1), 1);
+    size_t len = fixture("pid_stat");
+    ck_assert_int_eq(procfs_pid_stat_cpu(fixture_buf, len), 0);
+    len = fixture("pid_stat_truncated");
+    ck_assert_int_eq(procfs_pid_stat_cpu(fixture_buf, len), -1);
+    ck_assert_int_eq(procfs_pid_stat_cpu("", 0), -1);
+
+    /* a real task's sched file: milliseconds with six decimals, as nanoseconds */
+    uint64_t ns = 0;
+    len = fixture("task_sched");
+    ck_assert_int_eq(procfs_parse_sched_exec_start(fixture_buf, len, &ns), 0);
+    ck_assert_uint_eq(ns, 32375471802583ull);
+    static const char longer[] = "se.exec_start_x : 5.0\nse.exec_start  :  12.5\n";
+    ck_assert_int_eq(procfs_parse_sched_exec_start(longer, sizeof longer - 1, &ns), 0);
+    ck_assert_uint_eq(ns, 12500000ull);
+    static const char none[] = "se.vruntime : 1.0\n";
+    ck_assert_int_eq(procfs_parse_sched_exec_start(none, sizeof none - 1, &ns), -ENOENT);
+}
+END_TEST
+
 START_TEST(test_pid_stat)
 {
     struct procfs_pid_stat s;
@@ -351,6 +376,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_pid_io);
     tcase_add_test(tc, test_pss_cgroup_u64);
     tcase_add_test(tc, test_cmdline);
+    tcase_add_test(tc, test_stat_cpu_and_sched);
     tcase_add_test(tc, test_psi);
     suite_add_tcase(s, tc);
     return s;

@@ -150,6 +150,10 @@ static void run_lines(const struct tl_format *fmt, void *state, const char *data
         ck_assert_int_le(k, TL_MAX_EVENTS);
         for (int j = 0; j < k; j++)
             describe(out, lineno, &ev[j]);
+        /* what the line released beyond them, as the core asks for it */
+        while (k > 0 && fmt->more && (k = fmt->more(state, ev)) > 0)
+            for (int j = 0; j < k; j++)
+                describe(out, lineno, &ev[j]);
         free(line);
         start = i + 1;
     }
@@ -188,6 +192,8 @@ static void check_fixture(const struct tl_format *fmt, const char *name)
     ck_assert_msg(!*a && !*b, "%s: got %s, expected %s", name, *a ? a : "(end)", *b ? b : "(end)");
     free(exp);
     free(out.p);
+    if (fmt->release)
+        fmt->release(state);
     free(state);
     free(data);
 }
@@ -506,9 +512,14 @@ static void shapes(const struct tl_format *fmt, const char *lines, const char *w
     int k = fmt->flush ? fmt->flush(state, ev) : 0;
     for (int j = 0; j < k; j++)
         describe(&out, 0, &ev[j]);
+    while (fmt->more && (k = fmt->more(state, ev)) > 0)
+        for (int j = 0; j < k; j++)
+            describe(&out, 0, &ev[j]);
     ck_assert_msg(strcmp(out.p, want) == 0, "%s:\n%s\ngot:\n%s\nwant:\n%s", fmt->name, lines, out.p,
                   want);
     free(out.p);
+    if (fmt->release)
+        fmt->release(state);
     free(state);
 }
 
@@ -1083,6 +1094,123 @@ END_TEST
 
 /* RSpec's lists: a pending entry's reason, a failure's lines after "Failure/Error:" up to the
  * backtrace, entries only in order and only inside a list. */
+/* RSpec --format documentation: a plain line is a group or a passed example, which the next tree
+ * line tells (a passed example ends at its own line, having run since the tree line before it);
+ * the tree is trusted from a "(FAILED - 1)" or "(PENDING: ...)" line, or RSpec's totals after
+ * "Finished in", and what was held goes out then; a line deeper than the tree allows is not
+ * one of it; the last plain line of an interrupted run is no result; the lists then give texts,
+ * not second results. */
+START_TEST(shape_rspec_documentation)
+{
+    /* passes held until the first failure, then results as the tree goes */
+    shapes(&tl_format_rspec,
+           "Randomized with seed 1234\n"
+           "Cart\n"
+           "  #total\n"
+           "    is zero\n"
+           "          a line the example printed, deeper than the tree allows\n"
+           "    sums\n"
+           "    with a discount\n"
+           "      takes ten percent (FAILED - 1)\n"
+           "      never negative (PENDING: no discounts)\n"
+           "  .new\n"
+           "    makes one\n"
+           "Stock\n"
+           "  counts\n"
+           "Failures:\n"
+           "  1) Cart#total with a discount takes ten percent\n"
+           "     Failure/Error: expect(9.0).to eq(9.5)\n"
+           "       expected: 9.5\n"
+           "     # ./spec/shop_spec.rb:14\n"
+           "Finished in 0.04 seconds (files took 0.3 seconds to load)\n"
+           "7 examples, 1 failure, 1 pending\n",
+           "8 TEST_END id=Cart#total with a discount takes ten percent status=FAIL expected=PASS unexpected=1 dur=1.000 since=7000000\n"
+           "8 TEST_END id=Cart#total is zero status=PASS unexpected=0 dur=1.000 at=4000000 since=3000000\n"
+           "8 TEST_END id=Cart#total sums status=PASS unexpected=0 dur=2.000 at=6000000 since=4000000\n"
+           "9 TEST_END id=Cart#total with a discount never negative status=SKIP unexpected=0 dur=1.000 since=8000000 msg=no discounts\n"
+           "10 ANCHOR id=\n"
+           "11 ANCHOR id=\n"
+           "12 TEST_END id=Cart.new makes one status=PASS unexpected=0 dur=1.000 at=11000000 since=10000000\n"
+           "12 ANCHOR id=\n"
+           "13 ANCHOR id=\n"
+           "14 TEST_END id=Stock counts status=PASS unexpected=0 dur=1.000 at=13000000 since=12000000\n"
+           "14 ANCHOR id=\n"
+           "15 ANCHOR id=\n"
+           "18 TEST_MESSAGE id=Cart#total with a discount takes ten percent msg=expected: 9.5\n"
+           "20 ANCHOR id=\n");
+    /* passes only: held to the totals (a line the prefilter never offers it, between, changes
+     * nothing) */
+    shapes(&tl_format_rspec,
+           "Stock\n"
+           "  counts\n"
+           "  when restocked\n"
+           "    adds\n"
+           "Finished in 0.01 seconds (files took 0.3 seconds to load)\n"
+           "# not RSpec's\n"
+           "2 examples, 0 failures\n",
+           "7 ANCHOR id=\n"
+           "7 TEST_END id=Stock counts status=PASS unexpected=0 dur=1.000 at=2000000 since=1000000\n"
+           "7 TEST_END id=Stock when restocked adds status=PASS unexpected=0 dur=1.000 at=4000000 since=3000000\n");
+    /* no evidence: no result (a traceback, an indented listing, mocha's spec reporter) */
+    shapes(&tl_format_rspec,
+           "Traceback (most recent call last)\n"
+           "  File x.py, line 1, in <module>\n"
+           "    main()\n"
+           "Packages\n"
+           "  libfoo\n"
+           "  libbar\n"
+           "  Calculator\n"
+           "    ok adds\n",
+           "");
+    /* interrupted: the plain line last read (a group whose first example hangs, or a passed
+     * example) is no result */
+    shapes(&tl_format_rspec,
+           "Network\n"
+           "  connects\n"
+           "  retries (FAILED - 1)\n"
+           "  when the server hangs\n",
+           "3 TEST_END id=Network retries status=FAIL expected=PASS unexpected=1 dur=1.000 since=2000000\n"
+           "3 TEST_END id=Network connects status=PASS unexpected=0 dur=1.000 at=2000000 since=1000000\n"
+           "4 ANCHOR id=\n");
+}
+END_TEST
+
+/* RSpec's held passes are bounded by bytes, not by their number: past the bound the earliest are
+ * forgotten, the latest still go out at the evidence, each once. */
+START_TEST(rspec_held_bounded)
+{
+    void *state = state_new(&tl_format_rspec);
+    struct tl_event ev[TL_MAX_EVENTS];
+    char line[256];
+    const char *g = "Suite";
+    ck_assert_int_eq(tl_format_rspec.parse(state, g, strlen(g), 1, ev), 0);
+    size_t n = 40000; /* ~4.5 MB of names */
+    for (size_t i = 0; i < n; i++) {
+        int len = snprintf(line, sizeof line, "  passes example number %06zu with a long description to fill the hold", i);
+        ck_assert_int_eq(tl_format_rspec.parse(state, line, (size_t)len, 2 + i, ev), 0);
+    }
+    const char *f = "  fails (FAILED - 1)";
+    int k = tl_format_rspec.parse(state, f, strlen(f), 2 + n, ev);
+    ck_assert_int_eq(k, 1); /* the failure; the plain line before it, a passed example, is held too */
+    ck_assert(ev[k - 1].kind == TLE_TEST_END && tl_str_eq(ev[k - 1].status, "FAIL"));
+    size_t passes = 0, last = 0;
+    bool first = true;
+    while ((k = tl_format_rspec.more(state, ev)) > 0)
+        for (int j = 0; j < k; j++) {
+            ck_assert(ev[j].kind == TLE_TEST_END && tl_str_eq(ev[j].status, "PASS"));
+            size_t num = (size_t)atol(ev[j].id.p + sizeof "Suite passes example number " - 1);
+            ck_assert(first || num == last + 1);
+            first = false;
+            last = num;
+            passes++;
+        }
+    ck_assert_uint_eq(last, n - 1);
+    ck_assert(passes > 1000 && passes < n); /* the earliest forgotten, a bounded number kept */
+    ck_assert_int_eq(tl_format_rspec.more(state, ev), 0);
+    state_free(&tl_format_rspec, state);
+}
+END_TEST
+
 START_TEST(shape_rspec)
 {
     shapes(&tl_format_rspec,
@@ -1223,7 +1351,7 @@ static Suite *suite(void)
         {"foreign_lines", foreign_lines}, {"shape_catch2", shape_catch2},
         {"shape_doctest", shape_doctest}, {"shape_mocha", shape_mocha},
         {"shape_jest", shape_jest},    {"shape_vitest", shape_vitest},
-        {"shape_mocha_json_stream", shape_mocha_json_stream}, {"shape_rspec", shape_rspec},
+        {"shape_mocha_json_stream", shape_mocha_json_stream}, {"shape_rspec", shape_rspec}, {"shape_rspec_documentation", shape_rspec_documentation}, {"rspec_held_bounded", rspec_held_bounded},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);

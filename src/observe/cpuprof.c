@@ -64,6 +64,7 @@ struct cpuprof {
     const struct marker_sink *sink;
     uint64_t t0;
     bool kernel; /* samples in the kernel kept */
+    bool cgroup; /* the events are the run's cgroup's, not inherited (cpuprof.h, FOLLOWING) */
     struct ring *rings;
     size_t nrings;
     int epfd;
@@ -163,7 +164,9 @@ static void error_line(struct cpuprof *cp, int err)
     state_line(cp);
 }
 
-static int open_event(pid_t pid, int cpu, unsigned hz, bool kernel)
+/* The event of cpu: on every task of the cgroup whose directory cgfd is (cgfd >= 0), or on
+ * resmon-run itself, inherited by what it starts next, disabled until an exec (the command's). */
+static int open_event(int cgfd, int cpu, unsigned hz, bool kernel)
 {
     struct perf_event_attr a = {
         .type = PERF_TYPE_SOFTWARE,
@@ -175,7 +178,9 @@ static int open_event(pid_t pid, int cpu, unsigned hz, bool kernel)
                        PERF_SAMPLE_STACK_USER,
         .sample_regs_user = REGS_MASK,
         .sample_stack_user = STACK_COPY,
-        .inherit = 1,
+        .inherit = cgfd < 0,
+        .disabled = cgfd < 0,
+        .enable_on_exec = cgfd < 0,
         .exclude_kernel = !kernel,
         .exclude_hv = 1,
         .exclude_callchain_kernel = !kernel,
@@ -189,7 +194,8 @@ static int open_event(pid_t pid, int cpu, unsigned hz, bool kernel)
         .clockid = CLOCK_MONOTONIC,
         .watermark = 1,
     };
-    long fd = syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    long fd = cgfd >= 0 ? syscall(SYS_perf_event_open, &a, cgfd, cpu, -1, PERF_FLAG_FD_CLOEXEC | PERF_FLAG_PID_CGROUP)
+                        : syscall(SYS_perf_event_open, &a, 0, cpu, -1, PERF_FLAG_FD_CLOEXEC);
     return fd < 0 ? -errno : (int)fd;
 }
 
@@ -231,30 +237,48 @@ static void uspace_add(struct cpuprof *cp, uint32_t space, uint64_t start, uint6
                        const char *file);
 static void thread_line(struct cpuprof *cp, pid_t pid, pid_t tid, const char *name, uint64_t at);
 
-int cpuprof_start(struct cpuprof *cp, pid_t pid)
+/* One event per CPU (on the cgroup of cgfd, or inherited when cgfd < 0) in cp->rings. */
+static int open_events(struct cpuprof *cp, int cgfd, long ncpu)
+{
+    cp->kernel = true;
+    for (long c = 0; c < ncpu; c++) {
+        int fd = open_event(cgfd, (int)c, cp->hz, cp->kernel);
+        if (fd == -EACCES && cp->kernel && c == 0) {
+            /* perf_event_paranoid 2: user space only */
+            cp->kernel = false;
+            fd = open_event(cgfd, (int)c, cp->hz, false);
+        }
+        if (fd == -ENODEV || fd == -EINVAL) /* a CPU not online: a possible one */
+            continue;
+        if (fd < 0)
+            return fd;
+        cp->rings[cp->nrings++] = (struct ring){.fd = fd};
+    }
+    return 0;
+}
+
+int cpuprof_start(struct cpuprof *cp, int cgroup_dirfd)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_CONF);
     if (ncpu < 1)
         ncpu = 1;
     if (!(cp->rings = calloc((size_t)ncpu, sizeof *cp->rings)))
         return -ENOMEM;
-    int r = 0;
-    cp->kernel = true;
-    for (long c = 0; c < ncpu; c++) {
-        int fd = open_event(pid, (int)c, cp->hz, cp->kernel);
-        if (fd == -EACCES && cp->kernel && c == 0) {
-            /* perf_event_paranoid 2: user space only */
-            cp->kernel = false;
-            fd = open_event(pid, (int)c, cp->hz, false);
+    int r = -1;
+    /* perf takes a readable descriptor of the directory, not the O_PATH one contain keeps */
+    int cgfd = cgroup_dirfd >= 0 ? openat(cgroup_dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (cgfd >= 0) {
+        cp->cgroup = (r = open_events(cp, cgfd, ncpu)) == 0 && cp->nrings;
+        closep(&cgfd);
+        if (!cp->cgroup) {
+            /* no perf_event controller on that hierarchy, or not allowed system-wide events */
+            close_rings(cp);
+            if (!(cp->rings = calloc((size_t)ncpu, sizeof *cp->rings)))
+                return -ENOMEM;
         }
-        if (fd == -ENODEV || fd == -EINVAL) /* a CPU not online: a possible one */
-            continue;
-        if (fd < 0) {
-            r = fd;
-            break;
-        }
-        cp->rings[cp->nrings++] = (struct ring){.fd = fd};
     }
+    if (!cp->cgroup)
+        r = open_events(cp, -1, ncpu);
     if (!r && !cp->nrings)
         r = -ENOENT;
     /* An unprivileged user may lock perf_event_mlock_kb (516 KiB by default) per CPU set: halve
@@ -292,14 +316,9 @@ int cpuprof_start(struct cpuprof *cp, pid_t pid)
     jsonw_kv_str(&cp->w, "type", "cpuprofile");
     jsonw_kv_uint(&cp->w, "hz", cp->hz);
     jsonw_kv_bool(&cp->w, "kernel", cp->kernel);
+    jsonw_kv_str(&cp->w, "follow", cp->cgroup ? "cgroup" : "inherit");
     jsonw_obj_close(&cp->w);
     state_line(cp);
-    /* the command exec'd before its events existed: its mappings from /proc */
-    uint64_t now = now_ns();
-    new_space(cp, pid, 0, now);
-    read_proc_maps(cp, pid, space_of(cp, pid));
-    if (name_once(cp, pid))
-        thread_line(cp, pid, pid, NULL, now);
     return 0;
 }
 

@@ -2,13 +2,31 @@
  * (--cpu-profile), taken by the kernel and written to the stream as they come.
  *
  * KERNEL SAMPLING, NOT PTRACE. perf_event_open(2) with the software cpu-clock event (it works in
- * VMs without a PMU), one event per CPU on the command's process with inherit set, so that every
- * process and thread it starts later is sampled too (the kernel refuses to map the buffer of an
- * inherited event that is not bound to one CPU). Each event has its ring buffer mapped; the buffers
- * are drained from the supervisor's poll loop (cpuprof_fd: one epoll descriptor over all of them,
- * woken when a buffer is half full) and at each of its sampling ticks. No perf binary, no
- * ptrace, no signal to the command. Samples carry CLOCK_MONOTONIC times (the event's use_clockid),
- * the clock of every marker, so a test's range selects exactly the samples taken during it.
+ * VMs without a PMU), one event per CPU, each with its ring buffer mapped; the buffers are drained
+ * from the supervisor's poll loop (cpuprof_fd: one epoll descriptor over all of them, woken when a
+ * buffer is half full) and at each of its sampling ticks. No perf binary, no ptrace, no signal to
+ * the command. Samples carry CLOCK_MONOTONIC times (the event's use_clockid), the clock of every
+ * marker, so a test's range selects exactly the samples taken during it.
+ *
+ * FOLLOWING THE TREE, two ways behind one interface:
+ *   cgroup   the events are the run's cgroup's (PERF_FLAG_PID_CGROUP, the cgroup tier's v2 leaf,
+ *            contain.h): the kernel samples whatever task of the cgroup runs on that CPU, so a
+ *            fork costs nothing.
+ *            Needs the perf_event controller on that hierarchy (always so on cgroup v2, and on
+ *            a hybrid layout whose perf_event is not bound to a v1 hierarchy) and system-wide
+ *            events (root, CAP_PERFMON, or perf_event_paranoid <= 0). A process that moves
+ *            itself out of the cgroup is not sampled any more.
+ *   inherit  the events are resmon-run's own, opened before the command is started, disabled,
+ *            with inherit and enable_on_exec set: the command's copy starts at its exec (resmon-run
+ *            never execs, so it is never sampled), and each fork and thread copies them (the
+ *            kernel refuses to map the buffer of an inherited event not bound to one CPU, hence
+ *            one per CPU: a fork copies as many as there are CPUs, and an exit folds them back).
+ *            Works for an unprivileged user on their own processes (perf_event_paranoid <= 2).
+ * The cgroup way where the run has a cgroup perf takes, else inherit: an inherited event counts
+ * each task's own CPU time, so a process that ends before it has run a sampling period is never
+ * sampled, and a tree of short processes is mostly missed (a shell starting 500 short
+ * processes, 2.1 s of CPU: 8 samples at 99 Hz inherited, 218 on the cgroup, for about the same
+ * cost a sample; README's cost table, scripts/bench-cpuprof).
  *
  * STACKS are the user-space callchains the kernel walks along frame pointers; with each sample the
  * kernel also copies the user registers and the top STACK_COPY bytes of the user stack, which
@@ -27,7 +45,8 @@
  * and exec of the tree, so that a process that exited long before the end still gets names.
  *
  * THE STREAM'S LINES (state lines, markers.h; times in ms since t0, as markers'):
- *   {"type":"cpuprofile","hz":N,"kernel":B}                  sampling started (first line)
+ *   {"type":"cpuprofile","hz":N,"kernel":B,"follow":S}       sampling started (first line;
+ *        follow: "cgroup" or "inherit", FOLLOWING)
  *   {"type":"cpuprofile","error":S}                          sampling is unavailable, and why
  *   {"type":"cpuspace","space":S,"pid":P,"parent":S0,"time":MS}
  *        an address space: a process (pid P) began one, by fork (a copy of space S0) or exec
@@ -67,10 +86,13 @@ struct cpuprof;
 /* Sampling at hz of the tree that cpuprof_start names, its lines to sink, times relative to t0_ns.
  * Returns 0 or -ENOMEM. */
 int cpuprof_new(unsigned hz, const struct marker_sink *sink, uint64_t t0_ns, struct cpuprof **ret);
-/* Start sampling pid (the command, just exec'd) and all it starts from now on. 0, or -errno when
+/* Start sampling, before the command is started: the cgroup whose directory cgroup_dirfd is (any
+ * descriptor of it, O_PATH too) where perf takes it, else what resmon-run starts next, from its
+ * exec on (the events are resmon-run's own, inherited, enabled by the exec; cgroup_dirfd -1: no
+ * cgroup; FOLLOWING). Either way nothing the command forks escapes, however soon. 0, or -errno when
  * the kernel says no (EACCES/EPERM: perf_event_paranoid, ENOSYS/EPERM: a seccomp profile, ENOENT:
  * no cpu-clock event); then the stream gets the "error" line and nothing else changes. */
-int cpuprof_start(struct cpuprof *cp, pid_t pid);
+int cpuprof_start(struct cpuprof *cp, int cgroup_dirfd);
 /* What a failure of cpuprof_start means (static text). */
 const char *cpuprof_why(int err);
 /* Why sampling is unavailable, as the -v line and the profile's meta say it: that, the errno's

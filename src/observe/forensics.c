@@ -2,6 +2,7 @@
 #include "observe/forensics.h"
 
 #include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -44,13 +45,71 @@ static char *proc_text(pid_t pid, const char *name, size_t max)
     return buf;
 }
 
-/* State and name of one task (a process's thread, or the process itself with tid == pid). */
-static int task_stat(pid_t pid, pid_t tid, struct procfs_pid_stat *st)
+/* State and name of one task (a process's thread, or the process itself with tid == pid); with
+ * ret_cpu, the CPU it last ran on (-1: not known). */
+static int task_stat(pid_t pid, pid_t tid, struct procfs_pid_stat *st, int *ret_cpu)
 {
     char path[96], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
     ssize_t n = read_file_at(AT_FDCWD, path, buf, sizeof buf);
+    if (n >= 0 && ret_cpu)
+        *ret_cpu = procfs_pid_stat_cpu(buf, (size_t)n);
     return n < 0 ? (int)n : procfs_parse_pid_stat(buf, (size_t)n, st);
+}
+
+/* THE SCHEDULER'S CLOCK (forensics.h): each CPU's offset to CLOCK_MONOTONIC, read when first
+ * needed. */
+#define RQ_MAX_CPUS 1024
+struct rq_clocks {
+    int64_t off[RQ_MAX_CPUS];
+    unsigned char state[RQ_MAX_CPUS]; /* 0: not read yet, 1: off is known, 2: not available */
+};
+
+static bool exec_start_of(const char *path, uint64_t *ret_ns)
+{
+    char buf[4096];
+    ssize_t n = read_file_at(AT_FDCWD, path, buf, sizeof buf);
+    return n > 0 && procfs_parse_sched_exec_start(buf, (size_t)n, ret_ns) == 0;
+}
+
+static bool rq_offset(struct rq_clocks *c, int cpu, int64_t *ret)
+{
+    if (cpu < 0 || cpu >= RQ_MAX_CPUS)
+        return false;
+    if (!c->state[cpu]) {
+        c->state[cpu] = 2;
+        cpu_set_t was, one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        if (sched_getaffinity(0, sizeof was, &was) == 0 && sched_setaffinity(0, sizeof one, &one) == 0) {
+            /* on cpu now; the yield puts us on it again, so that our exec_start is this moment */
+            sched_yield();
+            uint64_t es;
+            if (exec_start_of("/proc/thread-self/sched", &es)) {
+                c->off[cpu] = (int64_t)now_ns() - (int64_t)es;
+                c->state[cpu] = 1;
+            }
+            sched_setaffinity(0, sizeof was, &was);
+        }
+    }
+    *ret = c->off[cpu];
+    return c->state[cpu] == 1;
+}
+
+/* When the thread, in state, last ran on cpu, by the scheduler (0: running, or not known). */
+static uint64_t idle_since(struct rq_clocks *c, pid_t pid, pid_t tid, char state, int cpu)
+{
+    if (!c || state == 'R')
+        return 0;
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/sched", (int)pid, (int)tid);
+    uint64_t es;
+    int64_t off;
+    if (!exec_start_of(path, &es) || !rq_offset(c, cpu, &off))
+        return 0;
+    int64_t at = (int64_t)es + off;
+    uint64_t now = now_ns();
+    return at > 0 && (uint64_t)at <= now ? (uint64_t)at : 0;
 }
 
 /* The threads of pid, at most max, the main thread first (it is listed first). */
@@ -90,11 +149,11 @@ static uint64_t start_of(uint64_t ticks)
     return ns > 0 ? (uint64_t)ns : 0;
 }
 
-static int proc_facts(pid_t pid, struct forensics_process *p)
+static int proc_facts(pid_t pid, struct forensics_process *p, struct rq_clocks *clocks)
 {
     char path[64], raw[4096];
     struct procfs_pid_stat st;
-    if (task_stat(pid, pid, &st) < 0)
+    if (task_stat(pid, pid, &st, NULL) < 0)
         return -ESRCH;
     p->pid = pid;
     p->ppid = st.ppid;
@@ -121,10 +180,13 @@ static int proc_facts(pid_t pid, struct forensics_process *p)
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
         struct forensics_thread *t = &p->threads[p->nthreads];
-        if (task_stat(pid, tids[i], &st) < 0)
+        int cpu;
+        if (task_stat(pid, tids[i], &st, &cpu) < 0)
             continue; /* ended meanwhile */
         t->tid = tids[i];
         t->state = st.state;
+        t->idle_since_ns = idle_since(clocks, pid, tids[i], st.state, cpu);
+        t->idle_ns = t->idle_since_ns ? now_ns() - t->idle_since_ns : 0;
         t->start_ns = start_of(st.starttime);
         long hz = sysconf(_SC_CLK_TCK);
         t->cpu_ns = hz > 0 ? (st.utime + st.stime) * (NSEC_PER_SEC / (uint64_t)hz) : 0;
@@ -619,6 +681,25 @@ void forensics_syms_free(struct forensics_syms *s)
 
 /* ---- unwinding a copied user stack --------------------------------------------------------- */
 
+#ifdef HAVE_LIBDW
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, const char *file_name,
+                        const char *debuglink_file, GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+    (void)mod, (void)userdata, (void)modname, (void)base, (void)file_name, (void)debuglink_file,
+        (void)debuglink_crc, (void)debuginfo_file_name;
+    return -1;
+}
+
+/* A sample's stack is unwound with the .eh_frame of the mapped files alone: their debuginfo's
+ * .debug_frame, which libdwfl tries where .eh_frame has no rule (the outermost frame of every
+ * stack), would be read anew, its compressed sections inflated, for each address space, which
+ * is each process: milliseconds each, for a tree of short processes most of resmon-run's CPU. */
+static const Dwfl_Callbacks unwind_callbacks = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = no_debuginfo,
+};
+#endif
+
 struct forensics_unwinder {
 #ifdef HAVE_LIBDW
     Dwfl *dwfl;
@@ -639,7 +720,7 @@ int forensics_unwinder_new(struct forensics_unwinder **ret)
     if (!u)
         return -ENOMEM;
 #ifdef HAVE_LIBDW
-    if (!(u->dwfl = dwfl_begin(&dwfl_callbacks))) {
+    if (!(u->dwfl = dwfl_begin(&unwind_callbacks))) {
         free(u);
         return -ENOMEM;
     }
@@ -760,7 +841,7 @@ void forensics_unwinder_free(struct forensics_unwinder *u)
 static uint64_t starttime_of(pid_t pid)
 {
     struct procfs_pid_stat st;
-    return task_stat(pid, pid, &st) < 0 || st.state == 'Z' || st.state == 'X' ? 0 : st.starttime;
+    return task_stat(pid, pid, &st, NULL) < 0 || st.state == 'Z' || st.state == 'X' ? 0 : st.starttime;
 }
 
 int forensics_hold(const struct forensics_config *cfg, pid_t pid, uint64_t starttime, struct forensics_hold *h)
@@ -806,12 +887,14 @@ int forensics_record(const struct forensics_config *cfg, const pid_t *pids, size
     if (!ret->procs)
         return -ENOMEM;
     /* /proc facts first, for every process: cheap, and what a cut-off still leaves. */
+    struct rq_clocks *clocks = calloc(1, sizeof *clocks); /* NULL: idle times not known */
     for (size_t i = 0; i < n; i++) {
         struct forensics_process *p = &ret->procs[ret->nprocs];
-        int r = proc_facts(pids[i], p);
+        int r = proc_facts(pids[i], p, clocks);
         if (r == -ENOMEM) {
             ret->nprocs++;
             forensics_report_free(ret);
+            free(clocks);
             return r;
         }
         if (r < 0) {
@@ -820,6 +903,7 @@ int forensics_record(const struct forensics_config *cfg, const pid_t *pids, size
         }
         ret->nprocs++;
     }
+    free(clocks);
 #ifdef HAVE_LIBDW
     uint64_t deadline = sat_add_u64(ret->start_ns, cfg->budget_ns);
     ret->stacks_available = true;
@@ -1012,6 +1096,8 @@ void forensics_text(const struct forensics_report *r, struct jsonw *w)
         for (size_t j = 0; j < p->nthreads; j++) {
             const struct forensics_thread *t = &p->threads[j];
             jsonw_appendf(w, "  thread %d (%s) state %c", (int)t->tid, t->comm, t->state);
+            if (t->idle_since_ns)
+                jsonw_appendf(w, " for %.3f s", (double)t->idle_ns / 1e9); /* not run since */
             if (t->error)
                 jsonw_appendf(w, ": %s", t->error);
             wputs(w, "\n");
@@ -1035,6 +1121,7 @@ enum {
     DUMP_KSTACK,
     DUMP_TEST,
     DUMP_THREADS,
+    DUMP_IDLE,
     DUMP_TOP,
     DUMP_STACKS,
     DUMP_RUNTIME,
@@ -1050,6 +1137,7 @@ static const struct marker_field dump_fields[] = {
     [DUMP_KSTACK] = MARKER_FIELD("kernelStack", "Kernel stack", "string", MF_OPTIONAL),
     [DUMP_TEST] = MARKER_FIELD("test", "During test", "string", MF_OPTIONAL),
     [DUMP_THREADS] = MARKER_FIELD("threads", "Threads", "integer", 0),
+    [DUMP_IDLE] = MARKER_FIELD("idle", "Main thread not run for", "duration", MF_OPTIONAL),
     [DUMP_TOP] = MARKER_FIELD("topFrames", "Main thread's top frames", "string", MF_OPTIONAL),
     [DUMP_STACKS] = MARKER_FIELD("stacks", "Stacks", "string", MF_OPTIONAL),
     [DUMP_RUNTIME] = MARKER_FIELD("runtime", "Runtime asked for its dump", "string", MF_OPTIONAL),
@@ -1106,6 +1194,8 @@ void forensics_dump_payload(struct jsonw *w, const struct forensics_process *p)
     if (p->test)
         mpay_str(&m, DUMP_TEST, p->test);
     mpay_uint(&m, DUMP_THREADS, p->threads_total);
+    if (p->nthreads && p->threads[0].idle_since_ns)
+        mpay_double(&m, DUMP_IDLE, (double)p->threads[0].idle_ns / 1e6, 3);
     if (p->nthreads && p->threads[0].nframes) {
         struct jsonw top;
         jsonw_init(&top);
@@ -1147,6 +1237,8 @@ void forensics_stack_line(struct jsonw *w, const struct forensics_process *p, co
         jsonw_kv_double(w, "start", ms_of(ctx, p->start_ns), 3);
     if (t->start_ns)
         jsonw_kv_double(w, "threadStart", ms_of(ctx, t->start_ns), 3);
+    if (t->idle_since_ns)
+        jsonw_kv_double(w, "idleSince", ms_of(ctx, t->idle_since_ns), 3);
     jsonw_kv_double(w, "time", ms_of(ctx, t->at_ns), 3);
     jsonw_key(w, "frames");
     jsonw_arr_open(w);

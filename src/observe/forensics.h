@@ -29,6 +29,16 @@
  * itself non-dumpable (or changed credentials) cannot be traced by an unprivileged resmon-run, and
  * its report says so.
  *
+ * THE SCHEDULER'S CLOCK says since when a thread that is not running has not run: the kernel
+ * brings a thread's se.exec_start (/proc/PID/task/TID/sched, on kernels built with
+ * CONFIG_SCHED_DEBUG, as most distributions' are) up to date as it leaves the CPU. It is read
+ * before any thread is traced (a traced thread runs to stop). Its clock is the CPU's scheduler
+ * clock, which drifts from CLOCK_MONOTONIC by what the kernel leaves out of it (time stolen by a
+ * hypervisor, interrupts), differently on each CPU: each CPU the threads last ran on is read
+ * against CLOCK_MONOTONIC by running on it for a moment (our own exec_start there is when we were
+ * put on it), so the error is that moment. Where the file, the CPU or the affinity change is not
+ * available, the time is not known and nothing is said of it.
+ *
  * THE BUDGET bounds the whole report (forensics_config.budget_ns): it is checked before each
  * process and each thread, and waits for a thread's stop end at it (a thread in the kernel, state
  * D, may never stop). What it cut off is counted and said (cut_off_processes, cut_off_threads; a
@@ -64,6 +74,10 @@ struct forensics_thread {
     uint64_t at_ns;    /* when its stack was taken (0: none was) */
     uint64_t start_ns; /* when the thread started (CLOCK_MONOTONIC, as the process's), 0: unknown */
     uint64_t cpu_ns;   /* CPU time it used (user + system, /proc's clock ticks) */
+    /* when it last ran, as it was not running (CLOCK_MONOTONIC; THE SCHEDULER'S CLOCK), 0:
+     * running, or not known: from then on it ran no instruction, so its stack is the one taken */
+    uint64_t idle_since_ns;
+    uint64_t idle_ns; /* how long that was when its facts were read */
     const char *error; /* static text: why there is no stack (NULL: frames are the stack) */
 };
 
@@ -167,7 +181,8 @@ void forensics_syms_free(struct forensics_syms *s);
 
 /* UNWINDING A COPIED USER STACK: code without frame pointers (most distributions' packages) is
  * unwound for the sampled stacks (cpuprof.h) from a copy of the sample's user stack and registers,
- * with the modules' CFI, by libdwfl's own unwinder (no DWARF interpreter of ours): one unwinder
+ * with the modules' CFI (their .eh_frame: never their debuginfo, which would be read anew for
+ * each address space), by libdwfl's own unwinder (no DWARF interpreter of ours): one unwinder
  * per address space, its files reported as they are mapped. x86-64 only; elsewhere, and without
  * libdw, nothing is unwound (0 frames). */
 struct forensics_unwinder;

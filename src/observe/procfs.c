@@ -283,6 +283,48 @@ int procfs_parse_pid_stat(const char *buf, size_t len, struct procfs_pid_stat *r
     return 0;
 }
 
+int procfs_pid_stat_cpu(const char *buf, size_t len)
+{
+    const char *rparen = len ? memrchr(buf, ')', len) : NULL;
+    if (!rparen)
+        return -1;
+    struct cur c = {rparen + 1, buf + len};
+    for (int field = 3; field < 39; field++)
+        if (!skip_token(&c))
+            return -1;
+    uint64_t v;
+    return take_u64(&c, &v) && v < 1u << 20 ? (int)v : -1;
+}
+
+int procfs_parse_sched_exec_start(const char *buf, size_t len, uint64_t *ret_ns)
+{
+    static const char key[] = "se.exec_start";
+    struct cur c = {buf, buf + len};
+    for (; c.p < c.end; next_line(&c)) {
+        if (!starts_with(&c, key, sizeof key - 1))
+            continue;
+        c.p += sizeof key - 1;
+        skip_blanks(&c);
+        if (c.p >= c.end || *c.p != ':')
+            continue; /* a longer key */
+        c.p++;
+        /* milliseconds, with six decimals: nanoseconds */
+        uint64_t ms, frac = 0;
+        if (!take_u64(&c, &ms) || ms > UINT64_MAX / 1000000)
+            return -ENOENT;
+        unsigned digits = 0;
+        if (c.p < c.end && *c.p == '.')
+            for (c.p++; c.p < c.end && is_digit(*c.p); c.p++)
+                if (digits < 6)
+                    frac = frac * 10 + (uint64_t)(*c.p - '0'), digits++;
+        for (; digits < 6; digits++)
+            frac *= 10;
+        *ret_ns = ms * 1000000 + frac;
+        return 0;
+    }
+    return -ENOENT;
+}
+
 static const char *const status_keys[] = {"VmRSS", "VmHWM", "Threads", "PPid"};
 
 int procfs_parse_pid_status(const char *buf, size_t len, struct procfs_pid_status *ret)

@@ -92,6 +92,13 @@ struct procfs_pid_stat {
  * or -EINVAL when the line is cut before field 24. */
 int procfs_parse_pid_stat(const char *buf, size_t len, struct procfs_pid_stat *ret);
 
+/* /proc/<pid>/stat's field (39): the CPU the task last ran on; -1 when the line has none. */
+int procfs_pid_stat_cpu(const char *buf, size_t len);
+
+/* /proc/<pid>/task/<tid>/sched (kernels with CONFIG_SCHED_DEBUG): se.exec_start, in ns of the
+ * scheduler's clock of the CPU the task last ran on; -ENOENT when the text has none. */
+int procfs_parse_sched_exec_start(const char *buf, size_t len, uint64_t *ret_ns);
+
 /* /proc/cpuinfo: the number of physical cores (distinct "physical id"/"core id" pairs); 0 when it
  * does not say (some architectures list neither). */
 int procfs_count_cores(const char *buf, size_t len);

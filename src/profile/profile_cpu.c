@@ -69,6 +69,7 @@ struct sym {
 struct pcpu {
     bool started, failed_start;
     char *error;
+    char *follow; /* how the tree was followed ("cgroup", "inherit"; cpuprof.h) */
     unsigned hz;
     uint64_t samples_end, dropped, lost;
     bool ended;
@@ -280,6 +281,7 @@ int pcpu_add(struct pcpu **pcp, const char *line, size_t len)
     } else if (!strcmp(type, "cpuprofile")) {
         pc->started = true;
         pc->hz = (unsigned)num(o, "hz", 0);
+        set_str(&pc->follow, str(o, "follow"));
         if (str(o, "error"))
             set_str(&pc->error, str(o, "error"));
     } else if (!strcmp(type, "cpuend")) {
@@ -932,6 +934,8 @@ void pcpu_meta(const struct pcpu *pc, struct jsonw *w)
         jsonw_kv_uint(w, "samples", pc->nsamples);
         jsonw_kv_uint(w, "dropped", pc->dropped);
         jsonw_kv_uint(w, "lost", pc->lost);
+        if (pc->follow)
+            jsonw_kv_str(w, "follow", pc->follow);
     }
     jsonw_obj_close(w);
 }
@@ -1007,5 +1011,6 @@ void pcpu_free(struct pcpu *pc)
     free(pc->sym_index);
     free(pc->node_sym);
     free(pc->error);
+    free(pc->follow);
     free(pc);
 }

@@ -255,7 +255,29 @@ static const char *str_at(const cJSON *arr, int k)
     return cJSON_IsString(x) ? x->valuestring : NULL;
 }
 
-/* One sample: the root frame naming the thread, then the frames from the outermost in. */
+static void push_sample(struct tables *t, size_t stack, double at)
+{
+    size_t c = t->csample;
+    if (t->failed || !grow((void **)&t->sstack, &c, t->nsample, sizeof *t->sstack) ||
+        !grow((void **)&t->stime, &t->csample, t->nsample, sizeof *t->stime)) {
+        t->failed = true;
+        return;
+    }
+    if (t->nsample && at < t->stime[t->nsample - 1] + 0.001)
+        at = t->stime[t->nsample - 1] + 0.001;
+    t->sstack[t->nsample] = stack;
+    t->stime[t->nsample++] = at;
+}
+
+static double number_or(const cJSON *line, const char *key, double dflt)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(line, key);
+    return cJSON_IsNumber(x) ? x->valuedouble : dflt;
+}
+
+/* One sample: the root frame naming the thread, then the frames from the outermost in. A thread
+ * that had not run since idleSince was in that stack all along (it ran no instruction): a sample
+ * there too, so that the stack spans that time in the Stack Chart. */
 static void add_sample(struct tables *t, const cJSON *line)
 {
     const cJSON *th = cJSON_GetObjectItemCaseSensitive(line, "thread");
@@ -273,17 +295,14 @@ static void add_sample(struct tables *t, const cJSON *line)
         int lno = cJSON_IsNumber(ln) && ln->valuedouble >= 1 && ln->valuedouble < 1e9 ? (int)ln->valuedouble : 0;
         stack = stack_of(t, stack, func_of(t, name ? name : "?", lno ? file : NULL, file ? lno : 0, str_at(libs, k)));
     }
-    size_t c = t->csample;
-    if (t->failed || !grow((void **)&t->sstack, &c, t->nsample, sizeof *t->sstack) ||
-        !grow((void **)&t->stime, &t->csample, t->nsample, sizeof *t->stime)) {
-        t->failed = true;
-        return;
-    }
     double at = cJSON_IsNumber(tm) ? tm->valuedouble : 0;
-    if (t->nsample && at < t->stime[t->nsample - 1] + 0.001)
-        at = t->stime[t->nsample - 1] + 0.001;
-    t->sstack[t->nsample] = stack;
-    t->stime[t->nsample++] = at;
+    double since = number_or(line, "idleSince", at);
+    since = MAX(since, number_or(line, "threadStart", number_or(line, "start", since)));
+    if (t->nsample)
+        since = MAX(since, t->stime[t->nsample - 1] + 0.001);
+    if (since < at - 0.001)
+        push_sample(t, stack, since);
+    push_sample(t, stack, at);
 }
 
 static void free_tables(struct tables *t)
@@ -344,12 +363,6 @@ static unsigned state_category(const cJSON *line, unsigned ncat)
     default: break;
     }
     return cat < ncat ? cat : CAT_OTHER;
-}
-
-static double ms_or(const cJSON *line, const char *key, double dflt)
-{
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(line, key);
-    return cJSON_IsNumber(x) ? x->valuedouble : dflt;
 }
 
 /* "key":[...]: each function's line (null: none). */
@@ -487,8 +500,8 @@ static void write_thread(struct jsonw *w, const cJSON *first, const struct table
     /* the process's life, and the thread's within it: where they are unknown (an older stream),
      * the dump's time */
     double at = t->nsample ? t->stime[0] : 0;
-    double start = ms_or(first, "start", at);
-    double reg = ms_or(first, "threadStart", start);
+    double start = number_or(first, "start", at);
+    double reg = number_or(first, "threadStart", start);
     jsonw_obj_open(w);
     /* not the front-end's "default" (its parent process, sorted first): the run's own thread,
      * resmon-run, is that, and leads the timeline */

@@ -57,6 +57,7 @@ static void test_release(struct rs_test *t)
     free(t->expected);
     free(t->message);
     free(t->details);
+    free(t->where);
 }
 
 void results_free(struct results *j)
@@ -80,6 +81,9 @@ void results_free(struct results *j)
     free(j->reason);
     free(j->stop_reason);
     free(j->stop_limit);
+    for (size_t i = 0; i < j->n_stop_open; i++)
+        free(j->stop_open[i]);
+    free(j->stop_open);
     for (size_t i = 0; i < RS_NMETA; i++)
         free(j->meta[i]);
     for (size_t i = 0; i < RS_NSERIES; i++)
@@ -207,20 +211,25 @@ static bool status_in(const char *s, const char *const *set)
     return false;
 }
 
-static void fill_result(struct rs_test *t, const cJSON *data)
+static void fill_result(struct results *j, struct rs_test *t, const cJSON *data)
 {
+    t->ended = ++j->results_seen;
+    t->leaked = (uint64_t)MAX(get_num(data, "leaked", 0), 0);
     replace(&t->status, dup_str(data, "status"));
     replace(&t->expected, dup_str(data, "expected"));
     replace(&t->message, dup_str(data, "message"));
     t->cpu_ms = get_num(data, "cpuTime", t->cpu_ms);
     t->rss = get_num(data, "maxRSS", t->rss);
     /* The payload names the expected status only when it differs; green is a result as
-     * expected, orange an unexpected one; yellow and red say nothing of it, and then the
-     * harness's default holds (test-logs.md): PASS, OK, SKIP and NOTRUN are expected. */
+     * expected, orange an unexpected one; an outcome is the harness's word that this status was
+     * expected (a known failure, an expected ERROR or TIMEOUT, whose colour is the status's);
+     * else the harness's default holds (test-logs.md): PASS, OK, SKIP and NOTRUN are expected. */
     static const char *const fine[] = {"PASS", "OK", "SKIP", "NOTRUN", NULL};
     const char *color = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, "color"));
     if (t->expected)
         t->unexpected = true;
+    else if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(data, "outcome")))
+        t->unexpected = false;
     else if (color && !strcmp(color, "green"))
         t->unexpected = false;
     else if (color && !strcmp(color, "orange"))
@@ -255,7 +264,7 @@ static bool amend_test(struct results *j, const cJSON *o, const cJSON *data, con
         return false;
     struct rs_test *t = &j->tests[k - 1];
     t->end = get_num(o, "endTime", j->last_ms);
-    fill_result(t, data);
+    fill_result(j, t, data);
     take_pending(j, t);
     for (size_t i = j->nopen; i > 0; i--) {
         size_t ot = j->opens[i - 1].test;
@@ -283,7 +292,7 @@ static void on_test_marker(struct results *j, const cJSON *o)
         if (ot->open && strcmp(ot->id, id->valuestring) == 0) {
             ot->open = false;
             ot->end = get_num(o, "endTime", j->last_ms);
-            fill_result(ot, data);
+            fill_result(j, ot, data);
             take_pending(j, ot);
             return;
         }
@@ -295,7 +304,7 @@ static void on_test_marker(struct results *j, const cJSON *o)
     t->start = get_num(o, "startTime", j->last_ms);
     t->end = get_num(o, "endTime", t->start);
     take_scope(t, data);
-    fill_result(t, data);
+    fill_result(j, t, data);
     if (t->id)
         take_pending(j, t);
 }
@@ -373,6 +382,7 @@ static void on_message(struct results *j, const cJSON *o)
     const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "test"));
     const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "message"));
     const char *status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "status"));
+    const char *where = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "where"));
     if (!id || !msg || !*msg)
         return;
     for (size_t k = 0; k < j->ntests; k++) {
@@ -382,9 +392,27 @@ static void on_message(struct results *j, const cJSON *o)
             (t->message ? !text_cut_of(t->message, strlen(t->message), msg, strlen(msg)) : !t->unexpected))
             continue;
         replace(&t->message, strdup(msg));
+        free(t->where);
+        t->where = where ? strdup(where) : NULL;
         j->msg_next = i + 1;
         return;
     }
+}
+
+/* The tests the stop's marker says were running (testlog.h's names: "after N, NAME" where the
+ * format announces no start): the last stop's. */
+static void on_stop_open(struct results *j, const cJSON *data)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(data, "openTests"), *e;
+    for (size_t i = 0; i < j->n_stop_open; i++)
+        free(j->stop_open[i]);
+    j->n_stop_open = 0;
+    size_t n = (size_t)MAX(cJSON_GetArraySize(list), 0), cap = 0;
+    if (!n || array_reserve(&j->stop_open, &cap, n, sizeof *j->stop_open) < 0)
+        return;
+    cJSON_ArrayForEach(e, list)
+        if (cJSON_IsString(e) && e->valuestring && (j->stop_open[j->n_stop_open] = strdup(e->valuestring)))
+            j->n_stop_open++;
 }
 
 static void on_command(struct results *j, const cJSON *data)
@@ -514,6 +542,19 @@ static bool payload_is(const struct js_member *data, const char *type)
            js_key_is(&m, "type") && js_val_is_str(&m, type);
 }
 
+/* Whether the payload's colour is orange or red (an unexpected status). */
+static bool payload_color_bad(const struct js_member *data)
+{
+    struct js_iter it;
+    struct js_member m;
+    if (js_obj_begin(&it, data->val, data->val + data->val_len) < 0)
+        return false;
+    while (js_obj_next(&it, &m) > 0)
+        if (js_key_is(&m, "color"))
+            return js_val_is_str(&m, "orange") || js_val_is_str(&m, "red");
+    return false;
+}
+
 static enum line_kind marker_kind(const struct results *j, const struct sline_marker *f)
 {
     const struct js_member *name = f->name;
@@ -531,8 +572,10 @@ static enum line_kind marker_kind(const struct results *j, const struct sline_ma
         if (js_val_is_str(name, "Phase"))
             return L_PHASE;
     }
+    /* a status counts against its test only when unexpected: the many that are not (a suite's
+     * passing subtests) are passed by on their colour, unparsed */
     if (payload_is(f->data, "TestStatus"))
-        return L_STATUS;
+        return payload_color_bad(f->data) ? L_STATUS : L_NONE;
     if (payload_is(f->data, "Crash"))
         return L_CRASH;
     return L_NONE;
@@ -620,6 +663,7 @@ static void on_line(struct results *j, const char *p, size_t n)
         replace(&j->stop_reason, dup_str(data, "reason"));
         replace(&j->stop_limit, dup_str(data, "limit"));
         j->stop_after_ms = get_num(data, "after", 0);
+        on_stop_open(j, data);
         break;
     case L_COMMAND: on_command(j, data); break;
     case L_OPEN_TEST: on_open_test(j, o); break;
@@ -653,6 +697,36 @@ bool results_end(const struct results *r, enum runmarks_reason *ret)
 {
     return r->stop_reason ? runmarks_reason_parse(r->stop_reason, true, ret)
                           : runmarks_reason_parse(r->reason, false, ret);
+}
+
+static int by_ended(const void *a, const void *b)
+{
+    uint64_t x = (*(const struct rs_test *const *)a)->ended, y = (*(const struct rs_test *const *)b)->ended;
+    return x < y ? -1 : x > y;
+}
+
+size_t results_ended(const struct results *r, const struct rs_test ***ret)
+{
+    *ret = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < r->ntests; i++)
+        n += !r->tests[i].open && r->tests[i].id;
+    const struct rs_test **list = n ? malloc(n * sizeof *list) : NULL;
+    if (!list)
+        return 0;
+    n = 0;
+    for (size_t i = 0; i < r->ntests; i++)
+        if (!r->tests[i].open && r->tests[i].id)
+            list[n++] = &r->tests[i];
+    qsort(list, n, sizeof *list, by_ended);
+    *ret = list;
+    return n;
+}
+
+uint64_t results_duration_ns(const struct rs_test *t)
+{
+    double ms = t->end - t->start;
+    return ms > 0 ? (uint64_t)llround(ms * 1e6) : 0;
 }
 
 bool results_is(const char *s, const char *lit)

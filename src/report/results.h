@@ -1,14 +1,17 @@
-/* results.h — what a run's stream says about its tests and its end, for the reports CI systems
- * read (junit.h, otlp.h): one reader of the JSON Lines stream (stream.h) that the writers share,
- * so that a run writes them like the profile (at the normal end, before the first stop signal,
- * again after the tree is gone) and --recover rebuilds them from the stream a killed run left.
+/* results.h — what a run's stream says about its tests and its end: the one model of a run's
+ * results, for every report (junit.h, otlp.h, perfherder.h, the summary's tests and GitHub's
+ * annotations: sinks.h): one reader of the JSON Lines stream (stream.h) that the writers share,
+ * so that they cannot disagree on a test, a run writes them like the profile (at the normal end,
+ * before the first stop signal, again after the tree is gone) and --recover rebuilds the files
+ * from the stream a killed run left.
  *
  * What is read: the meta line (product, startTime, the CI's keys: cimeta.h), the clock line, the
- * "test" markers (payload type Test: test, scope, status, expected, message, cpuTime, maxRSS), the tests'
- * open and close state lines (a test still open is one that never ended), the message lines that
- * give an unexpected result without a message its failure text (testlog.h), unexpected TestStatus
- * markers and Crash markers naming a test (its details), the "timeout" marker (why the run was
- * stopped: reason, limit, after), the command's marker or open line (cmd, exit, reason), and with
+ * "test" markers (payload type Test: test, scope, status, expected, outcome, message, cpuTime,
+ * maxRSS, leaked), the tests' open and close state lines (a test still open is one that never
+ * ended), the message lines that give an unexpected result without a message its failure text
+ * and where it failed (testlog.h), unexpected TestStatus markers and Crash markers naming a test
+ * (its details), the "timeout" marker (why the run was stopped: reason, limit, after; the tests
+ * running then), the command's marker or open line (cmd, exit, reason), and with
  * RESULTS_SAMPLES the tree's and the machine's samples (Tree CPU, Tree Memory, Tree IO, CPU Use,
  * Memory, IO) and the phases the command marked (Phase markers: name, span; at most RESULTS_MAX_PHASES).
  * The lines are read, and told apart by their type and a marker's name and payload type, by the
@@ -21,8 +24,9 @@
  * time adds up, a busy fraction averages, memory keeps its peak).
  *
  * A test's expected status is only in its payload when it differs; green is a result as
- * expected, orange an unexpected one; for yellow and red the harness's default holds (PASS, OK,
- * SKIP and NOTRUN are expected). A kill between a test's marker and its close line leaves the
+ * expected, orange an unexpected one; an "outcome" says the harness expected that status (an
+ * expected failure, error or timeout: its colour is the status's own); otherwise the harness's
+ * default holds (PASS, OK, SKIP and NOTRUN are expected). A kill between a test's marker and its close line leaves the
  * test open as well: the marker ends the most recent open test of that id.
  *
  * The structs are the writers' to read; only this module changes them.
@@ -58,6 +62,11 @@ struct rs_test {
     bool open;         /* never ended */
     bool unexpected;
     char *details;     /* what the log said against it (unexpected subtests, crashes), bounded */
+    char *where;       /* where it failed, as a message line's "where" says (pytest's
+                          "tests/test_x.py:12: AssertionError"), else NULL */
+    uint64_t leaked;   /* processes it left running (the payload's "leaked") */
+    uint64_t ended;    /* its place in the order the results came (1 the first; an amended
+                          result's is the amending one's); 0 while open */
 };
 
 /* Sample series (RESULTS_SAMPLES): one point per sample, at its end. */
@@ -122,6 +131,9 @@ struct results {
     char *cmd, *exit, *reason;      /* the command marker or its open line */
     char *stop_reason, *stop_limit; /* the timeout marker */
     double stop_after_ms;           /* its "after" (0: none) */
+    char **stop_open;               /* its "openTests": what was running at the stop */
+    size_t n_stop_open;
+    uint64_t results_seen;          /* results read (rs_test.ended's counter) */
     struct rs_seriesbuf series[RS_NSERIES];
     struct rs_phase *phases; /* RESULTS_SAMPLES: the phases that ended, in order */
     size_t nphases, phases_cap;
@@ -152,6 +164,12 @@ char *results_stop_words(const struct results *r, bool *timeout);
  * marker), else the command's (its marker); false while the stream says neither (still running,
  * or killed before the command ended). Each marker's word is read in its own vocabulary. */
 bool results_end(const struct results *r, enum runmarks_reason *ret);
+/* The tests that ended (their results), in the order the results came (rs_test.ended): the
+ * order every report lists them in, a stop's and the end's alike (what a stop listed stays the
+ * start of the end's list). *ret is malloc'ed (NULL when none); the count, or 0 on ENOMEM. */
+size_t results_ended(const struct results *r, const struct rs_test ***ret);
+/* A test's duration in ns (end - start, never negative). */
+uint64_t results_duration_ns(const struct rs_test *t);
 /* s is lit (s may be NULL). */
 bool results_is(const char *s, const char *lit);
 

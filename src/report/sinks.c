@@ -18,7 +18,6 @@
 #include "report/perfherder.h"
 #include "report/results.h"
 #include "report/summary.h"
-#include "testlog/testlog.h"
 
 struct sinks {
     struct sinks_config cfg;
@@ -86,6 +85,14 @@ static void own_line(struct sinks *s, int fd)
         s->run.line_ended(s->run.ctx, fd);
 }
 
+/* The tests' facts, into f: from the results the files are written from (results.h), so that
+ * the summary and GitHub's outputs say what JUnit says. */
+static void tests_into(struct sinks *s, struct summary_facts *f)
+{
+    if (s->results && results_update(s->results) == 0)
+        summary_add_results(f, s->results);
+}
+
 static void summary_end(struct sinks *s)
 {
     if (!s->cfg.summary || !s->facts)
@@ -101,21 +108,22 @@ static void github_outputs(struct sinks *s, struct summary_facts *f)
     struct gha_result res[GHA_MAX_RESULTS];
     char *dirs[GHA_MAX_RESULTS] = {0};
     char cwd[4096], *run_url = NULL, *name = NULL;
-    size_t n = 0;
-    if (s->run.testlog) {
-        const struct testlog_result *list;
-        size_t k = testlog_unexpected(s->run.testlog, &list);
-        /* go names a failure's file by its base name: its package's directory, from go.mod */
-        char go_mod[4096];
-        bool go = k > s->gha_said.results && read_file_at(AT_FDCWD, "go.mod", go_mod, sizeof go_mod) > 0;
-        const char *here = go ? getcwd(cwd, sizeof cwd) : NULL;
-        for (; n < k && n < GHA_MAX_RESULTS; n++) {
-            if (here && n >= s->gha_said.results)
-                dirs[n] = gha_package_dir(go_mod, here, getenv("GITHUB_WORKSPACE"), list[n].test,
-                                          list[n].scope_len);
-            res[n] = (struct gha_result){list[n].test, list[n].status, list[n].expected, list[n].message,
-                                         list[n].duration_ns, list[n].where, dirs[n]};
-        }
+    size_t n = 0, k = 0;
+    const struct rs_test **list = NULL, *unexp[GHA_MAX_RESULTS];
+    /* the unexpected results in the order they came, as the summary lists them */
+    for (size_t i = 0, ended = s->results ? results_ended(s->results, &list) : 0; i < ended && k < GHA_MAX_RESULTS; i++)
+        if (list[i]->unexpected)
+            unexp[k++] = list[i];
+    /* go names a failure's file by its base name: its package's directory, from go.mod */
+    char go_mod[4096];
+    bool go = k > s->gha_said.results && read_file_at(AT_FDCWD, "go.mod", go_mod, sizeof go_mod) > 0;
+    const char *here = go ? getcwd(cwd, sizeof cwd) : NULL;
+    for (; n < k; n++) {
+        const struct rs_test *t = unexp[n];
+        if (here && n >= s->gha_said.results && t->scope)
+            dirs[n] = gha_package_dir(go_mod, here, getenv("GITHUB_WORKSPACE"), t->id, strlen(t->scope));
+        res[n] = (struct gha_result){t->id, t->status ? t->status : "", t->expected, t->message,
+                                     results_duration_ns(t), t->where, dirs[n]};
     }
     char *text;
     size_t len;
@@ -129,6 +137,7 @@ static void github_outputs(struct sinks *s, struct summary_facts *f)
     }
     for (size_t i = 0; i < n; i++)
         free(dirs[i]);
+    free(list);
     f->annotated = s->gha_said.results;
     /* the profile as the job summary's reader can find it */
     const char *server = getenv("GITHUB_SERVER_URL"), *repo = getenv("GITHUB_REPOSITORY"),
@@ -165,6 +174,7 @@ static void github_stop(struct sinks *s)
         return;
     *f = *s->facts;
     s->run.facts_now(s->run.ctx, f);
+    tests_into(s, f);
     f->at_stop = true;
     github_outputs(s, f);
     free(f);
@@ -314,6 +324,8 @@ void sinks_attach_run(struct sinks *s, const struct sinks_run *run) { s->run = *
 int sinks_read_stream(struct sinks *s, int stream_fd)
 {
     int what = stream_wanted(s, false);
+    if (what < 0 && s->facts) /* the summary's tests and GitHub's annotations */
+        what = 0;
     return what < 0 ? 0 : results_new(stream_fd, (unsigned)what, &s->results);
 }
 
@@ -335,6 +347,8 @@ void sinks_checkpoint(struct sinks *s, double end_ms, bool stopping)
 
 void sinks_end(struct sinks *s)
 {
+    if (s->facts)
+        tests_into(s, s->facts);
     for (size_t i = 0; i < ARRAY_SIZE(sink_list); i++)
         if (sink_list[i].end)
             sink_list[i].end(s);

@@ -1,7 +1,9 @@
 /* sinks.h — every output of a run besides the profile, behind one list: the files CI systems read
  * (the JUnit report, the OpenTelemetry file, the Perfherder data), built from the run's stream
  * (results.h), and the words for people (the summary on stderr, GitHub Actions' annotations and
- * job summary), built from the run's facts (summary.h).
+ * job summary), built from the run's facts (summary.h): what the run measured (its end, its
+ * cost, the processes), and the tests from the same reader of the stream as the files, so that
+ * no two outputs can disagree on a test or a count.
  *
  * A run calls two moments, and knows no report by name:
  *   sinks_checkpoint()  each time the profile is finalized (before the first signal of a stop,
@@ -22,7 +24,6 @@
 #include <stdbool.h>
 
 struct summary_facts;
-struct testlog;
 
 struct sinks_config {
     const char *junit, *otlp;   /* --junit, --otlp: the files; NULL: not asked for */
@@ -43,7 +44,6 @@ struct sinks_run {
     /* Whether the command's output left a line unfinished on fd; that resmon-run ended it. */
     bool (*mid_line)(void *ctx, int fd);
     void (*line_ended)(void *ctx, int fd);
-    const struct testlog *testlog; /* the parsed log's unexpected results (NULL: none) */
 };
 
 struct sinks;
@@ -57,11 +57,13 @@ int sinks_make_upload_dir(const char *dir);
 /* The sinks cfg enables (its strings stay the caller's). 0 or -ENOMEM. */
 int sinks_new(const struct sinks_config *cfg, struct sinks **ret);
 void sinks_free(struct sinks *s);
-/* The facts the people's sinks read, for the run to fill as it goes; NULL when none is on. */
+/* The facts the people's sinks read, for the run to fill as it goes (all but the tests, which
+ * are the stream's: sinks_read_stream); NULL when none is on. */
 struct summary_facts *sinks_facts(struct sinks *s);
 void sinks_attach_run(struct sinks *s, const struct sinks_run *run);
 /* Read the run's stream at stream_fd (the fd stays the caller's): when the run opened it. Without
- * it no file is written. 0 or -errno. */
+ * it no file is written and the summary knows no test (the run opens one when the summary or
+ * GitHub's outputs are on and the output is parsed). 0 or -errno. */
 int sinks_read_stream(struct sinks *s, int stream_fd);
 /* Read what the stream gained (as the run goes, so a checkpoint has little left to read). */
 void sinks_follow(struct sinks *s);

@@ -15,6 +15,8 @@
 #include "base/sanitize.h"
 #include "base/util.h"
 #include "observe/forensics.h"
+#include "report/results.h"
+#include "testlog/testlog.h"
 
 /* ---- series -------------------------------------------------------------------------------- */
 
@@ -277,6 +279,39 @@ void summary_add_oom(struct summary_facts *f, int pid, const char *cmd, uint64_t
     }
 }
 
+static int status_rank(const char *status) { return testlog_status_index(status, strlen(status)); }
+
+int summary_add_results(struct summary_facts *f, const struct results *r)
+{
+    const struct rs_test **list;
+    size_t n = results_ended(r, &list);
+    if (!n && r->ntests > r->nopen)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const struct rs_test *t = list[i];
+        const char *status = t->status ? t->status : "";
+        uint64_t dur = results_duration_ns(t);
+        summary_add_status(f, status, 1);
+        if (t->unexpected)
+            summary_add_unexpected(f, t->id, strlen(t->id), status, t->message, dur);
+        summary_add_slowest(f, t->id, strlen(t->id), status, dur);
+        f->leaked += t->leaked;
+        f->leaking_tests += t->leaked > 0;
+    }
+    free(list);
+    /* the statuses in the order a reader knows (PASS, FAIL, ...), not the order they came */
+    for (size_t i = 1; i < f->n_status; i++)
+        for (size_t k = i; k > 0 && status_rank(f->by_status[k - 1].status) > status_rank(f->by_status[k].status);
+             k--) {
+            struct summary_count c = f->by_status[k];
+            f->by_status[k] = f->by_status[k - 1];
+            f->by_status[k - 1] = c;
+        }
+    for (size_t i = 0; i < r->n_stop_open; i++)
+        summary_add_open(f, r->stop_open[i], strlen(r->stop_open[i]));
+    return 0;
+}
+
 /* ---- text ---------------------------------------------------------------------------------- */
 
 struct buf {
@@ -465,7 +500,7 @@ static enum colour end_text(const struct summary_facts *f, char *text, size_t si
 
 static void headline(struct buf *b, const struct summary_facts *f, const struct summary_style *st)
 {
-    char text[256];
+    char text[448];
     enum colour c = end_text(f, text, sizeof text);
     buf_printf(b, "%s: '", f->program ? f->program : "resmon-run");
     char cmd[SUMMARY_TEXT_MAX];
@@ -480,7 +515,7 @@ static void headline(struct buf *b, const struct summary_facts *f, const struct 
 
 size_t summary_end_text(const struct summary_facts *f, char *buf, size_t size)
 {
-    char text[256];
+    char text[448];
     end_text(f, text, sizeof text);
     char cmd[SUMMARY_TEXT_MAX];
     copy_text(cmd, sizeof cmd, f->command, f->command ? strlen(f->command) : 0);

@@ -3,7 +3,8 @@
  * timeout, sparklines of tree CPU and memory, and where the profile is.
  *
  * A pure formatting module: the caller fills a plain struct of facts (struct summary_facts, zero
- * it first) from the supervisor, the sampler and the test-log module, and decides colour and
+ * it first) from the supervisor and the sampler, and the tests from the results model every
+ * report reads (summary_add_results: results.h), and decides colour and
  * charset (summary_colour_for(), summary_locale_utf8()). summary_format() turns the facts into
  * text; summary_write() writes that text to an fd with as few write(2) calls as the fd accepts.
  * Nothing here reads the clock, the environment or /proc.
@@ -175,14 +176,20 @@ double summary_series_value(const struct summary_series *s, size_t i);
  * unexpected, summary_add_slowest(). id may hold any bytes (id_len of them). */
 void summary_add_test(struct summary_facts *f, const char *id, size_t id_len, const char *status,
                       bool unexpected, uint64_t duration_ns);
-/* The pieces, for a caller that already has totals (testlog_get_stats, testlog_unexpected,
- * testlog_slowest): n results with this status (also sets tests_known, adds n to tests); one
+/* The pieces (summary_add_results uses them): n results with this status (also sets tests_known, adds n to tests); one
  * unexpected result (first SUMMARY_MAX_LIST kept, all counted); one candidate for the slowest
  * list (kept when among the max_slowest longest). An unexpected result's message (NULL: none)
  * is shown after its id, its first line only. */
 void summary_add_status(struct summary_facts *f, const char *status, uint64_t n);
 void summary_add_unexpected(struct summary_facts *f, const char *id, size_t id_len, const char *status,
                             const char *message, uint64_t duration_ns);
+/* The tests' facts from the results model (results.h), the one the JUnit, OTLP and Perfherder
+ * files are written from, so that the summary cannot say otherwise of a test: the results by
+ * status (in testlog.h's order of the statuses), the unexpected ones in the order they came with
+ * their messages, the slowest, the processes tests left running, and the tests the stop's marker
+ * says were running. Call it once on facts that hold no test yet. 0 or -ENOMEM. */
+struct results;
+int summary_add_results(struct summary_facts *f, const struct results *r);
 /* One of the hottest functions of the sampled stacks (the hottest first), with its samples of
  * total. */
 void summary_add_hot(struct summary_facts *f, const char *name, uint64_t samples, uint64_t total);

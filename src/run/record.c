@@ -87,12 +87,9 @@ void emit_timeout_marker(struct sv *sv, uint64_t now)
     struct runmarks_process *procs;
     char *cmds;
     size_t nprocs = live_processes(sv, &procs, &cmds);
-    if (sv->sum) {
-        for (size_t i = 0; i < open.n; i++)
-            summary_add_open(sv->sum, open.ids[i], strlen(open.ids[i]));
+    if (sv->sum) /* the tests open are the summary's from the marker (sinks.h) */
         for (size_t i = 0; i < nprocs; i++)
             summary_add_alive(sv->sum, (int)procs[i].pid, procs[i].cmd, procs[i].cmd_len);
-    }
     char figure[64];
     limits_figure(sv->limits, sv->cause == RUN_MEMORY ? LIMIT_MEMORY : sv->cause == RUN_CPU ? LIMIT_CPU
                                 : sv->cause == RUN_TASKS ? LIMIT_TASKS : LIMIT_NONE,
@@ -216,7 +213,7 @@ void emit_command_marker(struct sv *sv)
 }
 
 /* The summary's facts at end_ns, when resmon-run exits with exit_status (-1: not known yet). The
- * test counts are added to f: fill a copy of sv->sum to fill it again. */
+ * tests are not among them: the sinks read those from the stream, as the files are (sinks.h). */
 void fill_facts(struct sv *sv, struct summary_facts *f, int exit_status, uint64_t end_ns)
 {
     f->program = log_program();
@@ -271,22 +268,6 @@ void fill_facts(struct sv *sv, struct summary_facts *f, int exit_status, uint64_
     if (sv->testlog) {
         f->tests_parsed = true;
         f->argv = (const char *const *)sv->o->argv;
-        struct testlog_stats ts;
-        testlog_get_stats(sv->testlog, &ts);
-        for (int i = 0; i < (int)ARRAY_SIZE(ts.by_status); i++)
-            if (ts.by_status[i] && testlog_status_name(i))
-                summary_add_status(f, testlog_status_name(i), ts.by_status[i]);
-        const struct testlog_result *list;
-        size_t n = testlog_unexpected(sv->testlog, &list);
-        for (size_t i = 0; i < n; i++)
-            summary_add_unexpected(f, list[i].test, strlen(list[i].test), list[i].status,
-                                   list[i].message, list[i].duration_ns);
-        f->unexpected_total = ts.unexpected;
-        f->leaked = ts.leaked;
-        f->leaking_tests = ts.leaking_tests;
-        n = testlog_slowest(sv->testlog, &list);
-        for (size_t i = 0; i < n; i++)
-            summary_add_slowest(f, list[i].test, strlen(list[i].test), list[i].status, list[i].duration_ns);
     }
     f->profile_path = sv->stream && !sv->o->no_profile ? sv->profile_path : NULL;
     f->profile_is_stream = sv->stream && sv->finalizations == 0;

@@ -156,6 +156,10 @@ static int add_self_rules(scmp_filter_ctx ctx)
     for (size_t i = 0; i < ARRAY_SIZE(allow_ptrace); i++)
         if ((r = allow_if(ctx, "ptrace", SCMP_A0(SCMP_CMP_EQ, allow_ptrace[i]))) < 0)
             return r;
+    /* The dump reads each CPU's scheduler clock by running on it for a moment (forensics.c): its
+     * own affinity only. */
+    if ((r = allow_if(ctx, "sched_setaffinity", SCMP_A0(SCMP_CMP_EQ, 0))) < 0)
+        return r;
     /* libdw reads a stopped tracee's memory with it where available (the same access check as
      * PTRACE_PEEKDATA; it changes nothing). */
     static const char *const vm_read[] = {"process_vm_readv"};

@@ -295,13 +295,14 @@ static int setup_tree(struct sv *sv, struct run_setup *su)
 }
 
 /* Interpose on the output only when something needs to see it: the output timeout, or the
- * test-log parsers, for the stream (the profile, or only the reports: --no-profile --junit) or
- * for the summary (which --no-profile keeps). Then the stream. */
+ * test-log parsers, for the stream (the profile, or only the reports: --no-profile --junit, or
+ * the summary's tests, which --no-profile keeps: they are read from the stream, as the files'
+ * are). Then the stream. */
 static int setup_output(struct sv *sv, struct run_setup *su, bool *ret_parse)
 {
     const struct options *o = sv->o;
-    bool want_stream = !o->no_profile || o->junit || o->otlp;
-    bool parse = o->parse_formats && (want_stream || sv->sum);
+    bool parse = o->parse_formats && (!o->no_profile || o->junit || o->otlp || sv->sum);
+    bool want_stream = !o->no_profile || o->junit || o->otlp || parse;
     bool interpose = o->output_timeout_ns > 0 || parse;
     int r;
     *ret_parse = parse;
@@ -397,7 +398,7 @@ int run_setup(struct sv *sv, struct run_setup *su)
     if ((r = setup_tree(sv, su)) < 0 || (r = setup_output(sv, su, &parse)) < 0 ||
         (r = setup_observers(sv, parse)) < 0)
         return r;
-    sinks_attach_run(sv->sinks, &(struct sinks_run){sv, run_facts_now, sinks_mid_line, sinks_line_ended, sv->testlog});
+    sinks_attach_run(sv->sinks, &(struct sinks_run){sv, run_facts_now, sinks_mid_line, sinks_line_ended});
     watch_parent(sv);
     return 0;
 }
@@ -480,6 +481,10 @@ int run_start(struct sv *sv, struct run_setup *su, struct supervise_result *ret)
         .before_exec = cmd_filter ? sandbox_command_filter_apply : NULL,
         .before_exec_ctx = cmd_filter,
     };
+    /* before the command runs: nothing it forks, however soon, escapes the events (cpuprof.h) */
+    if (o->cpu_profile_hz && sv->stream && cpuprof_new(o->cpu_profile_hz, sv->sink, sv->t0, &sv->cpuprof) == 0 &&
+        cpuprof_start(sv->cpuprof, contain_cgroup_fd(sv->contain)) < 0 && o->verbose)
+        log_msg("cpu profile: unavailable: %s", cpuprof_error(sv->cpuprof));
     bool exec_failed;
     r = spawn_command(&sc, &sv->pid, &exec_failed);
     sandbox_filter_free(cmd_filter);
@@ -506,9 +511,6 @@ int run_start(struct sv *sv, struct run_setup *su, struct supervise_result *ret)
         sampler_track(sv->sampler, sv->pid, now_ns(), jsonw_failed(&words) ? NULL : words.buf);
         jsonw_release(&words);
     }
-    if (o->cpu_profile_hz && sv->stream && cpuprof_new(o->cpu_profile_hz, sv->sink, sv->t0, &sv->cpuprof) == 0 &&
-        cpuprof_start(sv->cpuprof, sv->pid) < 0 && o->verbose)
-        log_msg("cpu profile: unavailable: %s", cpuprof_error(sv->cpuprof));
     /* The command runs and every descriptor is open: from here on resmon-run needs no new
      * process, socket or executable mapping (sandbox.h). */
     if (!o->no_sandbox) {

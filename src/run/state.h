@@ -76,7 +76,8 @@ struct sv {
     int sigfd, parentfd;
     struct contain *contain;
     struct limits *limits;
-    char limit_text[160];       /* the limit reached and the figure (RUN_MEMORY/CPU/TASKS) */
+    char limit_text[320];       /* the limit reached and the figure (RUN_MEMORY/CPU/TASKS); room for
+                                 * the OOM victim's whole cut command line (sampler_killed.cmd) */
     uint64_t deadline_cpu;      /* when to read the tree's CPU time against --cpu-limit */
     unsigned ncpu;
     bool root_oom_killed;       /* the kernel's OOM killer killed the command itself */

@@ -276,6 +276,7 @@ int watchdog_new(struct contain *c, int sig, struct watchdog **ret)
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
         for (int i = 0; i < 3 && null >= 0; i++)
             dup2(null, i);
+        free(w); /* resmon-run's: only its copy here */
         int keep[] = {p[0], cg_dirfd, cg_parentfd};
         close_all_but(keep, ARRAY_SIZE(keep));
         watch(p[0], cg_dirfd, cg_parentfd, leaf, mark, sig);

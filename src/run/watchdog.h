@@ -24,6 +24,8 @@
  *
  * The watchdog is not a member of the tree (contain_add_foreign), takes no part in the run, and
  * exits on the all-clear. It is forked before the sandbox lock-down, and lives without one.
+ * Forked, not spawned: starting resmon-run again (or a helper) in its place costs more CPU than
+ * the fork's page tables and copy-on-write faults, and no wall time (doc/design.md).
  */
 #ifndef RESMON_WATCHDOG_H
 #define RESMON_WATCHDOG_H

@@ -132,6 +132,11 @@ struct tl_format {
      * parser alone, so that what a test printed is not taken for results of another format.
      * Asked after each call of parse, as busy is; a parser that captures is busy. NULL: never. */
     bool (*captures)(const void *state);
+    /* Events a line or the end released beyond the TL_MAX_EVENTS that parse or flush return
+     * (RSpec's passed examples, held until the run shows it is RSpec's): the core asks after
+     * each call of parse that took its line and after flush, until it returns 0. Strings stay
+     * valid until the next call of any of the parser's functions. NULL: never any. */
+    int (*more)(void *state, struct tl_event *ev);
 };
 
 /* The formats (testlog/registry.h). */

@@ -18,11 +18,12 @@
  *   tl_format_doctest   "doctest"   doctest's console reporter (default, -s, -d)
  *   tl_format_vitest    "vitest"    vitest's default and verbose reporters (vitest.c)
  *   tl_format_jest      "jest"      jest's default and --verbose reporters (jest.c)
- *   tl_format_rspec     "rspec"     RSpec's pending and failure lists (rspec.c)
+ *   tl_format_rspec     "rspec"     RSpec's documentation tree, pending and failure lists
  *   tl_format_mocha     "mocha"     mocha's spec and json-stream reporters (mocha.c)
  *
  * Each is pure (no I/O, no globals), keeps bounded state in the zeroed block the core allocates
- * (state_size; no release function needed: none owns memory between calls), and rejects a line
+ * (state_size; no release function needed: none owns memory between calls, but RSpec's, which
+ * holds passed examples until the run shows it is RSpec's), and rejects a line
  * that is not its format within a few byte comparisons. Each also declares, for the core's
  * prefilter (testlog/event.h), the first bytes its lines can have and when it is busy: a line it
  * cannot take then never reaches it. A change to what a parser accepts must keep that declaration

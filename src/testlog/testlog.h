@@ -203,12 +203,13 @@ unsigned testlog_available_formats(void);
  * A failure text some harnesses print after the result (pytest's short summary, unittest's
  * FAIL/ERROR blocks, go's output under "--- FAIL" without -v) comes as a line of its own, after
  * the test's marker:
- *   {"type":"message","test":FULL_NAME,"message":TEXT[,"status":STATUS]}
+ *   {"type":"message","test":FULL_NAME,"message":TEXT[,"status":STATUS][,"where":WHERE]}
  * FULL_NAME is the marker's "test" ("scope/id"); TEXT is bounded like a result's message; STATUS,
  * when the harness says which result the text explains (pytest: a test that failed and then
- * errored at teardown has two), is that result's marker's "status". The readers of the stream
- * (profile.h, results.h) put it into that test's marker (of that status) when the marker has no
- * message, and the summary's unexpected list (testlog_unexpected) has it too: the first text said
+ * errored at teardown has two), is that result's marker's "status"; WHERE, where the harness's
+ * report says it failed (struct testlog_result's where: the annotation's file and line). The
+ * readers of the stream (profile.h, results.h) put it into that test's marker (of that status)
+ * when the marker has no message, and testlog_unexpected's list has it too: the first text said
  * of a result wins. */
 
 #endif

@@ -70,6 +70,8 @@ struct testlog {
     bool finishing; /* testlog_finish closes what is open */
     struct fmt_slot fmts[TL_FMT_COUNT];
     size_t nfmts;
+    void *states; /* the parsers' states (fmts[].state), one anonymous mapping (testlog_new) */
+    size_t states_size;
     /* Prefilter (bits are slot indexes): the parsers that may take, while idle, a line starting
      * with bytes a, b (by_first[a] | pair_rows[pair_row[a]][b]: a first byte some parser takes
      * whatever follows, or a pair named by a parser; row 0 is all zeros) or a line of the one

@@ -892,6 +892,10 @@ void test_message(struct testlog *tl, const struct tl_event *ev)
         put_field(b, &test_fields[TEST_STATUS]);
         put_str(tl, ev->status.p, ev->status.n);
     }
+    if (ev->stack.n && ev->stack.n < TESTLOG_MESSAGE_MAX) { /* for an annotation's file and line */
+        PUT(b, ",\"where\":");
+        put_str(tl, ev->stack.p, ev->stack.n);
+    }
     PUT(b, "}");
     if (ob_end(b))
         marker_state(&tl->sink, b->p, b->n);

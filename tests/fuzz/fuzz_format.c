@@ -48,15 +48,9 @@ static void fuzz_touch(struct tl_str s)
     fuzz_sink += h;
 }
 
-static void fuzz_line(const struct tl_format *fmt, void *state, const uint8_t *p, size_t n, uint64_t t)
+/* Events a parser handed out for a line that arrived at t: in range, with their strings. */
+static void fuzz_events(const struct tl_event *ev, int k, uint64_t t)
 {
-    char *copy = malloc(n ? n : 1);
-    if (!copy)
-        return;
-    if (n)
-        memcpy(copy, p, n);
-    struct tl_event ev[TL_MAX_EVENTS];
-    int k = fmt->parse(state, copy, n, t, ev);
     if (k < 0 || k > TL_MAX_EVENTS)
         abort();
     for (int i = 0; i < k; i++) {
@@ -71,6 +65,20 @@ static void fuzz_line(const struct tl_format *fmt, void *state, const uint8_t *p
         if (ev[i].t.duration_ms < 0)
             abort();
     }
+}
+
+static void fuzz_line(const struct tl_format *fmt, void *state, const uint8_t *p, size_t n, uint64_t t)
+{
+    char *copy = malloc(n ? n : 1);
+    if (!copy)
+        return;
+    if (n)
+        memcpy(copy, p, n);
+    struct tl_event ev[TL_MAX_EVENTS];
+    int k = fmt->parse(state, copy, n, t, ev);
+    /* and what the line released beyond them (tl_format.more), as the core asks for it */
+    for (int more = k; more > 0; more = fmt->more ? fmt->more(state, ev) : 0)
+        fuzz_events(ev, more, t);
     free(copy);
 }
 

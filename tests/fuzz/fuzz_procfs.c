@@ -35,6 +35,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t v;
     procfs_parse_smaps_pss(buf, size, &v);
     procfs_parse_u64(buf, size, &v);
+    procfs_parse_sched_exec_start(buf, size, &v);
+    if (procfs_pid_stat_cpu(buf, size) < -1)
+        __builtin_trap();
     struct procfs_cg_cpu cg;
     procfs_parse_cg_cpu_stat(buf, size, &cg);
     char out[32];

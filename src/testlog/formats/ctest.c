@@ -18,8 +18,11 @@
  * taken from the test's Start line (by its number) when the parser still holds it; -j N prints
  * several Start lines before their results, in any order. --output-on-failure prints a failed
  * test's output after its result, up to the next ctest line: it becomes that test's failure text
- * (a TLE_TEST_MESSAGE, which the test keeps when its result line gave none). -V prefixes the
- * test's output with "N: " and prints "test N" before each Start line: neither is a result.
+ * (a TLE_TEST_MESSAGE, which the test keeps when its result line gave none), and no other
+ * format reads it (tl_format.captures): a test that runs another harness (a GoogleTest binary, a
+ * TAP script) is one ctest test, as in ctest's own report, whose output shows the inner harness's
+ * results. -V prefixes the test's output with "N: " (which no format takes: the same holds) and
+ * prints "test N" before each Start line: neither is a result.
  * The closing lists ("The following tests FAILED:" and the tab-indented lines under it) repeat
  * results and are not parsed.
  */
@@ -202,9 +205,20 @@ static int take_message(struct ctest_state *st, struct tl_event *ev)
     return 1;
 }
 
+/* "test 3", which -V prints before a test's Start line */
+static bool test_n(const char *s, size_t n)
+{
+    size_t i = 5;
+    if (!TL_PREFIX(s, n, "test ") || n == i)
+        return false;
+    while (i < n && is_digit(s[i]))
+        i++;
+    return i == n;
+}
+
 static bool ctest_line(const char *s, size_t n)
 {
-    return TL_PREFIX(s, n, "Start ") || TL_PREFIX(s, n, "Test project ") ||
+    return TL_PREFIX(s, n, "Start ") || test_n(s, n) || TL_PREFIX(s, n, "Test project ") ||
            (is_digit(s[0]) && (memmem(s, n < 32 ? n : 32, " Test ", 6) ||
                                memmem(s, n, "% tests passed, ", 16))) ||
            TL_PREFIX(s, n, "The following tests ") || TL_PREFIX(s, n, "Total Test time");
@@ -240,6 +254,10 @@ static int ctest_flush(void *state, struct tl_event *ev) { return take_message(s
 
 static bool ctest_busy(const void *state) { return ((const struct ctest_state *)state)->collecting; }
 
+/* What --output-on-failure prints after a result is that test's output, whatever harness the
+ * test runs (a GoogleTest binary, a TAP script): its failure text, not results of its own. */
+static bool ctest_captures(const void *state) { return ctest_busy(state); }
+
 const struct tl_format tl_format_ctest = {
     .name = "ctest",
     .bit = TL_FMT_CTEST,
@@ -252,4 +270,5 @@ const struct tl_format tl_format_ctest = {
     .pairs = (const char *const[]){"  ", " 1", " 2", " 3", " 4", " 5", " 6", " 7", " 8", " 9",
                                    "Te", "Th", "To", NULL},
     .busy = ctest_busy,
+    .captures = ctest_captures,
 };

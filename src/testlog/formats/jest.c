@@ -299,7 +299,7 @@ static int jest_parse(void *state, const char *line, size_t len, uint64_t arriva
                 title = title_duration(title, &ms);
             st->verbose = true;
             tl_set_result(ev, join(st, title), tl_str_make(st->file, st->file_n), kinds[i].oc);
-            if (kinds[i].oc != TL_SKIPPED)
+            if (kinds[i].oc != TL_SKIPPED && ms >= 0) /* "(-5 ms)" is no duration */
                 ev->t.duration_ms = ms;
             return 1;
         }

@@ -7,10 +7,19 @@
  *    expected FAIL; ERROR → ERROR; INTERRUPT → INCOMPLETE is left to the core (no result)
  *    1/11 project / name   RUNNING                                → TLE_TEST_START (-v)
  *
- * The id is the name as meson prints it ("project:suite / name", spaces kept, the column's
- * padding trimmed). "Summary of Failures:" repeats the failed results: nothing is a result from
+ * The id is the name as meson prints it ("project:suite / name" when the project has several
+ * suites, else the test's name alone; spaces kept, the column's padding trimmed). "Summary of Failures:" repeats the failed results: nothing is a result from
  * there to the counts that close it ("Ok: N"). meson's own lines for a TAP test's points
- * ("▶ 10/11 - name OK") and the output blocks of -v / --print-errorlogs are not results.
+ * ("▶ 10/11 - name OK") are not results.
+ *
+ * A test's output, as -v and --print-errorlogs show it (after its result, or live with one
+ * process), lies between a rule with scissors and a plain rule:
+ *    ――――――――――――――― ✀  ―――――――――――――――
+ *    [ RUN      ] Calc.Adds                  the test's own output: no format reads it
+ *    ―――――――――――――――――――――――――――――――――
+ * It is that test's output whatever harness the test runs (a GoogleTest binary, a TAP script):
+ * the test is one meson test, as in meson's own report. A block that never closes stops being
+ * withheld after MESON_OUTPUT_MAX lines.
  */
 #include "testlog/formats.h"
 
@@ -18,9 +27,27 @@
 
 #include "testlog/testlog.h"
 
+#define MESON_OUTPUT_MAX 1000000
+
 struct meson_state {
     bool in_summary;
+    unsigned long output; /* lines read in a test's output block, 0: in none */
 };
+
+#define RULE "\xe2\x80\x95" /* U+2015, the bar meson draws its rules with */
+
+/* A rule of meson's output blocks: bars only (the close), or bars around " ✀ " (the open). */
+static bool rule(const char *line, size_t len, bool scissors)
+{
+    size_t bars = 0, i = 0;
+    while (i + 3 <= len && !memcmp(line + i, RULE, 3))
+        i += 3, bars++;
+    if (bars < 8)
+        return false;
+    if (!scissors)
+        return i == len;
+    return TL_PREFIX(line + i, len - i, " \xe2\x9c\x80 ");
+}
 
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -39,6 +66,15 @@ static int meson_parse(void *state, const char *line, size_t len, uint64_t arriv
 {
     (void)arrival_ns;
     struct meson_state *st = state;
+    if (st->output) {
+        if (rule(line, len, false) || ++st->output > MESON_OUTPUT_MAX)
+            st->output = 0;
+        return 0;
+    }
+    if (rule(line, len, true)) {
+        st->output = 1;
+        return 0;
+    }
     size_t i = 0;
     while (i < len && i < 8 && line[i] == ' ')
         i++;
@@ -99,7 +135,13 @@ static int meson_parse(void *state, const char *line, size_t len, uint64_t arriv
             continue; /* a result has its duration, RUNNING none */
         /* the name: up to the padding before the result word */
         struct tl_str name = tl_trim(tl_str_make(rest.p, (size_t)(wd.p - rest.p)));
-        if (!name.n || !memmem(name.p, name.n, " / ", 3))
+        if (!name.n)
+            return 0;
+        /* a project with one suite names its tests alone ("1/2 calc OK  0.34s"): then the result
+         * column's own width is the evidence (the word padded to 16 bytes before the duration,
+         * RUNNING to 14 before the line's end) */
+        if (!memmem(name.p, name.n, " / ", 3) &&
+            (running ? (size_t)(line + len - wd.p) != 14 : words[w + 1].p - wd.p != 16))
             return 0;
         if (running) {
             tl_event_init(ev, TLE_TEST_START);
@@ -115,7 +157,8 @@ static int meson_parse(void *state, const char *line, size_t len, uint64_t arriv
         if (oc == TL_FAILED && TL_PREFIX(reason.p, reason.n, "killed by signal"))
             oc = TL_CRASHED;
         tl_set_result(ev, name, tl_str_make(NULL, 0), oc);
-        ev->t.duration_ms = secs * 1000;
+        if (secs >= 0) /* "-1.00s" is no duration */
+            ev->t.duration_ms = secs * 1000;
         if (oc != TL_PASSED)
             ev->message = reason;
         return 1;
@@ -123,14 +166,19 @@ static int meson_parse(void *state, const char *line, size_t len, uint64_t arriv
     return 0;
 }
 
+/* In a test's output block: every line is the test's (captures: no other format reads it). */
+static bool meson_busy(const void *state) { return ((const struct meson_state *)state)->output > 0; }
+
 const struct tl_format tl_format_meson = {
     .name = "meson",
     .bit = TL_FMT_MESON,
     .state_size = sizeof(struct meson_state),
     .parse = meson_parse,
     .release = NULL,
-    /* " 1/11 ...", "11/11 ...", "Summary of Failures:", "Ok:" */
+    /* " 1/11 ...", "11/11 ...", "Summary of Failures:", "Ok:", "――― ✀ ―――" */
     .first_bytes = "123456789",
     .pairs = (const char *const[]){" 1", " 2", " 3", " 4", " 5", " 6", " 7", " 8", " 9", "  ",
-                                   "Su", "Ok", NULL},
+                                   "Su", "Ok", "\xe2\x80", NULL},
+    .busy = meson_busy,
+    .captures = meson_busy,
 };

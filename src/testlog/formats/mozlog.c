@@ -612,6 +612,53 @@ static void expectation(struct tl_event *ev, const struct jv *f)
     }
 }
 
+/* Leaks and shutdown failures (LSan, Gecko's refcount logging): their markers. 1: an event, 0:
+ * none, -1: not one of these actions. */
+static int leak_action(struct mozlog_state *st, const struct jv *act, const struct jv *f, struct tl_event *ev)
+{
+    if (is(act, "lsan_leak")) {
+        ev->kind = TLE_LEAK;
+        ev->name = lit("LSan Leak");
+        char *p = arena_take(st, 8);
+        if (!p)
+            return 0;
+        memcpy(p, "leak at ", 8);
+        if (f[F_FRAMES].t == 'a') {
+            /* jjoin appends right after the prefix in the arena */
+            struct tl_str frames = jjoin(st, &f[F_FRAMES], ", ");
+            ev->message = tl_str_make(p, 8 + frames.n);
+        } else
+            ev->message = lit("leak");
+    } else if (is(act, "lsan_summary")) {
+        int64_t bytes = 0, allocs = 0;
+        jint(&f[F_BYTES], &bytes);
+        jint(&f[F_ALLOCS], &allocs);
+        ev->kind = TLE_LEAK;
+        ev->name = lit("LSan Summary");
+        ev->message = aprintf(st, "%lld byte(s) leaked in %lld allocation(s).", (long long)bytes,
+                              (long long)allocs);
+    } else if (is(act, "mozleak_total")) {
+        int64_t bytes = 0, threshold = 0;
+        jint(&f[F_BYTES], &bytes);
+        jint(&f[F_THRESHOLD], &threshold);
+        if (bytes <= threshold)
+            return 0;
+        struct tl_str proc = jstr_or_num(st, &f[F_PROCESS]);
+        ev->kind = TLE_LEAK;
+        ev->name = lit("Leaked Total");
+        ev->message = aprintf(st, "%.*s leaked %lld bytes", (int)(proc.n > 200 ? 200 : proc.n),
+                              proc.n ? proc.p : "process", (long long)bytes);
+    } else if (is(act, "shutdown_failure")) {
+        ev->kind = TLE_LEAK;
+        ev->name = lit("SHUTDOWN-FAIL");
+        ev->id = jstr(st, &f[F_GROUP]);
+        ev->message = jstr(st, &f[F_MESSAGE]);
+    } else {
+        return -1;
+    }
+    return 1;
+}
+
 static int mozlog_parse(void *state, const char *line, size_t len, uint64_t arrival_ns,
                         struct tl_event *ev)
 {
@@ -649,6 +696,7 @@ static int mozlog_parse(void *state, const char *line, size_t len, uint64_t arri
     st->used = 0;
 
     const struct jv *act = &f[F_ACTION];
+    int leak;
     tl_event_init(ev, TLE_LOG);
     double t;
     if (jnum(&f[F_TIME], &t))
@@ -728,43 +776,8 @@ static int mozlog_parse(void *state, const char *line, size_t len, uint64_t arri
         ev->message = aprintf(st, "assertion count %lld is %s than expected %lld to %lld assertions",
                               (long long)count, count > mx ? "more" : "less", (long long)mn,
                               (long long)mx);
-    } else if (is(act, "lsan_leak")) {
-        ev->kind = TLE_LEAK;
-        ev->name = lit("LSan Leak");
-        char *p = arena_take(st, 8);
-        if (!p)
-            return 0;
-        memcpy(p, "leak at ", 8);
-        if (f[F_FRAMES].t == 'a') {
-            /* jjoin appends right after the prefix in the arena */
-            struct tl_str frames = jjoin(st, &f[F_FRAMES], ", ");
-            ev->message = tl_str_make(p, 8 + frames.n);
-        } else
-            ev->message = lit("leak");
-    } else if (is(act, "lsan_summary")) {
-        int64_t bytes = 0, allocs = 0;
-        jint(&f[F_BYTES], &bytes);
-        jint(&f[F_ALLOCS], &allocs);
-        ev->kind = TLE_LEAK;
-        ev->name = lit("LSan Summary");
-        ev->message = aprintf(st, "%lld byte(s) leaked in %lld allocation(s).", (long long)bytes,
-                              (long long)allocs);
-    } else if (is(act, "mozleak_total")) {
-        int64_t bytes = 0, threshold = 0;
-        jint(&f[F_BYTES], &bytes);
-        jint(&f[F_THRESHOLD], &threshold);
-        if (bytes <= threshold)
-            return 0;
-        struct tl_str proc = jstr_or_num(st, &f[F_PROCESS]);
-        ev->kind = TLE_LEAK;
-        ev->name = lit("Leaked Total");
-        ev->message = aprintf(st, "%.*s leaked %lld bytes", (int)(proc.n > 200 ? 200 : proc.n),
-                              proc.n ? proc.p : "process", (long long)bytes);
-    } else if (is(act, "shutdown_failure")) {
-        ev->kind = TLE_LEAK;
-        ev->name = lit("SHUTDOWN-FAIL");
-        ev->id = jstr(st, &f[F_GROUP]);
-        ev->message = jstr(st, &f[F_MESSAGE]);
+    } else if ((leak = leak_action(st, act, f, ev)) >= 0) {
+        return leak;
     } else {
         return 0; /* not a mozlog action we turn into markers (or not mozlog at all) */
     }

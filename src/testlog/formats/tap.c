@@ -419,25 +419,18 @@ static int test_point(struct tap_state *st, const char *p, size_t m, unsigned in
     return 1;
 }
 
-static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival_ns,
-                     struct tl_event *ev)
+/* A line while a result is held (its YAML block may follow, or is being read) or right after a
+ * test point: true when the line was the block's (consumed: *n events are the line's); else the
+ * held result, if any, is released into ev (*n) and the line is read as any other. */
+static bool held_line(struct tap_state *st, const char *p, size_t m, unsigned ind, bool after_point,
+                      struct tl_event *ev, int *n)
 {
-    struct tap_state *st = state;
-    int n = 0;
-    unsigned ind = 0;
-    while (ind < len && line[ind] == ' ')
-        ind++;
-    const char *p = line + ind;
-    size_t m = len - ind;
-    bool after_point = st->after_point;
-    st->after_point = false;
-
     if (st->hold == HOLD_YAML || st->hold == HOLD_SKIPYAML) {
         if (ind == st->yaml_indent && m == 3 && memcmp(p, "...", 3) == 0) {
             if (st->hold == HOLD_YAML)
-                ev[n++] = st->held;
+                ev[(*n)++] = st->held;
             st->hold = HOLD_NONE;
-            return n;
+            return true;
         }
         if (ind >= st->yaml_indent || m == 0) {
             if (st->hold == HOLD_YAML && ind > st->yaml_indent && st->error_block) {
@@ -462,27 +455,110 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
                         st->held.message = yaml_text(st, e);
                 }
             }
-            return 0;
+            return true;
         }
         /* The block ended without "...". */
         if (st->hold == HOLD_YAML)
-            ev[n++] = st->held;
+            ev[(*n)++] = st->held;
         st->hold = HOLD_NONE;
     } else if (st->hold == HOLD_WAIT) {
         if (m == 3 && ind > st->point_indent && memcmp(p, "---", 3) == 0) {
             st->yaml_seen = true;
             st->hold = HOLD_YAML;
             st->yaml_indent = ind;
-            return 0;
+            return true;
         }
-        ev[n++] = st->held;
+        ev[(*n)++] = st->held;
         st->hold = HOLD_NONE;
     } else if (after_point && m == 3 && ind > st->point_indent && memcmp(p, "---", 3) == 0) {
         st->yaml_seen = true;
         st->hold = HOLD_SKIPYAML;
         st->yaml_indent = ind;
-        return 0;
+        return true;
     }
+    return false;
+}
+
+/* "1..N": a plan, at its level. */
+static int plan_line(struct tap_state *st, const char *p, size_t m, unsigned level, uint64_t arrival_ns,
+                     struct tl_event *ev, int n)
+{
+    if (TL_PREFIX(p, m, "1..")) {
+        size_t i = 3;
+        long plan = 0;
+        if (i >= m || !is_digit(p[i]))
+            return n;
+        for (; i < m && is_digit(p[i]); i++)
+            plan = plan < 100000000 ? plan * 10 + (p[i] - '0') : plan;
+        if (i < m && p[i] != ' ')
+            return n;
+        if (level == 0 && st->file_active)
+            st->file_plan = plan;
+        st->seen = true;
+        enter_level(st, level);
+        touch(st, level, arrival_ns);
+        anchor(&ev[n++]);
+    }
+    return n;
+}
+
+/* "# Subtest: NAME": a subtest opens at the next level (its result comes at the end). */
+static int subtest_line(struct tap_state *st, const char *p, size_t m, unsigned level, uint64_t arrival_ns,
+                        struct tl_event *ev, int n)
+{
+    if (TL_PREFIX(p, m, "# Subtest")) {
+        struct tl_str name = tl_str_make(p + 9, m - 9);
+        if (name.n && name.p[0] == ':') {
+            name.p++;
+            name.n--;
+        } else if (name.n) {
+            return n;
+        }
+        name = unescape(st, tl_trim(name));
+        enter_level(st, level);
+        char num[24];
+        if (!name.n) {
+            int l = snprintf(num, sizeof num, "%lu", st->count[level] + 1);
+            name = tl_str_make(num, (size_t)l);
+        }
+        st->opener_seen = true;
+        tl_event_init(&ev[n], TLE_TEST_START);
+        ev[n].id = name;
+        ev[n].scope = scope_of(st, level);
+        uint64_t before = st->last_ns[level];
+        bool had = st->have_last[level];
+        touch(st, level, arrival_ns);
+        set_level(st, level + 1, name, arrival_ns, true, true);
+        st->opener_since[level + 1] = before;
+        st->have_opener_since[level + 1] = had;
+        st->depth = level + 1;
+        if (name.p == num) {
+            /* num dies with this call: point at the copy in path when it fits. */
+            size_t o = st->off[level + 1];
+            bool fits = o >= name.n && memcmp(st->path + o - name.n, num, name.n) == 0;
+            ev[n].id = fits ? tl_str_make(st->path + o - name.n, name.n) : TL_LIT("?");
+        }
+        n++;
+        anchor(&ev[n++]);
+    }
+    return n;
+}
+
+static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival_ns,
+                     struct tl_event *ev)
+{
+    struct tap_state *st = state;
+    int n = 0;
+    unsigned ind = 0;
+    while (ind < len && line[ind] == ' ')
+        ind++;
+    const char *p = line + ind;
+    size_t m = len - ind;
+    bool after_point = st->after_point;
+    st->after_point = false;
+
+    if (held_line(st, p, m, ind, after_point, ev, &n))
+        return n;
     if (m < 2)
         return n;
     unsigned level = ind / 4;
@@ -535,60 +611,9 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
         }
         return n;
     case '1':
-        if (TL_PREFIX(p, m, "1..")) {
-            size_t i = 3;
-            long plan = 0;
-            if (i >= m || !is_digit(p[i]))
-                return n;
-            for (; i < m && is_digit(p[i]); i++)
-                plan = plan < 100000000 ? plan * 10 + (p[i] - '0') : plan;
-            if (i < m && p[i] != ' ')
-                return n;
-            if (level == 0 && st->file_active)
-                st->file_plan = plan;
-            st->seen = true;
-            enter_level(st, level);
-            touch(st, level, arrival_ns);
-            anchor(&ev[n++]);
-        }
-        return n;
+        return plan_line(st, p, m, level, arrival_ns, ev, n);
     case '#':
-        if (TL_PREFIX(p, m, "# Subtest")) {
-            struct tl_str name = tl_str_make(p + 9, m - 9);
-            if (name.n && name.p[0] == ':') {
-                name.p++;
-                name.n--;
-            } else if (name.n) {
-                return n;
-            }
-            name = unescape(st, tl_trim(name));
-            enter_level(st, level);
-            char num[24];
-            if (!name.n) {
-                int l = snprintf(num, sizeof num, "%lu", st->count[level] + 1);
-                name = tl_str_make(num, (size_t)l);
-            }
-            st->opener_seen = true;
-            tl_event_init(&ev[n], TLE_TEST_START);
-            ev[n].id = name;
-            ev[n].scope = scope_of(st, level);
-            uint64_t before = st->last_ns[level];
-            bool had = st->have_last[level];
-            touch(st, level, arrival_ns);
-            set_level(st, level + 1, name, arrival_ns, true, true);
-            st->opener_since[level + 1] = before;
-            st->have_opener_since[level + 1] = had;
-            st->depth = level + 1;
-            if (name.p == num) {
-                /* num dies with this call: point at the copy in path when it fits. */
-                size_t o = st->off[level + 1];
-                bool fits = o >= name.n && memcmp(st->path + o - name.n, num, name.n) == 0;
-                ev[n].id = fits ? tl_str_make(st->path + o - name.n, name.n) : TL_LIT("?");
-            }
-            n++;
-            anchor(&ev[n++]);
-        }
-        return n;
+        return subtest_line(st, p, m, level, arrival_ns, ev, n);
     default:
         return n;
     }

@@ -162,6 +162,68 @@ static size_t tbpl_offset(const char *line, size_t len)
     return len;
 }
 
+/* "TEST-INFO [expected X][ | ][took Nms]" (see the top): the end of the pending unexpected
+ * result, with its expectation and duration. */
+static int info_line(struct tbpl_state *st, const char *line, size_t len, struct tl_event *ev)
+{
+    const char *p = line + 9;
+    size_t n = len - 9;
+    while (n && *p == ' ')
+        p++, n--;
+    struct tl_str expected = tl_str_make("PASS", 4);
+    if (starts(p, n, "expected ")) {
+        const char *sep = find(p, n, " | ");
+        size_t en = sep ? (size_t)(sep - p) : n;
+        /* "expected | took 5ms" (the " | " inside "expected "): no status named */
+        if (en > 9)
+            expected = tl_str_make(p + 9, en - 9);
+        n -= sep ? en + 3 : n;
+        p = sep ? sep + 3 : p + n;
+    }
+    double took = 0;
+    bool have_took = parse_took(p, n, &took);
+    if (!st->pending || (n && !have_took))
+        return 0;
+    st->pending = false;
+    tl_event_init(ev, TLE_TEST_END);
+    ev->id = tl_str_make(st->id, st->id_n);
+    ev->status = tl_str_make(st->status, st->status_n);
+    ev->message = tl_str_make(st->msg, st->msg_n);
+    ev->expected = expected;
+    ev->expected_known = true;
+    ev->unexpected = true;
+    tl_at_earlier_line(ev, st->pending_arrival);
+    if (have_took)
+        ev->t.duration_ms = took;
+    return 1;
+}
+
+/* "PROCESS-CRASH | ...": a crash, after the pending result. */
+static int crash_line(struct tbpl_state *st, const char *line, size_t len, struct tl_event *ev)
+{
+    struct fields fl;
+    int k = flush_pending(st, ev);
+    split(line + 16, len - 16, &fl);
+    struct tl_event *e = &ev[k];
+    tl_event_init(e, TLE_CRASH);
+    /* "reason [signature] | id", or "id | application crashed [signature]" */
+    for (int i = 0; i < fl.n && i < 2; i++) {
+        struct tl_str f = fl.f[i];
+        const char *lb = memchr(f.p, '[', f.n);
+        if (lb && f.p[f.n - 1] == ']') {
+            size_t rn = (size_t)(lb - f.p);
+            while (rn && f.p[rn - 1] == ' ')
+                rn--;
+            e->reason = tl_str_make(f.p, rn);
+            e->signature = tl_str_make(lb + 1, (size_t)(f.p + f.n - lb - 2));
+            if (e->signature.n >= 2 && !memcmp(e->signature.p, "@ ", 2))
+                e->signature = tl_str_make(e->signature.p + 2, e->signature.n - 2);
+        } else if (!e->id.n)
+            e->id = f;
+    }
+    return k + 1;
+}
+
 static int tbpl_parse(void *state, const char *line, size_t len, uint64_t arrival_ns,
                       struct tl_event *ev)
 {
@@ -176,64 +238,13 @@ static int tbpl_parse(void *state, const char *line, size_t len, uint64_t arriva
             return 0;
     }
 
-    if (starts(line, len, "TEST-INFO") && (len == 9 || line[9] == ' ')) {
-        /* "TEST-INFO [expected X][ | ][took Nms]" (see the top) */
-        const char *p = line + 9;
-        size_t n = len - 9;
-        while (n && *p == ' ')
-            p++, n--;
-        struct tl_str expected = tl_str_make("PASS", 4);
-        if (starts(p, n, "expected ")) {
-            const char *sep = find(p, n, " | ");
-            size_t en = sep ? (size_t)(sep - p) : n;
-            /* "expected | took 5ms" (the " | " inside "expected "): no status named */
-            if (en > 9)
-                expected = tl_str_make(p + 9, en - 9);
-            n -= sep ? en + 3 : n;
-            p = sep ? sep + 3 : p + n;
-        }
-        double took = 0;
-        bool have_took = parse_took(p, n, &took);
-        if (!st->pending || (n && !have_took))
-            return 0;
-        st->pending = false;
-        tl_event_init(ev, TLE_TEST_END);
-        ev->id = tl_str_make(st->id, st->id_n);
-        ev->status = tl_str_make(st->status, st->status_n);
-        ev->message = tl_str_make(st->msg, st->msg_n);
-        ev->expected = expected;
-        ev->expected_known = true;
-        ev->unexpected = true;
-        tl_at_earlier_line(ev, st->pending_arrival);
-        if (have_took)
-            ev->t.duration_ms = took;
-        return 1;
-    }
+    if (starts(line, len, "TEST-INFO") && (len == 9 || line[9] == ' '))
+        return info_line(st, line, len, ev);
 
     struct fields fl;
     int k = 0;
-    if (starts(line, len, "PROCESS-CRASH | ")) {
-        k = flush_pending(st, ev);
-        split(line + 16, len - 16, &fl);
-        struct tl_event *e = &ev[k];
-        tl_event_init(e, TLE_CRASH);
-        /* "reason [signature] | id", or "id | application crashed [signature]" */
-        for (int i = 0; i < fl.n && i < 2; i++) {
-            struct tl_str f = fl.f[i];
-            const char *lb = memchr(f.p, '[', f.n);
-            if (lb && f.p[f.n - 1] == ']') {
-                size_t rn = (size_t)(lb - f.p);
-                while (rn && f.p[rn - 1] == ' ')
-                    rn--;
-                e->reason = tl_str_make(f.p, rn);
-                e->signature = tl_str_make(lb + 1, (size_t)(f.p + f.n - lb - 2));
-                if (e->signature.n >= 2 && !memcmp(e->signature.p, "@ ", 2))
-                    e->signature = tl_str_make(e->signature.p + 2, e->signature.n - 2);
-            } else if (!e->id.n)
-                e->id = f;
-        }
-        return k + 1;
-    }
+    if (starts(line, len, "PROCESS-CRASH | "))
+        return crash_line(st, line, len, ev);
     if (starts(line, len, "SUITE-START | ")) {
         k = flush_pending(st, ev);
         tl_event_init(&ev[k], TLE_SUITE_START);
