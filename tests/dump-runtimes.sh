@@ -120,7 +120,15 @@ cut_short() {
     _dpid=$(wait_event "ready stuck *" 120 | cut -d' ' -f3)
     _sup=$(cat "$T/deaf.pid")
     case $_how in INT) kill -TERM "$_sup" ;; *) kill -ALRM "$_sup" ;; esac
-    while read -r _line <&7; do
+    # the dump begins within its budget (60 s) or never: a run that ignores the program's TERM
+    # would then never end, so the test ends it (its parent's death) and says what it saw
+    _until=$(($(date +%s) + 90))
+    while :; do
+        _left=$((_until - $(date +%s)))
+        if [ "$_left" -le 0 ] || ! read -r -t "$_left" _line <&7; then
+            kill -KILL $_parent
+            fail "deaf $_how: the dump never began: $(cat "$T/deaf-$_how.err" 2>/dev/null)"
+        fi
         printf '%s\n' "$_line" >>"$T/deaf-$_how.err"
         case "$_line" in *"deaf: dump begun"*) break ;; esac
     done
