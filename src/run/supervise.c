@@ -571,6 +571,8 @@ static void reap(struct sv *sv)
         if (sv->sampler)
             sampler_reaped(sv->sampler, p, st, &ru, now);
         if (p == sv->pid) {
+            /* its pid no longer holds its group's id: the watchdog must not kill by it (contain.h) */
+            watchdog_set_group(sv->watchdog, 0);
             sv->exited = true;
             sv->wstatus = st;
             sv->exit_ns = now;
