@@ -113,12 +113,15 @@ cut_short() {
     new_events
     rm -f "$T/deaf.err"
     mkfifo "$T/deaf.err"
-    sh -c '"$@" 2>"$0.err" & echo $! >"$0.pid"; exec sleep 3600' "$T/deaf" "$RESMON_RUN" --timeout=1h -i 0 \
+    sh -c '"$@" 2>"$0.err" & exec sleep 3600' "$T/deaf" "$RESMON_RUN" --timeout=1h -i 0 \
         --dump=python --dump-budget=60s -o "$T/deaf-$_how.json" -- "$py" "$R/deaf.py" >/dev/null &
     _parent=$!
     exec 7<"$T/deaf.err"
     _dpid=$(wait_event "ready stuck *" 120 | cut -d' ' -f3)
-    _sup=$(cat "$T/deaf.pid")
+    # the run is the runtime's parent (read while the runtime lives, so no other process's pid: a
+    # file the wrapper writes may not be there yet, and an earlier run's pid may be a stranger's)
+    _sup=$(sed -n 's/.*) . \([0-9]*\) .*/\1/p' "/proc/$_dpid/stat" 2>/dev/null)
+    [ -n "$_dpid" ] && [ -n "$_sup" ] || { kill -KILL $_parent; fail "deaf $_how: the runtime was not ready"; }
     case $_how in INT) kill -TERM "$_sup" ;; *) kill -ALRM "$_sup" ;; esac
     # the dump begins within its budget (60 s) or never: a run that ignores the program's TERM
     # would then never end, so the test ends it (its parent's death) and says what it saw
