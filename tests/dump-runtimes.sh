@@ -101,6 +101,69 @@ if command -v go >/dev/null 2>&1 && grep -q '^#define HAVE_LIBDW 1' "$TOP_BUILDD
     echo "go test: the test binary dumped, the go tool not waited on (the dump took $ms ms)"
     ran=$((ran + 1))
 fi
+# ---- a runtime whose dump never ends: the dump is a phase of the run's one loop, so a second
+# stop request, or the parent's death, ends it at once (what it printed so far kept) and goes on
+# to the stop and its KILL, long before the budget (60 s) ends. The run's stderr is read from a
+# FIFO: the first line of the dump passed through there has been kept, and its end is the run's.
+
+# cut_short HOW: stop the run (ALRM or TERM), and once the dump has begun, HOW (INT, TERM, or
+# parent: the parent dies); $T/deaf-$HOW.json, the ms from HOW to the run's end in $ms
+cut_short() {
+    _how=$1
+    new_events
+    rm -f "$T/deaf.err"
+    mkfifo "$T/deaf.err"
+    sh -c '"$@" 2>"$0.err" & exec sleep 3600' "$T/deaf" "$RESMON_RUN" --timeout=1h -i 0 \
+        --dump=python --dump-budget=60s -o "$T/deaf-$_how.json" -- "$py" "$R/deaf.py" >/dev/null &
+    _parent=$!
+    exec 7<"$T/deaf.err"
+    _dpid=$(wait_event "ready stuck *" 120 | cut -d' ' -f3)
+    # the run is the runtime's parent (read while the runtime lives, so no other process's pid: a
+    # file the wrapper writes may not be there yet, and an earlier run's pid may be a stranger's)
+    _sup=$(sed -n 's/.*) . \([0-9]*\) .*/\1/p' "/proc/$_dpid/stat" 2>/dev/null)
+    [ -n "$_dpid" ] && [ -n "$_sup" ] || { kill -KILL $_parent; fail "deaf $_how: the runtime was not ready"; }
+    case $_how in INT) kill -TERM "$_sup" ;; *) kill -ALRM "$_sup" ;; esac
+    # the dump begins within its budget (60 s) or never: a run that ignores the program's TERM
+    # would then never end, so the test ends it (its parent's death) and says what it saw
+    _until=$(($(date +%s) + 90))
+    while :; do
+        _left=$((_until - $(date +%s)))
+        if [ "$_left" -le 0 ] || ! read -r -t "$_left" _line <&7; then
+            kill -KILL $_parent
+            fail "deaf $_how: the dump never began: $(cat "$T/deaf-$_how.err" 2>/dev/null)"
+        fi
+        printf '%s\n' "$_line" >>"$T/deaf-$_how.err"
+        case "$_line" in *"deaf: dump begun"*) break ;; esac
+    done
+    _t0=$(date +%s%N)
+    case $_how in parent) kill -KILL $_parent ;; *) kill -"$_how" "$_sup" ;; esac
+    cat <&7 >>"$T/deaf-$_how.err" # to the run's end: its stderr is only its own
+    _t1=$(date +%s%N)
+    exec 7<&-
+    [ "$_how" = parent ] || kill $_parent
+    wait $_parent 2>/dev/null
+    ms=$(((_t1 - _t0) / 1000000))
+    ! alive "$_dpid" || fail "deaf $_how: the runtime $_dpid outlived the run"
+    profile_ok "$T/deaf-$_how.json" || fail "deaf $_how: invalid profile"
+    markers "$T/deaf-$_how.json" "process dump" | grep "\"pid\":$_dpid," >"$T/deaf-$_how.marker" ||
+        fail "deaf $_how: no marker for $_dpid"
+    sed -n 's/.*"runtimeDump"://p' "$T/deaf-$_how.marker" | grep -q "deaf: dump begun" ||
+        fail "deaf $_how: what it printed was not kept: $(cat "$T/deaf-$_how.marker")"
+    grep -A1 "^  python's own dump: cut short: the run was asked to stop at once\$" "$T/deaf-$_how.json.stacks.txt" |
+        grep -q "^    | deaf: dump begun" || fail "deaf $_how: the text file: $(cat "$T/deaf-$_how.json.stacks.txt")"
+    # the stop's signal, then the KILL of a second request (the parent's death is one): the
+    # program ignores TERM, so without that KILL a timeout's stop would never end
+    markers "$T/deaf-$_how.json" kill | cut -f5 | tr -d '\n' | grep -q '"signal":"TERM".*"signal":"KILL","reason":"second stop request"' ||
+        fail "deaf $_how: not TERM then KILL: $(markers "$T/deaf-$_how.json" kill)"
+    [ "$ms" -lt 15000 ] || fail "deaf $_how: the run ended $ms ms after $_how (the budget is 60 s)"
+    echo "deaf $_how: the dump cut short, the run ended $ms ms after it"
+}
+if [ -n "$py" ]; then
+    cut_short INT
+    cut_short TERM
+    cut_short parent
+fi
+
 # not asked: nothing is signalled, the runtime is not named
 if [ -n "$py" ]; then
     new_events

@@ -840,6 +840,10 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "term-ignorer")) { /* a leftover that ignores TERM */
         return leftover("ignorer", LO_IGNORE_TERM, secs) < 0;
     }
+    if (!strcmp(cmd, "escaped-ignorer")) { /* "command PID", then a leftover out of our group */
+        event("command %d", getpid());
+        return leftover("escaped-ignorer", LO_SETSID | LO_IGNORE_TERM, secs) < 0;
+    }
     if (!strcmp(cmd, "stopped")) { /* a leftover that is stopped (SIGSTOP) */
         pid_t p = leftover("stopped", LO_STOP, secs);
         if (p < 0)

@@ -22,6 +22,7 @@ struct contain {
     enum contain_tier tier;
     pid_t self;
     pid_t root; /* the command; its process group has the same id */
+    bool root_reaped; /* the id may name another group now (group_ours) */
     /* cgroup tier */
     char *cg_path;  /* absolute directory of our leaf */
     int cg_dirfd;   /* O_PATH of the leaf */
@@ -287,6 +288,8 @@ void contain_add_foreign(struct contain *c, pid_t pid)
 
 bool contain_reaped(struct contain *c, pid_t pid)
 {
+    if (pid == c->root)
+        c->root_reaped = true;
     for (size_t i = 0; i < c->n_foreign; i++)
         if (c->foreign[i] == pid) {
             c->foreign[i] = c->foreign[--c->n_foreign];
@@ -1049,10 +1052,34 @@ static int signal_member(struct contain *c, pid_t pid, int sig)
     return r;
 }
 
+/* May the command's process group be signalled by its id? Only while the command is not reaped:
+ * its pid then holds the id. Once reaped, the id is free as soon as the group has no member left
+ * in it (they died, or left it with setsid), and the kernel may give it to any new process, which
+ * becomes a group of that id by its own setsid or setpgid (a shell's job, a daemon, another
+ * supervisor's command): kill(-id) would reach a stranger. The group's members are then signalled
+ * one by one, each held by a pidfd and checked a member (signal_member). */
+static bool group_ours(const struct contain *c) { return c->root > 0 && !c->root_reaped; }
+
 int contain_signal_group(struct contain *c, int sig)
 {
     if (c->root <= 0)
         return 0;
+    if (!group_ours(c)) {
+        pid_t *pids = NULL;
+        size_t n = 0;
+        int r = contain_members(c, &pids, &n);
+        if (r < 0)
+            return r;
+        int count = 0;
+        for (size_t i = 0; i < n; i++)
+            if (getpgid(pids[i]) == c->root && signal_member(c, pids[i], sig) == 0) {
+                count++;
+                if (sig != SIGKILL && sig != SIGCONT && sig != 0)
+                    signal_member(c, pids[i], SIGCONT);
+            }
+        free(pids);
+        return count;
+    }
     int r = kill(-c->root, sig) == 0 ? 1 : -errno;
     /* A stopped process would keep the signal pending forever. */
     if (sig != SIGKILL && sig != SIGCONT && sig != 0)
@@ -1065,7 +1092,7 @@ int contain_signal_all(struct contain *c, int sig)
     int count = 0;
     /* The group first: it reaches the usual case in one call, and processes forked while we walk
      * the list inherit the group. */
-    bool group = c->root > 0 && kill(-c->root, sig) == 0;
+    bool group = group_ours(c) && kill(-c->root, sig) == 0;
     if (group)
         count++;
     pid_t *pids = NULL;
@@ -1082,7 +1109,7 @@ int contain_signal_all(struct contain *c, int sig)
             count++;
     }
     if (sig != SIGKILL && sig != SIGCONT && sig != 0) {
-        if (c->root > 0)
+        if (group)
             kill(-c->root, SIGCONT);
         for (size_t i = 0; i < n; i++)
             signal_member(c, pids[i], SIGCONT);
@@ -1151,7 +1178,7 @@ size_t contain_kill_pass(struct contain *c)
     }
     /* The group, then every member listed (in the cgroup tier: the children outside it; a second
      * KILL is harmless). */
-    if (c->root > 0)
+    if (group_ours(c))
         kill(-c->root, SIGKILL);
     for (size_t i = 0; i < n; i++)
         if (procfd < 0 || pid_alive(procfd, pids[i]))

@@ -99,7 +99,13 @@ bool contain_reaped(struct contain *c, pid_t pid);
  * ESRCH/ENOENT on a listed pid as normal. Zombies are listed until reaped. Returns 0 or -errno. */
 int contain_members(struct contain *c, pid_t **ret_pids, size_t *ret_n);
 
-/* Send sig to the command's process group: the timeout and stop signals go there, as GNU
+/* THE COMMAND'S GROUP is signalled by its id (kill(-id)) only until the command is reaped
+ * (contain_reaped): its pid holds the id until then. After, the id is free once no member is left
+ * in the group (they died, or left it with setsid), and a new process that takes that pid and makes
+ * itself a group (a shell's job, a daemon, another run's command) would get our signals: the
+ * group's members are then signalled one by one, each through a pidfd and checked a member.
+ *
+ * Send sig to the command's process group: the timeout and stop signals go there, as GNU
  * timeout sends them (a nested supervisor, in a group of its own, handles its own command). Then
  * CONT, so a stopped member gets it. Returns the number of processes in the group signalled
  * (0 or the group's size is not known: 1 when the group exists), or -errno. */

@@ -479,6 +479,18 @@ static int wait_stopped(pid_t tid, uint64_t deadline)
     }
 }
 
+/* BACK TO SLEEP (forensics.h): wait until tid, detached, is no longer running on its way back
+ * (asleep again, stopped, or gone), at most until. */
+#define RESLEEP_MAX_NS (100 * NSEC_PER_MSEC)
+static void wait_asleep(pid_t pid, pid_t tid, uint64_t until)
+{
+    struct procfs_pid_stat st;
+    for (unsigned spin = 0; task_stat(pid, tid, &st, NULL) == 0 && st.state == 'R' && now_ns() < until; spin++) {
+        struct timespec ts = {0, spin < 50 ? 20000 : 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static const char *ptrace_error(int err)
 {
     switch (err) {
@@ -609,6 +621,11 @@ static size_t stacks_of(struct forensics_process *p, const struct forensics_hold
     for (size_t i = 0; i < p->nthreads; i++)
         if (stopped[i])
             ptrace(PTRACE_DETACH, p->threads[i].tid, NULL, NULL);
+    /* And each thread that was asleep is asleep again (forensics.h: BACK TO SLEEP). */
+    uint64_t until = MIN(deadline, sat_add_u64(now_ns(), RESLEEP_MAX_NS));
+    for (size_t i = 0; i < p->nthreads; i++)
+        if (stopped[i] && p->threads[i].state == 'S')
+            wait_asleep(p->pid, p->threads[i].tid, until);
     return cut;
 }
 #endif

@@ -29,6 +29,15 @@
  * itself non-dumpable (or changed credentials) cannot be traced by an unprivileged resmon-run, and
  * its report says so.
  *
+ * BACK TO SLEEP before the report returns. The stop interrupts the system call a thread sleeps in
+ * (pause, sigsuspend, poll, a futex); once detached, the kernel restarts it. A signal that lands
+ * after the kernel decided to restart the call and before the thread sleeps in it again runs the
+ * thread's handler, but the call goes on: it is not interrupted, and a program that looks at what
+ * its handler did when the call returns never does (its TERM, a runtime's dump request: lost; a
+ * Python handler, which runs only when the call returns, does not run). So each thread that was
+ * asleep when listed is waited for until it sleeps again: microseconds when its CPU is free, at
+ * most 100 ms per process (a thread woken meanwhile by something else runs on), within the budget.
+ *
  * THE SCHEDULER'S CLOCK says since when a thread that is not running has not run: the kernel
  * brings a thread's se.exec_start (/proc/PID/task/TID/sched, on kernels built with
  * CONFIG_SCHED_DEBUG, as most distributions' are) up to date as it leaves the CPU. It is read

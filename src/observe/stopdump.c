@@ -70,77 +70,157 @@ static bool write_text(const struct forensics_report *rep, const char *path)
 
 /* ---- a runtime's own dump -------------------------------------------------------------------- */
 
-/* Ask p's runtime for its own dump with sig, and keep what the command prints meanwhile, until p
- * exits (Go, Python), its output is quiet (a JVM), or the deadline. */
-static void runtime_dump(const struct stopdump_config *cfg, struct forensics_process *p, int sig, uint64_t deadline)
-{
-    const struct stopdump_output *out = cfg->output;
-    uint64_t start = now_ns();
-    if (start >= deadline) {
-        p->runtime_error = "left out: the budget ran out";
-        return;
-    }
-    struct forensics_config fcfg = {.is_member = tree_member, .ctx = (void *)cfg};
+/* The runtime being dumped: rep.procs[proc], held, what the command printed since it was asked. */
+struct stopdump_runtime {
+    size_t proc;
     struct forensics_hold h;
-    if (forensics_hold(&fcfg, p->pid, p->starttime, &h) < 0) {
+    struct jsonw cap;
+    size_t seen;     /* cap.len at the last step */
+    uint64_t start;  /* when it was asked */
+    uint64_t last;   /* when it last printed (or ended) */
+    bool exited;
+};
+
+static const char go_tool_text[] = "not signalled: the go tool prints nothing of its own (it relays the signal to "
+                                   "the test binary it runs, dumped on its own)";
+
+/* Ask rep.procs[i]'s runtime for its own dump with sig: true when it is now the one dumped. */
+static bool runtime_begin(struct stopdump *d, size_t i, int sig)
+{
+    struct forensics_process *p = &d->rep.procs[i];
+    const struct stopdump_output *out = d->cfg.output;
+    uint64_t start = now_ns();
+    if (start >= d->deadline) {
+        p->runtime_error = "left out: the budget ran out";
+        return false;
+    }
+    struct forensics_config fcfg = {.is_member = tree_member, .ctx = &d->cfg};
+    struct stopdump_runtime *r = calloc(1, sizeof *r);
+    if (!r) {
+        p->runtime_error = "left out: out of memory";
+        return false;
+    }
+    if (forensics_hold(&fcfg, p->pid, p->starttime, &r->h) < 0) {
         p->runtime_error = "no longer a member of the tree";
-        return;
+        free(r);
+        return false;
     }
     if (out)
         out->flush(out->ctx);
-    if (forensics_hold_signal(&h, sig) < 0) {
+    if (forensics_hold_signal(&r->h, sig) < 0) {
         p->runtime_error = "could not be signalled";
-        forensics_release(&h);
-        return;
+        forensics_release(&r->h);
+        free(r);
+        return false;
     }
-    struct jsonw cap;
-    jsonw_init(&cap);
-    bool exited = false;
-    uint64_t last = start;
-    for (;;) {
-        uint64_t now = now_ns(), until = deadline;
-        if (p->runtime == FORENSICS_RT_JAVA)
-            until = MIN(until, cap.len ? last + RUNTIME_QUIET_NS : start + RUNTIME_FIRST_NS);
-        /* Once it has ended, what it printed may still be on its way through a parent that
-         * relays it (the go tool prints its test binary's output after the binary exited): read
-         * on until the output is quiet. */
-        if (exited)
-            until = MIN(until, last + RUNTIME_QUIET_NS);
-        if (now >= until)
-            break;
-        struct pollfd pfd[1 + STOPDUMP_OUTPUT_FDS];
-        int n = 1;
-        /* without a pidfd its end is looked for at each wake-up (HOLD_FALLBACK at the latest) */
-        pfd[0] = (struct pollfd){.fd = exited ? -1 : h.pidfd, .events = POLLIN};
-        if (h.pidfd < 0 && !exited)
-            until = MIN(until, now + HOLD_FALLBACK);
-        if (out)
-            n += out->events(out->ctx, &pfd[1]);
-        if (poll(pfd, (nfds_t)n, (int)((until - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC)) < 0 && errno != EINTR)
-            break;
-        if (!exited && (h.pidfd >= 0 ? pfd[0].revents != 0 : !forensics_hold_same(&h))) {
-            exited = true;
-            last = MAX(last, now_ns());
-        }
-        size_t before = cap.len;
-        if (out)
-            out->handle(out->ctx, &pfd[1], &cap);
-        if (cap.len > before)
-            last = now_ns();
-    }
-    /* what it printed before it ended may still be in the pipes */
-    if (exited && out)
-        out->read_left(out->ctx, &cap, deadline);
-    forensics_release(&h);
+    r->proc = i;
+    jsonw_init(&r->cap);
+    r->start = r->last = start;
+    d->cur = r;
+    return true;
+}
+
+/* When the runtime being dumped is done: it exited (Go, Python) and the output is quiet, its
+ * output is quiet (a JVM), or the budget ends. */
+static uint64_t runtime_until(const struct stopdump *d)
+{
+    const struct stopdump_runtime *r = d->cur;
+    uint64_t until = d->deadline;
+    if (d->rep.procs[r->proc].runtime == FORENSICS_RT_JAVA)
+        until = MIN(until, r->cap.len ? r->last + RUNTIME_QUIET_NS : r->start + RUNTIME_FIRST_NS);
+    /* Once it has ended, what it printed may still be on its way through a parent that relays it
+     * (the go tool prints its test binary's output after the binary exited): read on until the
+     * output is quiet. */
+    if (r->exited)
+        until = MIN(until, r->last + RUNTIME_QUIET_NS);
+    return until;
+}
+
+static void runtime_exited(struct stopdump_runtime *r)
+{
+    r->exited = true;
+    r->last = MAX(r->last, now_ns());
+}
+
+/* The runtime being dumped is done, or the dump is cut short: keep what it printed. */
+static void runtime_end(struct stopdump *d, bool cut_short)
+{
+    struct stopdump_runtime *r = d->cur;
+    struct forensics_process *p = &d->rep.procs[r->proc];
+    const struct stopdump_output *out = d->cfg.output;
+    /* what it printed before it ended may still be in the pipes (not read when told to hurry) */
+    if (r->exited && out && !cut_short)
+        out->read_left(out->ctx, d->deadline);
+    forensics_release(&r->h);
     if (!out || !out->interposed)
         p->runtime_error = "passed through, not kept (the output is not interposed: no profile, or --parse=none)";
-    else if (!exited && p->runtime != FORENSICS_RT_JAVA)
+    else if (cut_short && !r->exited)
+        p->runtime_error = "cut short: the run was asked to stop at once";
+    else if (!r->exited && p->runtime != FORENSICS_RT_JAVA)
         p->runtime_error = "had not finished within the budget";
-    if (!jsonw_failed(&cap) && cap.len) {
-        p->runtime_dump = cap.buf;
-        p->runtime_dump_len = cap.len;
+    if (!jsonw_failed(&r->cap) && r->cap.len) {
+        p->runtime_dump = r->cap.buf;
+        p->runtime_dump_len = r->cap.len;
     } else
-        jsonw_release(&cap);
+        jsonw_release(&r->cap);
+    free(r);
+    d->cur = NULL;
+}
+
+struct jsonw *stopdump_keep(struct stopdump *d)
+{
+    return d->cur ? &d->cur->cap : NULL;
+}
+
+int stopdump_events(const struct stopdump *d, struct pollfd *pfd)
+{
+    if (!d->cur || d->cur->exited || d->cur->h.pidfd < 0)
+        return 0;
+    pfd[0] = (struct pollfd){.fd = d->cur->h.pidfd, .events = POLLIN};
+    return 1;
+}
+
+void stopdump_handle(struct stopdump *d, const struct pollfd *pfd, int n)
+{
+    if (n && d->cur && pfd[0].revents)
+        runtime_exited(d->cur);
+}
+
+uint64_t stopdump_deadline(const struct stopdump *d)
+{
+    if (!d->cur)
+        return NS_INFINITY;
+    uint64_t until = runtime_until(d);
+    /* without a pidfd its end is looked for at each wake-up (HOLD_FALLBACK at the latest) */
+    if (d->cur->h.pidfd < 0 && !d->cur->exited)
+        until = MIN(until, sat_add_u64(now_ns(), HOLD_FALLBACK));
+    return until;
+}
+
+bool stopdump_step(struct stopdump *d)
+{
+    for (;;) {
+        struct stopdump_runtime *r = d->cur;
+        if (r) {
+            if (!r->exited && r->h.pidfd < 0 && !forensics_hold_same(&r->h))
+                runtime_exited(r);
+            if (r->cap.len > r->seen) {
+                r->seen = r->cap.len;
+                r->last = now_ns();
+            }
+            if (now_ns() < runtime_until(d))
+                return false;
+            runtime_end(d, false);
+        }
+        if (d->next >= d->norder)
+            return true;
+        size_t i = d->order[d->next];
+        int sig = d->sig[d->next++];
+        if (sig)
+            runtime_begin(d, i, sig);
+        else
+            d->rep.procs[i].runtime_error = go_tool_text;
+    }
 }
 
 /* ---- the stream ------------------------------------------------------------------------------ */
@@ -196,7 +276,7 @@ static size_t depth_of(const struct forensics_report *rep, const struct forensic
     return d;
 }
 
-int stopdump_run(const struct stopdump_config *cfg, struct stopdump *ret)
+int stopdump_start(const struct stopdump_config *cfg, struct stopdump *d)
 {
     pid_t *pids = NULL;
     size_t n = 0;
@@ -210,9 +290,9 @@ int stopdump_run(const struct stopdump_config *cfg, struct stopdump *ret)
             pids[i] = pids[0];
             pids[0] = cfg->command;
         }
-    struct forensics_config fcfg = {.budget_ns = cfg->budget_ns, .is_member = tree_member, .ctx = (void *)cfg};
-    *ret = (struct stopdump){0};
-    struct forensics_report *rep = &ret->rep;
+    *d = (struct stopdump){.cfg = *cfg};
+    struct forensics_config fcfg = {.budget_ns = cfg->budget_ns, .is_member = tree_member, .ctx = &d->cfg};
+    struct forensics_report *rep = &d->rep;
     int r = forensics_record(&fcfg, pids, n, rep);
     free(pids);
     if (r < 0) {
@@ -223,26 +303,38 @@ int stopdump_run(const struct stopdump_config *cfg, struct stopdump *ret)
      * asked for, within what is left of the budget, the leaves of the tree first: a parent that
      * relays the signal (the go tool to its test binary) must not be the one that spends it. Each
      * one's runtime is known before any is signalled: a relaying parent may end with its child. */
-    uint64_t deadline = sat_add_u64(rep->start_ns, cfg->budget_ns);
-    size_t *depth = cfg->runtimes ? calloc(rep->nprocs + 1, sizeof *depth) : NULL, deepest = 0;
-    int *sig = cfg->runtimes ? calloc(rep->nprocs + 1, sizeof *sig) : NULL;
-    for (size_t i = 0; depth && sig && i < rep->nprocs; i++) {
+    d->deadline = sat_add_u64(rep->start_ns, cfg->budget_ns);
+    if (!cfg->runtimes)
+        return 0;
+    size_t *depth = calloc(rep->nprocs + 1, sizeof *depth), deepest = 0;
+    int *sig = calloc(rep->nprocs + 1, sizeof *sig);
+    d->order = calloc(rep->nprocs + 1, sizeof *d->order);
+    d->sig = calloc(rep->nprocs + 1, sizeof *d->sig);
+    for (size_t i = 0; depth && sig && d->order && d->sig && i < rep->nprocs; i++) {
         deepest = MAX(deepest, depth[i] = depth_of(rep, &rep->procs[i]));
         rep->procs[i].runtime = forensics_runtime_of(rep->procs[i].pid, cfg->runtimes, &sig[i]);
     }
-    for (size_t d = deepest + 1; depth && sig && d-- > 0;)
-        for (size_t i = 0; i < rep->nprocs; i++) {
-            struct forensics_process *p = &rep->procs[i];
-            if (depth[i] != d || !p->runtime)
-                continue;
-            if (sig[i])
-                runtime_dump(cfg, p, sig[i], deadline);
-            else
-                p->runtime_error = "not signalled: the go tool prints nothing of its own (it relays the signal to "
-                                   "the test binary it runs, dumped on its own)";
-        }
+    for (size_t dp = deepest + 1; depth && sig && d->order && d->sig && dp-- > 0;)
+        for (size_t i = 0; i < rep->nprocs; i++)
+            if (depth[i] == dp && rep->procs[i].runtime) {
+                d->order[d->norder] = i;
+                d->sig[d->norder++] = sig[i];
+            }
     free(sig);
     free(depth);
+    return 0;
+}
+
+void stopdump_finish(struct stopdump *d, bool cut_short)
+{
+    if (d->cur)
+        runtime_end(d, cut_short);
+    for (; d->next < d->norder; d->next++) {
+        size_t i = d->order[d->next];
+        d->rep.procs[i].runtime_error = d->sig[d->next] ? "left out: the dump was cut short" : go_tool_text;
+    }
+    const struct stopdump_config *cfg = &d->cfg;
+    struct forensics_report *rep = &d->rep;
     rep->end_ns = now_ns();
     /* The test each process ran under: the innermost open one that had started when it did (its
      * start is in clock ticks, floored: a tick's grace). Copies: the ids are the log's. */
@@ -256,12 +348,21 @@ int stopdump_run(const struct stopdump_config *cfg, struct stopdump *ret)
     if (cfg->sink)
         to_stream(cfg, rep);
     if (cfg->text_path)
-        ret->text_written = write_text(rep, cfg->text_path);
-    return 0;
+        d->text_written = write_text(rep, cfg->text_path);
 }
 
 void stopdump_free(struct stopdump *d)
 {
+    if (d->cur) {
+        forensics_release(&d->cur->h);
+        jsonw_release(&d->cur->cap);
+        free(d->cur);
+        d->cur = NULL;
+    }
+    free(d->order);
+    free(d->sig);
+    d->order = NULL;
+    d->sig = NULL;
     for (size_t i = 0; i < d->rep.nprocs; i++)
         free((char *)d->rep.procs[i].test);
     forensics_report_free(&d->rep);

@@ -17,6 +17,7 @@
 #include "observe/leaks.h"
 #include "observe/limits.h"
 #include "observe/sampler.h"
+#include "observe/stopdump.h"
 #include "profile/profile.h"
 #include "profile/runmarks.h"
 #include "profile/stream.h"
@@ -30,6 +31,7 @@
 
 enum phase {
     PH_RUNNING,   /* the command runs, nothing asked it to stop */
+    PH_DUMPING,   /* a stop: the tree is dumped (--dump), waiting for the runtimes' dumps */
     PH_STOPPING,  /* the stop signal was sent; waiting for the command */
     PH_LEFTOVERS, /* the command is gone; stopping what it left behind */
     PH_DRAIN,     /* everything is gone or left alone; passing the last output on */
@@ -104,8 +106,8 @@ struct sv {
     bool sweeping, sweep_gave_up;
     uint64_t sweep_give_up;
     bool watch_complete;        /* every member has a descriptor in the poll set */
-    struct jsonw *capture;      /* a runtime's dump being kept: what the command prints */
-    int dump_nout[2];           /* the poll entries of each output while a runtime dumps */
+    struct stopdump *dump;      /* the dump under way (DUMPING), NULL: none */
+    struct stopdump_output dump_out; /* the run's output, as the dump sees it */
     struct leaks leaks;         /* processes tests left behind, with the test: who started a leftover */
 };
 

@@ -6,17 +6,28 @@
  * THE RUN'S STATE MACHINE (one place: advance()). Events are handled as they come (a child
  * reaped, a signal, a deadline, output, a sample); advance() then moves the phase on:
  *
- *   RUNNING ──(stop: timeout, output timeout, a limit, stop request, parent death)──► STOPPING
+ *   RUNNING ──(stop: timeout, output timeout, a limit, stop request, parent death)──► DUMPING
+ *                                                          with --dump, else STOPPING
+ *   DUMPING ──(the dump is complete, its budget ended, or a stop request, parent death)──► STOPPING
  *   RUNNING, STOPPING ──(the command exited)──► LEFTOVERS  when --kill-leftovers and the tree
  *                                                          still has live members
  *                                           └─► DRAIN      otherwise
  *   LEFTOVERS ──(the tree is empty, or the sweep gave up)──► DRAIN
  *   DRAIN ──(both pipes drained: at their end, or empty now with nobody left to write)──► DONE
  *
- * Entering STOPPING (stop()): the stop's marker, a checkpoint (the profile and every report), with
- * --dump the tree's dump and a checkpoint again; only then the signal.
- * STOPPING: the stop signal went to the command's process group (as GNU timeout sends it); KILL
- * to the group after --kill-after, or for a stop request to the whole tree after --grace.
+ * Entering the stop (stop()): the stop's marker, a checkpoint (the profile and every report);
+ * then DUMPING with --dump, else at once what entering STOPPING does.
+ * DUMPING: entering it records the tree (stopdump.h: /proc and the stacks, one call within the
+ * budget) and asks the first runtime for its own dump (--dump=go,...). Its deadline is the
+ * dump's (stopdump_deadline: the runtime's quiet time, the budget's end); its events: the pidfd
+ * of the runtime being dumped and the command's output (passed on as always, and kept), each
+ * followed by a step of the dump; a stop request or the parent's death ends the dump at once
+ * (what it has is kept) and goes on to STOPPING and that event's KILL; a timeout or a limit
+ * changes nothing; the command's exit is recorded (reaped) and handled once in STOPPING. Leaving
+ * it: the dump is written (the stream, the summary, the text file), a checkpoint again.
+ * Entering STOPPING: the stop signal to the command's process group (as GNU timeout sends it).
+ * STOPPING: KILL to the group after --kill-after (counted from the stop), or for a stop request
+ * to the whole tree after --grace; another stop request or the parent's death: KILL at once.
  * LEFTOVERS: TERM to every member, KILL passes after --grace until none is alive (event-driven:
  * a pass follows each sign that members ended, never a sleep), giving up after KILL_GIVE_UP.
  * DRAIN: what the command wrote is in the pipes; all of it is passed on (a slow reader waits
@@ -82,8 +93,9 @@ static enum passthru_read read_output(struct sv *sv, int i)
     enum passthru_read r = passthru_read(sv->pt[i], &buf, &n, &sv->last_output_ns);
     if (r != PT_DATA)
         return r;
-    if (sv->capture && sv->capture->len < STOPDUMP_KEEP_MAX)
-        jsonw_append(sv->capture, buf, MIN(n, STOPDUMP_KEEP_MAX - sv->capture->len));
+    struct jsonw *keep = sv->dump ? stopdump_keep(sv->dump) : NULL; /* a runtime's dump, kept */
+    if (keep && keep->len < STOPDUMP_KEEP_MAX)
+        jsonw_append(keep, buf, MIN(n, STOPDUMP_KEEP_MAX - keep->len));
     if (sv->testlog) {
         struct linebuf *lb = sv->lb[i];
         linebuf_feed(lb, buf, n, sv->last_output_ns, i == 0 ? on_line_stdout : on_line_stderr, sv);
@@ -189,7 +201,7 @@ void profile_checkpoint(struct sv *sv, const char *why)
         follow_stream(sv, true);
     }
     /* Every report (the files only with a stream); at a stop, GitHub's outputs too. */
-    sinks_checkpoint(sv->sinks, end.end_ms, sv->phase == PH_STOPPING);
+    sinks_checkpoint(sv->sinks, end.end_ms, sv->phase == PH_DUMPING || sv->phase == PH_STOPPING);
     if (!sv->stream || sv->o->no_profile)
         return;
     struct profile_stats st;
@@ -291,53 +303,44 @@ static char *dump_path_for(struct sv *sv)
     return p;
 }
 
-/* The command's output while a runtime dumps (stopdump_output): read, passed on and parsed as
- * in the loop, and kept. */
-static int dump_out_events(void *ctx, struct pollfd *pfd)
+/* What is left in the pipes once a runtime has ended (stopdump_output): read, passed on and
+ * parsed as in the loop, and kept. */
+static void dump_out_left(void *ctx, uint64_t deadline)
 {
     struct sv *sv = ctx;
-    int n = 0;
-    for (int i = 0; i < 2; i++)
-        if (sv->pt[i])
-            n += sv->dump_nout[i] = passthru_events(sv->pt[i], &pfd[n]);
-    return n;
-}
-
-static void dump_out_handle(void *ctx, const struct pollfd *pfd, struct jsonw *keep)
-{
-    struct sv *sv = ctx;
-    sv->capture = keep;
-    for (int i = 0, at = 0; i < 2; i++)
-        if (sv->pt[i]) {
-            if (passthru_handle(sv->pt[i], (struct pollfd *)&pfd[at], sv->dump_nout[i]))
-                read_output(sv, i);
-            at += sv->dump_nout[i];
-        }
-    sv->capture = NULL;
-}
-
-static void dump_out_left(void *ctx, struct jsonw *keep, uint64_t deadline)
-{
-    struct sv *sv = ctx;
-    sv->capture = keep;
     for (int i = 0; i < 2; i++)
         while (sv->pt[i] && now_ns() < deadline && !passthru_pending(sv->pt[i]) && read_output(sv, i) == PT_DATA)
             ;
-    sv->capture = NULL;
 }
 
 static void dump_out_flush(void *ctx) { stream_flush(((struct sv *)ctx)->stream); }
 static double sv_stream_ms(void *stream, uint64_t ns) { return stream_ms(stream, ns); }
 static const char *sv_test_at(void *testlog, uint64_t ns) { return testlog_open_at(testlog, ns); }
 
-/* What every live process of the tree was doing, recorded after the stop's first finalization
- * and before its first signal: in the stream, the summary's lines, the text file. */
-static void dump_tree(struct sv *sv, enum runmarks_reason cause)
+/* The stop's signal, once the stop is recorded (and the tree dumped): STOPPING. Its KILL is
+ * counted from the stop, the dump's time included. */
+static void send_stop_signal(struct sv *sv)
 {
-    struct stopdump_output out = {sv, sv->pt[0] || sv->pt[1], dump_out_flush, dump_out_events, dump_out_handle,
-                                  dump_out_left};
+    sv->phase = PH_STOPPING;
+    if (!sv->stop_ended) /* -s 0 too: GNU timeout "sends" signal 0, and -v says so */
+        signal_command(sv, sv->stop_signal, runmarks_stop_reason_name(sv->cause));
+    if (sv->o->kill_after_ns)
+        sv->deadline_kill = sat_add_u64(sv->stop_ns, sv->o->kill_after_ns);
+    else if (!sv->timed_out && sv->o->kill_leftovers)
+        sv->deadline_kill = sat_add_u64(sv->stop_ns, sv->o->grace_ns);
+}
+
+/* Entering DUMPING: what every live process of the tree was doing, recorded after the stop's
+ * first finalization and before its first signal; the runtimes' dumps it asks for are waited for
+ * by the loop (sv->dump), until end_dump. */
+static void start_dump(struct sv *sv, enum runmarks_reason cause)
+{
+    static const struct stopdump_output out_fns = {.flush = dump_out_flush, .read_left = dump_out_left};
     free(sv->dump_path);
     sv->dump_path = dump_path_for(sv);
+    sv->dump_out = out_fns;
+    sv->dump_out.ctx = sv;
+    sv->dump_out.interposed = sv->pt[0] || sv->pt[1];
     struct stopdump_config cfg = {
         .contain = sv->contain,
         .command = sv->pid,
@@ -345,7 +348,7 @@ static void dump_tree(struct sv *sv, enum runmarks_reason cause)
                      : own_limit(cause)     ? CLI_DUMP_BUDGET_OWN_NS
                                             : CLI_DUMP_BUDGET_STOP_NS,
         .runtimes = sv->o->dump_runtimes,
-        .output = &out,
+        .output = &sv->dump_out,
         .sink = sv->sink,
         .ms_of = sv_stream_ms,
         .ms_ctx = sv->stream,
@@ -353,15 +356,36 @@ static void dump_tree(struct sv *sv, enum runmarks_reason cause)
         .test_ctx = sv->testlog,
         .text_path = sv->dump_path,
     };
-    struct stopdump d;
-    if (stopdump_run(&cfg, &d) != 0)
+    struct stopdump *d = malloc(sizeof *d);
+    if (!d) {
+        log_errno(-ENOMEM, "cannot record what the tree was doing");
         return;
-    if (sv->sum)
-        summary_add_dump(sv->sum, &d.rep, d.text_written ? sv->dump_path : NULL);
-    if (sv->o->verbose && !sv->o->timeout_mode) /* -v there says only what GNU timeout says */
-        log_msg("recorded %zu process%s of the tree in %.1f ms", d.rep.nprocs, d.rep.nprocs == 1 ? "" : "es",
-                (double)(d.rep.end_ns - d.rep.start_ns) / 1e6);
-    stopdump_free(&d);
+    }
+    if (stopdump_start(&cfg, d) != 0) {
+        free(d);
+        return;
+    }
+    sv->dump = d;
+}
+
+/* Leaving DUMPING (complete, or cut_short at once): the dump is written (the stream, the summary's
+ * lines, the text file), a profile with it; only then the stop's signal. */
+static void end_dump(struct sv *sv, bool cut_short)
+{
+    struct stopdump *d = sv->dump;
+    if (d) {
+        stopdump_finish(d, cut_short);
+        if (sv->sum)
+            summary_add_dump(sv->sum, &d->rep, d->text_written ? sv->dump_path : NULL);
+        if (sv->o->verbose && !sv->o->timeout_mode) /* -v there says only what GNU timeout says */
+            log_msg("recorded %zu process%s of the tree in %.1f ms%s", d->rep.nprocs, d->rep.nprocs == 1 ? "" : "es",
+                    (double)(d->rep.end_ns - d->rep.start_ns) / 1e6, cut_short ? " (cut short)" : "");
+        stopdump_free(d);
+        free(d);
+        sv->dump = NULL;
+    }
+    profile_checkpoint(sv, "dump");
+    send_stop_signal(sv);
 }
 
 static void stop(struct sv *sv, enum runmarks_reason cause, int sig)
@@ -369,8 +393,12 @@ static void stop(struct sv *sv, enum runmarks_reason cause, int sig)
     sv->tree_cpu_valid = sv->tree_rss_valid = false;
     uint64_t now = now_ns();
     if (sv->phase != PH_RUNNING) {
-        /* Another stop request while stopping: the caller is out of patience — kill now. */
-        if ((cause == RUN_STOPPED || cause == RUN_PARENT_DIED) && sv->phase == PH_STOPPING && !sv->kill_sent) {
+        /* Another stop request while stopping: the caller is out of patience — kill now; while
+         * dumping, the dump ends at once with what it has, and the stop's signal goes first. */
+        bool now_please = cause == RUN_STOPPED || cause == RUN_PARENT_DIED;
+        if (now_please && sv->phase == PH_DUMPING)
+            end_dump(sv, true);
+        if (now_please && sv->phase == PH_STOPPING && !sv->kill_sent) {
             if (sv->o->foreground)
                 signal_command(sv, SIGKILL, "second stop request");
             else
@@ -389,7 +417,7 @@ static void stop(struct sv *sv, enum runmarks_reason cause, int sig)
     sv->timed_out = own_limit(cause);
     sv->stop_signal = sig;
     sv->stop_ns = now;
-    sv->phase = PH_STOPPING;
+    sv->phase = sv->o->dump ? PH_DUMPING : PH_STOPPING;
     /* A line the command began and has not finished is what it is doing now (pytest -v prints a
      * test's node id, and its result and newline only when the test ends): the parsers take it
      * as a line, so the outputs written at the stop name that test. What the line gets after this
@@ -401,17 +429,14 @@ static void stop(struct sv *sv, enum runmarks_reason cause, int sig)
      * still find a complete profile. Only then is any child signalled. */
     emit_timeout_marker(sv, now);
     profile_checkpoint(sv, runmarks_stop_reason_name(cause));
-    /* Then what the tree was doing, and a profile with it; still before any signal. */
-    if (sv->o->dump) {
-        dump_tree(sv, cause);
-        profile_checkpoint(sv, "dump");
+    if (!sv->o->dump) {
+        send_stop_signal(sv);
+        return;
     }
-    if (!ended) /* -s 0 too: GNU timeout "sends" signal 0, and -v says so */
-        signal_command(sv, sig, runmarks_stop_reason_name(cause));
-    if (sv->o->kill_after_ns)
-        sv->deadline_kill = sat_add_u64(now, sv->o->kill_after_ns);
-    else if (!sv->timed_out && sv->o->kill_leftovers)
-        sv->deadline_kill = sat_add_u64(now, sv->o->grace_ns);
+    /* Then what the tree was doing, and a profile with it; still before any signal. */
+    start_dump(sv, cause);
+    if (!sv->dump || stopdump_step(sv->dump))
+        end_dump(sv, false);
 }
 
 /* A stop signal from outside (supervise.h). */
@@ -546,6 +571,8 @@ static void reap(struct sv *sv)
         if (sv->sampler)
             sampler_reaped(sv->sampler, p, st, &ru, now);
         if (p == sv->pid) {
+            /* its pid no longer holds its group's id: the watchdog must not kill by it (contain.h) */
+            watchdog_set_group(sv->watchdog, 0);
             sv->exited = true;
             sv->wstatus = st;
             sv->exit_ns = now;
@@ -582,6 +609,8 @@ static bool drained(struct sv *sv)
 
 static void advance(struct sv *sv)
 {
+    if (sv->phase == PH_DUMPING && stopdump_step(sv->dump))
+        end_dump(sv, false);
     /* A fork the kernel refused at --tasks-limit may end the command (sh: Cannot fork) before
      * any sample saw the refusal: the limit was still reached. */
     if (sv->exited && sv->phase == PH_RUNNING && sv->limits &&
@@ -603,6 +632,8 @@ static uint64_t next_deadline(struct sv *sv)
         next = MIN(next, sv->deadline_output);
         next = MIN(next, sv->deadline_cpu);
     }
+    if (sv->phase == PH_DUMPING)
+        next = MIN(next, stopdump_deadline(sv->dump));
     if (sv->phase == PH_STOPPING)
         next = MIN(next, sv->deadline_kill);
     if (sv->phase == PH_LEFTOVERS && !sv->sweeping)
@@ -816,7 +847,7 @@ static int run_loop(struct sv *sv)
         sv->tree_cpu_valid = sv->tree_rss_valid = false;
         struct pollfd pfd[16 + WATCH_MAX];
         int n = 0, i_sig, i_parent = -1, i_timer = -1, i_events = -1, i_um = -1, i_watch = -1, n_watch = 0, i_cpu = -1;
-        int i_out[2] = {-1, -1}, n_out[2] = {0, 0};
+        int i_out[2] = {-1, -1}, n_out[2] = {0, 0}, i_dump = -1, n_dump = 0;
         pfd[i_sig = n++] = (struct pollfd){.fd = sv->sigfd, .events = POLLIN};
         if (sv->timerfd >= 0)
             pfd[i_timer = n++] = (struct pollfd){.fd = sv->timerfd, .events = POLLIN};
@@ -833,6 +864,10 @@ static int run_loop(struct sv *sv)
                 i_out[i] = n;
                 n += n_out[i] = passthru_events(sv->pt[i], &pfd[n]);
             }
+        if (sv->dump) {
+            i_dump = n;
+            n += n_dump = stopdump_events(sv->dump, &pfd[n]);
+        }
         sv->watch_complete = true;
         if (sv->phase == PH_LEFTOVERS || sv->sweeping) {
             int fds[WATCH_MAX];
@@ -856,6 +891,8 @@ static int run_loop(struct sv *sv)
         }
         bool members_changed = !sv->watch_complete;
         if (pr > 0) {
+            if (n_dump && sv->dump)
+                stopdump_handle(sv->dump, &pfd[i_dump], n_dump);
             if (i_events >= 0 && pfd[i_events].revents)
                 sampler_handle_events(sv->sampler, now_ns());
             if (i_cpu >= 0 && pfd[i_cpu].revents)
@@ -928,6 +965,10 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         if (sv.sum)
             fill_facts(&sv, sv.sum, ret->raise_signal ? -1 : ret->exit_status, sv.exit_ns);
         sinks_end(sv.sinks);
+    }
+    if (sv.dump) { /* the loop failed while dumping */
+        stopdump_free(sv.dump);
+        free(sv.dump);
     }
     run_teardown(&sv, &su);
     return r > 0 ? 0 : r;

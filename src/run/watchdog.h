@@ -15,7 +15,8 @@
  *   subreaper tier: its orphans now belong to an outer subreaper or init, so the tree is found
  *                   by the mark the command's environment carries (RESMON_RUN_ID=<id>, as the
  *                   GitHub runner finds job processes by RUNNER_TRACKING_ID): every process
- *                   holding it, and the command's process group; KILL in passes.
+ *                   holding it, and the command's process group while the command is not reaped
+ *                   (then its id may be a stranger's group: contain.h); KILL in passes.
  * It is started only when leftovers are to be stopped (--kill-leftovers, the default but in the
  * timeout-compatible mode, where GNU timeout's behaviour is the contract).
  * What survives: in the subreaper tier, a process that dropped the mark from its environment and
@@ -44,7 +45,8 @@ struct watchdog;
 int watchdog_new(struct contain *c, int sig, struct watchdog **ret);
 /* The mark: unique to this run (resmon-run's pid and start time). Static storage. */
 const char *watchdog_run_id(const struct watchdog *w);
-/* The command's process group, once it is spawned. */
+/* The command's process group, once it is spawned; 0 once the command is reaped (the id is no
+ * longer held by it, and may become another group's). */
 void watchdog_set_group(struct watchdog *w, pid_t pgid);
 /* resmon-run is done with the tree: the watchdog exits without doing anything. Then frees w.
  * NULL is a no-op. */
