@@ -323,7 +323,10 @@ static const char *pent_name(const struct pent *p, char *buf, size_t size)
 {
     if (p->cmd && p->cmd[0])
         return p->cmd;
-    snprintf(buf, size, p->comm[0] ? "%s (command line not read)" : "", p->comm);
+    if (p->comm[0])
+        snprintf(buf, size, "%s (command line not read)", p->comm);
+    else if (size)
+        buf[0] = '\0';
     return buf;
 }
 
