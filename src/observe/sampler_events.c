@@ -134,25 +134,6 @@ static bool filter_attach(struct sampler *s, bool window)
     return false;
 }
 
-/* Whether the processes new to the filter all lie in its window, below its middle: the filter
- * passes their events as if they were in its set, and has room for their children's pids, so
- * the kernel need not be handed a new program (each attach compiles one, ~0.4 ms: in a shell's
- * stream of short processes, most of what following them cost). They count as filtered. */
-static bool window_holds_new(struct sampler *s)
-{
-    if (s->win_lo >= s->win_hi)
-        return false;
-    pid_t mid = s->win_lo + (s->win_hi - s->win_lo) / 2;
-    for (size_t k = 0; k < s->nents; k++) {
-        const struct pent *p = &s->ents[k];
-        if (!(p->flags & (P_ENDED | P_FILTERED)) && (p->pid < s->win_lo || p->pid >= mid))
-            return false;
-    }
-    for (size_t k = 0; k < s->nents; k++)
-        s->ents[k].flags |= P_FILTERED;
-    return true;
-}
-
 void filter_sync(struct sampler *s)
 {
     if (s->filter_on && s->filter_stray && !s->filter_dirty) {
@@ -160,10 +141,6 @@ void filter_sync(struct sampler *s)
          * pass): close it until the tree changes. */
         s->filter_stray = false;
         (void)filter_attach(s, false);
-        return;
-    }
-    if (s->filter_on && s->filter_dirty && !s->filter_stray && window_holds_new(s)) {
-        s->filter_dirty = false;
         return;
     }
     s->filter_stray = false;

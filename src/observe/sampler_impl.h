@@ -42,8 +42,7 @@ enum pent_flags {
     P_STAT_SEEN = 1u << 8,  /* utime/stime hold figures of an earlier read */
     P_FORK_SEEN = 1u << 9,  /* its fork event was handled (not only found by a scan) */
     P_CMD_GIVEN = 1u << 10, /* the command line it was exec'd with (sampler_track) */
-    P_FILTERED = 1u << 11,  /* its events pass the attached event filter (procfilter.h): in its
-                               set, or in its window since its fork */
+    P_FILTERED = 1u << 11,  /* in the set of the attached event filter (procfilter.h) */
     P_EXEC_WATCHED = 1u << 12, /* forked into the filter's window: an exec of it would have passed */
     P_EXEC_OURS = 1u << 13, /* its next exec is resmon-run's of the command line given */
 };
