@@ -130,6 +130,19 @@ const char *js_scan_string(const char *p, const char *e, bool *ret_escaped)
     return string_at(p, e, ret_escaped, &s);
 }
 
+
+/* One or more digits at p (a fraction's, an exponent's): past them; NULL when none; the text's
+ * end before any is a cut (ended). */
+static const char *digits(const char *p, const char *e, struct scan *s)
+{
+    if (p >= e)
+        return ended(s);
+    if (!js_is_digit(*p))
+        return NULL;
+    while (p < e && js_is_digit(*p))
+        p++;
+    return p;
+}
 static inline __attribute__((always_inline)) const char *number_at(const char *p, const char *e,
                                                                    struct scan *s)
 {
@@ -144,25 +157,13 @@ static inline __attribute__((always_inline)) const char *number_at(const char *p
             p++;
     else
         return NULL;
-    if (p < e && *p == '.') {
-        p++;
-        if (p >= e)
-            return ended(s);
-        if (!js_is_digit(*p))
-            return NULL;
-        while (p < e && js_is_digit(*p))
-            p++;
-    }
-    if (p < e && (*p == 'e' || *p == 'E')) {
+    if (p < e && *p == '.')
+        p = digits(p + 1, e, s);
+    if (p && p < e && (*p == 'e' || *p == 'E')) {
         p++;
         if (p < e && (*p == '+' || *p == '-'))
             p++;
-        if (p >= e)
-            return ended(s);
-        if (!js_is_digit(*p))
-            return NULL;
-        while (p < e && js_is_digit(*p))
-            p++;
+        p = digits(p, e, s);
     }
     return p;
 }
