@@ -103,7 +103,7 @@ for tier in $tiers; do
         # the stop names the OOM kill and its victim (its command line, or its name when it died
         # before it was read)
         case "$lim" in *"OOM killer killed in the tree at the limit of 32 MiB (33.6 MB): process "[0-9]*", $_deep/helper alloc 128 30") ;;
-        *"OOM killer killed in the tree at the limit of 32 MiB (33.6 MB): process "[0-9]*", helper") ;;
+        *"OOM killer killed in the tree at the limit of 32 MiB (33.6 MB): process "[0-9]*", helper (command line not read)") ;;
         *) fail "$tier: memory (kernel, -i 0): limit text '$lim'" ;; esac
         grep -qF "$lim" "$T/mem.err" || fail "$tier: memory (kernel, -i 0): the summary has not the whole limit text: $(cat "$T/mem.err")"
         [ "$(count "$T/mem0-$tier.json" "OOM kill")" -ge 1 ] || fail "$tier: memory (kernel, -i 0): no OOM kill marker"
