@@ -246,8 +246,9 @@ static void to_stream(const struct stopdump_config *cfg, const struct forensics_
     }
     if (rep->cut_off_processes || rep->cut_off_threads) {
         char msg[160];
-        snprintf(msg, sizeof msg, "the dump's budget cut off the stacks of %zu processes and %zu threads",
-                 rep->cut_off_processes, rep->cut_off_threads);
+        snprintf(msg, sizeof msg, "the dump's budget cut off the stacks of %zu process%s and %zu thread%s",
+                 rep->cut_off_processes, rep->cut_off_processes == 1 ? "" : "es", rep->cut_off_threads,
+                 rep->cut_off_threads == 1 ? "" : "s");
         struct mpay mp;
         mpay_begin(&mp, &w, &marker_warning_type);
         mpay_str(&mp, WARNING_MESSAGE, msg);
