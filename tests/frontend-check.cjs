@@ -8,8 +8,7 @@
 //   * every counter has samples; one that stayed at zero is hidden, the others are shown;
 //   * no other top-level track has the name of the run's own;
 //   * every thread with samples has a track;
-//   * no marker shows an empty list or table field;
-//   * no label of this build's own marker types has a dangling separator or empty parentheses.
+//   * no marker shows an empty list or table field.
 // Usage: node frontend-check.cjs VALIDATOR SCHEMAS.json FILE
 // Prints one line of facts on success ("ok markers=N counters=A|B tracks=X|Y types=T:N,...
 // threads=A|B loadMs=N hidden=X|Y colors=TYPE:c/d,... rows=CATEGORY / NAME (N)|...")
@@ -86,19 +85,6 @@ for (const [key, list] of Object.entries(r.samples || {}))
   for (const m of list)
     for (const [field, v] of Object.entries(m.fields || {}))
       if (/^\[(list|table)\] \[\]$/.test(v)) problems.push(`${key}: the field ${field} is shown empty`);
-// A label reads as a sentence: no separator left dangling by a field the marker lacks, no empty
-// parentheses, no "1 processes". Upstream's own types keep upstream's labels (profile-format.md
-// section 5: copied verbatim), so only this build's own are held to it.
-const upstreamTypes = new Set(['CPU', 'Phase', 'Text', 'Test', 'TestStatus', 'Crash', 'Mem', 'IO', 'NetIO', 'Process', 'Interval']);
-for (const [key, list] of Object.entries(r.samples || {})) {
-  if (upstreamTypes.has(key.split(':')[0])) continue;
-  for (const m of list)
-    for (const which of ['tooltipLabel', 'tableLabel', 'chartLabel']) {
-      const l = m[which] || '';
-      if (/^\s*[\u2014:,)]|[\u2014:,(]\s*$|\(\s*\)|\b1 (processes|threads)\b/.test(l))
-        problems.push(`${key}: the ${which} reads "${l}"`);
-    }
-}
 const run = globals.find((g) => g.pid === '0');
 if (run && globals.some((g) => g !== run && g.name === run.name))
   problems.push(`the run's track and another top-level track are both named ${run.name}`);

@@ -46,7 +46,7 @@ static cJSON *schemas_json(void)
     return a;
 }
 
-/* Every {marker.data.KEY} of a label names a field of t. */
+/* Every {marker.data.KEY} of a label (and every condition's KEY) names a field of t. */
 static void labels_name_fields(const struct marker_type *t, const char *label)
 {
     if (!label)
@@ -57,9 +57,10 @@ static void labels_name_fields(const struct marker_type *t, const char *label)
         if (strncmp(p, "{marker.name}", 13) == 0)
             continue;
         ck_assert_msg(strncmp(p, "{marker.data.", 13) == 0, "%s: label %s", t->name, label);
-        const char *k = p + 13;
-        ck_assert_msg(marker_type_field(t, k, (size_t)(e - k)) >= 0, "%s: label %s names no field", t->name,
+        const char *k = p + 13; /* the key ends the part, or a condition's key its '?' */
+        ck_assert_msg(marker_type_field(t, k, strcspn(k, " ?}")) >= 0, "%s: label %s names no field", t->name,
                       label);
+        p = e;
     }
 }
 
@@ -310,6 +311,112 @@ START_TEST(test_payload_builder)
 }
 END_TEST
 
+/* A label rendered as the front-end does (its parseLabel): {marker.name}, {marker.data.KEY} (the
+ * value, "" when absent) and {marker.data.KEY ? 'A' : 'B'} (A when the key is there); every
+ * present field stands for "1" (an integer one makes "1 processes" visible) or "v". */
+static void render(const struct marker_type *t, const char *label, unsigned present, char *out, size_t size)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    for (const char *p = label; *p && o + 1 < size;) {
+        if (*p != '{') {
+            out[o++] = *p++;
+            continue;
+        }
+        const char *end = strchr(p, '}');
+        ck_assert_msg(end != NULL, "%s: label %s", t->name, label);
+        char part[200];
+        snprintf(part, sizeof part, "%.*s", (int)(end - p - 1), p + 1);
+        p = end + 1;
+        const char *text = "";
+        char *q = strchr(part, '?');
+        if (q) {
+            *q = '\0';
+            char *a = strchr(q + 1, '\''), *a2 = a ? strchr(a + 1, '\'') : NULL;
+            char *b = a2 ? strchr(a2 + 1, '\'') : NULL, *b2 = b ? strchr(b + 1, '\'') : NULL;
+            ck_assert_msg(b2 != NULL, "%s: ternary %s", t->name, label);
+            *a2 = *b2 = '\0';
+            char *key = strtok(part, " ");
+            ck_assert_msg(key && !strncmp(key, "marker.data.", 12), "%s: %s", t->name, label);
+            int k = marker_type_field(t, key + 12, strlen(key + 12));
+            ck_assert_msg(k >= 0, "%s: the label's %s is no field", t->name, key);
+            text = (present >> k) & 1 ? a + 1 : b + 1;
+        } else if (!strcmp(part, "marker.name"))
+            text = "NAME";
+        else {
+            ck_assert_msg(!strncmp(part, "marker.data.", 12), "%s: %s", t->name, label);
+            int k = marker_type_field(t, part + 12, strlen(part + 12));
+            ck_assert_msg(k >= 0, "%s: the label's %s is no field", t->name, part);
+            const char *fmt = t->fields[k].format;
+            text = !((present >> k) & 1) ? "" : fmt && !strcmp(fmt, "integer") ? "1" : "v";
+        }
+        size_t n = MIN(strlen(text), size - 1 - o);
+        memcpy(out + o, text, n);
+        o += n;
+    }
+    out[o] = '\0';
+}
+
+static bool dangles(const char *s)
+{
+    static const char *const seps[] = {"\xe2\x80\x94", ":", ",", "(", ")"};
+    size_t n = strlen(s);
+    if (!n)
+        return false;
+    if (s[0] == ' ' || s[n - 1] == ' ' || strstr(s, "  ") || strstr(s, "()") || strstr(s, "1 processes") ||
+        strstr(s, "1 threads"))
+        return true;
+    for (size_t i = 0; i < ARRAY_SIZE(seps); i++) {
+        size_t l = strlen(seps[i]);
+        if (i != 4 && n >= l && !memcmp(s + n - l, seps[i], l)) /* ends with a separator */
+            return true;
+        if (i != 3 && !memcmp(s, seps[i], MIN(l, n)) && n >= l) /* begins with one */
+            return true;
+    }
+    return false;
+}
+
+/* This build's own labels read as sentences whatever optional fields a marker lacks: no dash,
+ * colon or comma left dangling, no empty parentheses, no "1 processes". (Upstream's types keep
+ * upstream's labels.) */
+START_TEST(test_labels_read_whole)
+{
+    static const char *const upstream[] = {"CPU", "Phase", "Text", "Test", "TestStatus", "Crash",
+                                           "Mem", "IO", "NetIO", "Process", "Interval"};
+    size_t n;
+    const struct marker_type *const *types = marker_types(&n);
+    size_t checked = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct marker_type *t = types[i];
+        if (in(t->name, upstream, ARRAY_SIZE(upstream)))
+            continue;
+        unsigned required = 0, optional[16], nopt = 0;
+        for (size_t k = 0; k < t->nfields; k++) {
+            if (!(t->fields[k].flags & MF_OPTIONAL))
+                required |= 1u << k;
+            else if (nopt < ARRAY_SIZE(optional))
+                optional[nopt++] = (unsigned)k;
+        }
+        const char *labels[] = {t->tooltip_label, t->table_label, t->chart_label};
+        for (unsigned subset = 0; subset < (1u << nopt); subset++) {
+            unsigned present = required;
+            for (unsigned j = 0; j < nopt; j++)
+                if (subset & (1u << j))
+                    present |= 1u << optional[j];
+            for (size_t l = 0; l < ARRAY_SIZE(labels); l++) {
+                if (!labels[l])
+                    continue;
+                char out[1024];
+                render(t, labels[l], present, out, sizeof out);
+                ck_assert_msg(!dangles(out), "%s: label \"%s\" reads \"%s\"", t->name, labels[l], out);
+                checked++;
+            }
+        }
+    }
+    ck_assert_uint_gt(checked, 100);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("markers");
@@ -320,6 +427,7 @@ int main(void)
     tcase_add_test(tc, test_counters);
     tcase_add_test(tc, test_payload_builder);
     tcase_add_test(tc, test_stop_after_the_kernel);
+    tcase_add_test(tc, test_labels_read_whole);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

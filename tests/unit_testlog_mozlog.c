@@ -63,6 +63,27 @@ START_TEST(test_exact_test_marker)
 }
 END_TEST
 
+START_TEST(test_process_exit_unreported)
+{
+    /* a process_exit without its exitcode: the marker says so rather than lacking an exit (its
+     * label reads the command, then the exit) */
+    struct cap c = {0};
+    struct testlog *tl = tl_make(&c, TL_FMT_MOZLOG, true);
+    feed(tl, "{\"action\":\"process_start\",\"time\":1767225600100,\"process\":\"77\",\"command\":\"xpcshell\"}", 101);
+    feed(tl, "{\"action\":\"process_exit\",\"time\":1767225600200,\"process\":\"77\"}", 201);
+    bool found = false;
+    for (size_t i = 0; i < c.n; i++)
+        if (strstr(c.lines[i], "\"type\":\"LogProcess\"")) {
+            ck_assert_msg(strstr(c.lines[i], "\"cmd\":\"xpcshell\",\"pid\":77,\"exit\":\"not reported\",\"color\":\"grey\""),
+                          "%s", c.lines[i]);
+            found = true;
+        }
+    ck_assert(found);
+    testlog_free(tl);
+    cap_free(&c);
+}
+END_TEST
+
 static char *huge_suite_start(bool source_first, size_t tests)
 {
     size_t cap = tests * 40 + 1000, n = 0;
@@ -143,6 +164,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_golden_all_verbose);
     tcase_add_test(tc, test_golden_deviations);
     tcase_add_test(tc, test_exact_test_marker);
+    tcase_add_test(tc, test_process_exit_unreported);
     tcase_add_test(tc, test_huge_suite_start);
     tcase_add_test(tc, test_parser_direct);
     suite_add_tcase(s, tc);

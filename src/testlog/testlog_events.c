@@ -64,13 +64,14 @@ static const struct marker_field logprocess_fields[] = {
     [LPROC_CMD] = MARKER_FIELD("cmd", "Command line", "string", MF_OPTIONAL),
     [LPROC_PID] = MARKER_FIELD("pid", "Process ID", "pid", MF_OPTIONAL),
     [LPROC_PROCESS] = MARKER_FIELD("process", "Process", "string", MF_OPTIONAL),
-    [LPROC_EXIT] = MARKER_FIELD("exit", "Exit", "string", MF_OPTIONAL),
+    /* always there, "not reported" when the log did not say (a label reads it after the command) */
+    [LPROC_EXIT] = MARKER_FIELD("exit", "Exit", "string", 0),
     [LPROC_COLOR] = MARKER_FIELD("color", NULL, NULL, MF_HIDDEN),
 };
 const struct marker_type testlog_logprocess_type = {
     .name = "LogProcess",
-    .tooltip_label = "{marker.name}: {marker.data.cmd}",
-    .table_label = "{marker.data.cmd}{marker.data.exit ? ' \xe2\x80\x94 ' : ''}{marker.data.exit}",
+    .tooltip_label = "{marker.name}{marker.data.cmd ? ': ' : ''}{marker.data.cmd}",
+    .table_label = "{marker.data.cmd}{marker.data.cmd ? ' \xe2\x80\x94 ' : ''}{marker.data.exit}",
     .chart_label = "{marker.data.cmd}",
     .display = "[\"marker-chart\",\"marker-table\"]",
     .color_field = "color",
@@ -271,7 +272,8 @@ void process_emit(struct testlog *tl, size_t i, const struct tl_event *ev, uint6
         int n = snprintf(ex, sizeof ex, "status %lld", (long long)ev->exitcode);
         mpay_strn(&mp, LPROC_EXIT, ex, (size_t)n);
         color = ev->exitcode != 0 ? "red" : "green";
-    }
+    } else
+        mpay_str(&mp, LPROC_EXIT, "not reported");
     mpay_str(&mp, LPROC_COLOR, color);
     mpay_end(&mp);
     if (!jsonw_failed(w))
