@@ -41,6 +41,7 @@ struct uspace {
     size_t n, cap;
     struct forensics_unwinder *uw; /* made at its first sample */
     bool dead;                     /* its process exited: nothing more to unwind */
+    char *root;                    /* its process's root directory when not / (a chroot), NULL */
 };
 
 struct cpuprof {
@@ -143,6 +144,7 @@ static void error_line(struct cpuprof *cp, int err)
 static uint32_t space_of(struct cpuprof *cp, pid_t pid);
 static void new_space(struct cpuprof *cp, pid_t pid, uint32_t parent, uint64_t at);
 static void read_proc_maps(struct cpuprof *cp, pid_t pid, uint32_t space);
+static struct uspace *uspace_of(struct cpuprof *cp, uint32_t space);
 static bool name_once(struct cpuprof *cp, pid_t tid);
 static void uspace_add(struct cpuprof *cp, uint32_t space, uint64_t start, uint64_t end, uint64_t pgoff,
                        const char *file);
@@ -228,13 +230,31 @@ static uint32_t space_of(struct cpuprof *cp, pid_t pid)
     return s ? s->space : 0;
 }
 
+/* The root directory of a process that has one of its own (chroot; NULL: / or gone), read while it
+ * lives: the kernel names the files a chrooted process maps from its root, its runtime writes
+ * its perf map in its /tmp (the converter reads ROOT/tmp/perf-PID.map). */
+static char *root_of(pid_t pid)
+{
+    char path[64], root[4096];
+    snprintf(path, sizeof path, "/proc/%d/root", (int)pid);
+    ssize_t n = readlink(path, root, sizeof root - 1);
+    if (n <= 1 || root[0] != '/')
+        return NULL;
+    root[n] = '\0';
+    return strdup(root);
+}
+
 static void new_space(struct cpuprof *cp, pid_t pid, uint32_t parent, uint64_t at)
 {
     struct pidspace *s = pid_slot(cp, pid, true);
     if (!s)
         return;
     s->space = cp->next_space++;
+    struct uspace *u = uspace_of(cp, s->space); /* before from: it may move the array */
     struct uspace *from = parent && parent < cp->nus ? &cp->us[parent] : NULL;
+    char *root = !u ? NULL : from ? (from->root ? strdup(from->root) : NULL) : root_of(pid);
+    if (u)
+        u->root = root;
     for (size_t i = 0; from && i < from->n; i++) {
         struct umap m = from->maps[i];
         uspace_add(cp, s->space, m.start, m.end, m.pgoff, m.file);
@@ -246,6 +266,8 @@ static void new_space(struct cpuprof *cp, pid_t pid, uint32_t parent, uint64_t a
     jsonw_kv_uint(&cp->w, "space", s->space);
     jsonw_kv_int(&cp->w, "pid", pid);
     jsonw_kv_uint(&cp->w, "parent", parent);
+    if (root)
+        jsonw_kv_str(&cp->w, "root", root);
     jsonw_kv_double(&cp->w, "time", ms_of(cp, at), 3);
     jsonw_obj_close(&cp->w);
     state_line(cp);
@@ -286,6 +308,7 @@ static void uspace_release(struct uspace *u)
         free(u->maps[i].file);
     free(u->maps);
     forensics_unwinder_free(u->uw);
+    free(u->root);
     *u = (struct uspace){.dead = true};
 }
 
@@ -296,11 +319,17 @@ static void hex_kv(struct jsonw *w, const char *key, uint64_t v)
     jsonw_kv_str(w, key, b);
 }
 
+/* An executable mapping of space; from_kernel: its path is the kernel's, as its process sees it
+ * (under its root), not as /proc shows it to resmon-run. */
 static void map_line(struct cpuprof *cp, uint32_t space, uint64_t start, uint64_t end, uint64_t pgoff,
-                     const char *file)
+                     const char *file, bool from_kernel)
 {
     if (!space || file[0] != '/' || !strncmp(file, "//anon", 6) || !strncmp(file, "/memfd:", 7))
         return; /* [vdso], [vsyscall], anonymous code (a JIT's: //anon): no file to name it from */
+    const char *root = from_kernel && space < cp->nus ? cp->us[space].root : NULL;
+    char path[4096 * 2];
+    if (root && snprintf(path, sizeof path, "%s%s", root, file) < (int)sizeof path)
+        file = path;
     jsonw_reset(&cp->w);
     jsonw_obj_open(&cp->w);
     jsonw_kv_str(&cp->w, "type", "cpumap");
@@ -330,7 +359,7 @@ static void read_proc_maps(struct cpuprof *cp, pid_t pid, uint32_t space)
             continue;
         char *file = line + pos;
         file[strcspn(file, "\n")] = '\0';
-        map_line(cp, space, start, end, off, file);
+        map_line(cp, space, start, end, off, file, false);
     }
     fclose(f);
 }
@@ -500,8 +529,10 @@ static void take_sample(struct cpuprof *cp, pid_t pid, pid_t tid, uint64_t time,
         thread_line(cp, pid, tid, NULL, time);
     /* the frames innermost first: the kernel's own (where allowed), then the user's: its walk
      * along frame pointers (context markers, PERF_CONTEXT_*, skipped; return addresses less one,
-     * so that they name the call), unless the CFI unwinder finds more of the stack (code without
-     * frame pointers). Kernel frames are of space 0 (profile_cpu.h names them). */
+     * so that they name the call), unless the CFI unwinder finds as much of the stack or more
+     * (code without frame pointers: a walk along them goes astray at once, and the CFI's, as long,
+     * may end in JIT code named by its perf map). Kernel frames are of space 0 (profile_cpu.h
+     * names them). */
     uint64_t kfp[PERF_MAX_STACK_DEPTH], fp[PERF_MAX_STACK_DEPTH], cfi[PERF_MAX_STACK_DEPTH];
     size_t nk = 0, nu = 0;
     bool in_kernel = false;
@@ -522,7 +553,7 @@ static void take_sample(struct cpuprof *cp, pid_t pid, pid_t tid, uint64_t time,
     }
     const uint64_t *pcs = fp;
     size_t nc = unwind(cp, space, pid, tid, st, cfi, ARRAY_SIZE(cfi));
-    if (nc > nu) {
+    if (nc && nc >= nu) {
         pcs = cfi;
         nu = nc;
         cp->unwound++;
@@ -629,7 +660,7 @@ static void take_record(struct cpuprof *cp, const char *p, size_t len, uint64_t 
         const char *file = b + 8 + 24 + 8 + 16 + 8;
         if (!memchr(file, '\0', n - (size_t)(file - b)))
             return;
-        map_line(cp, space_of(cp, (pid_t)u[0]), v[0], v[0] + v[1], v[2], file);
+        map_line(cp, space_of(cp, (pid_t)u[0]), v[0], v[0] + v[1], v[2], file, true);
         break;
     }
     case PERF_RECORD_MMAP: {
@@ -641,7 +672,7 @@ static void take_record(struct cpuprof *cp, const char *p, size_t len, uint64_t 
         const char *file = b + 32;
         if (!memchr(file, '\0', n - 32))
             return;
-        map_line(cp, space_of(cp, (pid_t)u[0]), v[0], v[0] + v[1], v[2], file);
+        map_line(cp, space_of(cp, (pid_t)u[0]), v[0], v[0] + v[1], v[2], file, true);
         break;
     }
     case PERF_RECORD_COMM: {

@@ -37,11 +37,13 @@
  *   {"type":"cpuprofile","hz":N,"kernel":B,"follow":S}       sampling started (first line;
  *        follow: "cgroup" or "inherit", FOLLOWING)
  *   {"type":"cpuprofile","error":S}                          sampling is unavailable, and why
- *   {"type":"cpuspace","space":S,"pid":P,"parent":S0,"time":MS}
+ *   {"type":"cpuspace","space":S,"pid":P,"parent":S0,"root":DIR,"time":MS}
  *        an address space: a process (pid P) began one, by fork (a copy of space S0) or exec
- *        (S0 0: empty)
+ *        (S0 0: empty); root: its root directory, read from /proc/P/root as its exec is drained
+ *        (a fork: its parent's), when not / (a chroot: where its perf map is, ROOT/tmp)
  *   {"type":"cpumap","space":S,"start":"0xHEX","end":"0xHEX","pgoff":"0xHEX","file":PATH}
- *        an executable mapping of space S
+ *        an executable mapping of space S (PATH as resmon-run sees it: the kernel's path of a
+ *        chrooted process's file, given from its root, is put under its root)
  *   {"type":"cputhread","pid":P,"tid":T,"name":S,"process":CMD,"time":MS}
  *        a thread's name (process: the process's command line, when known), at its first sample
  *        and whenever it changes

@@ -26,6 +26,7 @@ struct map {
 struct space {
     int pid;
     uint32_t parent;
+    char *root;       /* its process's root directory when not / (a chroot), NULL */
     struct map *maps; /* its own, in the order recorded */
     size_t nmaps, maps_cap;
     struct map *all;  /* with its ancestors', sorted, built when first needed (all_maps) */
@@ -249,6 +250,7 @@ int pcpu_add(struct pcpu **pcp, const char *line, size_t len)
         if (s) {
             s->pid = (int)num(o, "pid", 0);
             s->parent = parent >= 0 && parent < 1e8 ? (uint32_t)parent : 0;
+            set_str(&s->root, str(o, "root"));
         }
         r = s != NULL;
     } else if (!strcmp(type, "cpumap")) {
@@ -463,9 +465,10 @@ static struct forensics_syms *syms_of(struct pcpu *pc, uint32_t id)
 
 /* Code a runtime compiled, named in its /tmp/perf-PID.map ("START SIZE NAME" lines, hexadecimal:
  * node --perf-basic-prof, CPython 3.12's -X perf, JVM perf-map agents), read once per process at
- * the end: the runtimes leave the file behind them, so a process long gone is named too. Only a
- * regular file of resmon-run's own user is read (the command runs as that user; anyone may
- * write in /tmp). */
+ * the end: the runtimes leave the file behind them, so a process long gone is named too. A
+ * process in a chroot writes it in its own /tmp: ROOT/tmp/perf-PID.map (the root its space
+ * recorded while it lived; no symbolic link followed below ROOT). Only a regular file of
+ * resmon-run's own user is read (the command runs as that user; anyone may write in /tmp). */
 struct jit {
     uint64_t start, end;
     const char *name;
@@ -473,6 +476,7 @@ struct jit {
 };
 struct perfmap {
     int pid;
+    const char *root; /* its process's root, NULL: / */
     uint32_t file; /* its path's pcpu.files id */
     struct jit *e; /* sorted by start */
     size_t n;
@@ -487,10 +491,21 @@ static int cmp_jit(const void *a, const void *b)
 
 static void perfmap_read(struct pcpu *pc, struct perfmap *m)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/perf-%d.map", m->pid);
+    char name[32], path[4096 + 64];
+    snprintf(name, sizeof name, "perf-%d.map", m->pid);
+    snprintf(path, sizeof path, "%s/tmp/%s", m->root ? m->root : "", name);
     m->file = intern(&pc->files, strdup(path));
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    int fd = -1;
+    if (m->root) {
+        int rootfd = open(m->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int tmpfd = rootfd >= 0 ? openat(rootfd, "tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+        if (tmpfd >= 0)
+            fd = openat(tmpfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        closep(&tmpfd);
+        closep(&rootfd);
+    } else {
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    }
     struct stat st;
     if (fd < 0 || m->file == UINT32_MAX || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
         st.st_size <= 0 || st.st_size > (64 << 20) || !(m->text = malloc((size_t)st.st_size + 1))) {
@@ -522,15 +537,17 @@ static const struct jit *jit_of(struct pcpu *pc, uint32_t id, uint64_t addr)
 {
     for (int depth = 0; id && id < pc->nspaces && depth < 8; id = pc->spaces[id].parent, depth++) {
         int pid = pc->spaces[id].pid;
+        const char *root = pc->spaces[id].root;
         struct perfmap *m = NULL;
         for (size_t i = 0; i < pc->nperfmaps && !m; i++)
-            if (pc->perfmaps[i].pid == pid)
+            if (pc->perfmaps[i].pid == pid && !pc->perfmaps[i].root == !root &&
+                (!root || !strcmp(pc->perfmaps[i].root, root)))
                 m = &pc->perfmaps[i];
         if (!m) {
             if (pid <= 0 || array_grow(&pc->perfmaps, &pc->perfmaps_cap, pc->nperfmaps, sizeof *pc->perfmaps) < 0)
                 continue;
             m = &pc->perfmaps[pc->nperfmaps++];
-            *m = (struct perfmap){.pid = pid};
+            *m = (struct perfmap){.pid = pid, .root = root};
             perfmap_read(pc, m);
         }
         size_t lo = count_at_or_below(m->e, m->n, sizeof *m->e, addr);
@@ -993,6 +1010,7 @@ void pcpu_free(struct pcpu *pc)
     for (size_t i = 0; i < pc->nspaces; i++) {
         free(pc->spaces[i].maps);
         free(pc->spaces[i].all);
+        free(pc->spaces[i].root);
     }
     free(pc->spaces);
     free(pc->nodes);
