@@ -710,6 +710,8 @@ const char *sampler_names_way(const struct sampler *s)
     return s && s->names.nrings ? (s->names.cgroup ? "cgroup" : "inherit") : NULL;
 }
 
+bool sampler_names_tasks(const struct sampler *s) { return s && s->names.nrings && s->names_task; }
+
 void sampler_rescan(struct sampler *s, uint64_t now_ns)
 {
     if (!s || !s->cfg.tree || !s->contain || s->fd_cg_cpu >= 0 || s->nl_fd >= 0)

@@ -161,6 +161,9 @@ int sampler_events_status(const struct sampler *s);
 int sampler_names_status(const struct sampler *s);
 /* How they follow the tree: "cgroup" or "inherit" (perfring.h), NULL when not read. */
 const char *sampler_names_way(const struct sampler *s);
+/* Whether the same records also tell the tree's forks and exits (without the connector: "How
+ * every process is learned"). For -v. */
+bool sampler_names_tasks(const struct sampler *s);
 /* The tree's RSS at the last sample (bytes), 0 if unknown. */
 uint64_t sampler_tree_rss(const struct sampler *s);
 /* The tree's RSS now (bytes, 0 if unknown): the processes the sampler knows, each read again

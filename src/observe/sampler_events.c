@@ -193,7 +193,7 @@ static bool found_before_its_fork(struct sampler *s, const struct pent *p, pid_t
            p->start_ns <= fork_ns && fork_ns - p->start_ns < 2 * tick;
 }
 
-static void on_event(struct sampler *s, const struct proc_event *ev)
+void proc_event_take(struct sampler *s, const struct proc_event *ev, bool exit_known)
 {
     switch (ev->what) {
     case PROC_EVENT_FORK: {
@@ -228,7 +228,8 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
                  (!s->early[i].parent && s->early[i].ns >= ev->timestamp_ns))) { /* 0: unknown */
                 s->early[i].pid = 0;
                 p->wstatus = s->early[i].code;
-                p->flags |= P_EXIT_KNOWN;
+                if (s->early[i].known)
+                    p->flags |= P_EXIT_KNOWN;
                 p->end_ns = s->early[i].ns;
                 if (p->ppid != s->self) {
                     if (pcmd)
@@ -279,11 +280,13 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
             s->early[i].pid = x->process_tgid;
             s->early[i].parent = x->parent_tgid;
             s->early[i].code = (int)x->exit_code;
+            s->early[i].known = exit_known;
             s->early[i].ns = ev->timestamp_ns;
             return;
         }
         p->wstatus = (int)x->exit_code;
-        p->flags |= P_EXIT_KNOWN;
+        if (exit_known)
+            p->flags |= P_EXIT_KNOWN;
         p->end_ns = ev->timestamp_ns;
         if (s->filter_on && !(p->flags & (P_FILTERED | P_CMD_GIVEN)))
             if (!exec_catch_up(s, p) && !(p->flags & P_EXEC_WATCHED)) {
@@ -344,7 +347,7 @@ void sampler_handle_events(struct sampler *s, uint64_t now_ns)
             struct proc_event ev = {0};
             memcpy(&ev, cn->data, MIN((size_t)cn->len, sizeof ev));
             s->tot.events++;
-            on_event(s, &ev);
+            proc_event_take(s, &ev, true);
         }
     }
     filter_sync(s);

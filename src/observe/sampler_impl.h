@@ -152,6 +152,7 @@ struct sampler {
     struct {
         pid_t pid, parent;
         int code;
+        bool known; /* code is the exit's (the connector's; perf's records have none) */
         uint64_t ns;
     } early[2048];
     unsigned early_next;
@@ -164,6 +165,8 @@ struct sampler {
     /* the kernel's names (sampler_names.c): the events, and the last names read from them */
     struct perfring names;
     int names_err; /* 0 with them, else why not (-errno; -ENOTSUP: not asked for) */
+    bool names_task;    /* they carry the tree's forks and exits too (no connector) */
+    bool names_reading; /* names_drain is going through a read (its records are in use) */
     struct kname {
         pid_t pid;
         uint64_t ns; /* when it took the name */
@@ -300,6 +303,11 @@ void tree_emit(struct sampler *s, struct tree_now *t, uint64_t start, uint64_t e
 int nl_open(struct sampler *s);
 /* Hand the kernel-side filter the tree as known now, when it changed. */
 void filter_sync(struct sampler *s);
+/* A fork, exec or exit of a process, from the connector or from perf's records of the tree's
+ * tasks (sampler_names.c): the same event either way. exit_known: an exit's exit_code is its
+ * status (perf's exit records carry none: a zombie's stat may still tell it). */
+struct proc_event;
+void proc_event_take(struct sampler *s, const struct proc_event *ev, bool exit_known);
 
 /* ---- the kernel's names (sampler_names.c) ---- */
 
