@@ -839,8 +839,9 @@ void sampler_finish(struct sampler *s, uint64_t now_ns)
         if (n < sizeof msg)
             n += (size_t)snprintf(msg + n, sizeof msg - n, ")");
         if (n < sizeof msg && s->tot.names_lost)
-            snprintf(msg + n, sizeof msg - n, "; the kernel dropped %llu names of execs (a full ring)",
-                     (unsigned long long)s->tot.names_lost);
+            snprintf(msg + n, sizeof msg - n, "; the kernel dropped %llu %s (a full ring)",
+                     (unsigned long long)s->tot.names_lost,
+                     s->names_task ? "records of execs, forks and exits" : "names of execs");
         struct mpay p;
         mpay_begin(&p, &s->w, &marker_warning_type);
         mpay_str(&p, WARNING_MESSAGE, msg);

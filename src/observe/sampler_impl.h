@@ -316,7 +316,8 @@ int names_open(struct sampler *s);
 /* Read the names the kernel has written since the last call. */
 void names_drain(struct sampler *s);
 /* The newest name pid took (exec: at an exec, not by PR_SET_NAME) after after_ns and before
- * end_ns (0: not ended), read now: false when the kernel left none (or none is kept). */
+ * end_ns (0: not ended), read now (where the records are not the process events too: read
+ * before, by whoever ends a process): false when the kernel left none (or none is kept). */
 bool names_find(struct sampler *s, pid_t pid, uint64_t after_ns, uint64_t end_ns, bool exec, char *comm, size_t size);
 
 #endif

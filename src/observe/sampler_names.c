@@ -123,7 +123,11 @@ bool names_find(struct sampler *s, pid_t pid, uint64_t after_ns, uint64_t end_ns
 {
     if (!s->names.nrings)
         return false;
-    names_drain(s);
+    /* Where the records are the process events too, reading them here could end the very process
+     * being ended (or move the table under it): its callers read them before (sampler_sample,
+     * tree_scan's sweep, sampler_reaped, sampler_finish). */
+    if (!s->names_task)
+        names_drain(s);
     unsigned n = MIN(s->knames_next, (unsigned)ARRAY_SIZE(s->knames));
     for (unsigned i = 1; i <= n; i++) {
         const struct kname *k = &s->knames[(s->knames_next - i) % ARRAY_SIZE(s->knames)];
