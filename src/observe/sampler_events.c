@@ -185,11 +185,12 @@ void filter_sync(struct sampler *s)
 
 /* A scan can find a child between its fork and the fork's event: the event then names the
  * process the scan found (same parent, started within a clock tick or two of the event; /proc's
- * start times have tick resolution), not a new holder of a recycled pid. */
+ * start times have tick resolution), not a new holder of a recycled pid. A process read as it
+ * was being reaped shows no parent (ppid 0): its start tells. */
 static bool found_before_its_fork(struct sampler *s, const struct pent *p, pid_t parent, uint64_t fork_ns)
 {
     uint64_t tick = ticks_to_ns(s, 1);
-    return !(p->flags & (P_ENDED | P_FORK_SEEN)) && (p->flags & P_STAT_KNOWN) && p->ppid == parent &&
+    return !(p->flags & (P_ENDED | P_FORK_SEEN)) && (p->flags & P_STAT_KNOWN) && (p->ppid == parent || !p->ppid) &&
            p->start_ns <= fork_ns && fork_ns - p->start_ns < 2 * tick;
 }
 
@@ -207,6 +208,7 @@ void proc_event_take(struct sampler *s, const struct proc_event *ev, bool exit_k
         struct pent *old = pent_lookup(s, f->child_tgid);
         if (old && found_before_its_fork(s, old, f->parent_tgid, ev->timestamp_ns)) {
             old->start_ns = ev->timestamp_ns;
+            old->ppid = f->parent_tgid;
             old->flags |= P_FORK_SEEN;
             return;
         }
