@@ -5,8 +5,10 @@
  *   sampler_machine.c  the machine's sample and markers;
  *   sampler_tree.c     reading a process's /proc files, the scan of the tree, its totals and
  *                      markers;
- *   sampler_events.c   the process connector and its kernel-side filter;
- *   sampler_names.c    the kernel's names of the tree's processes (perf records of their execs).
+ *   sampler_events.c   the process connector and its kernel-side filter, and the handling of a
+ *                      fork, exec or exit, whichever source told it;
+ *   sampler_names.c    the kernel's names of the tree's processes (perf records of their execs),
+ *                      and without the connector the same events' records of forks and exits.
  * The state they share is struct sampler below; each part touches its own block of it (the
  * comments name them) and reaches the others through the calls declared here. */
 #ifndef RESMON_SAMPLER_IMPL_H
