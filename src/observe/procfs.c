@@ -283,17 +283,29 @@ int procfs_parse_pid_stat(const char *buf, size_t len, struct procfs_pid_stat *r
     return 0;
 }
 
-int procfs_pid_stat_cpu(const char *buf, size_t len)
+/* Field n (>= 3) of a /proc/<pid>/stat line: false when the line has none. */
+static bool pid_stat_field(const char *buf, size_t len, int n, uint64_t *v)
 {
     const char *rparen = len ? memrchr(buf, ')', len) : NULL;
     if (!rparen)
-        return -1;
+        return false;
     struct cur c = {rparen + 1, buf + len};
-    for (int field = 3; field < 39; field++)
+    for (int field = 3; field < n; field++)
         if (!skip_token(&c))
-            return -1;
+            return false;
+    return take_u64(&c, v);
+}
+
+int procfs_pid_stat_cpu(const char *buf, size_t len)
+{
     uint64_t v;
-    return take_u64(&c, &v) && v < 1u << 20 ? (int)v : -1;
+    return pid_stat_field(buf, len, 39, &v) && v < 1u << 20 ? (int)v : -1;
+}
+
+int procfs_pid_stat_exit_code(const char *buf, size_t len)
+{
+    uint64_t v;
+    return pid_stat_field(buf, len, 52, &v) && v <= 0xffff ? (int)v : -1;
 }
 
 int procfs_parse_sched_exec_start(const char *buf, size_t len, uint64_t *ret_ns)

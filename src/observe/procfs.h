@@ -95,6 +95,11 @@ int procfs_parse_pid_stat(const char *buf, size_t len, struct procfs_pid_stat *r
 /* /proc/<pid>/stat's field (39): the CPU the task last ran on; -1 when the line has none. */
 int procfs_pid_stat_cpu(const char *buf, size_t len);
 
+/* /proc/<pid>/stat's field (52, Linux 3.5): the exit status as wait(2) reports it, set as the
+ * task begins to exit; -1 when the line has none. Only meaningful for a zombie, and only where
+ * the reader may trace it (else the kernel shows 0: /proc/<pid>/io, behind the same check, says). */
+int procfs_pid_stat_exit_code(const char *buf, size_t len);
+
 /* /proc/<pid>/task/<tid>/sched (kernels with CONFIG_SCHED_DEBUG): se.exec_start, in ns of the
  * scheduler's clock of the CPU the task last ran on; -ENOENT when the text has none. */
 int procfs_parse_sched_exec_start(const char *buf, size_t len, uint64_t *ret_ns);

@@ -710,6 +710,8 @@ const char *sampler_names_way(const struct sampler *s)
     return s && s->names.nrings ? (s->names.cgroup ? "cgroup" : "inherit") : NULL;
 }
 
+bool sampler_names_tasks(const struct sampler *s) { return s && s->names.nrings && s->names_task; }
+
 void sampler_rescan(struct sampler *s, uint64_t now_ns)
 {
     if (!s || !s->cfg.tree || !s->contain || s->fd_cg_cpu >= 0 || s->nl_fd >= 0)
@@ -837,8 +839,9 @@ void sampler_finish(struct sampler *s, uint64_t now_ns)
         if (n < sizeof msg)
             n += (size_t)snprintf(msg + n, sizeof msg - n, ")");
         if (n < sizeof msg && s->tot.names_lost)
-            snprintf(msg + n, sizeof msg - n, "; the kernel dropped %llu names of execs (a full ring)",
-                     (unsigned long long)s->tot.names_lost);
+            snprintf(msg + n, sizeof msg - n, "; the kernel dropped %llu %s (a full ring)",
+                     (unsigned long long)s->tot.names_lost,
+                     s->names_task ? "records of execs, forks and exits" : "names of execs");
         struct mpay p;
         mpay_begin(&p, &s->w, &marker_warning_type);
         mpay_str(&p, WARNING_MESSAGE, msg);

@@ -29,10 +29,17 @@
  *     and call sampler_handle_events() when it is readable, so a fork storm cannot overflow the
  *     socket buffer (sampler_sample drains it too). Overflows are counted (lost_events) and the
  *     /proc scan below still finds every process alive at a sample.
+ *   * without the connector (an unprivileged user): the kernel's perf records of the tree's
+ *     forks and exits (PERF_RECORD_FORK/EXIT, with kernel timestamps), written into the rings
+ *     that name execs (sampler_names.c, below) and handed, in order of time, to the same
+ *     handling as the connector's events (sampler_events.c). They carry no exit status: an exit
+ *     has one when the process's stat still shows it (a zombie not yet reaped, stat's field 52),
+ *     else none. The execs of processes whose fork was read re-read the command line too. Lost
+ *     records are counted (names_lost); the scans find what they missed.
  *   * the /proc scan at every sample (contain_members): the fallback, and the source of every
- *     per-process figure. Without CN_PROC a process that starts and ends between two samples
- *     gets no marker of its own, but its CPU time is still counted exactly (cgroup cpu.stat, or
- *     its parent's cutime/cstime, or wait4 rusage).
+ *     per-process figure. With neither of the above (perf events refused) a process that starts
+ *     and ends between two samples gets no marker of its own, but its CPU time is still counted
+ *     exactly (cgroup cpu.stat, or its parent's cutime/cstime, or wait4 rusage).
  * How every process is named: by its command line, read from /proc when the process is learned
  * and again at each exec. A process that exec'd and was reaped before that read has none left to
  * read; its name is then the one the kernel gave it at the exec (15 bytes: the program's file
@@ -115,7 +122,8 @@ struct sampler_totals {
     uint64_t processes_ended;  /* processes ended */
     uint64_t processes_unnamed; /* ... of which gone before anything named them: no marker */
     uint64_t lost_events;      /* process-connector overflows (ENOBUFS) */
-    uint64_t names_lost;       /* the kernel's names lost (a full ring, sampler_names.c) */
+    uint64_t names_lost;       /* the kernel's names lost (a full ring, sampler_names.c), and its
+                                  records of forks and exits where they are read */
     uint64_t events;           /* process events read (what the kernel's filter let through) */
     uint64_t major_faults;     /* the tree's major page faults so far */
     bool count_known;          /* the last sample counted the tree: */
@@ -161,6 +169,9 @@ int sampler_events_status(const struct sampler *s);
 int sampler_names_status(const struct sampler *s);
 /* How they follow the tree: "cgroup" or "inherit" (perfring.h), NULL when not read. */
 const char *sampler_names_way(const struct sampler *s);
+/* Whether the same records also tell the tree's forks and exits (without the connector: "How
+ * every process is learned"). For -v. */
+bool sampler_names_tasks(const struct sampler *s);
 /* The tree's RSS at the last sample (bytes), 0 if unknown. */
 uint64_t sampler_tree_rss(const struct sampler *s);
 /* The tree's RSS now (bytes, 0 if unknown): the processes the sampler knows, each read again

@@ -185,15 +185,16 @@ void filter_sync(struct sampler *s)
 
 /* A scan can find a child between its fork and the fork's event: the event then names the
  * process the scan found (same parent, started within a clock tick or two of the event; /proc's
- * start times have tick resolution), not a new holder of a recycled pid. */
+ * start times have tick resolution), not a new holder of a recycled pid. A process read as it
+ * was being reaped shows no parent (ppid 0): its start tells. */
 static bool found_before_its_fork(struct sampler *s, const struct pent *p, pid_t parent, uint64_t fork_ns)
 {
     uint64_t tick = ticks_to_ns(s, 1);
-    return !(p->flags & (P_ENDED | P_FORK_SEEN)) && (p->flags & P_STAT_KNOWN) && p->ppid == parent &&
+    return !(p->flags & (P_ENDED | P_FORK_SEEN)) && (p->flags & P_STAT_KNOWN) && (p->ppid == parent || !p->ppid) &&
            p->start_ns <= fork_ns && fork_ns - p->start_ns < 2 * tick;
 }
 
-static void on_event(struct sampler *s, const struct proc_event *ev)
+void proc_event_take(struct sampler *s, const struct proc_event *ev, bool exit_known)
 {
     switch (ev->what) {
     case PROC_EVENT_FORK: {
@@ -207,6 +208,7 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
         struct pent *old = pent_lookup(s, f->child_tgid);
         if (old && found_before_its_fork(s, old, f->parent_tgid, ev->timestamp_ns)) {
             old->start_ns = ev->timestamp_ns;
+            old->ppid = f->parent_tgid;
             old->flags |= P_FORK_SEEN;
             return;
         }
@@ -228,7 +230,8 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
                  (!s->early[i].parent && s->early[i].ns >= ev->timestamp_ns))) { /* 0: unknown */
                 s->early[i].pid = 0;
                 p->wstatus = s->early[i].code;
-                p->flags |= P_EXIT_KNOWN;
+                if (s->early[i].known)
+                    p->flags |= P_EXIT_KNOWN;
                 p->end_ns = s->early[i].ns;
                 if (p->ppid != s->self) {
                     if (pcmd)
@@ -279,11 +282,13 @@ static void on_event(struct sampler *s, const struct proc_event *ev)
             s->early[i].pid = x->process_tgid;
             s->early[i].parent = x->parent_tgid;
             s->early[i].code = (int)x->exit_code;
+            s->early[i].known = exit_known;
             s->early[i].ns = ev->timestamp_ns;
             return;
         }
         p->wstatus = (int)x->exit_code;
-        p->flags |= P_EXIT_KNOWN;
+        if (exit_known)
+            p->flags |= P_EXIT_KNOWN;
         p->end_ns = ev->timestamp_ns;
         if (s->filter_on && !(p->flags & (P_FILTERED | P_CMD_GIVEN)))
             if (!exec_catch_up(s, p) && !(p->flags & P_EXEC_WATCHED)) {
@@ -344,7 +349,7 @@ void sampler_handle_events(struct sampler *s, uint64_t now_ns)
             struct proc_event ev = {0};
             memcpy(&ev, cn->data, MIN((size_t)cn->len, sizeof ev));
             s->tot.events++;
-            on_event(s, &ev);
+            proc_event_take(s, &ev, true);
         }
     }
     filter_sync(s);

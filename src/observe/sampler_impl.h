@@ -5,8 +5,10 @@
  *   sampler_machine.c  the machine's sample and markers;
  *   sampler_tree.c     reading a process's /proc files, the scan of the tree, its totals and
  *                      markers;
- *   sampler_events.c   the process connector and its kernel-side filter;
- *   sampler_names.c    the kernel's names of the tree's processes (perf records of their execs).
+ *   sampler_events.c   the process connector and its kernel-side filter, and the handling of a
+ *                      fork, exec or exit, whichever source told it;
+ *   sampler_names.c    the kernel's names of the tree's processes (perf records of their execs),
+ *                      and without the connector the same events' records of forks and exits.
  * The state they share is struct sampler below; each part touches its own block of it (the
  * comments name them) and reaches the others through the calls declared here. */
 #ifndef RESMON_SAMPLER_IMPL_H
@@ -152,6 +154,7 @@ struct sampler {
     struct {
         pid_t pid, parent;
         int code;
+        bool known; /* code is the exit's (the connector's; perf's records have none) */
         uint64_t ns;
     } early[2048];
     unsigned early_next;
@@ -164,6 +167,8 @@ struct sampler {
     /* the kernel's names (sampler_names.c): the events, and the last names read from them */
     struct perfring names;
     int names_err; /* 0 with them, else why not (-errno; -ENOTSUP: not asked for) */
+    bool names_task;    /* they carry the tree's forks and exits too (no connector) */
+    bool names_reading; /* names_drain is going through a read (its records are in use) */
     struct kname {
         pid_t pid;
         uint64_t ns; /* when it took the name */
@@ -300,6 +305,11 @@ void tree_emit(struct sampler *s, struct tree_now *t, uint64_t start, uint64_t e
 int nl_open(struct sampler *s);
 /* Hand the kernel-side filter the tree as known now, when it changed. */
 void filter_sync(struct sampler *s);
+/* A fork, exec or exit of a process, from the connector or from perf's records of the tree's
+ * tasks (sampler_names.c): the same event either way. exit_known: an exit's exit_code is its
+ * status (perf's exit records carry none: a zombie's stat may still tell it). */
+struct proc_event;
+void proc_event_take(struct sampler *s, const struct proc_event *ev, bool exit_known);
 
 /* ---- the kernel's names (sampler_names.c) ---- */
 
@@ -308,7 +318,8 @@ int names_open(struct sampler *s);
 /* Read the names the kernel has written since the last call. */
 void names_drain(struct sampler *s);
 /* The newest name pid took (exec: at an exec, not by PR_SET_NAME) after after_ns and before
- * end_ns (0: not ended), read now: false when the kernel left none (or none is kept). */
+ * end_ns (0: not ended), read now (where the records are not the process events too: read
+ * before, by whoever ends a process): false when the kernel left none (or none is kept). */
 bool names_find(struct sampler *s, pid_t pid, uint64_t after_ns, uint64_t end_ns, bool exec, char *comm, size_t size);
 
 #endif

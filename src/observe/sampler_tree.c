@@ -154,6 +154,12 @@ int pent_refresh(struct sampler *s, struct pent *p, bool *reused)
         pent_close(s, p); /* a tombstone still listed as a zombie: nothing more to count */
         return 1;
     }
+    /* A zombie's exit status, when nothing told it (no connector), read before io takes the
+     * buffer: trusted once its io is read too (the kernel shows 0 to a reader not allowed to trace
+     * it), and while no other thread lives (a leader gone first is a zombie before its process). */
+    int zombie_exit = st.state == 'Z' && st.num_threads <= 1 && !(p->flags & P_EXIT_KNOWN)
+                          ? procfs_pid_stat_exit_code(s->scratch, (size_t)n)
+                          : -1;
     if (!(p->flags & P_STAT_KNOWN)) {
         p->starttime = st.starttime;
         if (!p->start_ns)
@@ -226,6 +232,10 @@ int pent_refresh(struct sampler *s, struct pent *p, bool *reused)
     if (p->flags & P_IO_OK) {
         s->live_rb += p->read_bytes;
         s->live_wb += p->write_bytes;
+    }
+    if (zombie_exit >= 0 && (p->flags & P_IO_OK)) {
+        p->wstatus = zombie_exit;
+        p->flags |= P_EXIT_KNOWN;
     }
     if ((p->flags & P_CMD_STALE) || !(p->flags & P_CMD_TRIED)) {
         read_cmdline(s, p);
@@ -328,8 +338,8 @@ void tree_scan(struct sampler *s, uint64_t now_ns, struct tree_now *t)
     free(pids); /* NULL when listed from the table */
     /* A process that left the listing ended; its exit event is queued by then (the kernel sends
      * it before the process can be reaped): read it first, so its end says how it died (an OOM
-     * kill is told by its SIGKILL). */
-    if (s->nl_fd >= 0 && !s->cfg.events_after_scan)
+     * kill is told by its SIGKILL) and when. */
+    if ((s->nl_fd >= 0 || s->names_task) && !s->cfg.events_after_scan)
         for (size_t k = 0; k < s->nents; k++)
             if (s->ents[k].seen_gen != s->gen && !(s->ents[k].flags & P_ENDED)) {
                 sampler_handle_events(s, now_ns);

@@ -349,6 +349,11 @@ static int setup_observers(struct sv *sv, bool parse)
         int er = sampler_events_status(sv->sampler);
         if (er == 0)
             log_msg("process events: the kernel's process connector (every process of the tree gets a marker)");
+        else if (sampler_names_tasks(sv->sampler))
+            log_msg("process events: the kernel's records of the tree's forks and exits (perf events, "
+                    "%s; the process connector: %s): every process of the tree gets a marker, its exit "
+                    "status when it is read before the process is reaped",
+                    sampler_names_way(sv->sampler), er == -ENOTSUP ? "not asked for" : strerror(-er));
         else if (er != -ENOTSUP)
             log_msg("process events: unavailable (%s): the tree is learned at each sample, and a "
                     "process that starts and ends between two samples gets no marker of its own",
