@@ -723,7 +723,6 @@ struct elf_file {
     Elf *elf;        /* NULL: not an ELF file libdwfl could place */
     bool exec;       /* ET_EXEC: placed where its headers say */
     uint64_t lo, hi; /* the first segment's page (p_vaddr & -p_align), the last one's end */
-    uint64_t align;  /* the first segment's alignment */
 };
 
 static int cached_find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
@@ -801,8 +800,7 @@ static bool elf_extent(Elf *e, struct elf_file *f)
         if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
             continue;
         if (first) {
-            f->align = ph.p_align ? ph.p_align : 1;
-            f->lo = ph.p_vaddr & -f->align;
+            f->lo = ph.p_vaddr & -(ph.p_align ? ph.p_align : 1);
             first = false;
         }
         if (ph.p_vaddr + ph.p_memsz > 0)
@@ -894,11 +892,11 @@ void forensics_unwinder_map(struct forensics_unwinder *u, uint64_t start, uint64
         return;
     dwfl_report_begin_add(u->dwfl);
     if (f) {
-        /* placed as dwfl_report_elf places it; its ELF handle is the cache's (cached_find_elf) */
-        uint64_t base = f->exec ? 0 : start - pgoff;
-        if (base & (f->align - 1))
-            base = (base + f->align - 1) & -f->align;
-        Dwfl_Module *m = dwfl_report_module(u->dwfl, file, base + f->lo, base + f->hi);
+        /* placed as dwfl_report_elf places it (its first segment where the file's offset 0 is
+         * mapped, an ET_EXEC file where its headers say); its ELF handle is the cache's
+         * (cached_find_elf) */
+        uint64_t bias = f->exec ? 0 : start - pgoff - f->lo;
+        Dwfl_Module *m = dwfl_report_module(u->dwfl, file, bias + f->lo, bias + f->hi);
         void **userdata;
         if (m && dwfl_module_info(m, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
             *userdata = f;
