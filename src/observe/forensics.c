@@ -708,10 +708,6 @@ static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, 
     return -1;
 }
 
-/* A sample's stack is unwound with the .eh_frame of the mapped files alone: their debuginfo's
- * .debug_frame, which libdwfl tries where .eh_frame has no rule (the outermost frame of every
- * stack), would be read anew, its compressed sections inflated, for each address space, which
- * is each process: milliseconds each, for a tree of short processes most of resmon-run's CPU. */
 /* A file of the cache, from where it was opened (stat) and where its PT_LOAD segments lie. */
 struct elf_file {
     char *path;
@@ -744,6 +740,10 @@ static int cached_find_elf(Dwfl_Module *mod, void **userdata, const char *modnam
     return -1;
 }
 
+/* A sample's stack is unwound with the .eh_frame of the mapped files alone: their debuginfo's
+ * .debug_frame, which libdwfl tries where .eh_frame has no rule (the outermost frame of every
+ * stack), would be read anew, its compressed sections inflated, for each address space, which
+ * is each process: milliseconds each, for a tree of short processes most of resmon-run's CPU. */
 static const Dwfl_Callbacks unwind_callbacks = {
     .find_elf = cached_find_elf,
     .find_debuginfo = no_debuginfo,
