@@ -148,14 +148,17 @@ if [ "$follow" = cgroup ]; then
 fi
 
 # ---- without frame pointers: the stacks are unwound with the CFI, up to main ---------------------
-"$RESMON_RUN" -q --cpu-profile=999 -o "$T/nofp.json" -- "$BURN-nofp" 300 >"$T/nofp.out" 2>&1 ||
-    fail "the build without frame pointers: $(cat "$T/nofp.out")"
-profile_ok "$T/nofp.json" || fail "the profile of the build without frame pointers is not valid"
-in_ranges "$T/nofp.json"
-for t in alpha beta gamma; do
-    awk -F'\t' -v f="burn_$t < main < " 'index($2, f) == 1 { k++ } $2 ~ ("^burn_" t) { n++ }
-        END { printf "no frame pointers: %d of %d samples in burn_%s unwound up to main\n", k, n, t; exit !(n && k >= 0.9 * n) }' \
-        t="$t" "$T/samples" || fail "burn_$t is not unwound up to main: $(sort "$T/samples" | cut -f1,2 | uniq -c | sort -rn | head -5)"
+# (a position-independent build, and one placed where its headers say: ET_EXEC)
+for b in nofp nopie; do
+    "$RESMON_RUN" -q --cpu-profile=999 -o "$T/$b.json" -- "$BURN-$b" 300 >"$T/$b.out" 2>&1 ||
+        fail "the build without frame pointers ($b): $(cat "$T/$b.out")"
+    profile_ok "$T/$b.json" || fail "the profile of the build without frame pointers ($b) is not valid"
+    in_ranges "$T/$b.json"
+    for t in alpha beta gamma; do
+        awk -F'\t' -v f="burn_$t < main < " 'index($2, f) == 1 { k++ } $2 ~ ("^burn_" t) { n++ }
+            END { printf "no frame pointers (%s): %d of %d samples in burn_%s unwound up to main\n", b, k, n, t; exit !(n && k >= 0.9 * n) }' \
+            t="$t" b="$b" "$T/samples" || fail "burn_$t ($b) is not unwound up to main: $(sort "$T/samples" | cut -f1,2 | uniq -c | sort -rn | head -5)"
+    done
 done
 
 # ---- kernel frames where the kernel allows them (root, perf_event_paranoid <= 1) -----------------

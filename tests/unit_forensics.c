@@ -4,6 +4,9 @@
 
 #include <check.h>
 #include "check_run.h"
+#include <execinfo.h>
+#include <link.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -11,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -231,6 +235,162 @@ START_TEST(test_signal_after_stacks_wakes)
 }
 END_TEST
 
+#if defined(__x86_64__) && defined(HAVE_LIBDW)
+/* A sample of this very thread, as the kernel would copy it: the registers (DWARF order) at the
+ * instruction after the capture, a copy of the stack above rsp, and glibc's own unwinding
+ * (backtrace(3), with the same CFI) of the same frames for comparison. */
+struct own_sample {
+    uint64_t regs[17];
+    unsigned char stack[32768];
+    size_t len;
+    void *bt[64];
+    int nbt;
+};
+
+/* The copy reads the stack as the kernel does, redzones of a sanitizer's build included. */
+#if defined(__has_attribute)
+#if __has_attribute(no_sanitize)
+__attribute__((no_sanitize("address")))
+#endif
+#endif
+static void copy_raw(unsigned char *to, const volatile unsigned char *from, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        to[i] = from[i];
+}
+
+__attribute__((noinline)) static void own_sample_take(struct own_sample *o)
+{
+    uint64_t *r = o->regs;
+    __asm__ volatile("movq %%rbx, 24(%0)\n\t"
+                     "movq %%rbp, 48(%0)\n\t"
+                     "movq %%rsp, 56(%0)\n\t"
+                     "movq %%r12, 96(%0)\n\t"
+                     "movq %%r13, 104(%0)\n\t"
+                     "movq %%r14, 112(%0)\n\t"
+                     "movq %%r15, 120(%0)\n\t"
+                     "leaq 0(%%rip), %%rax\n\t"
+                     "movq %%rax, 128(%0)\n\t"
+                     :
+                     : "r"(r)
+                     : "rax", "memory");
+    /* the stack from rsp to the end of its mapping, at most the copy's size */
+    uint64_t sp = r[7], top = sp;
+    FILE *f = fopen("/proc/self/maps", "re");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long long lo, hi;
+        if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && sp >= lo && sp < hi)
+            top = hi;
+    }
+    if (f)
+        fclose(f);
+    o->len = MIN((size_t)(top - sp), sizeof o->stack);
+    copy_raw(o->stack, (const volatile unsigned char *)(uintptr_t)sp, o->len);
+    o->nbt = backtrace(o->bt, (int)ARRAY_SIZE(o->bt));
+}
+
+/* Report this process's executable segments to u as the kernel mapped them (cpuprof reads them
+ * from /proc/PID/maps), the test's own program under alias (NULL: its path). */
+struct map_own_ctx {
+    struct forensics_unwinder *u;
+    const char *self;
+};
+
+static int map_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    const struct map_own_ctx *c = arg;
+    const char *file = info->dlpi_name[0] ? info->dlpi_name : c->self; /* "": the program */
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uint64_t at = info->dlpi_addr + ph->p_vaddr, page = (uint64_t)sysconf(_SC_PAGESIZE);
+        forensics_unwinder_map(c->u, at & -page, at + ph->p_memsz, ph->p_offset & -page, file);
+    }
+    return 0;
+}
+
+static void map_own(struct forensics_unwinder *u, const char *alias)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    ck_assert_int_gt(n, 0);
+    self[n] = '\0';
+    struct map_own_ctx c = {u, alias ? alias : self};
+    dl_iterate_phdr(map_object, &c);
+}
+
+/* The frames of o unwound by a new unwinder reading from files; checked against backtrace(3). */
+static size_t unwind_own(struct forensics_elfs *files, const struct own_sample *o, const char *alias,
+                         uint64_t *pcs, size_t max)
+{
+    struct forensics_unwinder *u;
+    ck_assert_int_eq(forensics_unwinder_new(files, &u), 0);
+    map_own(u, alias);
+    size_t n = forensics_unwind(u, getpid(), (pid_t)syscall(SYS_gettid), o->regs, o->stack, o->len, pcs, max);
+    forensics_unwinder_free(u);
+    /* our first frame is own_sample_take's; then the return addresses backtrace finds, ours less
+     * one (the call), from own_sample_take's (backtrace's first, or later where a sanitizer
+     * wraps backtrace) to the outermost frame but one */
+    int j = 0;
+    while (j < o->nbt && n > 1 && (uint64_t)(uintptr_t)o->bt[j] != pcs[1] + 1)
+        j++;
+    ck_assert_msg(j < o->nbt && o->nbt - j >= 3, "our frame 1 0x%llx is not among backtrace's %d",
+                  n > 1 ? (unsigned long long)pcs[1] : 0ull, o->nbt);
+    ck_assert_uint_ge(n, (size_t)(o->nbt - j));
+    for (int k = 1; k < o->nbt - j; k++)
+        ck_assert_msg(pcs[k] + 1 == (uint64_t)(uintptr_t)o->bt[j + k - 1], "frame %d: 0x%llx, backtrace says %p", k,
+                      (unsigned long long)pcs[k], o->bt[j + k - 1]);
+    return n;
+}
+#endif
+
+/* The unwinders of many address spaces share their files: each opened once, stacks as deep as
+ * glibc's own unwinding finds them; a file changed since it was opened is opened again. */
+START_TEST(test_unwinders_share_files)
+{
+#if defined(__x86_64__) && defined(HAVE_LIBDW)
+    static struct own_sample o;
+    own_sample_take(&o);
+    struct forensics_elfs *files;
+    ck_assert_int_eq(forensics_elfs_new(&files), 0);
+    static uint64_t first[128], pcs[128];
+    size_t n = unwind_own(files, &o, NULL, first, ARRAY_SIZE(first));
+    size_t opened = forensics_elfs_opened(files);
+    ck_assert_uint_ge(opened, 2); /* the program, libc at least */
+    for (int round = 0; round < 20; round++) {
+        ck_assert_uint_eq(unwind_own(files, &o, NULL, pcs, ARRAY_SIZE(pcs)), n);
+        ck_assert_mem_eq(pcs, first, n * sizeof *pcs);
+    }
+    ck_assert_uint_eq(forensics_elfs_opened(files), opened);
+
+    /* the program as a copy: opened once more, then again once it changed (its mtime) */
+    char copy[] = "/tmp/unit_forensics.XXXXXX";
+    int fd = mkstemp(copy), in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    ck_assert(fd >= 0 && in >= 0);
+    static char buf[65536]; /* not on the stack: the copy of 32 KiB above rsp must reach main */
+    for (ssize_t k; (k = read(in, buf, sizeof buf)) > 0;)
+        ck_assert_int_eq(write(fd, buf, (size_t)k), k);
+    close(in);
+    close(fd);
+    ck_assert_uint_eq(unwind_own(files, &o, copy, pcs, ARRAY_SIZE(pcs)), n);
+    ck_assert_uint_eq(unwind_own(files, &o, copy, pcs, ARRAY_SIZE(pcs)), n);
+    ck_assert_uint_eq(forensics_elfs_opened(files), opened + 1);
+    struct timespec t[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
+    ck_assert_int_eq(utimensat(AT_FDCWD, copy, t, 0), 0);
+    ck_assert_uint_eq(unwind_own(files, &o, copy, pcs, ARRAY_SIZE(pcs)), n);
+    ck_assert_mem_eq(pcs, first, n * sizeof *pcs);
+    ck_assert_uint_eq(forensics_elfs_opened(files), opened + 2);
+    unlink(copy);
+    forensics_elfs_free(files);
+#else
+    check_skip("no CFI unwinder here (x86-64 with libdw only): skipped\n");
+#endif
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("forensics");
@@ -238,6 +398,7 @@ int main(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_parked_child);
     tcase_add_test(tc, test_stranger_and_budget);
+    tcase_add_test(tc, test_unwinders_share_files);
     suite_add_tcase(s, tc);
     TCase *tc_wake = tcase_create("wake");
     tcase_set_timeout(tc_wake, 120);

@@ -67,6 +67,7 @@ struct cpuprof {
     char error[320]; /* why sampling is unavailable ("": it is not) */
     struct uspace *us; /* by space id */
     size_t nus;
+    struct forensics_elfs *elfs; /* the files all the spaces' unwinders read (made at the first) */
     struct jsonw w, batch;
     size_t batch_samples;
 };
@@ -501,7 +502,9 @@ static size_t unwind(struct cpuprof *cp, uint32_t space, pid_t pid, pid_t tid, c
     if (!u || u->dead)
         return 0;
     if (!u->uw) {
-        if (forensics_unwinder_new(&u->uw) < 0)
+        if (!cp->elfs && forensics_elfs_new(&cp->elfs) < 0)
+            return 0;
+        if (forensics_unwinder_new(cp->elfs, &u->uw) < 0)
             return 0;
         for (size_t i = 0; i < u->n; i++)
             forensics_unwinder_map(u->uw, u->maps[i].start, u->maps[i].end, u->maps[i].pgoff, u->maps[i].file);
@@ -761,6 +764,7 @@ void cpuprof_free(struct cpuprof *cp)
     for (size_t i = 0; i < cp->nus; i++)
         uspace_release(&cp->us[i]);
     free(cp->us);
+    forensics_elfs_free(cp->elfs);
     jsonw_release(&cp->w);
     jsonw_release(&cp->batch);
     free(cp);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -707,19 +708,149 @@ static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, 
     return -1;
 }
 
+/* A file of the cache, from where it was opened (stat) and where its PT_LOAD segments lie. */
+struct elf_file {
+    char *path;
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+    int fd;
+    Elf *elf;        /* NULL: not an ELF file libdwfl could place */
+    bool exec;       /* ET_EXEC: placed where its headers say */
+    uint64_t lo, hi; /* the first segment's page (p_vaddr & -p_align), the last one's end */
+};
+
+static int cached_find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                           char **file_name, Elf **elfp)
+{
+    (void)mod, (void)modname, (void)base;
+    const struct elf_file *f = *userdata;
+    if (!f || !f->elf)
+        return -1;
+    /* a reference to the same handle (libelf counts them; the module's elf_end drops one) */
+    Elf *e = elf_begin(-1, ELF_C_READ, f->elf);
+    if (e != f->elf) {
+        elf_end(e);
+        return -1;
+    }
+    *elfp = e;
+    if (!*file_name)
+        *file_name = strdup(f->path);
+    return -1;
+}
+
 /* A sample's stack is unwound with the .eh_frame of the mapped files alone: their debuginfo's
  * .debug_frame, which libdwfl tries where .eh_frame has no rule (the outermost frame of every
  * stack), would be read anew, its compressed sections inflated, for each address space, which
  * is each process: milliseconds each, for a tree of short processes most of resmon-run's CPU. */
 static const Dwfl_Callbacks unwind_callbacks = {
-    .find_elf = dwfl_linux_proc_find_elf,
+    .find_elf = cached_find_elf,
     .find_debuginfo = no_debuginfo,
 };
+#endif
+
+struct forensics_elfs {
+#ifdef HAVE_LIBDW
+    struct elf_file *f[FORENSICS_ELFS_MAX]; /* stable: modules point at them */
+    size_t n;
+#endif
+    size_t opened;
+};
+
+int forensics_elfs_new(struct forensics_elfs **ret)
+{
+    *ret = calloc(1, sizeof **ret);
+    return *ret ? 0 : -ENOMEM;
+}
+
+size_t forensics_elfs_opened(const struct forensics_elfs *c)
+{
+    return c ? c->opened : 0;
+}
+
+void forensics_elfs_free(struct forensics_elfs *c)
+{
+    if (!c)
+        return;
+#ifdef HAVE_LIBDW
+    for (size_t i = 0; i < c->n; i++) {
+        elf_end(c->f[i]->elf);
+        closep(&c->f[i]->fd);
+        free(c->f[i]->path);
+        free(c->f[i]);
+    }
+#endif
+    free(c);
+}
+
+#ifdef HAVE_LIBDW
+/* The segments' extent of an ELF file libdwfl places from its program headers (as
+ * dwfl_report_elf would); false for any other file. */
+static bool elf_extent(Elf *e, struct elf_file *f)
+{
+    GElf_Ehdr eh;
+    size_t phnum;
+    if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) ||
+        elf_getphdrnum(e, &phnum) != 0)
+        return false;
+    bool first = true;
+    for (size_t i = 0; i < phnum; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+            continue;
+        if (first) {
+            f->lo = ph.p_vaddr & -(ph.p_align ? ph.p_align : 1);
+            first = false;
+        }
+        if (ph.p_vaddr + ph.p_memsz > 0)
+            f->hi = ph.p_vaddr + ph.p_memsz;
+    }
+    f->exec = eh.e_type == ET_EXEC;
+    return !first && f->hi;
+}
+
+/* The cached file at path, opened now if it is new or was replaced; NULL: the cache is full or
+ * the file cannot be read (the caller opens it the usual way, which reports the error). */
+static struct elf_file *elf_file_of(struct forensics_elfs *c, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) < 0)
+        return NULL;
+    for (size_t i = c->n; i-- > 0;) {
+        struct elf_file *f = c->f[i];
+        if (!strcmp(f->path, path) && f->dev == st.st_dev && f->ino == st.st_ino && f->size == st.st_size &&
+            f->mtime.tv_sec == st.st_mtim.tv_sec && f->mtime.tv_nsec == st.st_mtim.tv_nsec)
+            return f;
+    }
+    if (c->n >= FORENSICS_ELFS_MAX)
+        return NULL;
+    struct elf_file *f = calloc(1, sizeof *f);
+    if (!f || !(f->path = strdup(path))) {
+        free(f);
+        return NULL;
+    }
+    c->opened++;
+    /* what was stat'ed above: a file replaced in between is told by the next mapping's stat */
+    f->dev = st.st_dev, f->ino = st.st_ino, f->size = st.st_size, f->mtime = st.st_mtim;
+    elf_version(EV_CURRENT);
+    f->fd = open(path, O_RDONLY | O_CLOEXEC);
+    f->elf = f->fd >= 0 ? elf_begin(f->fd, ELF_C_READ, NULL) : NULL;
+    if (f->elf && !elf_extent(f->elf, f)) {
+        elf_end(f->elf);
+        f->elf = NULL;
+    }
+    if (!f->elf)
+        closep(&f->fd); /* remembered as unreadable until it changes */
+    c->f[c->n++] = f;
+    return f;
+}
 #endif
 
 struct forensics_unwinder {
 #ifdef HAVE_LIBDW
     Dwfl *dwfl;
+    struct forensics_elfs *files;
     bool attached;
     /* the sample being unwound */
     const uint64_t *regs;
@@ -731,12 +862,13 @@ struct forensics_unwinder {
     int unused;
 };
 
-int forensics_unwinder_new(struct forensics_unwinder **ret)
+int forensics_unwinder_new(struct forensics_elfs *files, struct forensics_unwinder **ret)
 {
     struct forensics_unwinder *u = calloc(1, sizeof *u);
     if (!u)
         return -ENOMEM;
 #ifdef HAVE_LIBDW
+    u->files = files;
     if (!(u->dwfl = dwfl_begin(&unwind_callbacks))) {
         free(u);
         return -ENOMEM;
@@ -755,8 +887,22 @@ void forensics_unwinder_map(struct forensics_unwinder *u, uint64_t start, uint64
     /* the file placed where its offset 0 is (as forensics_syms); a module already there stays */
     if (dwfl_addrmodule(u->dwfl, start))
         return;
+    struct elf_file *f = u->files ? elf_file_of(u->files, file) : NULL;
+    if (f && !f->elf)
+        return;
     dwfl_report_begin_add(u->dwfl);
-    dwfl_report_elf(u->dwfl, file, file, -1, start - pgoff, false);
+    if (f) {
+        /* placed as dwfl_report_elf places it (its first segment where the file's offset 0 is
+         * mapped, an ET_EXEC file where its headers say); its ELF handle is the cache's
+         * (cached_find_elf) */
+        uint64_t bias = f->exec ? 0 : start - pgoff - f->lo;
+        Dwfl_Module *m = dwfl_report_module(u->dwfl, file, bias + f->lo, bias + f->hi);
+        void **userdata;
+        if (m && dwfl_module_info(m, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
+            *userdata = f;
+    } else {
+        dwfl_report_elf(u->dwfl, file, file, -1, start - pgoff, false);
+    }
     dwfl_report_end(u->dwfl, NULL, NULL);
 #else
     (void)u, (void)start, (void)end, (void)pgoff, (void)file;

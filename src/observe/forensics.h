@@ -193,9 +193,26 @@ void forensics_syms_free(struct forensics_syms *s);
  * with the modules' CFI (their .eh_frame: never their debuginfo, which would be read anew for
  * each address space), by libdwfl's own unwinder (no DWARF interpreter of ours): one unwinder
  * per address space, its files reported as they are mapped. x86-64 only; elsewhere, and without
- * libdw, nothing is unwound (0 frames). */
+ * libdw, nothing is unwound (0 frames).
+ * The files are opened once for all the address spaces (struct forensics_elfs): a tree of short
+ * processes maps the same few files (the shell, libc, the dynamic loader) in each process, and
+ * opening, mapping, parsing and unmapping them for each one was most of the unwinder's cost.
+ * Each file's ELF handle (libelf's, reference-counted: each unwinder's module holds one
+ * reference) reads its sections with pread, never through a mapping of the file (a file
+ * truncated in place while cached would fault a mapping); its .eh_frame is read once. A file is
+ * checked with stat (device, inode, size, mtime) at each new mapping: a file replaced since it
+ * was opened is opened again for the address spaces that map it from then on. At most
+ * FORENSICS_ELFS_MAX files (each holds a descriptor); past them, each unwinder opens its own. */
+#define FORENSICS_ELFS_MAX 128
+struct forensics_elfs;
+int forensics_elfs_new(struct forensics_elfs **ret);
+/* How many times a file was opened for the unwinders (the cache's misses). */
+size_t forensics_elfs_opened(const struct forensics_elfs *c);
+/* After the unwinders that read from it. */
+void forensics_elfs_free(struct forensics_elfs *c);
 struct forensics_unwinder;
-int forensics_unwinder_new(struct forensics_unwinder **ret);
+/* An unwinder reading its files from files (NULL: it opens its own). */
+int forensics_unwinder_new(struct forensics_elfs *files, struct forensics_unwinder **ret);
 /* An executable mapping of the space: file mapped at start, from offset pgoff. */
 void forensics_unwinder_map(struct forensics_unwinder *u, uint64_t start, uint64_t end, uint64_t pgoff,
                             const char *file);
