@@ -226,7 +226,8 @@ ssize_t read_pid_file(struct sampler *s, pid_t pid, const char *name, char *buf,
     return n;
 }
 
-static void set_cmd(struct pent *p, const char *raw, size_t n)
+/* raw: the command line read from t0 on */
+static void set_cmd(struct pent *p, const char *raw, size_t n, uint64_t t0)
 {
     char out[CMD_MAX];
     size_t len = procfs_format_cmdline(raw, n, out, sizeof out);
@@ -238,6 +239,7 @@ static void set_cmd(struct pent *p, const char *raw, size_t n)
     p->cmd = c;
     /* after the read: an exec recorded later surely came after it */
     p->cmd_ns = clock_ns(CLOCK_MONOTONIC);
+    p->cmd_t0 = t0;
 }
 
 /* Its name (comm) as the kernel has it now, into comm; false when gone. */
@@ -259,9 +261,10 @@ void read_cmdline(struct sampler *s, struct pent *p)
     p->flags |= P_CMD_TRIED;
     p->flags &= ~(unsigned)P_CMD_STALE;
     char buf[CMD_MAX];
+    uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
     ssize_t n = read_pid_file(s, p->pid, "cmdline", buf, sizeof buf);
     if (n > 0) {
-        set_cmd(p, buf, (size_t)n);
+        set_cmd(p, buf, (size_t)n, t0);
         return;
     }
     /* Gone, a zombie or a kernel thread: keep what we had — unless that is the command line a
@@ -283,10 +286,11 @@ void read_cmdline(struct sampler *s, struct pent *p)
 bool exec_catch_up(struct sampler *s, struct pent *p)
 {
     char buf[CMD_MAX];
+    uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
     ssize_t n = read_pid_file(s, p->pid, "cmdline", buf, sizeof buf);
     char comm[PROCFS_COMM_MAX];
     if (n > 0) {
-        set_cmd(p, buf, (size_t)n);
+        set_cmd(p, buf, (size_t)n, t0);
         return true;
     }
     if (!read_comm(s, p->pid, comm))
@@ -357,6 +361,20 @@ size_t sampler_take_killed(struct sampler *s, struct sampler_killed *out, size_t
 
 const struct pressure *sampler_pressure(const struct sampler *s) { return s ? s->psi : NULL; }
 
+/* Whether cmd (a command line as set_cmd writes it) runs the program the kernel names comm (its
+ * file name, cut to 15 bytes): for an exec recorded while the command line was being read, which
+ * may have read the program's arguments or its parent's. */
+static bool runs_program(const char *cmd, const char *comm)
+{
+    size_t n = strcspn(cmd, " ");
+    const char *base = cmd;
+    for (size_t i = 0; i < n; i++)
+        if (cmd[i] == '/')
+            base = cmd + i + 1;
+    size_t blen = (size_t)(cmd + n - base), clen = strlen(comm);
+    return clen && blen >= clen && !memcmp(base, comm, clen) && (blen == clen || clen == 15); /* 15: cut */
+}
+
 /* Emit p's "process" marker and keep p as a tombstone (the pid may still be listed as a zombie)
  * or drop it (remove = true). */
 void pent_end(struct sampler *s, struct pent *p, uint64_t end_ns, bool remove)
@@ -375,7 +393,10 @@ void pent_end(struct sampler *s, struct pent *p, uint64_t end_ns, bool remove)
             /* (an end found by a scan is the sample's time, before the scan read it gone: the
              * clock now bounds it) */
             uint64_t until = p->end_ns ? p->end_ns : clock_ns(CLOCK_MONOTONIC);
-            if (names_find(s, p->pid, has_cmd ? MAX(start, p->cmd_ns) : start, until, has_cmd, comm, sizeof comm)) {
+            uint64_t at = 0;
+            if (names_find(s, p->pid, has_cmd ? MAX(start, MIN(p->cmd_t0, p->cmd_ns)) : start, until, has_cmd, comm,
+                           sizeof comm, &at) &&
+                !(has_cmd && at < p->cmd_ns && runs_program(p->cmd, comm))) {
                 free(p->cmd);
                 p->cmd = NULL;
                 snprintf(p->comm, sizeof p->comm, "%s", comm);
@@ -780,7 +801,7 @@ void sampler_track(struct sampler *s, pid_t pid, uint64_t now_ns, const char *cm
     /* Between the fork and the exec /proc shows resmon-run's own command line, and a command
      * may be gone before a scan reads it: the command line it is exec'd with is the truth. */
     if (cmd && (p->cmd = strdup(cmd))) {
-        p->cmd_ns = now_ns;
+        p->cmd_ns = p->cmd_t0 = now_ns;
         p->flags |= P_CMD_TRIED | P_CMD_GIVEN;
         /* its exec has happened (spawn waits for it); its event comes, unless the filter the
          * exec met dropped it (a pid outside its window) */

@@ -236,7 +236,7 @@ void proc_event_take(struct sampler *s, const struct proc_event *ev, bool exit_k
                 if (p->ppid != s->self) {
                     if (pcmd)
                         p->cmd = strdup(pcmd);
-                    p->cmd_ns = ev->timestamp_ns;
+                    p->cmd_ns = p->cmd_t0 = ev->timestamp_ns;
                     pent_end(s, p, s->early[i].ns, false);
                     return;
                 }
@@ -244,7 +244,7 @@ void proc_event_take(struct sampler *s, const struct proc_event *ev, bool exit_k
         /* Until it execs, a forked child runs its parent's program with its arguments. */
         if (pcmd)
             p->cmd = strdup(pcmd);
-        p->cmd_ns = ev->timestamp_ns;
+        p->cmd_ns = p->cmd_t0 = ev->timestamp_ns;
         p->flags |= P_CMD_TRIED | P_FORK_SEEN;
         /* The filter in effect now is the one its exec met, if it exec'd before it joined the set */
         if (p->pid >= s->win_lo && p->pid < s->win_hi)

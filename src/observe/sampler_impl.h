@@ -70,6 +70,8 @@ struct pent {
     char *cmd; /* malloc'ed once per exec, NULL unknown */
     uint64_t cmd_ns; /* when cmd was read, or inherited at the fork: an exec the kernel recorded
                       * after it (sampler_names.c) makes it another program's */
+    uint64_t cmd_t0; /* when that read began (= cmd_ns where not read): an exec recorded during
+                      * the read may or may not be in what it read (pent_end) */
 };
 
 /* The text a reader parsed last and what it made of it. Idle disks and a quiet network leave
@@ -318,8 +320,9 @@ int names_open(struct sampler *s);
 /* Read the names the kernel has written since the last call. */
 void names_drain(struct sampler *s);
 /* The newest name pid took (exec: at an exec, not by PR_SET_NAME) after after_ns and before
- * end_ns (0: not ended), read now (where the records are not the process events too: read
+ * end_ns (0: not ended), and when (at_ns, may be NULL), read now (where the records are not the process events too: read
  * before, by whoever ends a process): false when the kernel left none (or none is kept). */
-bool names_find(struct sampler *s, pid_t pid, uint64_t after_ns, uint64_t end_ns, bool exec, char *comm, size_t size);
+bool names_find(struct sampler *s, pid_t pid, uint64_t after_ns, uint64_t end_ns, bool exec, char *comm, size_t size,
+                uint64_t *at_ns);
 
 #endif

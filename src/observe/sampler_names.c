@@ -119,7 +119,8 @@ void names_drain(struct sampler *s)
     s->names_reading = false;
 }
 
-bool names_find(struct sampler *s, pid_t pid, uint64_t after_ns, uint64_t end_ns, bool exec, char *comm, size_t size)
+bool names_find(struct sampler *s, pid_t pid, uint64_t after_ns, uint64_t end_ns, bool exec, char *comm, size_t size,
+                uint64_t *at_ns)
 {
     if (!s->names.nrings)
         return false;
@@ -141,6 +142,8 @@ bool names_find(struct sampler *s, pid_t pid, uint64_t after_ns, uint64_t end_ns
         if (k->pid != pid || k->ns < after_ns || (end_ns && k->ns > end_ns) || (exec && !k->exec))
             continue;
         snprintf(comm, size, "%s", k->comm);
+        if (at_ns)
+            *at_ns = k->ns;
         return comm[0] != '\0';
     }
     return false;
