@@ -103,10 +103,17 @@ f=$(facts "$P" Command)
 expect_counters "$f" normal
 case "$f" in *"Ended by (reason, string)=exit"*) ;; *) fail "normal: the command's reason: $f" ;; esac
 # The run's own thread is the process's track, named resmon-run, without a bar across the whole run
-# in the timeline (the command, drawn there in the default black); the tree's major faults, none
-# in this run, are hidden with the other counters that stayed at zero.
+# in the timeline (the command, drawn there in the default black); the tree's major faults, usually
+# none in this run, are hidden with the other counters that stayed at zero. (A page read back
+# from disk, a sanitizer's build on a loaded machine, is a fault: then the track is shown, as
+# frontend-check holds a counter that measured something to.)
 case "$f" in *" tracks=resmon-run|"*) ;; *) fail "normal: the run's track: $f" ;; esac
-case "$f" in *" hidden=Counters that stayed at zero|"*"Tree Major Faults"*) ;; *) fail "normal: major faults shown: $f" ;; esac
+case "$f" in
+*" hidden=Counters that stayed at zero|"*"Tree Major Faults"*) ;;
+*" hidden="*"Tree Major Faults"*) fail "normal: major faults hidden, but not with the counters that stayed at zero: $f" ;;
+*" hidden=Counters that stayed at zero|"*) echo "normal: the tree had major faults this time, and their track is shown" ;;
+*) fail "normal: no group of the counters that stayed at zero: $f" ;;
+esac
 node -e '
 const p = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
 const s = p.meta.markerSchema.find((s) => s.name === "Command");
