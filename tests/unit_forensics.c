@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -295,6 +296,7 @@ __attribute__((noinline)) static void own_sample_take(struct own_sample *o)
 struct map_own_ctx {
     struct forensics_unwinder *u;
     const char *self;
+    bool with_id; /* each mapping names its inode (as the kernel's records do) */
 };
 
 static int map_object(struct dl_phdr_info *info, size_t size, void *arg)
@@ -307,10 +309,17 @@ static int map_object(struct dl_phdr_info *info, size_t size, void *arg)
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
             continue;
         uint64_t at = info->dlpi_addr + ph->p_vaddr, page = (uint64_t)sysconf(_SC_PAGESIZE);
-        forensics_unwinder_map(c->u, at & -page, at + ph->p_memsz, ph->p_offset & -page, file);
+        struct stat st;
+        struct forensics_fileid id = {0};
+        if (c->with_id && stat(file, &st) == 0)
+            id = (struct forensics_fileid){major(st.st_dev), minor(st.st_dev), st.st_ino};
+        forensics_unwinder_map(c->u, at & -page, at + ph->p_memsz, ph->p_offset & -page, file,
+                               c->with_id ? &id : NULL);
     }
     return 0;
 }
+
+static bool map_with_id;
 
 static void map_own(struct forensics_unwinder *u, const char *alias)
 {
@@ -318,7 +327,7 @@ static void map_own(struct forensics_unwinder *u, const char *alias)
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     ck_assert_int_gt(n, 0);
     self[n] = '\0';
-    struct map_own_ctx c = {u, alias ? alias : self};
+    struct map_own_ctx c = {u, alias ? alias : self, map_with_id};
     dl_iterate_phdr(map_object, &c);
 }
 
@@ -383,6 +392,30 @@ START_TEST(test_unwinders_share_files)
     ck_assert_uint_eq(unwind_own(files, &o, copy, pcs, ARRAY_SIZE(pcs)), n);
     ck_assert_mem_eq(pcs, first, n * sizeof *pcs);
     ck_assert_uint_eq(forensics_elfs_opened(files), opened + 2);
+
+    /* mappings that name their inode: checked with stat once, then known by it; a copy renamed
+     * into the path (a new inode, as a package's update installs it) is opened again */
+    map_with_id = true;
+    ck_assert_uint_eq(unwind_own(files, &o, copy, pcs, ARRAY_SIZE(pcs)), n);
+    size_t checked = forensics_elfs_checked(files);
+    for (int round = 0; round < 5; round++)
+        ck_assert_uint_eq(unwind_own(files, &o, copy, pcs, ARRAY_SIZE(pcs)), n);
+    ck_assert_uint_eq(forensics_elfs_checked(files), checked);
+    ck_assert_uint_eq(forensics_elfs_opened(files), opened + 2);
+    char other[] = "/tmp/unit_forensics.XXXXXX";
+    fd = mkstemp(other);
+    in = open(copy, O_RDONLY | O_CLOEXEC);
+    ck_assert(fd >= 0 && in >= 0);
+    for (ssize_t k; (k = read(in, buf, sizeof buf)) > 0;)
+        ck_assert_int_eq(write(fd, buf, (size_t)k), k);
+    close(in);
+    close(fd);
+    ck_assert_int_eq(rename(other, copy), 0);
+    ck_assert_uint_eq(unwind_own(files, &o, copy, pcs, ARRAY_SIZE(pcs)), n);
+    ck_assert_mem_eq(pcs, first, n * sizeof *pcs);
+    ck_assert_uint_eq(forensics_elfs_opened(files), opened + 3);
+    ck_assert_uint_gt(forensics_elfs_checked(files), checked);
+    map_with_id = false;
     unlink(copy);
     forensics_elfs_free(files);
 #else

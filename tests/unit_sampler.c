@@ -220,6 +220,8 @@ typedef void (*child_fn)(struct run *r);
 
 static bool setup_events_after_scan; /* the sampler reads process events after its scans */
 static bool setup_no_event_filter;   /* the kernel passes every process event (procfilter.h) */
+static bool setup_reopen_now;        /* the filter's window reopens at the first new process after
+                                        an outsider's event shut it */
 
 static bool setup(struct run *r, enum contain_mode mode, bool events, child_fn fn)
 {
@@ -234,6 +236,8 @@ static bool setup(struct run *r, enum contain_mode mode, bool events, child_fn f
     cfg.proc_events = events;
     cfg.events_after_scan = setup_events_after_scan;
     cfg.event_filter = !setup_no_event_filter;
+    if (setup_reopen_now)
+        cfg.filter_reopen_ns = 0;
     cfg.system = false;
     ck_assert_int_eq(sampler_new(&cfg, r->c, &r->sink, now_ns(), &r->s), 0);
     ck_assert_int_eq(pipe2(r->go, O_CLOEXEC), 0);
@@ -470,6 +474,24 @@ START_TEST(test_tree_io)
 }
 END_TEST
 
+/* setup in the subreaper tier with the process events on: false (the case skipped, the child
+ * told to go away) where they are not here. */
+static bool setup_with_events(struct run *r, child_fn fn)
+{
+    if (!setup(r, CONTAIN_MODE_SUBREAPER, true, fn)) {
+        check_skip("subreaper tier unavailable: skipped\n");
+        return false;
+    }
+    struct sampler_totals t;
+    sampler_get_totals(r->s, &t);
+    if (!t.proc_events) {
+        check_skip("no process events: skipped\n");
+        teardown(r); /* the child's wait for its go ends: it exits */
+        return false;
+    }
+    return true;
+}
+
 static void child_wait(struct run *r) { child_sync(r); }
 
 /* The filter's window of pids allocated next (procfilter.h) taken by a process outside the tree
@@ -478,17 +500,9 @@ static void child_wait(struct run *r) { child_sync(r); }
 START_TEST(test_filter_window_closes)
 {
     struct run r;
-    if (!setup(&r, CONTAIN_MODE_SUBREAPER, true, child_wait)) {
-        check_skip("subreaper tier unavailable: skipped\n");
+    if (!setup_with_events(&r, child_wait))
         return;
-    }
     struct sampler_totals t;
-    sampler_get_totals(r.s, &t);
-    if (!t.proc_events) {
-        check_skip("no process events: skipped\n");
-        teardown(&r);
-        return;
-    }
     wait_ready(&r);
     sampler_handle_events(r.s, now_ns());
     int pipefd[2], next[2];
@@ -537,6 +551,61 @@ START_TEST(test_filter_window_closes)
     close(pipefd[1]);
     close(next[0]);
     close(next[1]);
+    teardown(&r);
+}
+END_TEST
+
+/* 300 programs run one after the other, each exec'd and waited for (a shell's loop). */
+static void child_run_true(struct run *r)
+{
+    child_sync(r);
+    for (int i = 0; i < 300; i++) {
+        pid_t p = fork();
+        if (p == 0) {
+            execl("/bin/true", "true", "from the loop", (char *)NULL);
+            _exit(127);
+        }
+        if (p > 0)
+            waitpid(p, NULL, 0);
+    }
+}
+
+/* The tree's new processes fall in the filter's open window (sampler_events.c): the kernel gets a
+ * new filter (a compile each) only when an outsider's event passed (twice: to shut the window and
+ * to open it again at the tree's next process), not at each of the tree's 300 forks, and yet every
+ * exec is heard: each process is named by its command line. */
+START_TEST(test_filter_open_window)
+{
+    struct run r;
+    setup_reopen_now = true;
+    bool ok = setup_with_events(&r, child_run_true);
+    setup_reopen_now = false;
+    if (!ok)
+        return;
+    struct sampler_totals t;
+    wait_ready(&r);
+    sampler_get_totals(r.s, &t);
+    uint64_t attaches = t.filter_attaches, strays = t.filter_strays;
+    go(&r);
+    run_until_done(&r);
+    sampler_get_totals(r.s, &t);
+    attaches = t.filter_attaches - attaches;
+    strays = t.filter_strays - strays;
+    /* A process whose exec was not heard would keep the command line it inherited: the root's. */
+    size_t named = 0, inherited = 0;
+    for (size_t i = 0; i < r.cap.n; i++)
+        if (strcmp(r.cap.v[i].name, "process") == 0) {
+            named += strstr(r.cap.v[i].data, "\"cmd\":\"true ") != NULL;
+            inherited += strstr(r.cap.v[i].data, "\"cmd\":\"unit_sampler") != NULL;
+        }
+    fprintf(stderr, "300 processes: %llu filters attached, %llu outsiders' events, %zu named, %llu unnamed, %llu lost\n",
+            (unsigned long long)attaches, (unsigned long long)strays, named,
+            (unsigned long long)t.processes_unnamed, (unsigned long long)t.lost_events);
+    ck_assert_msg(attaches <= 2 + 2 * strays, "%llu filters attached for 300 processes (%llu outsiders' events)",
+                  (unsigned long long)attaches, (unsigned long long)strays);
+    ck_assert_uint_eq(inherited, 1);
+    if (!t.lost_events)
+        ck_assert_uint_eq(named + t.processes_unnamed, 300);
     teardown(&r);
 }
 END_TEST
@@ -936,6 +1005,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_tree_io);
     tcase_add_loop_test(tc, test_fork_storm, 0, 4);
     tcase_add_test(tc, test_filter_window_closes);
+    tcase_add_test(tc, test_filter_open_window);
     tcase_add_test(tc, test_exit_statuses);
     tcase_add_test(tc, test_pid_reuse);
     tcase_add_test(tc, test_pid_reuse_events_late);

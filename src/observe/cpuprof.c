@@ -35,6 +35,7 @@ struct pidspace {
 struct umap {
     uint64_t start, end, pgoff;
     char *file;
+    struct forensics_fileid id;
 };
 struct uspace {
     struct umap *maps;
@@ -148,7 +149,7 @@ static void read_proc_maps(struct cpuprof *cp, pid_t pid, uint32_t space);
 static struct uspace *uspace_of(struct cpuprof *cp, uint32_t space);
 static bool name_once(struct cpuprof *cp, pid_t tid);
 static void uspace_add(struct cpuprof *cp, uint32_t space, uint64_t start, uint64_t end, uint64_t pgoff,
-                       const char *file);
+                       const char *file, const struct forensics_fileid *id);
 static void thread_line(struct cpuprof *cp, pid_t pid, pid_t tid, const char *name, uint64_t at);
 
 int cpuprof_start(struct cpuprof *cp, int cgroup_dirfd)
@@ -258,7 +259,7 @@ static void new_space(struct cpuprof *cp, pid_t pid, uint32_t parent, uint64_t a
         u->root = root;
     for (size_t i = 0; from && i < from->n; i++) {
         struct umap m = from->maps[i];
-        uspace_add(cp, s->space, m.start, m.end, m.pgoff, m.file);
+        uspace_add(cp, s->space, m.start, m.end, m.pgoff, m.file, &m.id);
         from = &cp->us[parent]; /* uspace_add may move the array */
     }
     jsonw_reset(&cp->w);
@@ -291,7 +292,7 @@ static struct uspace *uspace_of(struct cpuprof *cp, uint32_t space)
 }
 
 static void uspace_add(struct cpuprof *cp, uint32_t space, uint64_t start, uint64_t end, uint64_t pgoff,
-                       const char *file)
+                       const char *file, const struct forensics_fileid *id)
 {
     struct uspace *u = uspace_of(cp, space);
     char *f = u ? strdup(file) : NULL;
@@ -299,8 +300,8 @@ static void uspace_add(struct cpuprof *cp, uint32_t space, uint64_t start, uint6
         free(f);
         return;
     }
-    u->maps[u->n++] = (struct umap){start, end, pgoff, f};
-    forensics_unwinder_map(u->uw, start, end, pgoff, f);
+    u->maps[u->n++] = (struct umap){start, end, pgoff, f, *id};
+    forensics_unwinder_map(u->uw, start, end, pgoff, f, id);
 }
 
 static void uspace_release(struct uspace *u)
@@ -323,7 +324,7 @@ static void hex_kv(struct jsonw *w, const char *key, uint64_t v)
 /* An executable mapping of space; from_kernel: its path is the kernel's, as its process sees it
  * (under its root), not as /proc shows it to resmon-run. */
 static void map_line(struct cpuprof *cp, uint32_t space, uint64_t start, uint64_t end, uint64_t pgoff,
-                     const char *file, bool from_kernel)
+                     const char *file, const struct forensics_fileid *id, bool from_kernel)
 {
     if (!space || file[0] != '/' || !strncmp(file, "//anon", 6) || !strncmp(file, "/memfd:", 7))
         return; /* [vdso], [vsyscall], anonymous code (a JIT's: //anon): no file to name it from */
@@ -341,7 +342,7 @@ static void map_line(struct cpuprof *cp, uint32_t space, uint64_t start, uint64_
     jsonw_kv_str(&cp->w, "file", file);
     jsonw_obj_close(&cp->w);
     state_line(cp);
-    uspace_add(cp, space, start, end, pgoff, file);
+    uspace_add(cp, space, start, end, pgoff, file, id);
 }
 
 static void read_proc_maps(struct cpuprof *cp, pid_t pid, uint32_t space)
@@ -352,15 +353,16 @@ static void read_proc_maps(struct cpuprof *cp, pid_t pid, uint32_t space)
     if (!f)
         return;
     while (fgets(line, sizeof line, f)) {
-        unsigned long long start, end, off;
+        unsigned long long start, end, off, ino;
+        unsigned maj, min;
         char perms[8];
         int pos = 0;
-        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &pos) < 4 || !pos ||
-            perms[2] != 'x')
+        if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj, &min, &ino, &pos) < 7 ||
+            !pos || perms[2] != 'x')
             continue;
         char *file = line + pos;
         file[strcspn(file, "\n")] = '\0';
-        map_line(cp, space, start, end, off, file, false);
+        map_line(cp, space, start, end, off, file, &(struct forensics_fileid){maj, min, ino}, false);
     }
     fclose(f);
 }
@@ -507,7 +509,8 @@ static size_t unwind(struct cpuprof *cp, uint32_t space, pid_t pid, pid_t tid, c
         if (forensics_unwinder_new(cp->elfs, &u->uw) < 0)
             return 0;
         for (size_t i = 0; i < u->n; i++)
-            forensics_unwinder_map(u->uw, u->maps[i].start, u->maps[i].end, u->maps[i].pgoff, u->maps[i].file);
+            forensics_unwinder_map(u->uw, u->maps[i].start, u->maps[i].end, u->maps[i].pgoff, u->maps[i].file,
+                                   &u->maps[i].id);
     }
     return forensics_unwind(u->uw, pid, tid, st->regs, st->stack, st->len, pcs, max);
 }
@@ -663,7 +666,17 @@ static void take_record(struct cpuprof *cp, const char *p, size_t len, uint64_t 
         const char *file = b + 8 + 24 + 8 + 16 + 8;
         if (!memchr(file, '\0', n - (size_t)(file - b)))
             return;
-        map_line(cp, space_of(cp, (pid_t)u[0]), v[0], v[0] + v[1], v[2], file, true);
+        /* the inode, unless the record carries a build id in its place */
+        struct forensics_fileid id = {0};
+#ifdef PERF_RECORD_MISC_MMAP_BUILD_ID
+        if (!(h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
+#endif
+        {
+            memcpy(&id.maj, b + 32, 4);
+            memcpy(&id.min, b + 36, 4);
+            memcpy(&id.ino, b + 40, 8);
+        }
+        map_line(cp, space_of(cp, (pid_t)u[0]), v[0], v[0] + v[1], v[2], file, &id, true);
         break;
     }
     case PERF_RECORD_MMAP: {
@@ -675,7 +688,7 @@ static void take_record(struct cpuprof *cp, const char *p, size_t len, uint64_t 
         const char *file = b + 32;
         if (!memchr(file, '\0', n - 32))
             return;
-        map_line(cp, space_of(cp, (pid_t)u[0]), v[0], v[0] + v[1], v[2], file, true);
+        map_line(cp, space_of(cp, (pid_t)u[0]), v[0], v[0] + v[1], v[2], file, &(struct forensics_fileid){0}, true);
         break;
     }
     case PERF_RECORD_COMM: {

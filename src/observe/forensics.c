@@ -715,6 +715,7 @@ struct elf_file {
     ino_t ino;
     off_t size;
     struct timespec mtime;
+    struct forensics_fileid id; /* the inode the mapping that last checked it named (ino 0: none) */
     int fd;
     Elf *elf;        /* NULL: not an ELF file libdwfl could place */
     bool exec;       /* ET_EXEC: placed where its headers say */
@@ -755,7 +756,7 @@ struct forensics_elfs {
     struct elf_file *f[FORENSICS_ELFS_MAX]; /* stable: modules point at them */
     size_t n;
 #endif
-    size_t opened;
+    size_t opened, checked;
 };
 
 int forensics_elfs_new(struct forensics_elfs **ret)
@@ -767,6 +768,11 @@ int forensics_elfs_new(struct forensics_elfs **ret)
 size_t forensics_elfs_opened(const struct forensics_elfs *c)
 {
     return c ? c->opened : 0;
+}
+
+size_t forensics_elfs_checked(const struct forensics_elfs *c)
+{
+    return c ? c->checked : 0;
 }
 
 void forensics_elfs_free(struct forensics_elfs *c)
@@ -812,16 +818,28 @@ static bool elf_extent(Elf *e, struct elf_file *f)
 
 /* The cached file at path, opened now if it is new or was replaced; NULL: the cache is full or
  * the file cannot be read (the caller opens it the usual way, which reports the error). */
-static struct elf_file *elf_file_of(struct forensics_elfs *c, const char *path)
+static struct elf_file *elf_file_of(struct forensics_elfs *c, const char *path, const struct forensics_fileid *id)
 {
+    bool known = id && id->ino;
+    /* the same path and inode as a mapping that checked it: no stat (~10 us each, and a process
+     * maps a few files) */
+    for (size_t i = c->n; known && i-- > 0;) {
+        struct elf_file *f = c->f[i];
+        if (f->id.ino == id->ino && f->id.maj == id->maj && f->id.min == id->min && !strcmp(f->path, path))
+            return f;
+    }
     struct stat st;
+    c->checked++;
     if (stat(path, &st) < 0)
         return NULL;
     for (size_t i = c->n; i-- > 0;) {
         struct elf_file *f = c->f[i];
         if (!strcmp(f->path, path) && f->dev == st.st_dev && f->ino == st.st_ino && f->size == st.st_size &&
-            f->mtime.tv_sec == st.st_mtim.tv_sec && f->mtime.tv_nsec == st.st_mtim.tv_nsec)
+            f->mtime.tv_sec == st.st_mtim.tv_sec && f->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+            if (known)
+                f->id = *id;
             return f;
+        }
     }
     if (c->n >= FORENSICS_ELFS_MAX)
         return NULL;
@@ -833,6 +851,8 @@ static struct elf_file *elf_file_of(struct forensics_elfs *c, const char *path)
     c->opened++;
     /* what was stat'ed above: a file replaced in between is told by the next mapping's stat */
     f->dev = st.st_dev, f->ino = st.st_ino, f->size = st.st_size, f->mtime = st.st_mtim;
+    if (known)
+        f->id = *id;
     elf_version(EV_CURRENT);
     f->fd = open(path, O_RDONLY | O_CLOEXEC);
     f->elf = f->fd >= 0 ? elf_begin(f->fd, ELF_C_READ, NULL) : NULL;
@@ -879,7 +899,7 @@ int forensics_unwinder_new(struct forensics_elfs *files, struct forensics_unwind
 }
 
 void forensics_unwinder_map(struct forensics_unwinder *u, uint64_t start, uint64_t end, uint64_t pgoff,
-                            const char *file)
+                            const char *file, const struct forensics_fileid *id)
 {
 #ifdef HAVE_LIBDW
     if (!u || pgoff > start || file[0] != '/')
@@ -887,7 +907,7 @@ void forensics_unwinder_map(struct forensics_unwinder *u, uint64_t start, uint64
     /* the file placed where its offset 0 is (as forensics_syms); a module already there stays */
     if (dwfl_addrmodule(u->dwfl, start))
         return;
-    struct elf_file *f = u->files ? elf_file_of(u->files, file) : NULL;
+    struct elf_file *f = u->files ? elf_file_of(u->files, file, id) : NULL;
     if (f && !f->elf)
         return;
     dwfl_report_begin_add(u->dwfl);
@@ -905,7 +925,7 @@ void forensics_unwinder_map(struct forensics_unwinder *u, uint64_t start, uint64
     }
     dwfl_report_end(u->dwfl, NULL, NULL);
 #else
-    (void)u, (void)start, (void)end, (void)pgoff, (void)file;
+    (void)u, (void)start, (void)end, (void)pgoff, (void)file, (void)id;
 #endif
     (void)end;
 }

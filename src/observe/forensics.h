@@ -200,22 +200,34 @@ void forensics_syms_free(struct forensics_syms *s);
  * Each file's ELF handle (libelf's, reference-counted: each unwinder's module holds one
  * reference) reads its sections with pread, never through a mapping of the file (a file
  * truncated in place while cached would fault a mapping); its .eh_frame is read once. A file is
- * checked with stat (device, inode, size, mtime) at each new mapping: a file replaced since it
- * was opened is opened again for the address spaces that map it from then on. At most
+ * checked with stat (device, inode, size, mtime) at each new mapping, unless the mapping names the
+ * inode (as the kernel reports mappings: device and inode) the cached file was last checked
+ * for: a file replaced since it was opened (a package's update renames a new file into place)
+ * is opened again for the address spaces that map it from then on; one rewritten in place under
+ * the same inode is told only by a mapping that names no inode. At most
  * FORENSICS_ELFS_MAX files (each holds a descriptor); past them, each unwinder opens its own. */
 #define FORENSICS_ELFS_MAX 128
 struct forensics_elfs;
 int forensics_elfs_new(struct forensics_elfs **ret);
 /* How many times a file was opened for the unwinders (the cache's misses). */
 size_t forensics_elfs_opened(const struct forensics_elfs *c);
+/* How many times a file was checked with stat. */
+size_t forensics_elfs_checked(const struct forensics_elfs *c);
 /* After the unwinders that read from it. */
 void forensics_elfs_free(struct forensics_elfs *c);
 struct forensics_unwinder;
 /* An unwinder reading its files from files (NULL: it opens its own). */
 int forensics_unwinder_new(struct forensics_elfs *files, struct forensics_unwinder **ret);
-/* An executable mapping of the space: file mapped at start, from offset pgoff. */
+/* The inode a mapping maps, as /proc/PID/maps and the kernel's mmap records name it (ino 0:
+ * not known). */
+struct forensics_fileid {
+    uint32_t maj, min;
+    uint64_t ino;
+};
+/* An executable mapping of the space: file mapped at start, from offset pgoff; id: the inode it
+ * maps, NULL: not known. */
 void forensics_unwinder_map(struct forensics_unwinder *u, uint64_t start, uint64_t end, uint64_t pgoff,
-                            const char *file);
+                            const char *file, const struct forensics_fileid *id);
 /* The frames of one sample, innermost first (return addresses less one), at most max: regs in
  * DWARF order (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8..r15, rip), stack the copy of
  * stack_len bytes from rsp. Returns how many. */

@@ -50,7 +50,8 @@ void sampler_config_init(struct sampler_config *cfg)
 {
     *cfg = (struct sampler_config){
         .interval_ns = NSEC_PER_SEC, .system = true, .tree = true, .proc_events = true,
-        .event_filter = true, .pressure = true, .proc_names = true};
+        .event_filter = true, .pressure = true, .proc_names = true,
+        .filter_reopen_ns = NSEC_PER_SEC};
 }
 
 
@@ -157,7 +158,12 @@ struct pent *pent_add(struct sampler *s, pid_t pid)
     hash_put(s, pid, (int32_t)s->nents);
     s->nents++;
     s->tot.processes_seen++;
-    s->filter_dirty = true;
+    /* A pid the open window covers: its events pass already (sampler_events.c), nothing to hand
+     * the kernel. Any other joins the set at the next filter_sync. */
+    if (s->filter_on && s->win_open && pid >= s->win_lo)
+        p->flags |= P_FILTERED;
+    else
+        s->filter_dirty = true;
     return p;
 }
 

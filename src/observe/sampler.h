@@ -103,6 +103,8 @@ struct sampler_config {
                            * (a sample then skips its own read, which would find none) */
     bool events_after_scan; /* tests: sampler_sample scans before it reads pending process events,
                                as when a fork races the scan */
+    uint64_t filter_reopen_ns; /* how long the event filter's window stays shut after an outsider's
+                                  event passed (sampler_events.c; default 1 s) */
 };
 
 /* Defaults: interval 1 s, no PSS, system, tree, proc_events, event_filter and proc_names on, real
@@ -125,6 +127,8 @@ struct sampler_totals {
     uint64_t names_lost;       /* the kernel's names lost (a full ring, sampler_names.c), and its
                                   records of forks and exits where they are read */
     uint64_t events;           /* process events read (what the kernel's filter let through) */
+    uint64_t filter_attaches;  /* event filters handed to the kernel (each one costs a compile) */
+    uint64_t filter_strays;    /* outsiders' events that passed the filter's window */
     uint64_t major_faults;     /* the tree's major page faults so far */
     bool count_known;          /* the last sample counted the tree: */
     uint64_t live_processes, live_threads;

@@ -3,14 +3,18 @@
  * and its window of pids to come, and the fork, exec and exit events that add, rename and end
  * the processes of the table. */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <linux/netlink.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "base/util.h"
 #include "observe/procfilter.h"
@@ -20,13 +24,41 @@
 
 /* ---- process connector ------------------------------------------------------------------ */
 
-/* The window of pids allocated next that the event filter passes (procfilter.h): its least and
- * greatest width. */
+/* The window of pids the event filter passes beyond its set (procfilter.h), so that a new process
+ * of the tree is heard from its first event on, before its fork event is even read:
+ *   open     every pid the kernel allocates after the filter was attached (above the
+ *            allocator's last pid, /proc/sys/kernel/ns_last_pid): the tree's new processes all
+ *            fall in it, and the filter is handed to the kernel again (each time a compile of
+ *            ~100 us) only when something falls outside: a process forked just before the
+ *            attach, read after it, or pids wrapping around. What else takes those pids (other
+ *            jobs' processes) passes too: at its first event the window shuts, and stays shut
+ *            for filter_reopen_ns after the last such event;
+ *   bounded  while shut: the pids allocated next, re-attached at each new process of the tree
+ *            (its least and greatest width below, twice the pids allocated since the last
+ *            attach in a burst), or none. */
 #define FILTER_WINDOW 16
 #define FILTER_WINDOW_MAX 4096
 /* Changes this close together are a burst: the window covers twice the pids allocated since
  * the last one. */
 #define FILTER_BURST_NS (100 * NSEC_PER_MSEC)
+
+/* The pid the kernel allocated last (the connector works only in the initial pid namespace,
+ * where this is the pids' counter), or -1. */
+static pid_t last_pid(void)
+{
+    char b[16];
+    int fd = open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, b, sizeof b - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    b[n] = '\0';
+    char *end;
+    long v = strtol(b, &end, 10);
+    return end != b && v > 0 && v < INT32_MAX ? (pid_t)v : -1;
+}
 
 int nl_open(struct sampler *s)
 {
@@ -47,10 +79,13 @@ int nl_open(struct sampler *s)
      * before, only threads and other kinds are dropped. */
     if (s->cfg.event_filter) {
         if (major > 4 || (major == 4 && minor >= 18)) {
+            pid_t last = last_pid();
             s->filter_newest = s->self;
-            s->win_lo = s->self + 1;
-            s->win_hi = s->self + 1 + FILTER_WINDOW;
+            s->win_open = last >= s->self;
+            s->win_lo = s->win_open ? last + 1 : s->self + 1;
+            s->win_hi = s->win_open ? INT32_MAX : s->self + 1 + FILTER_WINDOW;
             s->filter_on = procfilter_attach(fd, &s->self, 1, s->win_lo, s->win_hi) == 0;
+            s->tot.filter_attaches++;
         } else
             (void)procfilter_attach(fd, NULL, PROCFILTER_MAX_SET + 1, 0, 0);
     }
@@ -85,14 +120,10 @@ int nl_open(struct sampler *s)
 }
 
 
-/* Give the kernel the tree as it is known now, then catch up with what the filter's lag hid
- * (procfilter.h): a process that joined the set only now may have exec'd or forked before (the
- * filter dropped those events, its parent's fork passed). Its command line is read again and its
- * children are listed; the children found join in turn, a few generations at most, the scans
- * being the safety net. */
-/* Hand the kernel the set (resmon-run and the tree's live processes) and, with window, the
- * window above the newest pid known; the window closed otherwise. False when the filter could
- * not be narrowed (the superset of kinds and threads only is attached then, if anything). */
+/* Hand the kernel the set (resmon-run and the tree's live processes) and, with window, a window
+ * (open where no outsider's event passed lately, else bounded above the newest pid known); the
+ * window shut otherwise. False when the filter could not be narrowed (the superset of kinds and
+ * threads only is attached then, if anything). */
 static bool filter_attach(struct sampler *s, bool window)
 {
     if (s->fset_cap < s->nents + 1) {
@@ -103,6 +134,10 @@ static bool filter_attach(struct sampler *s, bool window)
         s->fset = v;
         s->fset_cap = cap;
     }
+    uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    /* read before the set is built: a process forked after this read falls in the window, one
+     * forked before is in the set or its fork event is still to come (then it joins late) */
+    pid_t last = window && (!s->stray_ns || now - s->stray_ns >= s->cfg.filter_reopen_ns) ? last_pid() : -1;
     size_t n = 0;
     s->fset[n++] = s->self;
     pid_t newest = s->filter_newest;
@@ -112,12 +147,19 @@ static bool filter_attach(struct sampler *s, bool window)
         newest = MAX(newest, s->ents[k].pid);
     }
     s->win_lo = s->win_hi = 0;
-    if (window) {
-        /* The pids allocated next. The tree's next child most likely gets one, and then its exec
-         * and its own children pass before its fork event is even read. Its size follows how far
-         * pids moved since the last change (a burst widens it); what else takes those pids
-         * (other jobs' processes) costs a wake-up, once: the window then closes. */
-        uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    /* open only while the pids have not wrapped around since the tree's were allocated (a live
+     * process above the counter would be neither in the set nor new) */
+    s->win_open = last > 0 && last >= newest;
+    if (s->win_open) {
+        s->win_lo = last + 1;
+        s->win_hi = INT32_MAX;
+        s->filter_newest = newest;
+        s->filter_ns = now;
+    } else if (window) {
+        /* Bounded: the pids allocated next. The tree's next child most likely gets one, and then
+         * its exec and its own children pass before its fork event is even read. Its size follows
+         * how far pids moved since the last change (a burst widens it); what else takes those
+         * pids costs a wake-up, once: the window then shuts. */
         pid_t moved = now - s->filter_ns < FILTER_BURST_NS ? newest - s->filter_newest : 0;
         pid_t width = MIN(MAX(2 * moved, FILTER_WINDOW), FILTER_WINDOW_MAX);
         s->filter_newest = newest;
@@ -125,23 +167,33 @@ static bool filter_attach(struct sampler *s, bool window)
         s->win_lo = newest + 1;
         s->win_hi = newest < INT32_MAX - width ? newest + 1 + width : newest;
     }
+    s->tot.filter_attaches++;
     if (procfilter_attach(s->nl_fd, s->fset, n, s->win_lo, s->win_hi) == 0)
         return true;
     /* cannot narrow any more: threads and other kinds only, the safe superset, every exec */
-    s->win_lo = 1, s->win_hi = INT32_MAX;
+    s->win_lo = 1, s->win_hi = INT32_MAX, s->win_open = false;
     if (procfilter_attach(s->nl_fd, NULL, PROCFILTER_MAX_SET + 1, 0, 0) < 0)
         s->filter_on = false;
     return false;
 }
 
+/* Give the kernel the tree as it is known now, then catch up with what the filter's lag hid
+ * (procfilter.h): a process that joined the set only now may have exec'd or forked before (the
+ * filter dropped those events, its parent's fork passed). Its command line is read again and its
+ * children are listed; the children found join in turn, a few generations at most, the scans
+ * being the safety net. */
 void filter_sync(struct sampler *s)
 {
-    if (s->filter_on && s->filter_stray && !s->filter_dirty) {
-        /* Only an outsider took a pid of the window (a long-lived one would have all its forks
-         * pass): close it until the tree changes. */
-        s->filter_stray = false;
-        (void)filter_attach(s, false);
-        return;
+    if (s->filter_on && s->filter_stray) {
+        s->tot.filter_strays++;
+        s->stray_ns = clock_ns(CLOCK_MONOTONIC);
+        if (!s->filter_dirty) {
+            /* Only an outsider took a pid of the window (a long-lived one would have all its
+             * forks pass): shut it until the tree changes. */
+            s->filter_stray = false;
+            (void)filter_attach(s, false);
+            return;
+        }
     }
     s->filter_stray = false;
     for (int round = 0; s->filter_on && s->filter_dirty && round < 4; round++) {

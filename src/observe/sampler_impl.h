@@ -44,7 +44,7 @@ enum pent_flags {
     P_STAT_SEEN = 1u << 8,  /* utime/stime hold figures of an earlier read */
     P_FORK_SEEN = 1u << 9,  /* its fork event was handled (not only found by a scan) */
     P_CMD_GIVEN = 1u << 10, /* the command line it was exec'd with (sampler_track) */
-    P_FILTERED = 1u << 11,  /* in the set of the attached event filter (procfilter.h) */
+    P_FILTERED = 1u << 11,  /* the attached event filter passes its events (in its set or open window) */
     P_EXEC_WATCHED = 1u << 12, /* forked into the filter's window: an exec of it would have passed */
     P_EXEC_OURS = 1u << 13, /* its next exec is resmon-run's of the command line given */
 };
@@ -146,6 +146,8 @@ struct sampler {
     pid_t filter_newest; /* the newest pid the last filter knew: the window starts above it */
     uint64_t filter_ns;  /* when it was attached */
     pid_t win_lo, win_hi; /* the window of the attached filter */
+    bool win_open;        /* ... open-ended: every pid allocated since it was attached passes */
+    uint64_t stray_ns;    /* when an outsider's event last passed (0: never) */
     uint64_t lost_at_scan; /* lost_events at the last full member listing */
     uint64_t full_scan_ns;
     uint64_t scan_ns; /* time of the sample in progress */

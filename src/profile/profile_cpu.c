@@ -559,13 +559,21 @@ static const struct jit *jit_of(struct pcpu *pc, uint32_t id, uint64_t addr)
 
 /* ---- kernel code: /proc/kallsyms ---------------------------------------------------------- */
 
-/* The kernel's text symbols, read once when a kernel frame is first named (its addresses are
- * readable by root only, and true for this boot only: a stream recovered after a reboot names
- * its kernel frames wrongly, or not at all). */
+/* The kernel's text symbols that name the profile's kernel addresses, read once when a kernel
+ * frame is first named (every node exists by then). Its addresses are readable by root only, and
+ * true for this boot only: a stream recovered after a reboot names its kernel frames wrongly, or
+ * not at all. /proc/kallsyms is some 120 000 text symbols (5 MB formatted by the kernel as it is
+ * read): one pass in large reads keeps, for each address, the greatest symbol at or below it,
+ * and nothing else (no copy of the table, no sort of it). */
 struct ksym {
-    uint64_t addr;
-    char *name;
+    uint64_t addr;  /* a kernel address of the profile (sorted, distinct) */
+    uint64_t start; /* the greatest text symbol at or below it that the pass met (0: none) */
+    char *name;     /* its name */
+    size_t name_cap;
+    bool global;    /* it is a global symbol (T) */
 };
+
+static bool kernel_node(const struct node *nd) { return !nd->space && nd->pc >= 0xffff800000000000ull; } /* cpuprof.c */
 
 static int cmp_ksym(const void *a, const void *b)
 {
@@ -573,29 +581,108 @@ static int cmp_ksym(const void *a, const void *b)
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* One line of /proc/kallsyms ("ADDR TYPE NAME[\t[MODULE]]"), end excluded: a text symbol may
+ * name the addresses from the first at or above it on (the pass's greatest so far wins). */
+static void ksym_line(struct pcpu *pc, const char *l, const char *end)
+{
+    char *e;
+    unsigned long long a = strtoull(l, &e, 16);
+    if (e == l || !a || end - e < 4 || e[0] != ' ' || (e[1] != 't' && e[1] != 'T') || e[2] != ' ')
+        return;
+    const char *name = e + 3, *ne = name;
+    while (ne < end && *ne != '\t' && *ne != ' ')
+        ne++;
+    /* the addresses it may name start at the first at or above it: the bucket of that one (the
+     * greatest symbol of each address is its bucket's or one below, taken at the end) */
+    size_t lo = 0, hi = pc->nksyms;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (pc->ksyms[mid].addr < a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    struct ksym *k = lo < pc->nksyms ? &pc->ksyms[lo] : NULL;
+    if (!k || a < k->start || ne == name)
+        return;
+    /* aliases (one address, several names): a global one before a local one, then the fewest
+     * leading underscores (memset, not __pi_memset), then the last (__x64_sys_vfork, not
+     * __ia32_sys_vfork before it) */
+    bool global = e[1] == 'T';
+    if (a == k->start) {
+        size_t u = strspn(name, "_"), ku = strspn(k->name, "_");
+        if (global != k->global ? !global : u > ku)
+            return;
+    }
+    k->global = global;
+    size_t len = (size_t)(ne - name);
+    if (k->name_cap <= len) {
+        char *v = realloc(k->name, len + 1);
+        if (!v)
+            return;
+        k->name = v;
+        k->name_cap = len + 1;
+    }
+    memcpy(k->name, name, len);
+    k->name[len] = '\0';
+    k->start = a;
+}
+
 static void ksyms_read(struct pcpu *pc)
 {
     pc->ksyms_read = true;
-    FILE *f = fopen("/proc/kallsyms", "re");
-    if (!f)
-        return;
-    char line[512];
     size_t cap = 0;
-    while (fgets(line, sizeof line, f)) {
-        char *end, type, name[256];
-        unsigned long long a = strtoull(line, &end, 16);
-        if (end == line || !a || sscanf(end, " %c %255s", &type, name) != 2 || (type != 't' && type != 'T'))
-            continue;
-        char *d = strdup(name);
-        if (!d || array_grow(&pc->ksyms, &cap, pc->nksyms, sizeof *pc->ksyms) < 0) {
-            free(d);
+    for (size_t i = 0; i < pc->nnodes; i++)
+        if (kernel_node(&pc->nodes[i])) {
+            if (array_grow(&pc->ksyms, &cap, pc->nksyms, sizeof *pc->ksyms) < 0)
+                return;
+            pc->ksyms[pc->nksyms++] = (struct ksym){.addr = pc->nodes[i].pc};
+        }
+    if (!pc->nksyms)
+        return;
+    qsort(pc->ksyms, pc->nksyms, sizeof *pc->ksyms, cmp_ksym);
+    size_t n = 1;
+    for (size_t i = 1; i < pc->nksyms; i++)
+        if (pc->ksyms[i].addr != pc->ksyms[n - 1].addr)
+            pc->ksyms[n++] = pc->ksyms[i];
+    pc->nksyms = n;
+    int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+    size_t bcap = 256 << 10, have = 0;
+    char *b = fd >= 0 ? malloc(bcap) : NULL;
+    for (ssize_t r; b && (r = read(fd, b + have, bcap - have)) != 0;) {
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
             break;
         }
-        pc->ksyms[pc->nksyms++] = (struct ksym){a, d};
+        have += (size_t)r;
+        char *l = b, *nl;
+        while ((nl = memchr(l, '\n', have - (size_t)(l - b)))) {
+            ksym_line(pc, l, nl);
+            l = nl + 1;
+        }
+        have -= (size_t)(l - b);
+        memmove(b, l, have);
+        if (have == bcap)
+            have = 0; /* a line longer than the buffer: not a symbol */
     }
-    fclose(f);
-    if (pc->nksyms)
-        qsort(pc->ksyms, pc->nksyms, sizeof *pc->ksyms, cmp_ksym);
+    free(b);
+    if (fd >= 0)
+        close(fd);
+    /* each address's greatest symbol: its bucket's, or the one below's (which is its own best) */
+    for (size_t i = 1; i < pc->nksyms; i++) {
+        struct ksym *k = &pc->ksyms[i], *below = &pc->ksyms[i - 1];
+        if (below->start > k->start && below->name) {
+            char *d = strdup(below->name);
+            if (!d)
+                continue;
+            free(k->name);
+            k->name = d;
+            k->name_cap = strlen(d) + 1;
+            k->start = below->start;
+            k->global = below->global;
+        }
+    }
 }
 
 /* "function [kernel]" for a kernel address (as the dump names kernel frames), NULL: unknown. */
@@ -603,9 +690,10 @@ static char *kernel_name(struct pcpu *pc, uint64_t addr)
 {
     if (!pc->ksyms_read)
         ksyms_read(pc);
-    size_t lo = count_at_or_below(pc->ksyms, pc->nksyms, sizeof *pc->ksyms, addr);
+    struct ksym key = {.addr = addr};
+    const struct ksym *k = bsearch(&key, pc->ksyms, pc->nksyms, sizeof *pc->ksyms, cmp_ksym);
     char *s = NULL;
-    if (!lo || asprintf(&s, "%s [kernel]", pc->ksyms[lo - 1].name) < 0)
+    if (!k || !k->start || asprintf(&s, "%s [kernel]", k->name) < 0)
         return NULL;
     return s;
 }
@@ -619,7 +707,7 @@ static uint32_t sym_of(struct pcpu *pc, uint32_t node)
     uint64_t off;
     uint32_t file = file_of(pc, nd->space, nd->pc, &off);
     const struct jit *jit = NULL;
-    bool kernel = !nd->space && nd->pc >= 0xffff800000000000ull; /* cpuprof.c: kernel frames */
+    bool kernel = kernel_node(nd);
     if (kernel)
         file = pc->kernel_file + 1;
     else if (!file && nd->pc && (jit = jit_of(pc, nd->space, nd->pc)))
