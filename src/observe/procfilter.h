@@ -16,11 +16,13 @@
  *
  * The filter lags: a process joins the set only once its fork event was read, so what a new
  * process does before the filter is re-attached would be dropped (its exec, its own children).
- * Two answers: a window of the pids the kernel allocates next passes too (the tree's next child
- * most likely gets one of them), and the caller catches up right after each re-attach
- * (sampler_events.c: the command line read again, the children listed); the scans remain the
- * safety net. Past PROCFILTER_MAX_SET processes the set is left out and the filter drops only
- * threads and other kinds.
+ * Two answers: a window of pids passes too (sampler_events.c: open-ended, every pid the kernel
+ * allocates after the attach, while no other process's event passes through it; else the few
+ * allocated next), so that the tree's new processes are heard without a new filter; and the
+ * caller catches up with a process that fell outside it right after the re-attach that adds it
+ * (its command line read again, its children listed); the scans remain the safety net. Past
+ * PROCFILTER_MAX_SET processes the set is left out and the filter drops only threads and other
+ * kinds.
  *
  * Layout the filter reads (struct nlmsghdr, struct cn_msg, struct proc_event, host byte order;
  * classic BPF loads words big-endian, so the constants are compared byte-swapped where needed).
