@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -354,6 +355,23 @@ static size_t unwind_own(struct forensics_elfs *files, const struct own_sample *
                       (unsigned long long)pcs[k], o->bt[j + k - 1]);
     return n;
 }
+
+/* The sample taken in a function called through a trampoline (test_unwind_past_trampoline);
+ * "asm volatile" after each call keeps it a call, not a jump. */
+typedef void (*trampoline_fn)(void *, void *, long, void (*)(void));
+static struct own_sample trampoline_sample;
+
+__attribute__((noinline)) static void called_through_trampoline(void)
+{
+    own_sample_take(&trampoline_sample);
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void through_trampoline(trampoline_fn t)
+{
+    t(NULL, NULL, 0, called_through_trampoline);
+    __asm__ volatile("" ::: "memory");
+}
 #endif
 
 /* The unwinders of many address spaces share their files: each opened once, stacks as deep as
@@ -424,6 +442,47 @@ START_TEST(test_unwinders_share_files)
 }
 END_TEST
 
+/* CPython's perf trampoline (-X perf), as it copies one for each Python function into memory no
+ * file maps, without call-frame information: endbr64; sub $8, %rsp; call *%rcx; add $8, %rsp;
+ * ret. A stack is unwound past it to the function that called it. */
+START_TEST(test_unwind_past_trampoline)
+{
+#if defined(__x86_64__) && defined(HAVE_LIBDW)
+    static const unsigned char code[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x83, 0xec, 0x08,
+                                         0xff, 0xd1, 0x48, 0x83, 0xc4, 0x08, 0xc3};
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char *t = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ck_assert(t != MAP_FAILED);
+    memcpy(t, code, sizeof code);
+    ck_assert_int_eq(mprotect(t, page, PROT_READ | PROT_EXEC), 0);
+    through_trampoline((trampoline_fn)(void *)t);
+    struct forensics_elfs *files;
+    struct forensics_unwinder *u;
+    ck_assert_int_eq(forensics_elfs_new(&files), 0);
+    ck_assert_int_eq(forensics_unwinder_new(files, &u), 0);
+    map_own(u, NULL);
+    static uint64_t pcs[128];
+    const struct own_sample *o = &trampoline_sample;
+    size_t n = forensics_unwind(u, getpid(), (pid_t)syscall(SYS_gettid), o->regs, o->stack, o->len, pcs, 128);
+    forensics_unwinder_free(u);
+    forensics_elfs_free(files);
+    munmap(t, page);
+    size_t k = 0;
+    while (k < n && !(pcs[k] >= (uintptr_t)t && pcs[k] < (uintptr_t)t + sizeof code))
+        k++;
+    ck_assert_msg(k < n, "no frame in the trampoline among %zu", n);
+    /* then the call in through_trampoline (a small function), and on to this test's */
+    uint64_t caller = (uint64_t)(uintptr_t)through_trampoline;
+    ck_assert_msg(k + 1 < n, "the stack ends in the trampoline (frame %zu of %zu)", k, n);
+    ck_assert_msg(pcs[k + 1] > caller && pcs[k + 1] < caller + 512, "past the trampoline: 0x%llx, its caller at 0x%llx",
+                  (unsigned long long)pcs[k + 1], (unsigned long long)caller);
+    ck_assert_uint_ge(n, k + 3);
+#else
+    check_skip("no CFI unwinder here (x86-64 with libdw only): skipped\n");
+#endif
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("forensics");
@@ -432,6 +491,7 @@ int main(void)
     tcase_add_test(tc, test_parked_child);
     tcase_add_test(tc, test_stranger_and_budget);
     tcase_add_test(tc, test_unwinders_share_files);
+    tcase_add_test(tc, test_unwind_past_trampoline);
     suite_add_tcase(s, tc);
     TCase *tc_wake = tcase_create("wake");
     tcase_set_timeout(tc_wake, 120);

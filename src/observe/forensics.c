@@ -872,12 +872,22 @@ struct forensics_unwinder {
     Dwfl *dwfl;
     struct forensics_elfs *files;
     bool attached;
-    /* the sample being unwound */
+    /* the sample being unwound: the registers the walk starts from (the sample's, or a frame's
+     * past a trampoline), the copy of the stack from stack_sp */
     const uint64_t *regs;
     const unsigned char *stack;
     size_t stack_len;
+    uint64_t stack_sp;
     uint64_t *pcs;
     size_t n, max;
+    bool resumed;            /* the walk starts at a return address (past a trampoline) */
+    bool anon;               /* the walk ended in code no file maps: its registers are in anon_regs */
+    uint64_t anon_regs[17];
+    /* return addresses checked for a call before them (after_call), by address */
+    struct {
+        uint64_t ra;
+        bool call;
+    } calls[64];
 #endif
     int unused;
 };
@@ -945,14 +955,22 @@ static bool uw_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 }
 
 /* Only the copied stack is readable: what lies outside it ends the walk. */
+static bool stack_word(const struct forensics_unwinder *u, uint64_t addr, uint64_t *result)
+{
+    uint64_t sp = u->stack_sp;
+    if (addr < sp || addr - sp > u->stack_len || u->stack_len - (addr - sp) < sizeof *result)
+        return false;
+    memcpy(result, u->stack + (addr - sp), sizeof *result);
+    return true;
+}
+
 static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
     (void)dwfl;
-    struct forensics_unwinder *u = arg;
-    uint64_t sp = u->regs[7];
-    if (addr < sp || addr - sp + sizeof *result > u->stack_len)
+    uint64_t v;
+    if (!stack_word(arg, addr, &v))
         return false;
-    memcpy(result, u->stack + (addr - sp), sizeof *result);
+    *result = v;
     return true;
 }
 
@@ -980,9 +998,85 @@ static int uw_frame(Dwfl_Frame *frame, void *arg)
     bool activation;
     if (!dwfl_frame_pc(frame, &pc, &activation) || !pc)
         return DWARF_CB_ABORT;
-    u->pcs[u->n] = activation || !u->n ? pc : pc - 1;
+    bool first = u->resumed;
+    u->resumed = false;
+    u->pcs[u->n] = (activation && !first) || !u->n ? pc : pc - 1;
     u->n++;
-    return u->n < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+    if (u->n >= u->max)
+        return DWARF_CB_ABORT;
+    /* code no file maps (a JIT's): no CFI to go on with; its registers, in case the walk ends
+     * here and it is a trampoline */
+    u->anon = !dwfl_addrmodule(u->dwfl, pc);
+    for (unsigned r = 0; u->anon && r < 17; r++) {
+        Dwarf_Word v;
+        u->anon_regs[r] = dwfl_frame_reg(frame, r, &v) == 0 ? v : 0;
+    }
+    return DWARF_CB_OK;
+}
+
+/* x86-64: a call instruction ends right before ra, in the file that maps it (a return address,
+ * not any word of the stack): call rel32, or call through a register or memory (ff /2 with
+ * each length of its operand). Remembered by address. */
+static bool after_call(struct forensics_unwinder *u, uint64_t ra)
+{
+    size_t slot = (size_t)((ra * 0x9e3779b97f4a7c15ull) >> 58);
+    if (u->calls[slot].ra == ra)
+        return u->calls[slot].call;
+    bool call = false;
+    Dwfl_Module *m = dwfl_addrmodule(u->dwfl, ra);
+    void **userdata;
+    Dwarf_Addr start;
+    const struct elf_file *f = NULL;
+    if (m && dwfl_module_info(m, &userdata, &start, NULL, NULL, NULL, NULL, NULL))
+        f = *userdata;
+    size_t phnum;
+    if (f && f->elf && f->fd >= 0 && elf_getphdrnum(f->elf, &phnum) == 0) {
+        /* the module starts where the file's first segment is placed (forensics_unwinder_map) */
+        uint64_t va = ra - start + f->lo;
+        for (size_t i = 0; i < phnum; i++) {
+            GElf_Phdr ph;
+            unsigned char b[7];
+            if (!gelf_getphdr(f->elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) ||
+                va < ph.p_vaddr + sizeof b || va > ph.p_vaddr + ph.p_filesz ||
+                pread(f->fd, b, sizeof b, (off_t)(va - sizeof b - ph.p_vaddr + ph.p_offset)) != (ssize_t)sizeof b)
+                continue;
+            /* b[6] is the byte before ra; ff /2: modrm reg field 2 */
+            call = b[2] == 0xe8 ||                                                 /* rel32 */
+                   (b[5] == 0xff && (b[6] & 0xf8) == 0xd0) ||                      /* *%reg */
+                   (b[4] == 0xff && (b[5] & 0x38) == 0x10 && (b[5] >> 6) == 1) ||  /* *d8(%r) */
+                   (b[3] == 0xff && (b[4] & 0x38) == 0x10 && (b[4] & 7) == 4 && (b[4] >> 6) == 1) ||
+                   (b[1] == 0xff && (b[2] & 0x38) == 0x10 && ((b[2] >> 6) == 2 || (b[2] & 0xc7) == 5)) ||
+                   (b[0] == 0xff && (b[1] & 0x38) == 0x10 && (b[1] & 7) == 4 && (b[1] >> 6) == 2);
+            break;
+        }
+    }
+    u->calls[slot].ra = ra;
+    u->calls[slot].call = call;
+    return call;
+}
+
+/* The frame past a trampoline the walk stopped in (regs: its registers, rip last): CPython's
+ * perf trampolines (-X perf) run each Python function through a copy of a few instructions in
+ * memory no file maps, without call-frame information: "sub $8, %rsp; call *%rcx; add $8, %rsp;
+ * ret", or "push %rbp; mov %rsp, %rbp; call; pop %rbp; ret". Past the call, its caller's return
+ * address is 8 bytes above the stack pointer, and the caller's stack pointer 16 (the saved rbp
+ * at 0, where rbp is the stack pointer itself). Taken only where that word is a return address
+ * into a mapped file (after_call); the registers a call preserves are the caller's. */
+static bool past_trampoline(struct forensics_unwinder *u, const uint64_t *regs, uint64_t *next)
+{
+    uint64_t sp = regs[7], ra, rbp = regs[6];
+    if (!stack_word(u, sp + 8, &ra) || !after_call(u, ra))
+        return false;
+    if (rbp == sp && !stack_word(u, sp, &rbp))
+        return false;
+    memset(next, 0, 17 * sizeof *next);
+    static const int kept[] = {3, 6, 12, 13, 14, 15}; /* rbx, rbp, r12-r15 */
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
+        next[kept[i]] = regs[kept[i]];
+    next[6] = rbp;
+    next[7] = sp + 16;
+    next[16] = ra;
+    return true;
 }
 #endif
 
@@ -1000,10 +1094,23 @@ size_t forensics_unwind(struct forensics_unwinder *u, pid_t pid, pid_t tid, cons
     u->regs = regs;
     u->stack = stack;
     u->stack_len = stack_len;
+    u->stack_sp = regs[7];
     u->pcs = pcs;
     u->n = 0;
     u->max = max;
-    dwfl_getthread_frames(u->dwfl, tid, uw_frame, u);
+    u->resumed = false;
+    uint64_t next[17];
+    for (uint64_t below = 0;;) {
+        u->anon = false;
+        dwfl_getthread_frames(u->dwfl, tid, uw_frame, u);
+        /* ended in a JIT's code: on past it where it is a trampoline, each time higher up */
+        if (!u->anon || u->n >= max || u->anon_regs[7] < below || !past_trampoline(u, u->anon_regs, next))
+            break;
+        below = next[7];
+        u->regs = next;
+        u->resumed = true;
+    }
+    u->regs = NULL;
     return u->n;
 #else
     (void)u, (void)pid, (void)tid, (void)regs, (void)stack, (void)stack_len, (void)pcs, (void)max;
