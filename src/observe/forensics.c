@@ -1004,14 +1004,16 @@ static int uw_frame(Dwfl_Frame *frame, void *arg)
     u->n++;
     if (u->n >= u->max)
         return DWARF_CB_ABORT;
-    /* code no file maps (a JIT's): no CFI to go on with; its registers, in case the walk ends
-     * here and it is a trampoline */
-    u->anon = !dwfl_addrmodule(u->dwfl, pc);
-    for (unsigned r = 0; u->anon && r < 17; r++) {
+    /* code no file maps (a JIT's): no CFI to go on with; the walk stops, to be stepped past it
+     * here (forensics_unwind) from its registers */
+    if (dwfl_addrmodule(u->dwfl, pc))
+        return DWARF_CB_OK;
+    for (unsigned r = 0; r < 17; r++) {
         Dwarf_Word v;
         u->anon_regs[r] = dwfl_frame_reg(frame, r, &v) == 0 ? v : 0;
     }
-    return DWARF_CB_OK;
+    u->anon = true;
+    return DWARF_CB_ABORT;
 }
 
 /* x86-64: a call instruction ends right before ra, in the file that maps it (a return address,
@@ -1062,6 +1064,17 @@ static bool after_call(struct forensics_unwinder *u, uint64_t ra)
  * address is 8 bytes above the stack pointer, and the caller's stack pointer 16 (the saved rbp
  * at 0, where rbp is the stack pointer itself). Taken only where that word is a return address
  * into a mapped file (after_call); the registers a call preserves are the caller's. */
+static void step_to(const uint64_t *regs, uint64_t rbp, uint64_t sp, uint64_t ra, uint64_t *next)
+{
+    memset(next, 0, 17 * sizeof *next);
+    static const int kept[] = {3, 12, 13, 14, 15}; /* rbx, r12-r15 */
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
+        next[kept[i]] = regs[kept[i]];
+    next[6] = rbp;
+    next[7] = sp;
+    next[16] = ra;
+}
+
 static bool past_trampoline(struct forensics_unwinder *u, const uint64_t *regs, uint64_t *next)
 {
     uint64_t sp = regs[7], ra, rbp = regs[6];
@@ -1069,13 +1082,23 @@ static bool past_trampoline(struct forensics_unwinder *u, const uint64_t *regs, 
         return false;
     if (rbp == sp && !stack_word(u, sp, &rbp))
         return false;
-    memset(next, 0, 17 * sizeof *next);
-    static const int kept[] = {3, 6, 12, 13, 14, 15}; /* rbx, rbp, r12-r15 */
-    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
-        next[kept[i]] = regs[kept[i]];
-    next[6] = rbp;
-    next[7] = sp + 16;
-    next[16] = ra;
+    step_to(regs, rbp, sp + 16, ra, next);
+    return true;
+}
+
+/* Code no file maps, first: along its frame pointer, as libdw would (a JIT that keeps them:
+ * V8's), where rbp points into the stack above the stack pointer and the word above it returns
+ * into code: more code no file maps, or right after a call in a mapped file. (Past a trampoline
+ * of an interpreter built with frame pointers, that goes to its caller's caller: one frame
+ * less.) A trampoline's rule second: in a JIT's frame, the word above the stack pointer may be
+ * a stale return address. */
+static bool past_frame_pointer(struct forensics_unwinder *u, const uint64_t *regs, uint64_t *next)
+{
+    uint64_t sp = regs[7], fp = regs[6], ra, rbp;
+    if (fp < sp || !stack_word(u, fp, &rbp) || !stack_word(u, fp + 8, &ra) || !ra ||
+        (dwfl_addrmodule(u->dwfl, ra) && !after_call(u, ra)))
+        return false;
+    step_to(regs, rbp, fp + 16, ra, next);
     return true;
 }
 #endif
@@ -1103,8 +1126,9 @@ size_t forensics_unwind(struct forensics_unwinder *u, pid_t pid, pid_t tid, cons
     for (uint64_t below = 0;;) {
         u->anon = false;
         dwfl_getthread_frames(u->dwfl, tid, uw_frame, u);
-        /* ended in a JIT's code: on past it where it is a trampoline, each time higher up */
-        if (!u->anon || u->n >= max || u->anon_regs[7] < below || !past_trampoline(u, u->anon_regs, next))
+        /* stopped in a JIT's code: on past it, each time higher up */
+        if (!u->anon || u->n >= max || u->anon_regs[7] < below ||
+            (!past_frame_pointer(u, u->anon_regs, next) && !past_trampoline(u, u->anon_regs, next)))
             break;
         below = next[7];
         u->regs = next;

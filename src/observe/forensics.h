@@ -230,10 +230,10 @@ void forensics_unwinder_map(struct forensics_unwinder *u, uint64_t start, uint64
                             const char *file, const struct forensics_fileid *id);
 /* The frames of one sample, innermost first (return addresses less one), at most max: regs in
  * DWARF order (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8..r15, rip), stack the copy of
- * stack_len bytes from rsp. Along the files' CFI (libdw, and its frame-pointer fallback where
- * code has none); a stack that ends in code no file maps goes on past it where that code is a
- * trampoline of CPython's (-X perf: its caller's return address above the stack pointer, right
- * after a call instruction in a mapped file). Returns how many. */
+ * stack_len bytes from rsp. Along the files' CFI (libdw); past code no file maps (a JIT's) along
+ * its frame pointer where it keeps one, else where it is a trampoline of CPython's (-X perf: its
+ * caller's return address right above the stack pointer), each only to a return address right
+ * after a call instruction in a mapped file, or into more such code. Returns how many. */
 size_t forensics_unwind(struct forensics_unwinder *u, pid_t pid, pid_t tid, const uint64_t *regs, const void *stack,
                         size_t stack_len, uint64_t *pcs, size_t max);
 void forensics_unwinder_free(struct forensics_unwinder *u);
