@@ -583,18 +583,30 @@ static int cmp_ksym(const void *a, const void *b)
 
 /* One line of /proc/kallsyms ("ADDR TYPE NAME[\t[MODULE]]"), end excluded: a text symbol may
  * name the addresses from the first at or above it on (the pass's greatest so far wins). */
-static void ksym_line(struct pcpu *pc, const char *l, const char *end)
+static void ksym_line(struct pcpu *pc, const char *l, const char *end, size_t *cur)
 {
-    char *e;
-    unsigned long long a = strtoull(l, &e, 16);
+    uint64_t a = 0;
+    const char *e = l;
+    for (; e < end && e - l < 16; e++) {
+        unsigned c = (unsigned char)*e, d = c - '0' <= 9 ? c - '0' : (c | 0x20) - 'a' <= 5 ? (c | 0x20) - 'a' + 10 : 16;
+        if (d > 15)
+            break;
+        a = a << 4 | d;
+    }
     if (e == l || !a || end - e < 4 || e[0] != ' ' || (e[1] != 't' && e[1] != 'T') || e[2] != ' ')
         return;
     const char *name = e + 3, *ne = name;
     while (ne < end && *ne != '\t' && *ne != ' ')
         ne++;
     /* the addresses it may name start at the first at or above it: the bucket of that one (the
-     * greatest symbol of each address is its bucket's or one below, taken at the end) */
-    size_t lo = 0, hi = pc->nksyms;
+     * greatest symbol of each address is its bucket's or one below, taken at the end). The file
+     * is in order of address but for its modules: on from the last line's bucket, a few steps,
+     * else a binary search. */
+    size_t lo = *cur, hi = pc->nksyms;
+    if (lo > hi || (lo > 0 && pc->ksyms[lo - 1].addr >= a))
+        lo = 0;
+    for (int steps = 0; lo < hi && pc->ksyms[lo].addr < a && steps < 8; steps++)
+        lo++;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (pc->ksyms[mid].addr < a)
@@ -602,6 +614,7 @@ static void ksym_line(struct pcpu *pc, const char *l, const char *end)
         else
             hi = mid;
     }
+    *cur = lo;
     struct ksym *k = lo < pc->nksyms ? &pc->ksyms[lo] : NULL;
     if (!k || a < k->start || ne == name)
         return;
@@ -647,7 +660,7 @@ static void ksyms_read(struct pcpu *pc)
             pc->ksyms[n++] = pc->ksyms[i];
     pc->nksyms = n;
     int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
-    size_t bcap = 256 << 10, have = 0;
+    size_t bcap = 256 << 10, have = 0, cur = 0;
     char *b = fd >= 0 ? malloc(bcap) : NULL;
     for (ssize_t r; b && (r = read(fd, b + have, bcap - have)) != 0;) {
         if (r < 0) {
@@ -658,7 +671,7 @@ static void ksyms_read(struct pcpu *pc)
         have += (size_t)r;
         char *l = b, *nl;
         while ((nl = memchr(l, '\n', have - (size_t)(l - b)))) {
-            ksym_line(pc, l, nl);
+            ksym_line(pc, l, nl, &cur);
             l = nl + 1;
         }
         have -= (size_t)(l - b);
