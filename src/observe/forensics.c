@@ -1016,9 +1016,24 @@ static int uw_frame(Dwfl_Frame *frame, void *arg)
     return DWARF_CB_ABORT;
 }
 
+/* The length of an x86-64 "call *operand" (ff /2, through a register or memory) whose ff byte
+ * is at p, from its ModRM byte, SIB byte and displacement; 0: p is not one. */
+static size_t call_ff_len(const unsigned char *p)
+{
+    unsigned mod = p[1] >> 6, rm = p[1] & 7;
+    if (p[0] != 0xff || (p[1] & 0x38) != 0x10)
+        return 0;
+    if (mod == 3)
+        return 2;
+    size_t n = rm == 4 ? 3 : 2; /* a SIB byte */
+    if (mod == 0)
+        return rm == 5 || (rm == 4 && (p[2] & 7) == 5) ? n + 4 : n; /* rip- or SIB-relative disp32 */
+    return n + (mod == 1 ? 1 : 4);
+}
+
 /* x86-64: a call instruction ends right before ra, in the file that maps it (a return address,
- * not any word of the stack): call rel32, or call through a register or memory (ff /2 with
- * each length of its operand). Remembered by address. */
+ * not any word of the stack): call rel32, or a call through a register or memory of any length.
+ * Remembered by address. */
 static bool after_call(struct forensics_unwinder *u, uint64_t ra)
 {
     size_t slot = (size_t)((ra * 0x9e3779b97f4a7c15ull) >> 58);
@@ -1037,18 +1052,14 @@ static bool after_call(struct forensics_unwinder *u, uint64_t ra)
         uint64_t va = ra - start + f->lo;
         for (size_t i = 0; i < phnum; i++) {
             GElf_Phdr ph;
-            unsigned char b[7];
+            unsigned char b[8]; /* the 7 bytes before ra, and ra's */
             if (!gelf_getphdr(f->elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) ||
-                va < ph.p_vaddr + sizeof b || va > ph.p_vaddr + ph.p_filesz ||
-                pread(f->fd, b, sizeof b, (off_t)(va - sizeof b - ph.p_vaddr + ph.p_offset)) != (ssize_t)sizeof b)
+                va < ph.p_vaddr + 7 || va >= ph.p_vaddr + ph.p_filesz ||
+                pread(f->fd, b, sizeof b, (off_t)(va - 7 - ph.p_vaddr + ph.p_offset)) != (ssize_t)sizeof b)
                 continue;
-            /* b[6] is the byte before ra; ff /2: modrm reg field 2 */
-            call = b[2] == 0xe8 ||                                                 /* rel32 */
-                   (b[5] == 0xff && (b[6] & 0xf8) == 0xd0) ||                      /* *%reg */
-                   (b[4] == 0xff && (b[5] & 0x38) == 0x10 && (b[5] >> 6) == 1) ||  /* *d8(%r) */
-                   (b[3] == 0xff && (b[4] & 0x38) == 0x10 && (b[4] & 7) == 4 && (b[4] >> 6) == 1) ||
-                   (b[1] == 0xff && (b[2] & 0x38) == 0x10 && ((b[2] >> 6) == 2 || (b[2] & 0xc7) == 5)) ||
-                   (b[0] == 0xff && (b[1] & 0x38) == 0x10 && (b[1] & 7) == 4 && (b[1] >> 6) == 2);
+            call = b[2] == 0xe8; /* rel32 */
+            for (size_t at = 0; at <= 5 && !call; at++)
+                call = call_ff_len(b + at) == 7 - at;
             break;
         }
     }
@@ -1057,13 +1068,6 @@ static bool after_call(struct forensics_unwinder *u, uint64_t ra)
     return call;
 }
 
-/* The frame past a trampoline the walk stopped in (regs: its registers, rip last): CPython's
- * perf trampolines (-X perf) run each Python function through a copy of a few instructions in
- * memory no file maps, without call-frame information: "sub $8, %rsp; call *%rcx; add $8, %rsp;
- * ret", or "push %rbp; mov %rsp, %rbp; call; pop %rbp; ret". Past the call, its caller's return
- * address is 8 bytes above the stack pointer, and the caller's stack pointer 16 (the saved rbp
- * at 0, where rbp is the stack pointer itself). Taken only where that word is a return address
- * into a mapped file (after_call); the registers a call preserves are the caller's. */
 static void step_to(const uint64_t *regs, uint64_t rbp, uint64_t sp, uint64_t ra, uint64_t *next)
 {
     memset(next, 0, 17 * sizeof *next);
@@ -1075,14 +1079,19 @@ static void step_to(const uint64_t *regs, uint64_t rbp, uint64_t sp, uint64_t ra
     next[16] = ra;
 }
 
+/* The frame past a trampoline the walk stopped in (regs: its registers, rip last): CPython's
+ * perf trampolines (-X perf) run each Python function through a copy of a few instructions in
+ * memory no file maps, without call-frame information: "sub $8, %rsp; call *%rcx; add $8, %rsp;
+ * ret". Past the call, its caller's return address is 8 bytes above the stack pointer, and the
+ * caller's stack pointer 16; the registers a call preserves are the caller's. (Their other form,
+ * "push %rbp; mov %rsp, %rbp; call; pop %rbp; ret", keeps a frame pointer: past_frame_pointer
+ * takes it.) Taken only where that word is a return address into a mapped file (after_call). */
 static bool past_trampoline(struct forensics_unwinder *u, const uint64_t *regs, uint64_t *next)
 {
-    uint64_t sp = regs[7], ra, rbp = regs[6];
+    uint64_t sp = regs[7], ra;
     if (!stack_word(u, sp + 8, &ra) || !after_call(u, ra))
         return false;
-    if (rbp == sp && !stack_word(u, sp, &rbp))
-        return false;
-    step_to(regs, rbp, sp + 16, ra, next);
+    step_to(regs, regs[6], sp + 16, ra, next);
     return true;
 }
 

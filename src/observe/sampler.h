@@ -128,7 +128,7 @@ struct sampler_totals {
                                   records of forks and exits where they are read */
     uint64_t events;           /* process events read (what the kernel's filter let through) */
     uint64_t filter_attaches;  /* event filters handed to the kernel (each one costs a compile) */
-    uint64_t filter_strays;    /* outsiders' events that passed the filter's window */
+    uint64_t filter_strays;    /* wake-ups that read an outsider's event (its window passed it) */
     uint64_t major_faults;     /* the tree's major page faults so far */
     bool count_known;          /* the last sample counted the tree: */
     uint64_t live_processes, live_threads;
