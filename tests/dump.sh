@@ -127,9 +127,11 @@ done
 # ---- since when a thread has not run: its stack spans that time ----------------------------------
 # The helper's threads are where they stay before it says "ready"; it then prints nothing, and the
 # output timeout stops the run a second later: every thread but the spinning one has not run for
-# that second at least, by the scheduler's own clock (CONFIG_SCHED_DEBUG's /proc/PID/sched).
+# that second at least, by the scheduler's own clock (CONFIG_SCHED_DEBUG's /proc/PID/sched). The
+# helper runs on one CPU: a sleeping thread that the scheduler moves to another CPU has no time to
+# show (the kernel forgets it), which a busy machine does now and then.
 if [ -r /proc/self/sched ]; then
-    "$RESMON_RUN" --output-timeout=1s -i 0 -o "$T/idle.json" -- "$STUCK" >"$T/idle.out" 2>"$T/idle.err"
+    "$RESMON_RUN" --output-timeout=1s -i 0 -o "$T/idle.json" -- "$STUCK" pinned >"$T/idle.out" 2>"$T/idle.err"
     st=$?
     [ $st -eq 124 ] || fail "idle: status $st: $(cat "$T/idle.err")"
     pid=$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/idle.out")

@@ -12,6 +12,9 @@
  * "stuck orphan" first leaves such a copy behind as an orphan (a double fork): it is reparented to
  * the supervisor, which must still be allowed to trace it (ptrace policies such as Yama's admit
  * descendants only).
+ * "stuck pinned" first binds itself, and so every thread it starts, to the CPU it is on: the
+ * scheduler then cannot move a sleeping thread to another CPU, which would make it forget when the
+ * thread last ran (se.exec_start, that the dump's idle times read).
  * "stuck vfork" adds a thread stuck_in_vfork that vforks a child which never execs: the thread
  * waits in uninterruptible sleep (state D) for as long as the child lives, and cannot be traced.
  *
@@ -21,6 +24,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,6 +167,13 @@ int main(int argc, char **argv)
         } else if (waitpid(p, NULL, 0) != p) {
             return 1;
         }
+    }
+    if (!strcmp(mode, "pinned")) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(sched_getcpu(), &one);
+        if (sched_setaffinity(0, sizeof one, &one) < 0)
+            return 1;
     }
     setvbuf(stdout, NULL, _IONBF, 0);
     if (pipe(pipefd) < 0)

@@ -163,6 +163,9 @@ START_TEST(test_stat_cpu_and_sched)
     static const char longer[] = "se.exec_start_x : 5.0\nse.exec_start  :  12.5\n";
     ck_assert_int_eq(procfs_parse_sched_exec_start(longer, sizeof longer - 1, &ns), 0);
     ck_assert_uint_eq(ns, 12500000ull);
+    /* moved to another CPU while not running: the time is lost, not 0 */
+    static const char moved[] = "se.exec_start  :  0.000000\n";
+    ck_assert_int_eq(procfs_parse_sched_exec_start(moved, sizeof moved - 1, &ns), -ENODATA);
     static const char none[] = "se.vruntime : 1.0\n";
     ck_assert_int_eq(procfs_parse_sched_exec_start(none, sizeof none - 1, &ns), -ENOENT);
 }

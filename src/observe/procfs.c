@@ -332,7 +332,7 @@ int procfs_parse_sched_exec_start(const char *buf, size_t len, uint64_t *ret_ns)
         for (; digits < 6; digits++)
             frac *= 10;
         *ret_ns = ms * 1000000 + frac;
-        return 0;
+        return *ret_ns ? 0 : -ENODATA;
     }
     return -ENOENT;
 }

@@ -101,7 +101,10 @@ int procfs_pid_stat_cpu(const char *buf, size_t len);
 int procfs_pid_stat_exit_code(const char *buf, size_t len);
 
 /* /proc/<pid>/task/<tid>/sched (kernels with CONFIG_SCHED_DEBUG): se.exec_start, in ns of the
- * scheduler's clock of the CPU the task last ran on; -ENOENT when the text has none. */
+ * scheduler's clock of the CPU the task last ran on; -ENOENT when the text has none, -ENODATA when
+ * it is 0: the kernel forgets it when it moves a task that is not running to another CPU (the load
+ * balancer, a task left on the run queue as it went to sleep), and the time it last ran is then
+ * not known until it runs again. */
 int procfs_parse_sched_exec_start(const char *buf, size_t len, uint64_t *ret_ns);
 
 /* /proc/cpuinfo: the number of physical cores (distinct "physical id"/"core id" pairs); 0 when it
