@@ -7,6 +7,8 @@
 #include <check.h>
 #include "check_run.h"
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -91,6 +93,26 @@ END_TEST
 /* ---- command filters ----------------------------------------------------------------------- */
 
 /* Building (and freeing) a filter needs no kernel support beyond the probe; every class. */
+/* The lock-down's program as the build wrote it (linked in, as into resmon-run) is what the rules
+ * build now: a rule changed without the program following would fail here. The lock-down tests
+ * below load it. */
+extern const unsigned short sandbox_self_bpf_len;
+extern const struct sock_filter sandbox_self_bpf[];
+
+START_TEST(test_builtin_program)
+{
+    struct sock_fprog p;
+    ck_assert_int_eq(sandbox_self_filter_export(&p), 0);
+    ck_assert_uint_gt(p.len, 20);
+    ck_assert_uint_eq(p.len, sandbox_self_bpf_len);
+    ck_assert_int_eq(memcmp(p.filter, sandbox_self_bpf, p.len * sizeof *p.filter), 0);
+    /* it ends refusing: the last instruction kills the process */
+    ck_assert_uint_eq(p.filter[p.len - 1].code, BPF_RET | BPF_K);
+    ck_assert_uint_eq(p.filter[p.len - 1].k, SECCOMP_RET_KILL_PROCESS);
+    free(p.filter);
+}
+END_TEST
+
 START_TEST(test_filter_build)
 {
     if (!seccomp_here())
@@ -342,6 +364,7 @@ int main(void)
     TCase *tc = tcase_create("deny");
     tcase_set_timeout(tc, 20);
     tcase_add_test(tc, test_parse_deny);
+    tcase_add_test(tc, test_builtin_program);
     tcase_add_test(tc, test_filter_build);
     tcase_add_test(tc, test_deny_network);
     tcase_add_test(tc, test_deny_ptrace);

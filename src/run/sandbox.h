@@ -86,6 +86,15 @@ enum sandbox_deny {
  * allow-list. (A refusal while the sanitizer runtime blocks all signals still kills.) */
 int sandbox_lockdown_self(void);
 
+/* The lock-down's filter as libseccomp builds it, refusing with SECCOMP_RET_KILL_PROCESS:
+ * *ret->filter is malloc'ed. The build writes it out once (src/run/sandbox_gen.c) and links the
+ * program into resmon-run, which then loads it as it is instead of building it at every run (the
+ * build's libseccomp, the run's kernel: syscall numbers do not change). Built at run time still:
+ * with RESMON_SANDBOX_DEBUG (its action differs), on kernels without KILL_PROCESS (before 4.14;
+ * KILL then), and where the build could not run it (cross-compiling). */
+struct sock_fprog;
+int sandbox_self_filter_export(struct sock_fprog *ret);
+
 /* PR_SET_DUMPABLE 0 alone: called before the command is spawned, so that no process of the same
  * user can ptrace resmon-run or read its memory at any time in the run. Returns 0 or -errno. */
 int sandbox_private_self(void);
