@@ -82,7 +82,14 @@ for tier in $tiers; do
         n=$((n + 1)); [ $n -lt 400 ] || fail "$tier: no watchdog named resmon-watchdog"
         read -r -t 0.05 _ <&9 || :
     done
-    pipes=0 others=""
+    # It shares resmon-run's memory, and so its privacy (sandbox.h): only root lists its
+    # descriptors; to its own user they are closed like resmon-run's.
+    if ! ls /proc/$wd/fd >/dev/null 2>&1; then
+        [ "$(id -u)" != 0 ] || fail "$tier: root cannot list the watchdog's descriptors"
+        ! ls /proc/$sup/fd >/dev/null 2>&1 || fail "$tier: the watchdog is private, resmon-run is not"
+    fi
+    pipes=1 others=""
+    ! ls /proc/$wd/fd >/dev/null 2>&1 || pipes=0
     for f in /proc/$wd/fd/*; do
         t=$(readlink "$f") || continue
         case $t in

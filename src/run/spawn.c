@@ -15,6 +15,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "base/clone3.h"
 #include "base/util.h"
 
 /* Under AddressSanitizer the child's frames, which never return, leave their red zones poisoned
@@ -156,33 +157,6 @@ static size_t stack_size_for(const struct spawn_config *cfg)
     return (size + page - 1) / page * page;
 }
 
-#if defined(__x86_64__)
-/* clone3 with a stack of the caller's: the child starts on it and calls fn(arg), and never
- * returns through the caller's frames (which the parent, resumed after the exec, still uses).
- * glibc has no wrapper for clone3; its clone() cannot place the child in a cgroup. */
-static long clone3_call(struct clone_args *args, int (*fn)(void *), void *arg)
-{
-    long ret;
-    register int (*r12)(void *) __asm__("r12") = fn;
-    register void *r13 __asm__("r13") = arg;
-    __asm__ volatile("syscall\n\t"
-                     "test %%rax, %%rax\n\t"
-                     "jnz 1f\n\t"
-                     "xor %%ebp, %%ebp\n\t"
-                     "mov %%r13, %%rdi\n\t"
-                     "call *%%r12\n\t"
-                     "mov %%eax, %%edi\n\t"
-                     "mov %[sys_exit], %%eax\n\t"
-                     "syscall\n\t"
-                     "ud2\n"
-                     "1:"
-                     : "=a"(ret)
-                     : "0"((long)SYS_clone3), "D"(args), "S"(sizeof *args), "r"(r12), "r"(r13),
-                       [sys_exit] "i"(SYS_exit)
-                     : "rcx", "r11", "memory");
-    return ret;
-}
-#endif
 
 /* Start the child the way posix_spawn does: sharing our memory (no page tables copied, no
  * copy-on-write faults in either process afterwards: most of what a fork cost a run's start)
@@ -193,7 +167,7 @@ static long clone3_call(struct clone_args *args, int (*fn)(void *), void *arg)
 static pid_t clone_child(const struct spawn_config *cfg, struct child_args *a, char *stack, size_t size)
 {
     a->joined = false;
-#if defined(__x86_64__)
+#if HAVE_CLONE3_CALL
     if (!cfg->legacy_clone) {
         int cgfd = cfg->contain ? contain_cgroup_fd(cfg->contain) : -1;
         struct clone_args args = {

@@ -24,9 +24,16 @@
  * nothing in the cgroup tier, unless it moved itself to another cgroup.
  *
  * The watchdog is not a member of the tree (contain_add_foreign), takes no part in the run, and
- * exits on the all-clear. It is forked before the sandbox lock-down, and lives without one.
- * Forked, not spawned: starting resmon-run again (or a helper) in its place costs more CPU than
- * the fork's page tables and copy-on-write faults, and no wall time (doc/design.md).
+ * exits on the all-clear. It is started before the sandbox lock-down, and lives without one.
+ * Where it can (x86-64, clone3 and close_range: Linux 5.9), it shares resmon-run's memory, as a
+ * thread would but as a process of its own (CLONE_VM, no CLONE_THREAD): no page tables copied,
+ * no copy-on-write fault in the rest of the run. Until resmon-run is gone it then makes raw
+ * system calls only (the C library's wrappers would write resmon-run's errno) and allocates
+ * nothing, and after, nothing that needs malloc (resmon-run may have died holding its lock).
+ * Sharing the memory, it shares its privacy too: resmon-run's PR_SET_DUMPABLE 0 (sandbox.h) is
+ * the memory's, so the command can no more trace the watchdog than resmon-run. Elsewhere, and
+ * where clone3 is refused (valgrind), it is forked. Not spawned: starting a program in its place
+ * costs more than either (doc/design.md).
  */
 #ifndef RESMON_WATCHDOG_H
 #define RESMON_WATCHDOG_H
