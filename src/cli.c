@@ -431,7 +431,8 @@ static const struct cli_option option_table[] = {
     {"product", 0, "=NAME", set_product, 0, "product name in the profile (default: COMMAND's name)"},
     {"meta", 0, "=KEY=VALUE", set_meta, 0, "add a metadata field to the profile (repeatable)"},
     {"fsync-interval", 0, "=DURATION", DURATION(fsync_interval_ns),
-     "flush the stream to disk this often (default 1s; 0 never)"},
+     "flush the stream to disk this often, and the profile of a\n"
+     "run that lasted longer (default 1s; 0: at the end only)"},
     {"max-markers", 0, "=N", set_max_markers, 0,
      "past N markers the profile leaves out expected passes, past\n"
      "2N all but the run's end (default 2000000; 0 no limit)"},

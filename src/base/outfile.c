@@ -173,6 +173,12 @@ static int take_path(int dirfd, const char *tmp, const char *path, bool absent)
 /* Shared by every output that is finalized before a kill (the profile, the JUnit report, ...). */
 int write_file_atomically(int dirfd, const char *path, int (*fill)(void *ctx, int fd), void *ctx, int *keep_fd)
 {
+    return write_file_atomically_flags(dirfd, path, fill, ctx, keep_fd, 0);
+}
+
+int write_file_atomically_flags(int dirfd, const char *path, int (*fill)(void *ctx, int fd), void *ctx, int *keep_fd,
+                                unsigned flags)
+{
     if (!path || !*path)
         return -EINVAL;
     const char *slash = strrchr(path, '/');
@@ -203,8 +209,9 @@ int write_file_atomically(int dirfd, const char *path, int (*fill)(void *ctx, in
     if (fd < 0)
         return -EEXIST; /* 16 random names all taken: someone is in the way, said */
 
+    bool sync = !(flags & OUTFILE_NO_SYNC);
     r = fill(ctx, fd);
-    if (r >= 0 && fsync(fd) < 0)
+    if (r >= 0 && sync && fsync(fd) < 0)
         r = -errno;
     /* Locked before it takes the path: the path is never an unlocked file while the run lives. */
     if (r >= 0 && keep_fd && flock(fd, LOCK_EX | LOCK_NB) < 0)
@@ -238,6 +245,8 @@ int write_file_atomically(int dirfd, const char *path, int (*fill)(void *ctx, in
             close(*keep_fd);
         *keep_fd = TAKE_FD(fd);
     }
+    if (!sync)
+        return 0;
     /* The rename itself must survive a crash: the directory entry is data too. */
     _cleanup_close_ int dfd = openat(dirfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0)

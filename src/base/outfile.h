@@ -50,6 +50,12 @@ int outfile_append(const char *path, int flags, int *ret_fd);
  * stays open in *keep_fd (the fd there before is closed). Returns 0, fill's negative return, or
  * -errno. */
 int write_file_atomically(int dirfd, const char *path, int (*fill)(void *ctx, int fd), void *ctx, int *keep_fd);
+/* The same, with OUTFILE_NO_SYNC in flags: neither the file nor the directory is fsynced (a crash
+ * of the machine soon after may leave the old file, or an empty one, at path; a process killed
+ * any time after the rename leaves the new one whole). */
+#define OUTFILE_NO_SYNC 1u
+int write_file_atomically_flags(int dirfd, const char *path, int (*fill)(void *ctx, int fd), void *ctx, int *keep_fd,
+                                unsigned flags);
 
 /* Words for an error of this module on path: "it is a FIFO, not a regular file", "it is a
  * symbolic link (refused)", "it belongs to another user in a shared directory (refused)", else

@@ -84,6 +84,9 @@ struct profile_end {
     int *lock_fd;            /* not NULL: the profile, locked (flock) before it is renamed into
                                 place, stays open in *lock_fd (the one there before is closed), so
                                 that while a run lives its path is never free for another run */
+    bool no_sync;            /* the profile is not fsynced (outfile.h): a run shorter than the
+                                stream's fsync interval, which has nothing on disk that a crash
+                                could take (its stream was never flushed either) */
     bool recovered;          /* the stream of a run that is gone (--recover): the command, still
                                 open, is shown as cut off where the record ends, not as running */
 };

@@ -643,12 +643,14 @@ static int fill_conv(void *ctx, int fd)
     return conv_write(f->c, fd, f->end, &f->st);
 }
 
-/* Write c's profile to a temporary file beside path, fsync it and rename it over path. */
+/* Write c's profile to a temporary file beside path, fsync it (unless end says not to) and rename it
+ * over path. */
 int conv_finalize(struct conv *c, int dirfd, const char *path, const struct profile_end *end,
                          struct profile_stats *ret_stats)
 {
     struct conv_fill f = {c, end, {0}};
-    int r = write_file_atomically(dirfd, path, fill_conv, &f, end ? end->lock_fd : NULL);
+    int r = write_file_atomically_flags(dirfd, path, fill_conv, &f, end ? end->lock_fd : NULL,
+                                        end && end->no_sync ? OUTFILE_NO_SYNC : 0);
     if (r == 0 && ret_stats)
         *ret_stats = f.st;
     return r;
