@@ -66,11 +66,11 @@ static int signal_marked(const char *mark, int sig)
     int found = 0;
     size_t mark_len = strlen(mark);
     pid_t self = getpid();
-    static char ents[1 << 16];
+    static char ents[1 << 16] __attribute__((aligned(8)));
     long n;
     while ((n = syscall(SYS_getdents64, procfd, ents, sizeof ents)) > 0) {
         for (long off = 0; off < n;) {
-            const struct dirent64 *e = (const struct dirent64 *)(ents + off);
+            const struct dirent64 *e = (const struct dirent64 *)(void *)(ents + off);
             off += e->d_reclen;
             if (e->d_name[0] < '1' || e->d_name[0] > '9')
                 continue;
