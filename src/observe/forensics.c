@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #ifdef HAVE_LIBDW
-#include <dlfcn.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
@@ -26,97 +25,6 @@
 
 #include "base/util.h"
 #include "observe/procfs.h"
-
-/* ---- libdw and libelf, opened when first needed (forensics.h) ------------------------------ */
-
-#ifdef HAVE_LIBDW
-#define DW_CALLS(X)                                                                                          \
-    X(dwelf_elf_gnu_build_id) X(dwfl_addrmodule) X(dwfl_attach_state) X(dwfl_begin) X(dwfl_end)             \
-    X(dwfl_frame_pc) X(dwfl_frame_reg) X(dwfl_getthread_frames) X(dwfl_lineinfo) X(dwfl_linux_proc_attach)   \
-    X(dwfl_linux_proc_find_elf) X(dwfl_linux_proc_report) X(dwfl_module_addrinfo) X(dwfl_module_build_id)    \
-    X(dwfl_module_getelf) X(dwfl_module_getsrc) X(dwfl_module_info) X(dwfl_report_begin)                      \
-    X(dwfl_report_begin_add) X(dwfl_report_elf) X(dwfl_report_end) X(dwfl_report_module)                     \
-    X(dwfl_thread_state_registers) X(elf_begin) X(elf_end) X(elf_getdata) X(elf_getphdrnum)                  \
-    X(elf_getshdrstrndx) X(elf_kind) X(elf_nextscn) X(elf_strptr) X(elf_version) X(gelf_getehdr)            \
-    X(gelf_getphdr) X(gelf_getshdr)
-
-#define DW_FIELD(f) __typeof__(f) *f;
-static struct dw_api {
-    DW_CALLS(DW_FIELD)
-} dw;
-#undef DW_FIELD
-
-#define DW_NAME(f) {#f, offsetof(struct dw_api, f)},
-static const struct {
-    const char *name;
-    size_t off;
-} dw_names[] = {DW_CALLS(DW_NAME)};
-#undef DW_NAME
-
-int forensics_load(void)
-{
-    static int state; /* 0: not tried, 1: loaded, -1: failed (never tried again: see forensics.h) */
-    if (state == 0) {
-        state = -1;
-        /* libdw's own dependency on libelf opens it; its functions are bound from there */
-        void *hdw = dlopen(LIBDW_SONAME, RTLD_NOW | RTLD_LOCAL);
-        void *helf = hdw ? dlopen(LIBELF_SONAME, RTLD_NOW | RTLD_LOCAL) : NULL;
-        size_t bound = 0;
-        for (size_t i = 0; helf && i < ARRAY_SIZE(dw_names); i++) {
-            void *f = dlsym(hdw, dw_names[i].name);
-            if (!f)
-                f = dlsym(helf, dw_names[i].name);
-            if (!f)
-                break;
-            /* POSIX: a function's address from dlsym converts to a function pointer */
-            memcpy((char *)&dw + dw_names[i].off, &f, sizeof f);
-            bound++;
-        }
-        if (bound == ARRAY_SIZE(dw_names) && dw.elf_version(EV_CURRENT) != EV_NONE)
-            state = 1;
-    }
-    return state > 0 ? 0 : -ENOSYS;
-}
-
-/* The calls below go through the table, under the library's own names. */
-#define dwelf_elf_gnu_build_id dw.dwelf_elf_gnu_build_id
-#define dwfl_addrmodule dw.dwfl_addrmodule
-#define dwfl_attach_state dw.dwfl_attach_state
-#define dwfl_begin dw.dwfl_begin
-#define dwfl_end dw.dwfl_end
-#define dwfl_frame_pc dw.dwfl_frame_pc
-#define dwfl_frame_reg dw.dwfl_frame_reg
-#define dwfl_getthread_frames dw.dwfl_getthread_frames
-#define dwfl_lineinfo dw.dwfl_lineinfo
-#define dwfl_linux_proc_attach dw.dwfl_linux_proc_attach
-#define dwfl_linux_proc_find_elf dw.dwfl_linux_proc_find_elf
-#define dwfl_linux_proc_report dw.dwfl_linux_proc_report
-#define dwfl_module_addrinfo dw.dwfl_module_addrinfo
-#define dwfl_module_build_id dw.dwfl_module_build_id
-#define dwfl_module_getelf dw.dwfl_module_getelf
-#define dwfl_module_getsrc dw.dwfl_module_getsrc
-#define dwfl_module_info dw.dwfl_module_info
-#define dwfl_report_begin dw.dwfl_report_begin
-#define dwfl_report_begin_add dw.dwfl_report_begin_add
-#define dwfl_report_elf dw.dwfl_report_elf
-#define dwfl_report_end dw.dwfl_report_end
-#define dwfl_report_module dw.dwfl_report_module
-#define dwfl_thread_state_registers dw.dwfl_thread_state_registers
-#define elf_begin dw.elf_begin
-#define elf_end dw.elf_end
-#define elf_getdata dw.elf_getdata
-#define elf_getphdrnum dw.elf_getphdrnum
-#define elf_getshdrstrndx dw.elf_getshdrstrndx
-#define elf_kind dw.elf_kind
-#define elf_nextscn dw.elf_nextscn
-#define elf_strptr dw.elf_strptr
-#define elf_version dw.elf_version
-#define gelf_getehdr dw.gelf_getehdr
-#define gelf_getphdr dw.gelf_getphdr
-#define gelf_getshdr dw.gelf_getshdr
-#else
-int forensics_load(void) { return -ENOSYS; }
-#endif
 
 /* ---- /proc facts -------------------------------------------------------------------------- */
 
@@ -366,15 +274,8 @@ static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *m
     return -1;
 }
 
-/* libdwfl's own finder of a process's files, through the table (a callback must be a constant). */
-static int proc_find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, char **file_name,
-                         Elf **elfp)
-{
-    return dwfl_linux_proc_find_elf(mod, userdata, modname, base, file_name, elfp);
-}
-
 static const Dwfl_Callbacks dwfl_callbacks = {
-    .find_elf = proc_find_elf,
+    .find_elf = dwfl_linux_proc_find_elf,
     .find_debuginfo = find_debuginfo_local,
 };
 
@@ -747,7 +648,7 @@ int forensics_syms_new(const char *path, struct forensics_syms **ret)
         return -ENOMEM;
 #ifdef HAVE_LIBDW
     /* the file alone, at its link-time addresses: every process that maps it shares the session */
-    if (forensics_load() == 0 && (s->dwfl = dwfl_begin(&dwfl_callbacks))) {
+    if ((s->dwfl = dwfl_begin(&dwfl_callbacks))) {
         dwfl_report_begin(s->dwfl);
         Dwfl_Module *m = dwfl_report_elf(s->dwfl, path, path, -1, 0, false);
         dwfl_report_end(s->dwfl, NULL, NULL);
@@ -998,10 +899,6 @@ int forensics_unwinder_new(struct forensics_elfs *files, struct forensics_unwind
         return -ENOMEM;
 #ifdef HAVE_LIBDW
     u->files = files;
-    if (forensics_load() < 0) {
-        free(u);
-        return -ENOSYS;
-    }
     if (!(u->dwfl = dwfl_begin(&unwind_callbacks))) {
         free(u);
         return -ENOMEM;
@@ -1332,10 +1229,8 @@ int forensics_record(const struct forensics_config *cfg, const pid_t *pids, size
     free(clocks);
 #ifdef HAVE_LIBDW
     uint64_t deadline = sat_add_u64(ret->start_ns, cfg->budget_ns);
-    ret->stacks_available = forensics_load() == 0;
-    for (size_t i = 0; i < ret->nprocs && !ret->stacks_available; i++)
-        ret->procs[i].error = "stacks unavailable: libdw (" LIBDW_SONAME ") could not be loaded";
-    for (size_t i = 0; i < ret->nprocs && ret->stacks_available; i++) {
+    ret->stacks_available = true;
+    for (size_t i = 0; i < ret->nprocs; i++) {
         struct forensics_process *p = &ret->procs[i];
         if (!cfg->budget_ns || now_ns() >= deadline) {
             p->error = "left out: the budget ran out";

@@ -19,14 +19,6 @@
  * Without libdw (configure: --without-libdw, or libdw-dev missing) the /proc facts are still
  * recorded and each process says "stacks unavailable: built without libdw".
  *
- * LIBDW IS OPENED, NOT LINKED: with libelf and what they bring (liblzma, libbz2) it was about a
- * millisecond of every run's start, before the command could be started, for what most runs
- * never use. forensics_load() opens it and binds its calls (once; a failure is final, and every
- * caller then works as if built without it, saying "could not be loaded"). The seccomp lock-down
- * forbids mapping code, so the run calls it before locking down, after the command was spawned
- * (the loading overlaps the command's start); every function here that needs the library calls
- * it too, which outside a run (tests, --recover) loads it on first use.
- *
  * PTRACE, AND ONLY ON MEMBERS. A pid is traced only after a pidfd for it is held and the tree's
  * membership list, read again after the pidfd was opened, still names it (a pid recycled in
  * between would have to be a member again). Each thread is seized (PTRACE_SEIZE, no signal) and
@@ -267,9 +259,5 @@ void forensics_stack_line(struct jsonw *w, const struct forensics_process *p, co
 
 /* The first n frames of t as one line ("a < b < c"), for the summary. Appended to w. */
 void forensics_top_frames(const struct forensics_thread *t, size_t n, struct jsonw *w);
-
-/* Open libdw and libelf and bind their calls (above). 0, or -ENOSYS: built without libdw, or the
- * library is missing or lacks a call; the first answer is every later one. */
-int forensics_load(void);
 
 #endif

@@ -525,9 +525,6 @@ int run_start(struct sv *sv, struct run_setup *su, struct supervise_result *ret)
         sampler_track(sv->sampler, sv->pid, now_ns(), jsonw_failed(&words) ? NULL : words.buf);
         jsonw_release(&words);
     }
-    /* libdw, for the stacks of a stop and of --cpu-profile: mapped now, while the command
-     * starts, and before the lock-down forbids mapping code (forensics.h). */
-    forensics_load();
     /* The command runs and every descriptor is open: from here on resmon-run needs no new
      * process, socket or executable mapping (sandbox.h). */
     if (!o->no_sandbox) {
