@@ -22,6 +22,11 @@ after=$(date +%s%3N)
 [ "$(meta "$P" device)" = t-linux-itest ] || fail "device: $(meta "$P" device)"
 [ "$(meta "$P" sourceURL)" = https://hg.example.org/repo/rev/0123abcd ] || fail "sourceURL: $(meta "$P" sourceURL)"
 [ "$(meta "$P" appBuildID)" = TaskIdItest42 ] || fail "appBuildID: $(meta "$P" appBuildID)"
+# the machine's physical cores, as lscpu counts them (distinct core and socket of each online CPU)
+if command -v lscpu >/dev/null 2>&1; then
+    cores=$(lscpu -p=CORE,SOCKET | grep -v '^#' | sort -u | wc -l)
+    [ "$(meta "$P" physicalCPUs)" = "$cores" ] || fail "physicalCPUs $(meta "$P" physicalCPUs), lscpu: $cores"
+fi
 start=$(meta "$P" startTime)
 ge "$start" "$((before - 1000))" && ge "$((after + 1000))" "$start" ||
     fail "meta.startTime $start is not the wall clock of the run ($before..$after)"

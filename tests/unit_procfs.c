@@ -171,6 +171,38 @@ START_TEST(test_stat_cpu_and_sched)
 }
 END_TEST
 
+static bool collect(unsigned cpu, void *ctx)
+{
+    char *out = ctx;
+    size_t n = strlen(out);
+    snprintf(out + n, 64 - n, "%u ", cpu);
+    return cpu != 99; /* 99 ends the walk */
+}
+
+START_TEST(test_cpu_list)
+{
+    char out[64] = "";
+    static const char list[] = "0-3,8,10-11\n";
+    ck_assert(procfs_parse_cpu_list(list, sizeof list - 1, collect, out));
+    ck_assert_str_eq(out, "0 1 2 3 8 10 11 ");
+    out[0] = '\0';
+    ck_assert(procfs_parse_cpu_list("5\n", 2, collect, out));
+    ck_assert_str_eq(out, "5 ");
+    out[0] = '\0';
+    ck_assert(procfs_parse_cpu_list("98-120", 6, collect, out)); /* stopped by the callback */
+    ck_assert_str_eq(out, "98 99 ");
+    out[0] = '\0';
+    ck_assert(procfs_parse_cpu_list("\n", 1, collect, out)); /* no CPU */
+    ck_assert_str_eq(out, "");
+    /* not lists: nothing is called */
+    ck_assert(!procfs_parse_cpu_list("0-3,x", 5, collect, out));
+    ck_assert(!procfs_parse_cpu_list("3-1", 3, collect, out));
+    ck_assert(!procfs_parse_cpu_list("1,,2", 4, collect, out));
+    ck_assert(!procfs_parse_cpu_list("0 1", 3, collect, out));
+    ck_assert_str_eq(out, "");
+}
+END_TEST
+
 START_TEST(test_pid_stat)
 {
     struct procfs_pid_stat s;
@@ -371,6 +403,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("parsers");
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_stat_percpu);
+    tcase_add_test(tc, test_cpu_list);
     tcase_add_test(tc, test_meminfo);
     tcase_add_test(tc, test_diskstats);
     tcase_add_test(tc, test_net_dev);

@@ -458,6 +458,39 @@ int procfs_count_cores(const char *buf, size_t len)
     return count;
 }
 
+bool procfs_parse_cpu_list(const char *buf, size_t len, bool (*each)(unsigned cpu, void *ctx), void *ctx)
+{
+    struct cur c = {buf, buf + len};
+    while (c.end > c.p && (c.end[-1] == '\n' || c.end[-1] == ' '))
+        c.end--;
+    if (c.p == c.end)
+        return true; /* an empty list: no CPU */
+    /* checked whole first, so that nothing is called for a list that is not one */
+    for (int pass = 0; pass < 2; pass++) {
+        c.p = buf;
+        for (;;) {
+            uint64_t lo, hi;
+            if (!take_u64(&c, &lo) || lo > 1u << 20)
+                return false;
+            hi = lo;
+            if (c.p < c.end && *c.p == '-') {
+                c.p++;
+                if (!take_u64(&c, &hi) || hi < lo || hi > 1u << 20)
+                    return false;
+            }
+            for (uint64_t cpu = lo; pass == 1 && cpu <= hi; cpu++)
+                if (!each((unsigned)cpu, ctx))
+                    return true;
+            if (c.p == c.end)
+                break;
+            if (*c.p != ',')
+                return false;
+            c.p++;
+        }
+    }
+    return true;
+}
+
 /* "N" or "N.DDD", after optional blanks; false without digits. */
 static bool take_decimal(struct cur *c, double *ret)
 {

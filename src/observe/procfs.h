@@ -111,6 +111,11 @@ int procfs_parse_sched_exec_start(const char *buf, size_t len, uint64_t *ret_ns)
  * does not say (some architectures list neither). */
 int procfs_count_cores(const char *buf, size_t len);
 
+/* A CPU list as sysfs writes it (/sys/devices/system/cpu/online, .../topology/core_cpus_list:
+ * "0-3,8,10-11\n"): each(cpu, ctx) for every CPU of it, in order, until each returns false. False
+ * when the text is not such a list (nothing is called for a malformed part). */
+bool procfs_parse_cpu_list(const char *buf, size_t len, bool (*each)(unsigned cpu, void *ctx), void *ctx);
+
 enum {
     PSTATUS_VMRSS = 1u << 0,
     PSTATUS_VMHWM = 1u << 1,

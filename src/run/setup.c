@@ -63,9 +63,50 @@ static uint64_t probe_tree_cpu(void *ctx)
     return sv->tree_cpu;
 }
 
-/* Physical cores of the machine (meta.physicalCPUs); 0 when /proc/cpuinfo does not say. */
+/* sysfs: an online CPU is the first of its core when it leads its core's list of CPUs. */
+struct core_count {
+    int dirfd; /* /sys/devices/system/cpu */
+    int cores;
+    bool failed;
+};
+
+static bool first_cpu(unsigned cpu, void *ctx)
+{
+    *(unsigned *)ctx = cpu;
+    return false;
+}
+
+static bool count_core(unsigned cpu, void *ctx)
+{
+    struct core_count *cc = ctx;
+    char path[96], list[256];
+    unsigned first = ~0u;
+    snprintf(path, sizeof path, "cpu%u/topology/core_cpus_list", cpu);
+    ssize_t n = read_file_at(cc->dirfd, path, list, sizeof list);
+    if (n < 0) { /* before Linux 5.7 */
+        snprintf(path, sizeof path, "cpu%u/topology/thread_siblings_list", cpu);
+        n = read_file_at(cc->dirfd, path, list, sizeof list);
+    }
+    if (n <= 0 || !procfs_parse_cpu_list(list, (size_t)n, first_cpu, &first) || first == ~0u) {
+        cc->failed = true;
+        return false;
+    }
+    cc->cores += first == cpu;
+    return true;
+}
+
+/* Physical cores of the machine (meta.physicalCPUs): from sysfs's topology, two small files a
+ * CPU (/proc/cpuinfo, its fallback, asks every CPU for its frequency: 0.2-0.4 ms of a run's start
+ * on 2 CPUs, more the more CPUs); 0 when neither says. */
 static int physical_cpus(void)
 {
+    struct core_count cc = {.dirfd = open("/sys/devices/system/cpu", O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+    char online[4096];
+    ssize_t on = cc.dirfd >= 0 ? read_file_at(cc.dirfd, "online", online, sizeof online) : -1;
+    bool listed = on > 0 && procfs_parse_cpu_list(online, (size_t)on, count_core, &cc);
+    closep(&cc.dirfd);
+    if (listed && !cc.failed && cc.cores > 0)
+        return cc.cores;
     char *buf = malloc(1 << 20);
     if (!buf)
         return 0;
