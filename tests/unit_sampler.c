@@ -573,7 +573,28 @@ static void child_run_true(struct run *r)
 /* The tree's new processes fall in the filter's open window (sampler_events.c): the kernel gets a
  * new filter (a compile each) only when an outsider's event passed (twice: to shut the window and
  * to open it again at the tree's next process), not at each of the tree's 300 forks, and yet every
- * exec is heard: each process is named by its command line. */
+ * exec is heard: each process is named by its command line. The pids wrap around half-way (the
+ * allocator's counter is set 150 below pid_max, where the kernel lets us): the window opens again
+ * at the first pid after the wrap. */
+static void pids_wrap_soon(pid_t before)
+{
+    char b[32];
+    FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+    long max = 0;
+    if (f) {
+        if (fgets(b, sizeof b, f))
+            max = strtol(b, NULL, 10);
+        fclose(f);
+    }
+    int fd = max > before ? open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC) : -1;
+    if (fd < 0)
+        return;
+    int n = snprintf(b, sizeof b, "%ld", max - before);
+    if (write(fd, b, (size_t)n) != n)
+        fprintf(stderr, "the pids' counter could not be set: the run may not wrap around\n");
+    close(fd);
+}
+
 START_TEST(test_filter_open_window)
 {
     struct run r;
@@ -586,6 +607,7 @@ START_TEST(test_filter_open_window)
     wait_ready(&r);
     sampler_get_totals(r.s, &t);
     uint64_t attaches = t.filter_attaches, strays = t.filter_strays;
+    pids_wrap_soon(150);
     go(&r);
     run_until_done(&r);
     sampler_get_totals(r.s, &t);

@@ -140,11 +140,19 @@ static bool filter_attach(struct sampler *s, bool window)
     pid_t last = window && (!s->stray_ns || now - s->stray_ns >= s->cfg.filter_reopen_ns) ? last_pid() : -1;
     size_t n = 0;
     s->fset[n++] = s->self;
+    /* The tree's newest process: its pid is about where the allocator was. Not the greatest pid:
+     * once the pids wrap around (pid_max 32768 is common) that one stays above the counter for
+     * as long as it is known, and the window would never open again, nor the bounded one cover
+     * a pid the tree gets (a filter for each of its processes). */
     pid_t newest = s->filter_newest;
+    uint64_t newest_start = 0;
     for (size_t k = 0; k < s->nents; k++) {
         if (!(s->ents[k].flags & P_ENDED))
             s->fset[n++] = s->ents[k].pid;
-        newest = MAX(newest, s->ents[k].pid);
+        if (s->ents[k].start_ns >= newest_start) {
+            newest_start = s->ents[k].start_ns;
+            newest = s->ents[k].pid;
+        }
     }
     s->win_lo = s->win_hi = 0;
     /* open only while the pids have not wrapped around since the tree's were allocated (a live
@@ -160,7 +168,7 @@ static bool filter_attach(struct sampler *s, bool window)
          * its exec and its own children pass before its fork event is even read. Its size follows
          * how far pids moved since the last change (a burst widens it); what else takes those
          * pids costs a wake-up, once: the window then shuts. */
-        pid_t moved = now - s->filter_ns < FILTER_BURST_NS ? newest - s->filter_newest : 0;
+        pid_t moved = now - s->filter_ns < FILTER_BURST_NS && newest > s->filter_newest ? newest - s->filter_newest : 0;
         pid_t width = MIN(MAX(2 * moved, FILTER_WINDOW), FILTER_WINDOW_MAX);
         s->filter_newest = newest;
         s->filter_ns = now;
