@@ -176,7 +176,8 @@ static int cmp_rec(const void *a, const void *b)
 }
 
 /* Copy every record of ring r out (it may wrap), and free its space. */
-static void read_ring(struct perfring *pr, struct perfring_one *r)
+/* The records of r up to time until: a later one stays in the ring, for the next read. */
+static void read_ring(struct perfring *pr, struct perfring_one *r, uint64_t until)
 {
     uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
     uint64_t tail = r->meta->data_tail;
@@ -199,6 +200,8 @@ static void read_ring(struct perfring *pr, struct perfring_one *r)
             memcpy(&t, dst + sizeof h + 8, 8);
         else if (h.size >= sizeof h + 8)
             memcpy(&t, dst + h.size - 8, 8);
+        if (t > until)
+            break;
         pr->recs[pr->nrecs++] = (struct perfring_rec){t, (uint32_t)pr->buf_len, h.size};
         pr->buf_len += h.size;
         tail += h.size;
@@ -217,8 +220,13 @@ size_t perfring_read(struct perfring *pr, bool polled)
         while (epoll_wait(pr->epfd, ev, ARRAY_SIZE(ev), 0) == (int)ARRAY_SIZE(ev)) {
         }
     }
+    /* The rings are read one after another: a record another CPU writes meanwhile may be read
+     * while an earlier one, written on a CPU whose ring was read before it, is not (a process's
+     * exit before the exec that names it, when it moved between them). Records stamped after
+     * the read began wait for the next: every one stamped before it is in its ring by then. */
+    uint64_t until = now_ns();
     for (size_t i = 0; i < pr->nrings; i++)
-        read_ring(pr, &pr->rings[i]);
+        read_ring(pr, &pr->rings[i], until);
     if (pr->nrecs > 1)
         qsort(pr->recs, pr->nrecs, sizeof *pr->recs, cmp_rec);
     return pr->nrecs;

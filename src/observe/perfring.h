@@ -23,7 +23,9 @@
  * marker and of the process connector's events) and a sample_type that begins with
  * PERF_SAMPLE_TID | PERF_SAMPLE_TIME and has nothing else among the sample_id fields, so that a
  * sample's time is its third word and any other record's its last. perfring_read copies the
- * records of every ring out (the space is freed at once) and sorts them by time.
+ * records of every ring out (the space is freed at once) and sorts them by time; those stamped
+ * after the read began are left for the next read, so that what one read hands over is every
+ * record up to a time, whichever CPU wrote it.
  */
 #ifndef RESMON_PERFRING_H
 #define RESMON_PERFRING_H
