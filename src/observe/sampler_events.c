@@ -215,8 +215,14 @@ void filter_sync(struct sampler *s)
                 continue;
             p->flags |= P_FILTERED;
             pid_t pid = p->pid;
-            if (!(p->flags & P_CMD_GIVEN))
-                exec_catch_up(s, p);
+            if (!(p->flags & P_CMD_GIVEN) && !exec_catch_up(s, p) && !(p->flags & P_EXEC_WATCHED)) {
+                /* Gone before the filter knew it (a pid outside the window: the pids wrapped
+                 * around), and its exit may not pass either: whether it exec'd is not known, as
+                 * at such an exit (proc_event_take). Unnamed rather than perhaps misnamed. */
+                free(p->cmd);
+                p->cmd = NULL;
+                p->comm[0] = '\0';
+            }
             char name[48];
             snprintf(name, sizeof name, "task/%d/children", (int)pid);
             ssize_t len = read_pid_file(s, pid, name, s->scratch, SCRATCH_SIZE - 1);
