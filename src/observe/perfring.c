@@ -175,8 +175,8 @@ static int cmp_rec(const void *a, const void *b)
     return x->off < y->off ? -1 : x->off > y->off;
 }
 
-/* Copy every record of ring r out (it may wrap), and free its space. */
-/* The records of r up to time until: a later one stays in the ring, for the next read. */
+/* Copy the records of ring r out (it may wrap), up to the first stamped after until (left in the
+ * ring for the next read), and free their space. */
 static void read_ring(struct perfring *pr, struct perfring_one *r, uint64_t until)
 {
     uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);

@@ -95,8 +95,8 @@ static bool count_core(unsigned cpu, void *ctx)
     return true;
 }
 
-/* Physical cores of the machine (meta.physicalCPUs): from sysfs's topology, two small files a
- * CPU (/proc/cpuinfo, its fallback, asks every CPU for its frequency: 0.2-0.4 ms of a run's start
+/* Physical cores of the machine (meta.physicalCPUs): from sysfs's topology, a small file a CPU
+ * (/proc/cpuinfo, its fallback, asks every CPU for its frequency: 0.2-0.4 ms of a run's start
  * on 2 CPUs, more the more CPUs); 0 when neither says. */
 static int physical_cpus(void)
 {
