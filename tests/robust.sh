@@ -21,6 +21,9 @@ wait_gone() {
     done
 }
 
+# seccomp_mode PID: the Seccomp field of its status (2: a filter).
+seccomp_mode() { sed -n 's/^Seccomp:[[:space:]]*//p' "/proc/$1/status"; }
+
 for tier in $tiers; do
     R="$RESMON_RUN -q --containment=$tier"
 
@@ -99,6 +102,14 @@ for tier in $tiers; do
         esac
     done
     [ $pipes = 1 ] && [ -z "$others" ] || fail "$tier: the watchdog holds $pipes pipes and$others"
+    # Sharing resmon-run's memory, it would be the way out of the lock-down: it has a filter of its
+    # own, in place before resmon-run's (sandbox.h).
+    n=0
+    while [ "$(seccomp_mode $sup)" != 2 ]; do
+        n=$((n + 1)); [ $n -lt 400 ] || fail "$tier: resmon-run never locked down"
+        read -r -t 0.05 _ <&9 || :
+    done
+    [ "$(seccomp_mode $wd)" = 2 ] || fail "$tier: resmon-run is locked down, its watchdog has seccomp mode $(seccomp_mode $wd)"
     kill $sup
     wait $sup
 

@@ -348,6 +348,118 @@ START_TEST(test_lockdown_kills)
 }
 END_TEST
 
+/* ---- the watchdog's filter ------------------------------------------------------------------ */
+
+extern const unsigned short sandbox_watchdog_bpf_len;
+extern const struct sock_filter sandbox_watchdog_bpf[];
+
+START_TEST(test_watchdog_builtin)
+{
+    SKIP_UNLESS_LOADABLE();
+    struct sock_fprog p;
+    ck_assert_int_eq(sandbox_watchdog_filter_export(&p), 0);
+    ck_assert_uint_eq(p.len, sandbox_watchdog_bpf_len);
+    ck_assert_int_eq(memcmp(p.filter, sandbox_watchdog_bpf, p.len * sizeof *p.filter), 0);
+    free(p.filter);
+    /* the run's program is the built one */
+    const struct sock_fprog *run;
+    ck_assert_int_eq(sandbox_watchdog_program(&run), 0);
+    ck_assert_ptr_eq(run->filter, sandbox_watchdog_bpf);
+}
+END_TEST
+
+static int load_watchdog_filter(void)
+{
+    const struct sock_fprog *p;
+    if (sandbox_watchdog_program(&p) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        return 100;
+    return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, p) < 0 ? 101 : 0;
+}
+
+/* What taking a tree down does (watchdog.c), under the filter: exits 7 when it all passed. */
+static int watchdog_allowed_child(void *arg)
+{
+    (void)arg;
+    int r = load_watchdog_filter();
+    if (r)
+        return r;
+    int procfd = (int)syscall(SYS_openat, AT_FDCWD, "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (procfd < 0)
+        return 1;
+    char ents[4096] __attribute__((aligned(8)));
+    if (syscall(SYS_getdents64, procfd, ents, sizeof ents) <= 0)
+        return 2;
+    char path[32];
+    snprintf(path, sizeof path, "%d/environ", (int)syscall(SYS_getpid));
+    int fd = (int)syscall(SYS_openat, procfd, path, O_RDONLY | O_CLOEXEC);
+    char buf[64];
+    if (fd < 0 || syscall(SYS_read, fd, buf, sizeof buf) < 0 || syscall(SYS_close, fd) < 0)
+        return 3;
+    int pfd = (int)syscall(SYS_pidfd_open, syscall(SYS_getpid), 0);
+    if (pfd >= 0 && syscall(SYS_pidfd_send_signal, pfd, 0, NULL, 0) < 0)
+        return 4;
+    if (syscall(SYS_kill, syscall(SYS_getpid), 0) < 0)
+        return 5;
+    struct timespec ts = {0, 1000};
+    if (syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL) != 0)
+        return 6;
+    if (syscall(SYS_write, STDERR_FILENO, "", 0) < 0)
+        return 8;
+    syscall(SYS_exit_group, 7);
+    return 9;
+}
+
+START_TEST(test_watchdog_allows)
+{
+    SKIP_UNLESS_LOADABLE();
+    int st = in_child(watchdog_allowed_child, NULL);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 7, "status 0x%x", st);
+}
+END_TEST
+
+/* What a watchdog turned against us would want: each kills it. */
+static int watchdog_forbidden_child(void *arg)
+{
+    int what = *(int *)arg;
+    int r = load_watchdog_filter();
+    if (r)
+        return r;
+    char *argv[] = {(char *)"true", NULL};
+    switch (what) {
+    case 0:
+        syscall(SYS_execve, "/bin/true", argv, NULL);
+        break;
+    case 1:
+        syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+        break;
+    case 2:
+        syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
+        break;
+    case 3:
+        syscall(SYS_mmap, 0, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        break;
+    case 4:
+        syscall(SYS_ptrace, PTRACE_TRACEME, 0, 0, 0);
+        break;
+    case 5:
+        syscall(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0);
+        break;
+    }
+    return 50;
+}
+
+START_TEST(test_watchdog_kills)
+{
+    SKIP_UNLESS_LOADABLE();
+    int what = _i;
+    /* sanitizer builds let their runtime map memory and call prctl */
+    if (SANITIZER && (what == 3 || what == 5))
+        return;
+    int st = in_child(watchdog_forbidden_child, &what);
+    ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS, "case %d: status 0x%x", what, st);
+}
+END_TEST
+
 START_TEST(test_hooks_flag)
 {
 #ifdef RESMON_TEST_HOOKS
@@ -377,6 +489,12 @@ int main(void)
     tcase_add_test(tc, test_lockdown_allows);
     tcase_add_loop_test(tc, test_lockdown_kills, 0, 10);
     tcase_add_test(tc, test_hooks_flag);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("watchdog");
+    tcase_set_timeout(tc, 20);
+    tcase_add_test(tc, test_watchdog_builtin);
+    tcase_add_test(tc, test_watchdog_allows);
+    tcase_add_loop_test(tc, test_watchdog_kills, 0, 6);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -181,6 +181,31 @@ static int add_self_rules(scmp_filter_ctx ctx)
     return 0;
 }
 
+/* The watchdog's allow-list (watchdog.h): it shares resmon-run's memory without sharing its
+ * lock-down, so it has one of its own, narrower: waiting on its pipe, then taking the tree down
+ * (its /proc and cgroup files, signals, the cgroup leaf's removal). No memory calls: it allocates
+ * nothing. */
+static const char *const watchdog_names[] = {
+    "read", "close", "futex", "exit", "exit_group", "restart_syscall", "rt_sigreturn",
+    "open", "openat", "getdents64", "write", "kill", "pidfd_open", "pidfd_send_signal", "getpid",
+    "nanosleep", "clock_nanosleep", "unlinkat", "rmdir",
+};
+
+/* ... and what the sanitizer runtimes may do in it (a report, the shadow memory). */
+static const char *const watchdog_names_sanitizer[] = {
+    "mmap", "munmap", "madvise", "mprotect", "sigaltstack", "rt_sigaction", "rt_sigprocmask",
+    "prlimit64", "getrlimit", "gettid", "tgkill", "fstat", "newfstatat", "readlink", "prctl",
+    "sched_yield", "mincore", "write", "writev",
+};
+
+static int add_watchdog_rules(scmp_filter_ctx ctx)
+{
+    int r = add_allow_list(ctx, watchdog_names, ARRAY_SIZE(watchdog_names));
+    if (r >= 0 && SANDBOX_SANITIZER)
+        r = add_allow_list(ctx, watchdog_names_sanitizer, ARRAY_SIZE(watchdog_names_sanitizer));
+    return r;
+}
+
 /* Whether the kernel can take filters at all. PR_GET_SECCOMP fails with EINVAL without
  * CONFIG_SECCOMP; a container policy may make the syscalls fail as well (seen when loading). */
 static bool seccomp_supported(void)
@@ -303,9 +328,9 @@ void sandbox_test_trigger(void) {}
 
 int sandbox_private_self(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 ? -errno : 0; }
 
-/* The lock-down's filter, in a context of libseccomp's: kill is the action for a refused call and
- * for a foreign architecture. */
-static int self_filter(uint32_t kill, scmp_filter_ctx *ret)
+/* A filter of rules (add_self_rules, add_watchdog_rules), in a context of libseccomp's: kill is the
+ * action for a refused call and for a foreign architecture. */
+static int rules_filter(uint32_t kill, int (*rules)(scmp_filter_ctx), scmp_filter_ctx *ret)
 {
     scmp_filter_ctx ctx = seccomp_init(kill);
     if (!ctx)
@@ -316,7 +341,7 @@ static int self_filter(uint32_t kill, scmp_filter_ctx *ret)
     if ((r = seccomp_attr_set(ctx, SCMP_FLTATR_API_SYSRAWRC, 1)) < 0)
         goto fail;
 #endif
-    if ((r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, kill)) < 0 || (r = add_self_rules(ctx)) < 0)
+    if ((r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, kill)) < 0 || (r = rules(ctx)) < 0)
         goto fail;
     *ret = ctx;
     return 0;
@@ -327,10 +352,10 @@ fail:
 
 static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *ret);
 
-int sandbox_self_filter_export(struct sock_fprog *ret)
+static int rules_export(int (*rules)(scmp_filter_ctx), struct sock_fprog *ret)
 {
     scmp_filter_ctx ctx;
-    int r = self_filter(SCMP_ACT_KILL_PROCESS, &ctx);
+    int r = rules_filter(SCMP_ACT_KILL_PROCESS, rules, &ctx);
     if (r < 0)
         return r;
     r = export_bpf(ctx, ret);
@@ -338,12 +363,37 @@ int sandbox_self_filter_export(struct sock_fprog *ret)
     return r;
 }
 
+int sandbox_self_filter_export(struct sock_fprog *ret) { return rules_export(add_self_rules, ret); }
+
+int sandbox_watchdog_filter_export(struct sock_fprog *ret) { return rules_export(add_watchdog_rules, ret); }
+
 /* The same program, built with the program (sandbox_gen.c writes it out at build time) and linked
  * into resmon-run only: weak, so that the unit tests and the generator itself link without it
  * and build the filter when they lock down. Empty where the build cannot run what it compiles
  * (cross-compiling). */
 extern const struct sock_filter sandbox_self_bpf[] __attribute__((weak));
 extern const unsigned short sandbox_self_bpf_len __attribute__((weak));
+extern const struct sock_filter sandbox_watchdog_bpf[] __attribute__((weak));
+extern const unsigned short sandbox_watchdog_bpf_len __attribute__((weak));
+
+int sandbox_watchdog_program(const struct sock_fprog **ret)
+{
+    /* built here at most once, and kept: the watchdog loads it from our memory */
+    static struct sock_fprog prog;
+    if (!prog.len) {
+        if (!seccomp_supported())
+            return -ENOSYS;
+        if (&sandbox_watchdog_bpf_len && sandbox_watchdog_bpf_len)
+            prog = (struct sock_fprog){sandbox_watchdog_bpf_len, (struct sock_filter *)sandbox_watchdog_bpf};
+        else {
+            int r = sandbox_watchdog_filter_export(&prog);
+            if (r < 0)
+                return unavailable(r);
+        }
+    }
+    *ret = &prog;
+    return 0;
+}
 
 /* Whether the kernel has SECCOMP_RET_KILL_PROCESS (4.14): the built program returns it. */
 static bool kill_process_available(void)
@@ -385,7 +435,7 @@ int sandbox_lockdown_self(void)
     }
 #endif
     scmp_filter_ctx ctx;
-    int r = self_filter(kill, &ctx);
+    int r = rules_filter(kill, add_self_rules, &ctx);
     if (r < 0)
         return r;
     r = seccomp_load(ctx);

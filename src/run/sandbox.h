@@ -95,6 +95,19 @@ int sandbox_lockdown_self(void);
 struct sock_fprog;
 int sandbox_self_filter_export(struct sock_fprog *ret);
 
+/* THE WATCHDOG'S FILTER. The watchdog (watchdog.h) is started before the lock-down and may share
+ * resmon-run's memory: unfiltered, it would be the way out of the lock-down for a compromised
+ * resmon-run, which can write its stack. It loads a filter of its own as it starts, before the
+ * command exists: read, close, futex, exits; and to take the tree down openat, getdents64, write,
+ * kill, pidfd_open, pidfd_send_signal, getpid, nanosleep, unlinkat, rmdir. Anything else kills it
+ * (SECCOMP_RET_KILL_PROCESS; on kernels before 4.14 the kernel reads that as KILL, the same for a
+ * process of one thread). Sanitizer builds add what their runtimes may call.
+ * _export builds it with libseccomp (*ret->filter malloc'ed; the build writes it out as it does
+ * the lock-down's). _program gives this run's: the built one, else built here once; static storage,
+ * never freed. -ENOSYS where seccomp is unavailable. */
+int sandbox_watchdog_filter_export(struct sock_fprog *ret);
+int sandbox_watchdog_program(const struct sock_fprog **ret);
+
 /* PR_SET_DUMPABLE 0 alone: called before the command is spawned, so that no process of the same
  * user can ptrace resmon-run or read its memory at any time in the run. Returns 0 or -errno. */
 int sandbox_private_self(void);

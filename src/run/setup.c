@@ -323,7 +323,10 @@ static int setup_tree(struct sv *sv, struct run_setup *su)
     sv->deadline_cpu = limits_cpu_deadline(sv->limits, sv->t0, 0, sv->ncpu);
     /* First, while resmon-run holds no pipe a watchdog could keep open. */
     if (o->kill_leftovers && !o->foreground) {
-        if ((r = watchdog_new(sv->contain, o->signal, &sv->watchdog)) < 0) {
+        const struct sock_fprog *filter = NULL;
+        if (!o->no_sandbox && sandbox_watchdog_program(&filter) < 0)
+            filter = NULL; /* said at the lock-down, which cannot be had either */
+        if ((r = watchdog_new(sv->contain, o->signal, filter, &sv->watchdog)) < 0) {
             log_errno(r, "cannot start the watchdog");
             return r;
         }
@@ -569,9 +572,12 @@ int run_start(struct sv *sv, struct run_setup *su, struct supervise_result *ret)
     /* The command runs and every descriptor is open: from here on resmon-run needs no new
      * process, socket or executable mapping (sandbox.h). */
     if (!o->no_sandbox) {
+        int wr = watchdog_wait_sandboxed(sv->watchdog);
         int sr = sandbox_lockdown_self();
         if (sr < 0 && (!o->timeout_mode || o->verbose))
             log_errno(sr, "warning: running without the seccomp sandbox");
+        else if (wr < 0 && wr != -ESRCH && (!o->timeout_mode || o->verbose))
+            log_errno(wr, "warning: the watchdog runs without the seccomp sandbox");
     }
     sandbox_test_trigger();
     sv->last_output_ns = now_ns();

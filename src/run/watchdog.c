@@ -3,6 +3,9 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/futex.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -15,14 +18,18 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "base/clone3.h"
 #include "base/util.h"
 
+struct watch_args;
+
 struct watchdog {
     pid_t pid;
     int fd; /* write end of the pipe; its end is resmon-run's end */
+    struct watch_args *args; /* when it shares our memory */
     char id[64];
 };
 
@@ -166,6 +173,8 @@ struct watch_args {
     int cg_dirfd, cg_parentfd;
     int sig;
     bool shared;
+    struct sock_fprog filter; /* its seccomp program (sandbox.h); none when .len is 0 */
+    int sandboxed;            /* 0 until it is done with the filter: 1 (or no filter), or -errno */
     char leaf[256];
     char mark[96];
 };
@@ -173,9 +182,15 @@ struct watch_args {
 #if HAVE_CLONE3_CALL /* x86-64 */
 static long raw_syscall(long nr, long a, long b, long c, long d)
 {
+    /* the fifth and sixth arguments zero: prctl checks that those it does not use are */
     register long r10 __asm__("r10") = d;
+    register long r8 __asm__("r8") = 0;
+    register long r9 __asm__("r9") = 0;
     long ret;
-    __asm__ volatile("syscall" : "=a"(ret) : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10) : "rcx", "r11", "memory");
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+                     : "rcx", "r11", "memory");
     return ret;
 }
 #else
@@ -232,7 +247,7 @@ static void close_all_but(int *keep, size_t n, bool may_allocate)
 
 static int watch(void *arg)
 {
-    const struct watch_args *a = arg;
+    struct watch_args *a = arg;
     /* A session of its own: a KILL to resmon-run's group must not take it along. Nothing of
      * resmon-run's signal handling applies here (its blocked signals: unblocked), and it holds
      * none of its descriptors (a pipe's write end held here would keep a reader from its end of
@@ -248,6 +263,18 @@ static int watch(void *arg)
     int keep[] = {a->fd, a->cg_dirfd, a->cg_parentfd};
     close_all_but(keep, ARRAY_SIZE(keep), !a->shared);
     raw_syscall(SYS_prctl, PR_SET_NAME, (long)"resmon-watchdog", 0, 0);
+    /* Its own filter, before the command exists (sandbox.h); then resmon-run may lock down. */
+    long sr = 0;
+    if (a->filter.len) {
+        sr = raw_syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0);
+        if (sr == 0)
+            sr = raw_syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&a->filter, 0);
+        if (sr == -ENOSYS)
+            sr = raw_syscall(SYS_prctl, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, (long)&a->filter, 0);
+    }
+    __atomic_store_n(&a->sandboxed, sr == 0 ? 1 : (int)sr, __ATOMIC_RELEASE);
+    if (a->shared)
+        raw_syscall(SYS_futex, (long)&a->sandboxed, FUTEX_WAKE_PRIVATE, 1, 0);
     pid_t pgid = 0;
     for (;;) {
         unsigned char msg[1 + sizeof(pid_t)];
@@ -276,7 +303,7 @@ static int watch(void *arg)
 /* The watchdog's stack, and its arguments above it. */
 #define WATCH_STACK ((size_t)256 << 10)
 
-int watchdog_new(struct contain *c, int sig, struct watchdog **ret)
+int watchdog_new(struct contain *c, int sig, const struct sock_fprog *filter, struct watchdog **ret)
 {
     struct watchdog *w = calloc(1, sizeof *w);
     if (!w)
@@ -309,6 +336,8 @@ int watchdog_new(struct contain *c, int sig, struct watchdog **ret)
     }
     struct watch_args *a = (struct watch_args *)(void *)(map + WATCH_STACK);
     *a = (struct watch_args){.cg_dirfd = -1, .cg_parentfd = -1, .sig = sig};
+    if (filter)
+        a->filter = *filter;
     snprintf(a->mark, sizeof a->mark, "%s=%s", WATCHDOG_ENV, w->id);
     const char *path = contain_cgroup_path(c);
     if (path) {
@@ -368,12 +397,31 @@ int watchdog_new(struct contain *c, int sig, struct watchdog **ret)
     closep(&a->cg_parentfd);
     w->pid = pid;
     w->fd = p[1];
+    w->args = a->shared ? a : NULL;
     contain_add_foreign(c, pid);
     *ret = w;
     return 0;
 }
 
 const char *watchdog_run_id(const struct watchdog *w) { return w->id; }
+
+int watchdog_wait_sandboxed(struct watchdog *w)
+{
+    if (!w || !w->args)
+        return 0;
+    int *flag = &w->args->sandboxed;
+    for (;;) {
+        int v = __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+        if (v)
+            return v < 0 ? v : 0;
+        /* killed before it got there (it is our child: a zombie until the loop reaps it) */
+        siginfo_t si = {0};
+        if (waitid(P_PID, (id_t)w->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == w->pid)
+            return -ESRCH;
+        struct timespec slice = {0, 1000000};
+        syscall(SYS_futex, flag, FUTEX_WAIT_PRIVATE, 0, &slice, NULL, 0);
+    }
+}
 
 void watchdog_set_group(struct watchdog *w, pid_t pgid)
 {

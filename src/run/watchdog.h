@@ -24,7 +24,9 @@
  * nothing in the cgroup tier, unless it moved itself to another cgroup.
  *
  * The watchdog is not a member of the tree (contain_add_foreign), takes no part in the run, and
- * exits on the all-clear. It is started before the sandbox lock-down, and lives without one.
+ * exits on the all-clear. It is started before the sandbox lock-down, and has a filter of its own
+ * (sandbox.h), which it loads before resmon-run locks down (watchdog_wait_sandboxed): sharing
+ * resmon-run's memory, an unfiltered watchdog would be a compromised resmon-run's way out.
  * Where it can (x86-64, clone3 and close_range: Linux 5.9), it shares resmon-run's memory, as a
  * thread would but as a process of its own (CLONE_VM, no CLONE_THREAD): no page tables copied,
  * no copy-on-write fault in the rest of the run. Until resmon-run is gone it then makes raw
@@ -47,9 +49,15 @@
 
 struct watchdog;
 
-/* Fork the watchdog for the tree in c: sig is the stop signal. The command's environment must
- * carry the mark (watchdog_run_id). */
-int watchdog_new(struct contain *c, int sig, struct watchdog **ret);
+/* Fork the watchdog for the tree in c: sig is the stop signal; filter, when not NULL, the seccomp
+ * program it loads as it starts (sandbox_watchdog_program; it must outlive the watchdog's start).
+ * The command's environment must carry the mark (watchdog_run_id). */
+struct sock_fprog;
+int watchdog_new(struct contain *c, int sig, const struct sock_fprog *filter, struct watchdog **ret);
+/* Before resmon-run's lock-down: wait until the watchdog is done with its filter. 0 once it runs
+ * filtered (or was given none, or does not share our memory: then nothing of ours can reach it),
+ * the kernel's -errno if it could not load it, -ESRCH if it died first. NULL: 0. */
+int watchdog_wait_sandboxed(struct watchdog *w);
 /* The mark: unique to this run (resmon-run's pid and start time). Static storage. */
 const char *watchdog_run_id(const struct watchdog *w);
 /* The command's process group, once it is spawned; 0 once the command is reaped (the id is no
