@@ -73,10 +73,13 @@ for tier in $tiers; do
         [ "$(val "$(markers "$P" command | cut -f5)" reason)" = stopped ] || fail "$tier: $sig: $(markers "$P" command)"
     done
 
-    # The watchdog holds its pipe, /dev/null on 0-2 and (cgroup tier) the cgroup's directories,
+    # The watchdog holds its socket, /dev/null on 0-2 and (cgroup tier) the cgroup's directories,
     # nothing of resmon-run's (a pipe's write end or the stream kept open there would outlive
-    # resmon-run). It takes its name once it has closed the rest.
+    # resmon-run). It takes its name once it has closed the rest. The profile found at the path
+    # is removed, and its last close, which frees it, is the watchdog's (watchdog_close): no one
+    # holds it for the run.
     new_events
+    echo "an old profile" >"$T/wd-$tier.json"
     $R -o "$T/wd-$tier.json" -- "$HELPER" sleep 60 >/dev/null 2>&1 &
     sup=$!
     wait_event "ready *" >/dev/null
@@ -91,17 +94,25 @@ for tier in $tiers; do
         [ "$(id -u)" != 0 ] || fail "$tier: root cannot list the watchdog's descriptors"
         ! ls /proc/$sup/fd >/dev/null 2>&1 || fail "$tier: the watchdog is private, resmon-run is not"
     fi
-    pipes=1 others=""
-    ! ls /proc/$wd/fd >/dev/null 2>&1 || pipes=0
+    sockets=1 others=""
+    ! ls /proc/$wd/fd >/dev/null 2>&1 || sockets=0
     for f in /proc/$wd/fd/*; do
         t=$(readlink "$f") || continue
         case $t in
         /dev/null) ;;
-        pipe:*) pipes=$((pipes + 1)) ;;
+        socket:*) sockets=$((sockets + 1)) ;;
+        "$T/wd-$tier.json (deleted)") ;; # the old profile, until the watchdog has closed it
         *) [ "$tier" = cgroup ] && [ -d "$t" ] || others="$others ${f##*/}:$t" ;;
         esac
     done
-    [ $pipes = 1 ] && [ -z "$others" ] || fail "$tier: the watchdog holds $pipes pipes and$others"
+    [ $sockets = 1 ] && [ -z "$others" ] || fail "$tier: the watchdog holds $sockets sockets and$others"
+    if ls /proc/$sup/fd >/dev/null 2>&1; then
+        n=0
+        while ls -l /proc/$sup/fd/ /proc/$wd/fd/ 2>/dev/null | grep -q "wd-$tier.json (deleted)"; do
+            n=$((n + 1)); [ $n -lt 400 ] || fail "$tier: the old profile is still held: $(ls -l /proc/$sup/fd/ /proc/$wd/fd/)"
+            read -r -t 0.05 _ <&9 || :
+        done
+    fi
     # Sharing resmon-run's memory, it would be the way out of the lock-down: it has a filter of its
     # own, in place before resmon-run's (sandbox.h).
     n=0

@@ -223,6 +223,36 @@ START_TEST(test_create)
 }
 END_TEST
 
+/* outfile_create_keep: the file removed to take the path comes back open (its blocks stay until
+ * that close), nothing when there was none. */
+START_TEST(test_create_keep)
+{
+    make_dir(0700);
+    int old = open(at("p.json"), O_WRONLY | O_CREAT, 0644);
+    ck_assert_int_ge(old, 0);
+    ck_assert_int_eq(write_all(old, "old\n", 4), 0);
+    struct stat was, st;
+    ck_assert_int_eq(fstat(old, &was), 0);
+    close(old);
+    int fd = -1, removed = -2;
+    ck_assert_int_eq(outfile_create_keep(AT_FDCWD, at("p.json"), O_RDWR, 0644, &fd, &removed), 0);
+    ck_assert_int_ge(removed, 0);
+    ck_assert_int_eq(fstat(removed, &st), 0);
+    ck_assert(st.st_ino == was.st_ino && st.st_dev == was.st_dev);
+    ck_assert_int_eq(st.st_nlink, 0);
+    ck_assert_int_eq(st.st_size, 4);
+    ck_assert_int_eq(fstat(fd, &st), 0);
+    ck_assert(st.st_ino != was.st_ino);
+    close(removed);
+    close(fd);
+    ck_assert_int_eq(unlink(at("p.json")), 0);
+    ck_assert_int_eq(outfile_create_keep(AT_FDCWD, at("p.json"), O_RDWR, 0644, &fd, &removed), 0);
+    ck_assert_int_eq(removed, -1);
+    close(fd);
+    cleanup();
+}
+END_TEST
+
 /* outfile_append: a FIFO without a reader is refused at once (no hang, not ENXIO), a file is
  * appended to, a missing one created, O_RDWR does not create. */
 START_TEST(test_append)
@@ -310,6 +340,7 @@ int main(void)
     tcase_add_test(tc, test_atomic_without_tmpfile);
     tcase_add_test(tc, test_atomic_replaces);
     tcase_add_test(tc, test_create);
+    tcase_add_test(tc, test_create_keep);
     tcase_add_test(tc, test_append);
     tcase_add_test(tc, test_foreign);
     suite_add_tcase(s, tc);

@@ -255,6 +255,15 @@ START_TEST(test_truncates_and_umask)
     struct stream_meta m = meta_default();
     struct stream *s;
     ck_assert_int_eq(stream_open(AT_FDCWD, path, &m, 0, &s), 0);
+    /* the file that was there, removed: its last close is the caller's if taken */
+    int replaced = stream_take_replaced(s);
+    struct stat rst;
+    ck_assert_int_ge(replaced, 0);
+    ck_assert_int_eq(fstat(replaced, &rst), 0);
+    ck_assert_int_eq(rst.st_nlink, 0);
+    ck_assert_int_eq(rst.st_size, 36000); /* the 1 000 old lines */
+    close(replaced);
+    ck_assert_int_eq(stream_take_replaced(s), -1);
     stream_close(s);
     char *text = slurp(path, NULL);
     ck_assert(strstr(text, "old content") == NULL);
@@ -262,6 +271,7 @@ START_TEST(test_truncates_and_umask)
     mode_t old = umask(027);
     snprintf(path, sizeof path, "%s/new.jsonl", dir);
     ck_assert_int_eq(stream_open(AT_FDCWD, path, &m, 1, &s), 0); /* fsync after every line */
+    ck_assert_int_eq(stream_take_replaced(s), -1); /* nothing was there */
     marker_emit(stream_sink(s), "x", T0, MARKER_INSTANT, 0, NULL, 0);
     ck_assert_int_eq(stream_sync(s), 0);
     stream_close(s);

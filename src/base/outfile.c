@@ -62,6 +62,13 @@ static int set_blocking(int fd)
 
 int outfile_create(int dirfd, const char *path, int flags, mode_t mode, int *ret_fd)
 {
+    return outfile_create_keep(dirfd, path, flags, mode, ret_fd, NULL);
+}
+
+int outfile_create_keep(int dirfd, const char *path, int flags, mode_t mode, int *ret_fd, int *ret_removed)
+{
+    if (ret_removed)
+        *ret_removed = -1;
     if (!path || !*path)
         return -EINVAL;
     /* A few rounds: in a directory others write to, the name can be taken again between the
@@ -101,6 +108,8 @@ int outfile_create(int dirfd, const char *path, int flags, mode_t mode, int *ret
             return errno == EWOULDBLOCK ? -EBUSY : -errno;
         if (unlinkat(dirfd, path, 0) < 0 && errno != ENOENT)
             return -errno;
+        if (ret_removed && *ret_removed < 0)
+            *ret_removed = TAKE_FD(old);
     }
     return -EEXIST;
 }

@@ -16,6 +16,7 @@
 
 struct stream {
     int fd;
+    int replaced; /* the file that was at the path (stream_take_replaced), or -1 */
     void (*tap)(void *ctx, const char *buf, size_t len); /* stream_set_tap */
     void *tap_ctx;
     uint64_t t0_ns;
@@ -511,8 +512,8 @@ int stream_open(int dirfd, const char *path, const struct stream_meta *meta, uin
         return -EINVAL;
     /* A file of its own (outfile.h): what resmon-run reads back from it is what it wrote, so
      * nobody else may write to it (0644). */
-    _cleanup_close_ int fd = -1;
-    int r = outfile_create(dirfd, path, O_RDWR | O_APPEND, 0644, &fd);
+    _cleanup_close_ int fd = -1, replaced = -1;
+    int r = outfile_create_keep(dirfd, path, O_RDWR | O_APPEND, 0644, &fd, &replaced);
     if (r < 0)
         return r;
     /* Locked as soon as it exists; a second run that came between took the path, and has it. */
@@ -527,7 +528,7 @@ int stream_open(int dirfd, const char *path, const struct stream_meta *meta, uin
     struct stream *s = calloc(1, sizeof *s);
     if (!s)
         return -ENOMEM;
-    s->fd = -1;
+    s->fd = s->replaced = -1;
     s->t0_ns = meta->t0_ns;
     s->fsync_interval_ns = fsync_interval_ns;
     s->last_sync_ns = now_ns();
@@ -575,6 +576,7 @@ int stream_open(int dirfd, const char *path, const struct stream_meta *meta, uin
         return r;
     }
     s->lines = 3;
+    s->replaced = TAKE_FD(replaced);
     *ret = s;
     return 0;
 }
@@ -587,6 +589,8 @@ void stream_close(struct stream *s)
         stream_flush(s);
         close(s->fd);
     }
+    if (s->replaced >= 0)
+        close(s->replaced);
     free(s->back);
     jsonw_release(&s->w);
     free(s->pend);
@@ -604,6 +608,8 @@ void stream_set_tap(struct stream *s, void (*tap)(void *ctx, const char *buf, si
 }
 
 int stream_fd(const struct stream *s) { return s->fd; }
+
+int stream_take_replaced(struct stream *s) { return s ? TAKE_FD(s->replaced) : -1; }
 uint64_t stream_lines(const struct stream *s) { return s->lines; }
 uint64_t stream_write_errors(const struct stream *s) { return s->errors; }
 int stream_last_error(const struct stream *s) { return s->last_error; }

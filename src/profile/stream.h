@@ -108,6 +108,9 @@ int stream_flush(struct stream *s);
 double stream_ms(const struct stream *s, uint64_t mono_ns);
 
 int stream_fd(const struct stream *s);
+/* The file that was at the path before (removed: outfile_create_keep), open until stream_close()
+ * unless taken here (then the caller's to close); -1 when there was none. */
+int stream_take_replaced(struct stream *s);
 /* Hand every run of bytes written to the file, as it lands, to tap (NULL: none): a follower of
  * the stream gets them without reading the file back (profile.h, fed mode). The runs make up
  * whole lines of the writer's, in the layout above, unless a line begun in the file can no longer

@@ -184,9 +184,9 @@ static int add_self_rules(scmp_filter_ctx ctx)
 /* The watchdog's allow-list (watchdog.h): it shares resmon-run's memory without sharing its
  * lock-down, so it has one of its own, narrower: waiting on its pipe, then taking the tree down
  * (its /proc and cgroup files, signals, the cgroup leaf's removal). No memory calls: it allocates
- * nothing. */
+ * nothing. recvmsg: a message may carry a descriptor to close (watchdog.h). */
 static const char *const watchdog_names[] = {
-    "read", "close", "futex", "exit", "exit_group", "restart_syscall", "rt_sigreturn",
+    "read", "recvmsg", "close", "futex", "exit", "exit_group", "restart_syscall", "rt_sigreturn",
     "open", "openat", "getdents64", "write", "kill", "pidfd_open", "pidfd_send_signal", "getpid",
     "nanosleep", "clock_nanosleep", "unlinkat", "rmdir",
 };

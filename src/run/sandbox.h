@@ -98,7 +98,7 @@ int sandbox_self_filter_export(struct sock_fprog *ret);
 /* THE WATCHDOG'S FILTER. The watchdog (watchdog.h) is started before the lock-down and may share
  * resmon-run's memory: unfiltered, it would be the way out of the lock-down for a compromised
  * resmon-run, which can write its stack. It loads a filter of its own as it starts, before the
- * command exists: read, close, futex, exits; and to take the tree down openat, getdents64, write,
+ * command exists: read, recvmsg, close, futex, exits; and to take the tree down openat, getdents64, write,
  * kill, pidfd_open, pidfd_send_signal, getpid, nanosleep, unlinkat, rmdir. Anything else kills it
  * (SECCOMP_RET_KILL_PROCESS; on kernels before 4.14 the kernel reads that as KILL, the same for a
  * process of one thread). Sanitizer builds add what their runtimes may call.

@@ -195,6 +195,9 @@ static int open_stream(struct sv *sv)
     if (r < 0)
         return r;
     sv->sink = stream_sink(sv->stream);
+    /* The file that was at the path is gone but for its last close, which frees it: the
+     * watchdog's, while the setup goes on. */
+    watchdog_close(sv->watchdog, stream_take_replaced(sv->stream));
     /* The loop flushes before it waits (stream.h): one write per chunk of output, not per line. */
     stream_hold(sv->stream, true);
     /* Without a follower finalizing still works, it just reads the whole stream then. The

@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -28,12 +29,12 @@ struct watch_args;
 
 struct watchdog {
     pid_t pid;
-    int fd; /* write end of the pipe; its end is resmon-run's end */
+    int fd; /* our end of the socket pair; its end is resmon-run's end */
     struct watch_args *args; /* when it shares our memory */
     char id[64];
 };
 
-enum { MSG_GROUP = 'g', MSG_CLEAR = 'x' };
+enum { MSG_GROUP = 'g', MSG_CLEAR = 'x', MSG_CLOSE = 'c' };
 
 static void pause_ms(long ms)
 {
@@ -169,7 +170,7 @@ static void take_down(int cg_dirfd, int cg_parentfd, const char *leaf, pid_t pgi
 
 /* What the watchdog needs, in memory resmon-run never writes: beside its stack. */
 struct watch_args {
-    int fd; /* read end of the pipe */
+    int fd; /* its end of the socket pair */
     int cg_dirfd, cg_parentfd;
     int sig;
     bool shared;
@@ -278,9 +279,24 @@ static int watch(void *arg)
     pid_t pgid = 0;
     for (;;) {
         unsigned char msg[1 + sizeof(pid_t)];
-        long n = raw_syscall(SYS_read, a->fd, (long)msg, 1, 0);
+        /* room for the one descriptor a message may carry (watchdog_close) */
+        union {
+            struct cmsghdr h;
+            char buf[CMSG_SPACE(sizeof(int))];
+        } ctl;
+        struct iovec iov = {msg, 1};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+        long n = raw_syscall(SYS_recvmsg, a->fd, (long)&mh, 0, 0);
         if (n == -EINTR)
             continue;
+        /* a descriptor sent to be closed (watchdog_close): at once */
+        struct cmsghdr *c = n == 1 && msg[0] == MSG_CLOSE ? CMSG_FIRSTHDR(&mh) : NULL;
+        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int))) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(c), sizeof fd);
+            raw_syscall(SYS_close, fd, 0, 0, 0);
+            continue;
+        }
         if (n == 1 && msg[0] == MSG_CLEAR)
             break;
         if (n == 1 && msg[0] == MSG_GROUP) {
@@ -353,7 +369,8 @@ int watchdog_new(struct contain *c, int sig, const struct sock_fprog *filter, st
         }
     }
     int p[2];
-    if (pipe2(p, O_CLOEXEC) < 0) {
+    /* A socket pair, not a pipe: a message can carry a descriptor (watchdog_close). */
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) < 0) {
         int r = -errno;
         closep(&a->cg_parentfd);
         munmap(map, WATCH_STACK + sizeof *a);
@@ -431,6 +448,29 @@ void watchdog_set_group(struct watchdog *w, pid_t pgid)
     memcpy(msg + 1, &pgid, sizeof pgid);
     ssize_t n = write(w->fd, msg, sizeof msg);
     (void)n; /* a watchdog that died (someone killed it) cannot be helped */
+}
+
+void watchdog_close(struct watchdog *w, int fd)
+{
+    if (fd < 0)
+        return;
+    if (w) {
+        unsigned char msg = MSG_CLOSE;
+        union {
+            struct cmsghdr h;
+            char buf[CMSG_SPACE(sizeof(int))];
+        } ctl;
+        memset(&ctl, 0, sizeof ctl);
+        struct iovec iov = {&msg, 1};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof fd);
+        (void)sendmsg(w->fd, &mh, MSG_NOSIGNAL); /* if it cannot go, the close below is the last */
+    }
+    close(fd);
 }
 
 void watchdog_release(struct watchdog *w)
