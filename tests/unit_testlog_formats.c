@@ -207,6 +207,20 @@ static const struct tl_format *const formats[] = {
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
+/* A state as the core makes it (zeroed) is idle: the core does not ask (testlog/event.h). */
+START_TEST(zeroed_state_idle)
+{
+    for (size_t i = 0; i < NFORMATS; i++) {
+        void *state = calloc(1, formats[i]->state_size ? formats[i]->state_size : 1);
+        ck_assert_ptr_nonnull(state);
+        ck_assert_msg(!formats[i]->busy || !formats[i]->busy(state), "%s: busy at its start", formats[i]->name);
+        ck_assert_msg(!formats[i]->captures || !formats[i]->captures(state), "%s: captures at its start",
+                      formats[i]->name);
+        free(state);
+    }
+}
+END_TEST
+
 /* A parser's state as the core makes it (zeroed), and its release. */
 static void *state_new(const struct tl_format *fmt)
 {
@@ -1380,7 +1394,7 @@ static Suite *suite(void)
     } cases[] = {
         {"fixtures", fixtures},        {"tap_hold", tap_hold_timing},
         {"tap_held_texts", tap_held_texts_survive},
-        {"plain", plain_text_rejected},
+        {"plain", plain_text_rejected}, {"zeroed_idle", zeroed_state_idle},
         {"huge", huge_names},          {"rfc3339", rfc3339},
         {"numbers", numbers},          {"payload_helpers", payload_helpers},
         {"shape_tbpl", shape_tbpl},    {"shape_pytest", shape_pytest},

@@ -123,7 +123,8 @@ struct tl_format {
      * (A line of one byte passes when that byte begins a pair.) first_bytes and pairs both NULL:
      * every line may match (no prefilter). A busy parser (one waiting for a continuation that
      * any line may bring or cancel) sees every line. busy is asked after each call of parse, the
-     * only time the state changes. */
+     * only time the state changes; a zeroed state (the start) must be idle, and is not asked
+     * (asking would touch every parser's state before the command has printed anything). */
     const char *first_bytes;
     const char *const *pairs;
     bool dotted_word;

@@ -110,20 +110,30 @@ int testlog_parse_formats(const char *arg, unsigned *ret_mask)
 /* A parser's state in the shared mapping starts at a multiple of this. */
 #define STATE_ALIGN(n) (((n) + 63) & ~(size_t)63)
 
-/* A zeroed row of the prefilter for pairs starting with byte a (a == 0: row 0, which every byte
- * without a row of its own points to). */
-static int add_pair_row(struct testlog *tl, unsigned a)
+/* The prefilter's rows for pairs, one per first byte that begins a pair of an enabled format, and
+ * row 0, zeroed, where every other byte points: counted first, so that they are allocated once. */
+static int make_pair_rows(struct testlog *tl, unsigned formats, bool no_prefilter)
 {
-    size_t n = tl->npair_rows + 1;
-    if (n > UINT8_MAX + 1)
-        return -ENOMEM; /* 255 rows: more than there are first bytes in use */
-    fmt_mask(*rows)[256] = realloc(tl->pair_rows, n * sizeof *rows);
-    if (!rows)
+    bool first[256] = {false};
+    size_t n = 1;
+    for (size_t i = 0; i < ARRAY_SIZE(format_table) && !no_prefilter; i++) {
+        const struct tl_format *f = format_table[i];
+        if (!f || !(formats & f->bit) || (!f->first_bytes && !f->pairs))
+            continue;
+        for (const char *const *pr = f->pairs; pr && *pr; pr++) {
+            unsigned a = (unsigned char)(*pr)[0];
+            if (!first[a]) {
+                if (n > UINT8_MAX)
+                    return -ENOMEM; /* more rows than there are first bytes in use */
+                first[a] = true;
+                tl->pair_row[a] = (uint8_t)n++;
+            }
+        }
+    }
+    tl->pair_rows = calloc(n, sizeof *tl->pair_rows);
+    if (!tl->pair_rows)
         return -ENOMEM;
-    memset(rows[n - 1], 0, sizeof *rows);
-    tl->pair_rows = rows;
     tl->npair_rows = n;
-    tl->pair_row[a] = (uint8_t)(n - 1);
     return 0;
 }
 
@@ -140,7 +150,7 @@ int testlog_new(const struct testlog_config *cfg, const struct marker_sink *sink
         tl->probe = *probe;
     jsonw_init(&tl->w);
     jsonw_init(&tl->esc);
-    if (add_pair_row(tl, 0) < 0) {
+    if (make_pair_rows(tl, cfg->formats, cfg->no_prefilter) < 0) {
         testlog_free(tl);
         return -ENOMEM;
     }
@@ -184,19 +194,12 @@ int testlog_new(const struct testlog_config *cfg, const struct marker_sink *sink
         for (const char *const *pr = f->pairs; pr && *pr && !any; pr++) {
             unsigned a = (unsigned char)(*pr)[0], b = (unsigned char)(*pr)[1];
             tl->by_byte[a] |= bit;
-            if (!tl->pair_row[a] && add_pair_row(tl, a) < 0) {
-                testlog_free(tl);
-                return -ENOMEM;
-            }
             tl->pair_rows[tl->pair_row[a]][b] |= bit;
         }
         if (f->dotted_word)
             tl->dotted |= bit;
-        if (f->busy) {
-            tl->can_busy |= bit;
-            if (f->busy(s->state))
-                tl->busy |= bit;
-        }
+        if (f->busy)
+            tl->can_busy |= bit; /* and idle: its state is zeroed (testlog/event.h) */
         if (f->captures)
             tl->can_capture |= bit;
     }
