@@ -96,6 +96,19 @@ END_TEST
 /* The lock-down's program as the build wrote it (linked in, as into resmon-run) is what the rules
  * build now: a rule changed without the program following would fail here. The lock-down tests
  * below load it. */
+#ifdef SANDBOX_TEST_RUNTIME
+/* Built as unit_sandbox_runtime, without the programs the build writes (as a cross build is): the
+ * filters are built when they are loaded, and every loading test below runs on those. */
+START_TEST(test_builtin_program)
+{
+    SKIP_UNLESS_LOADABLE();
+    struct sock_fprog p;
+    ck_assert_int_eq(sandbox_self_filter_export(&p), 0);
+    ck_assert_uint_gt(p.len, 20);
+    free(p.filter);
+}
+END_TEST
+#else
 extern const unsigned short sandbox_self_bpf_len;
 extern const struct sock_filter sandbox_self_bpf[];
 
@@ -114,6 +127,7 @@ START_TEST(test_builtin_program)
     free(p.filter);
 }
 END_TEST
+#endif
 
 START_TEST(test_filter_build)
 {
@@ -350,6 +364,23 @@ END_TEST
 
 /* ---- the watchdog's filter ------------------------------------------------------------------ */
 
+#ifdef SANDBOX_TEST_RUNTIME
+START_TEST(test_watchdog_builtin)
+{
+    SKIP_UNLESS_LOADABLE();
+    /* no program was built with this binary: the run's is built here, once */
+    const struct sock_fprog *run, *again;
+    ck_assert_int_eq(sandbox_watchdog_program(&run), 0);
+    struct sock_fprog p;
+    ck_assert_int_eq(sandbox_watchdog_filter_export(&p), 0);
+    ck_assert_uint_eq(p.len, run->len);
+    ck_assert_int_eq(memcmp(p.filter, run->filter, p.len * sizeof *p.filter), 0);
+    free(p.filter);
+    ck_assert_int_eq(sandbox_watchdog_program(&again), 0);
+    ck_assert_ptr_eq(again->filter, run->filter);
+}
+END_TEST
+#else
 extern const unsigned short sandbox_watchdog_bpf_len;
 extern const struct sock_filter sandbox_watchdog_bpf[];
 
@@ -367,6 +398,7 @@ START_TEST(test_watchdog_builtin)
     ck_assert_ptr_eq(run->filter, sandbox_watchdog_bpf);
 }
 END_TEST
+#endif
 
 static int load_watchdog_filter(void)
 {
