@@ -35,25 +35,36 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 FFPROF=${FFPROF:-$TOP_SRCDIR/../shared/ffprof/validate-profile.cjs}
 frontend_available() { command -v node >/dev/null 2>&1 && [ -f "$FFPROF" ]; }
 
-# frontend FILE: load FILE (a full profile, plain or gzip) with the front-end's import code and
-# hold it to what a user must see (tests/frontend-check.cjs); prints its line of facts.
+# frontend FILE...: load each FILE (a full profile, plain or gzip) with the front-end's import code
+# and hold it to what a user must see (tests/frontend-check.cjs); prints a line of facts for each.
+# Each file that passed is noted (its size, time, inode and name) in $T/.loaded:
+# check_every_profile does not load it again while it is unchanged.
 frontend() {
     [ -s "$T/.schemas.json" ] || "$HELPERS/check-profile" --schemas >"$T/.schemas.json" ||
         { echo "FAIL: check-profile --schemas" >&2; return 1; }
-    node "$TOP_SRCDIR/tests/frontend-check.cjs" "$FFPROF" "$T/.schemas.json" "$1"
+    node "$TOP_SRCDIR/tests/frontend-check.cjs" "$FFPROF" "$T/.schemas.json" "$@" || return 1
+    for _lf in "$@"; do file_stamp "$_lf" >>"$T/.loaded"; done
+}
+
+# file_stamp FILE: a line that changes when FILE does.
+file_stamp() { stat -c '%s %y %i %n' "$1"; }
+
+# structure_ok FILE: FILE is a full profile the structural checker accepts. A gzip profile is
+# checked decompressed.
+structure_ok() {
+    case "$(od -An -tx1 -N2 "$1" 2>/dev/null | tr -d ' ')" in
+    1f8b)
+        gzip -dc <"$1" >"$T/.unzipped.json" || { echo "FAIL: $1: not gzip" >&2; return 1; }
+        "$HELPERS/check-profile" "$T/.unzipped.json" ;;
+    *) "$HELPERS/check-profile" "$1" ;;
+    esac
 }
 
 # profile_ok FILE: FILE is a full profile the structural checker and (when there) the front-end
-# accept. A gzip profile is checked decompressed, and loaded as it is.
+# accept; a gzip profile is loaded as it is.
 profile_ok() {
-    _pf=$1
-    case "$(od -An -tx1 -N2 "$_pf" 2>/dev/null | tr -d ' ')" in
-    1f8b)
-        gzip -dc <"$_pf" >"$T/.unzipped.json" || { echo "FAIL: $_pf: not gzip" >&2; return 1; }
-        "$HELPERS/check-profile" "$T/.unzipped.json" || return 1 ;;
-    *) "$HELPERS/check-profile" "$_pf" || return 1 ;;
-    esac
-    if frontend_available; then frontend "$_pf" >/dev/null || return 1; fi
+    structure_ok "$1" || return 1
+    if frontend_available; then frontend "$1" >/dev/null || return 1; fi
     return 0
 }
 
@@ -81,13 +92,17 @@ junit_valid() {
 check_every_profile() {
     find "$T" -type f ! -name '.*' ! -path "$T/raw/*" 2>/dev/null | sort >"$T/.profiles"
     _checked=0 _otlp=0
+    # the front-end loads them all at the end, in one call
+    : >"$T/.frontend"
     while IFS= read -r _f; do
         _head=$(head -c 14 "$_f" 2>/dev/null | tr -d '\000')
         _magic=$(od -An -tx1 -N2 "$_f" 2>/dev/null | tr -d ' ')
         if [ "$_head" = '{"type":"meta"' ]; then
-            "$RESMON_RUN" --recover "$_f" -o "$T/.recovered.json" 2>"$T/.recover.err" ||
+            _rec="$T/.recovered-$_checked.json"
+            "$RESMON_RUN" --recover "$_f" -o "$_rec" 2>"$T/.recover.err" ||
                 { echo "FAIL: $_f: the stream does not convert: $(cat "$T/.recover.err")" >&2; return 1; }
-            profile_ok "$T/.recovered.json" || { echo "FAIL: $_f: its conversion is not a valid profile" >&2; return 1; }
+            structure_ok "$_rec" || { echo "FAIL: $_f: its conversion is not a valid profile" >&2; return 1; }
+            echo "$_rec" >>"$T/.frontend"
         elif [ "$(printf %.5s "$_head")" = '<?xml' ] && grep -q '<testsuites' "$_f"; then
             # a JUnit report (--junit): valid against the Jenkins schemas
             if command -v xmllint >/dev/null 2>&1; then
@@ -108,12 +123,24 @@ check_every_profile() {
             _otlp=$((_otlp + 1))
             continue
         elif [ "$(printf %.8s "$_head")" = '{"meta":' ] || [ "$_magic" = 1f8b ]; then
-            profile_ok "$_f" || { echo "FAIL: $_f: not a valid profile" >&2; return 1; }
+            structure_ok "$_f" || { echo "FAIL: $_f: not a valid profile" >&2; return 1; }
+            # not again if it was loaded as it is now (frontend)
+            grep -qxF "$(file_stamp "$_f")" "$T/.loaded" 2>/dev/null || echo "$_f" >>"$T/.frontend"
         else
             continue
         fi
         _checked=$((_checked + 1))
     done <"$T/.profiles"
+    if [ -s "$T/.frontend" ] && frontend_available; then
+        # (file names without newlines: the tests' own)
+        _old_ifs=$IFS
+        IFS='
+'
+        # shellcheck disable=SC2046
+        set -- $(cat "$T/.frontend")
+        IFS=$_old_ifs
+        frontend "$@" >/dev/null || { echo "FAIL: a profile the front-end does not load as it should (above)" >&2; return 1; }
+    fi
     if [ "$_otlp" -gt 0 ]; then
         if otlp_decoder_available; then
             echo "$_otlp OTLP files checked, and decoded with the OTLP protobuf definitions"
