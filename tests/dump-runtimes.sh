@@ -52,7 +52,7 @@ if command -v java >/dev/null 2>&1; then
 fi
 # a Go program is recognised by its ELF sections, read with libelf (there with libdw)
 if command -v go >/dev/null 2>&1 && grep -q '^#define HAVE_LIBDW 1' "$TOP_BUILDDIR/config.h" &&
-    GOCACHE="$T/go-cache" GOPATH="$T/go" go build -o "$T/hang-go" "$R/hang.go" 2>"$T/go-build.err"; then
+    GOCACHE="$(go_cache)" GOPATH="$T/go" go build -o "$T/hang-go" "$R/hang.go" 2>"$T/go-build.err"; then
     dumped go "$T/hang-go"
     expect go "main.stuckInGoLock" err
     ran=$((ran + 1))
@@ -60,7 +60,7 @@ fi
 # a stripped Go binary (no .symtab, as the go tool ships) still has its frames named, from the
 # function table the Go runtime reads (.gopclntab)
 if command -v go >/dev/null 2>&1 && grep -q '^#define HAVE_LIBDW 1' "$TOP_BUILDDIR/config.h" &&
-    GOCACHE="$T/go-cache" GOPATH="$T/go" go build -ldflags="-s -w" -o "$T/hang-go-s" "$R/hang.go" 2>"$T/go-build.err"; then
+    GOCACHE="$(go_cache)" GOPATH="$T/go" go build -ldflags="-s -w" -o "$T/hang-go-s" "$R/hang.go" 2>"$T/go-build.err"; then
     ! readelf -S "$T/hang-go-s" 2>/dev/null | grep -q ' \.symtab ' || fail "go build -ldflags=-s left a .symtab"
     new_events
     "$RESMON_RUN" --timeout=1h -i 0 -o "$T/gos.json" -- "$T/hang-go-s" >/dev/null 2>"$T/gos.err" &
@@ -80,7 +80,7 @@ if command -v go >/dev/null 2>&1 && grep -q '^#define HAVE_LIBDW 1' "$TOP_BUILDD
     cp -R "$R/gotest" "$T/gotest"
     chmod -R u+w "$T/gotest"
     new_events
-    (cd "$T/gotest" && GOCACHE="$T/go-cache" GOPATH="$T/go" GOFLAGS=-mod=mod GOPROXY=off \
+    (cd "$T/gotest" && GOCACHE="$(go_cache)" GOPATH="$T/go" GOFLAGS=-mod=mod GOPROXY=off \
         exec "$RESMON_RUN" --timeout=1h -i 0 --dump=go --dump-budget=60s -o "$T/gotest.json" -- \
         go test -count=1 . >"$T/gotest.out" 2>"$T/gotest.err") &
     sup=$!

@@ -109,7 +109,7 @@ func TestMeets(t *testing.T) {
 }
 EOG
     done
-    (cd "$T/gomod" && GL_DIR=$T GOCACHE="$T/go-cache" GOPATH="$T/go" GOFLAGS=-mod=mod GOPROXY=off \
+    (cd "$T/gomod" && GL_DIR=$T GOCACHE="$(go_cache)" GOPATH="$T/go" GOFLAGS=-mod=mod GOPROXY=off \
         exec "$RESMON_RUN" -i 0.05 -o "$T/go.json" -- go test -json -p 2 ./... >"$T/go.out" 2>"$T/go.err")
     st=$?
     [ $st -eq 0 ] || fail "go test: status $st: $(cat "$T/go.err") $(cat "$T/go.out")"

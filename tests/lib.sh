@@ -29,6 +29,13 @@ new_events
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# go_cache: the Go build cache the tests share, so that the standard library is compiled once per
+# user rather than in every test: the user's own cache directory, else the test's scratch one.
+go_cache() {
+    _gc=${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/resmon-tests-go
+    if mkdir -p "$_gc" 2>/dev/null && [ -w "$_gc" ]; then echo "$_gc"; else echo "$T/go-cache"; fi
+}
+
 # ---- every profile a test leaves goes through the real front-end ----------------------------
 # The Firefox Profiler's own loader, bundled for node (../shared/ffprof). Without node or it (a
 # release tarball), the profiles are still checked structurally.
