@@ -494,9 +494,25 @@ static bool setup_with_events(struct run *r, child_fn fn)
 
 static void child_wait(struct run *r) { child_sync(r); }
 
+/* The pids' counter (ns_last_pid), or -1. */
+static long pids_counter(void)
+{
+    char b[16];
+    int fd = open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, b, sizeof b - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return -1;
+    b[n] = '\0';
+    return strtol(b, NULL, 10);
+}
+
 /* The filter's window of pids allocated next (procfilter.h) taken by a process outside the tree
  * that forks on and on: once its first event passed, the window closes, and the rest of its
- * forks and exits cost nothing. */
+ * forks and exits cost nothing. What other processes of the machine start meanwhile (a test run
+ * beside this one) may pass the window before it closes too: three events each are allowed for
+ * them, and the case is skipped when there were too many to tell. */
 START_TEST(test_filter_window_closes)
 {
     struct run r;
@@ -504,6 +520,7 @@ START_TEST(test_filter_window_closes)
         return;
     struct sampler_totals t;
     wait_ready(&r);
+    long counter0 = pids_counter();
     sampler_handle_events(r.s, now_ns());
     int pipefd[2], next[2];
     ck_assert_int_eq(pipe(pipefd), 0);
@@ -539,10 +556,19 @@ START_TEST(test_filter_window_closes)
             ck_assert_int_eq(write(next[1], "n", 1), 1);
         }
         sampler_get_totals(r.s, &t);
-        /* its first fork and that child's exit before the window closed (or another process's
-         * that took a pid of the window first): a handful, not its 80 */
-        ck_assert_msg(t.events - before <= 8, "%llu events of a process outside the tree were read",
-                      (unsigned long long)(t.events - before));
+        /* the pids others took meanwhile: all but the outsider's and its 40 children's (unknown
+         * once the pids wrapped around: as many as might be) */
+        long counter1 = pids_counter();
+        long others = counter0 > 0 && counter1 >= counter0 ? MAX(counter1 - counter0 - 41, 0) : 1000;
+        /* the outsider's 80 events, had the window stayed open, must stand out */
+        if (8 + 3 * others >= 60)
+            check_skip("other processes started %ld processes meanwhile: skipped\n", others);
+        else
+            /* its first fork and that child's exit before the window closed (or another process's
+             * that took a pid of the window first): a handful, not its 80 */
+            ck_assert_msg(t.events - before <= 8 + 3 * (uint64_t)others,
+                          "%llu events of a process outside the tree were read (%ld other processes started)",
+                          (unsigned long long)(t.events - before), others);
     }
     waitpid(outsider, NULL, 0);
     go(&r);
