@@ -36,20 +36,13 @@ static void raise_signal(int sig)
     raise(sig);
 }
 
-#include <time.h>
-#include <sys/resource.h>
-
-unsigned long long tr_t[64];
-static inline void TR(int i){struct timespec ts; clock_gettime(CLOCK_MONOTONIC,&ts); tr_t[i]=ts.tv_sec*1000000000ULL+ts.tv_nsec; struct rusage ru; getrusage(RUSAGE_SELF,&ru); tr_t[i+32]=ru.ru_minflt;}
 int main(int argc, char **argv)
 {
-    TR(0);
     log_set_program(argv[0]);
     struct options o;
     int r = cli_parse(argc, argv, &o);
     if (r)
         return r;
-    TR(1);
     /* Now, before the seccomp lock-down forbids mapping code (libxml.h). */
     const char *why;
     if (o.junit && libxml_load(&why) < 0) {
@@ -158,7 +151,5 @@ int main(int argc, char **argv)
     }
     }
     cli_release(&o);
-    TR(10);
-    if (getenv("RESMON_TR")) { for (int i=1;i<=31;i++) fprintf(stderr, "%d %llu %llu\n", i, (tr_t[i]-tr_t[0])/1000, tr_t[i+32]); }
     return status;
 }

@@ -183,20 +183,13 @@ static void remove_stale_leaves(const char *parent)
     closedir(d);
 }
 
-#include <time.h>
-#include <sys/resource.h>
-unsigned long long tr_t[64] __attribute__((weak));
-static inline void TR(int i){struct timespec ts; clock_gettime(CLOCK_MONOTONIC,&ts); tr_t[i]=ts.tv_sec*1000000000ULL+ts.tv_nsec; struct rusage ru; getrusage(RUSAGE_SELF,&ru); tr_t[i+32]=ru.ru_minflt;}
 static int cgroup_setup(struct contain *c)
 {
-    TR(29);
     char mnt[PATH_MAX], own[PATH_MAX], path[PATH_MAX];
     int r = find_cgroup2_mount(mnt, sizeof mnt);
     if (r < 0)
         return r;
-    TR(30);
     r = find_own_cgroup(own, sizeof own);
-    TR(31);
     if (r < 0)
         return r;
     /* A leaf beside nothing else of ours, named by its owner's pid and start time: a stale
@@ -209,10 +202,8 @@ static int cgroup_setup(struct contain *c)
     *slash = '\0';
     remove_stale_leaves(path);
     *slash = '/';
-    TR(19);
     if (mkdir(path, 0755) < 0)
         return -errno;
-    TR(19);
     c->cg_dirfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (c->cg_dirfd < 0) {
         r = -errno;

@@ -467,10 +467,6 @@ bool pent_tracked(struct sampler *s, pid_t pid)
 
 /* ---- public ----------------------------------------------------------------------------- */
 
-#include <time.h>
-#include <sys/resource.h>
-unsigned long long tr_t[64] __attribute__((weak));
-static inline void TR(int i){struct timespec ts; clock_gettime(CLOCK_MONOTONIC,&ts); tr_t[i]=ts.tv_sec*1000000000ULL+ts.tv_nsec; struct rusage ru; getrusage(RUSAGE_SELF,&ru); tr_t[i+32]=ru.ru_minflt;}
 int sampler_new(const struct sampler_config *cfg, struct contain *c, const struct marker_sink *sink,
                 uint64_t t0_ns, struct sampler **ret)
 {
@@ -522,7 +518,6 @@ int sampler_new(const struct sampler_config *cfg, struct contain *c, const struc
         machine_read(s, &m);
         machine_commit(s, &m);
     }
-    TR(23);
     if (cfg->tree && c) {
         int cg = contain_cgroup_fd(c);
         if (cg >= 0) {
@@ -538,15 +533,12 @@ int sampler_new(const struct sampler_config *cfg, struct contain *c, const struc
             } else
                 close_fd(&s->fd_cg_cpu);
         }
-        TR(26);
         s->events_err = cfg->proc_events ? nl_open(s) : -ENOTSUP;
-        TR(26);
         if (s->events_err == 0)
             s->tot.proc_events = true;
         /* before the command starts: the events follow it from its exec (perfring.h) */
         if (cfg->proc_names && !cfg->proc_root)
             s->names_err = names_open(s);
-        TR(26);
         if (hash_grow(s, 32) < 0)
             goto fail;
     }
@@ -565,14 +557,13 @@ int sampler_new(const struct sampler_config *cfg, struct contain *c, const struc
             if (!jsonw_failed(&s->w))
                 marker_state(sink, s->w.buf, s->w.len);
         }
-        TR(26);
+        /* The machine's pressure with the machine, the tree's with the tree; the baseline now. */
         if (cfg->pressure && (cfg->system || (cfg->tree && c))) {
             int cg = cfg->tree && c ? contain_cgroup_fd(c) : -1;
             if (pressure_new(cfg->system ? s->proc_fd : -1, cg, sink, &s->psi) == 0)
                 pressure_sample(s->psi, t0_ns, true);
         }
     }
-    TR(26);
     *ret = s;
     return 0;
 fail:

@@ -4,10 +4,6 @@
  * spawned, and what it needs of resmon-run from then on is locked down (sandbox.h).
  */
 #include "run/state.h"
-#include <time.h>
-#include <sys/resource.h>
-unsigned long long tr_t[64] __attribute__((weak));
-static inline void TR(int i){struct timespec ts; clock_gettime(CLOCK_MONOTONIC,&ts); tr_t[i]=ts.tv_sec*1000000000ULL+ts.tv_nsec; struct rusage ru; getrusage(RUSAGE_SELF,&ru); tr_t[i+32]=ru.ru_minflt;}
 
 #include <errno.h>
 #include <fcntl.h>
@@ -194,9 +190,7 @@ static int open_stream(struct sv *sv)
         .extra_values = values,
         .n_extra = n,
     };
-    TR(19);
     int r = stream_open(AT_FDCWD, sv->profile_path, &meta, o->fsync_interval_ns, &sv->stream);
-    TR(20);
     cimeta_release(&ci);
     if (r < 0)
         return r;
@@ -303,7 +297,6 @@ static int setup_tree(struct sv *sv, struct run_setup *su)
     const struct options *o = sv->o;
     const char *why = NULL;
     int r = contain_new(o->containment, &sv->contain, &why);
-    TR(16);
     if (r < 0) {
         log_errno(r, "cannot set up %s containment", o->containment == CONTAIN_MODE_CGROUP ? "cgroup" : "subreaper");
         return r;
@@ -328,7 +321,6 @@ static int setup_tree(struct sv *sv, struct run_setup *su)
                                 (o->tasks_limit && !(kernel & CONTAIN_LIMIT_TASKS))))
             log_warn("sampling is off (-i 0): limits checked at each sample are not checked");
     }
-    TR(17);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     sv->ncpu = ncpu > 0 ? (unsigned)ncpu : 1;
     sv->deadline_cpu = limits_cpu_deadline(sv->limits, sv->t0, 0, sv->ncpu);
@@ -377,7 +369,6 @@ static int setup_output(struct sv *sv, struct run_setup *su, bool *ret_parse)
         }
         su->child_err[0] = -1;
     }
-    TR(18);
     if (want_stream && (r = open_stream(sv)) < 0) {
         say_open_error(sv, r);
         return r;
@@ -424,7 +415,6 @@ static int setup_observers(struct sv *sv, bool parse)
                     "command line or name is read is counted unnamed",
                     strerror(-nr));
     }
-    TR(21);
     if (o->interval_ns && (r = start_timer(sv)) < 0) {
         log_errno(r, "cannot set up the sampling timer");
         return r;
@@ -444,7 +434,6 @@ static int setup_observers(struct sv *sv, bool parse)
             return r;
         }
     }
-    TR(22);
     struct usermark_probe uprobe = {probe_tree_cpu, sv};
     if (!o->no_profile) {
         struct usermark_config ucfg = {.t0_ns = sv->t0};
@@ -460,23 +449,16 @@ static int setup_observers(struct sv *sv, bool parse)
 int run_setup(struct sv *sv, struct run_setup *su)
 {
     bool parse = false;
-    TR(24);
     int r = setup_reports(sv);
     if (r < 0)
         return r;
-    TR(25);
     if ((r = setup_signals(sv, &su->orig_mask, &su->chld_ignored, &su->xfsz_ignored)) < 0) {
         log_errno(r, "cannot set up signal handling");
         return r;
     }
-    TR(27);
-    if ((r = setup_tree(sv, su)) < 0) return r;
-    TR(2);
-    if ((r = setup_output(sv, su, &parse)) < 0) return r;
-    TR(3);
-    if ((r = setup_observers(sv, parse)) < 0)
+    if ((r = setup_tree(sv, su)) < 0 || (r = setup_output(sv, su, &parse)) < 0 ||
+        (r = setup_observers(sv, parse)) < 0)
         return r;
-    TR(4);
     sinks_attach_run(sv->sinks, &(struct sinks_run){sv, run_facts_now, sinks_mid_line, sinks_line_ended});
     watch_parent(sv);
     return 0;
@@ -566,7 +548,6 @@ int run_start(struct sv *sv, struct run_setup *su, struct supervise_result *ret)
         log_msg("cpu profile: unavailable: %s", cpuprof_error(sv->cpuprof));
     bool exec_failed;
     r = spawn_command(&sc, &sv->pid, &exec_failed);
-    TR(5);
     sandbox_filter_free(cmd_filter);
     closep(&su->child_out[1]);
     closep(&su->child_err[1]);
@@ -602,7 +583,6 @@ int run_start(struct sv *sv, struct run_setup *su, struct supervise_result *ret)
             log_errno(wr, "warning: the watchdog runs without the seccomp sandbox");
     }
     sandbox_test_trigger();
-    TR(6);
     sv->last_output_ns = now_ns();
     if (o->output_timeout_ns)
         sv->deadline_output = sat_add_u64(sv->last_output_ns, o->output_timeout_ns);
@@ -632,23 +612,18 @@ void run_teardown(struct sv *sv, struct run_setup *su)
     closep(&sv->parentfd);
     closep(&sv->sigfd);
     closep(&sv->timerfd);
-    TR(11);
     usermark_free(sv->um);
     testlog_free(sv->testlog);
     linebuf_free(sv->lb[0]);
     linebuf_free(sv->lb[1]);
-    TR(12);
     sampler_free(sv->sampler);
-    TR(13);
     cpuprof_free(sv->cpuprof);
     limits_free(sv->limits);
     contain_free(sv->contain);
-    TR(14);
     stream_set_tap(sv->stream, NULL, NULL);
     profile_conv_free(sv->conv);
     sinks_free(sv->sinks);
     stream_close(sv->stream);
-    TR(15);
     closep(&sv->profile_lock);
     if (sv->o->no_profile && sv->profile_path)
         unlink(sv->profile_path);

@@ -941,10 +941,6 @@ static int run_loop(struct sv *sv)
     return 0;
 }
 
-#include <time.h>
-#include <sys/resource.h>
-unsigned long long tr_t[64] __attribute__((weak));
-static inline void TR(int i){struct timespec ts; clock_gettime(CLOCK_MONOTONIC,&ts); tr_t[i]=ts.tv_sec*1000000000ULL+ts.tv_nsec; struct rusage ru; getrusage(RUSAGE_SELF,&ru); tr_t[i+32]=ru.ru_minflt;}
 int supervise_run(const struct options *o, struct supervise_result *ret)
 {
     struct sv sv = {.o = o, .sigfd = -1, .parentfd = -1, .timerfd = -1, .profile_lock = -1};
@@ -965,11 +961,9 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         }
         r = run_loop(&sv);
     }
-    TR(7);
     if (r == 0) {
         end_of_run(&sv);
         profile_checkpoint(&sv, "end");
-        TR(8);
         compute_result(&sv, ret);
         if (sv.sum)
             fill_facts(&sv, sv.sum, ret->raise_signal ? -1 : ret->exit_status, sv.exit_ns);
@@ -980,6 +974,5 @@ int supervise_run(const struct options *o, struct supervise_result *ret)
         free(sv.dump);
     }
     run_teardown(&sv, &su);
-    TR(9);
     return r > 0 ? 0 : r;
 }
