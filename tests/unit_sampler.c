@@ -498,14 +498,7 @@ static void child_wait(struct run *r) { child_sync(r); }
 static long pids_counter(void)
 {
     char b[16];
-    int fd = open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, b, sizeof b - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
-        return -1;
-    b[n] = '\0';
-    return strtol(b, NULL, 10);
+    return read_file_at(AT_FDCWD, "/proc/sys/kernel/ns_last_pid", b, sizeof b) > 0 ? strtol(b, NULL, 10) : -1;
 }
 
 /* The filter's window of pids allocated next (procfilter.h) taken by a process outside the tree

@@ -114,7 +114,6 @@ int testlog_parse_formats(const char *arg, unsigned *ret_mask)
  * row 0, zeroed, where every other byte points: counted first, so that they are allocated once. */
 static int make_pair_rows(struct testlog *tl, unsigned formats, bool no_prefilter)
 {
-    bool first[256] = {false};
     size_t n = 1;
     for (size_t i = 0; i < ARRAY_SIZE(format_table) && !no_prefilter; i++) {
         const struct tl_format *f = format_table[i];
@@ -122,10 +121,9 @@ static int make_pair_rows(struct testlog *tl, unsigned formats, bool no_prefilte
             continue;
         for (const char *const *pr = f->pairs; pr && *pr; pr++) {
             unsigned a = (unsigned char)(*pr)[0];
-            if (!first[a]) {
+            if (!tl->pair_row[a]) { /* (tl is zeroed: no row yet) */
                 if (n > UINT8_MAX)
                     return -ENOMEM; /* more rows than there are first bytes in use */
-                first[a] = true;
                 tl->pair_row[a] = (uint8_t)n++;
             }
         }
