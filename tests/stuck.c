@@ -20,7 +20,10 @@
  *
  * When every thread is where it will stay (the blocked ones asleep in the kernel, the spinning
  * one counting), it prints "ready stuck PID" on stdout, and on $HELPER_EVENTS when set (the FIFO
- * of tests/lib.sh), so the test knows the state it will find without sleeping.
+ * of tests/lib.sh), so the test knows the state it will find without sleeping. The main thread
+ * cannot say so once it is asleep in its join, and saying so before leaves a window in which it
+ * still runs: the thread that is not asleep says it instead (the spinning one, or in a copy the
+ * waiting one, before it waits), once it sees the main thread asleep.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -46,10 +49,16 @@ static int pipefd[2];
 static volatile pid_t tid_mutex, tid_read;
 static volatile unsigned long spins;
 static volatile pid_t tid_wait;
+static volatile pid_t tid_main_parked; /* set by the main thread as it goes to its join */
 static pthread_cond_t never = PTHREAD_COND_INITIALIZER;
 static pthread_mutex_t never_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static pid_t my_tid(void) { return (pid_t)syscall(SYS_gettid); }
+static int asleep(pid_t tid);
+static void announce(void);
+
+/* Has the main thread gone to sleep in its join (where it stays)? */
+static int main_parked(void) { return tid_main_parked && asleep(tid_main_parked); }
 
 __attribute__((noinline)) void *stuck_in_mutex(void *arg)
 {
@@ -72,9 +81,14 @@ __attribute__((noinline)) void *stuck_in_read(void *arg)
 __attribute__((noinline)) void *stuck_spinning(void *arg)
 {
     (void)arg;
+    int announced = 0;
     for (;;) {
         spins++;
         __asm__ volatile("" ::: "memory");
+        if (!announced && spins % 4096 == 0 && main_parked()) {
+            announce();
+            announced = 1;
+        }
     }
     return NULL;
 }
@@ -82,8 +96,11 @@ __attribute__((noinline)) void *stuck_spinning(void *arg)
 __attribute__((noinline)) void *stuck_waiting(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&never_lock);
     tid_wait = my_tid();
+    while (!main_parked())
+        sched_yield();
+    announce();
+    pthread_mutex_lock(&never_lock);
     for (;;)
         pthread_cond_wait(&never, &never_lock);
     return NULL;
@@ -195,10 +212,10 @@ int main(int argc, char **argv)
         pthread_setname_np(tv, "in-vfork");
     /* Wait (yielding) until each thread is where it stays. */
     while (!tid_mutex || !tid_read || !asleep(tid_mutex) || !asleep(tid_read) ||
-           (copy ? !tid_wait || !asleep(tid_wait) : spins < 1000) ||
+           (copy ? !tid_wait : spins < 1000) ||
            (with_vfork && (!tid_vfork || !asleep_as(tid_vfork, 'D'))))
         sched_yield();
-    announce();
+    tid_main_parked = my_tid(); /* the spinning or waiting thread announces once it sees us asleep */
     stuck_main_wait(tm);
     return 0;
 }
