@@ -123,6 +123,41 @@ grep -q '^::error file=msgs_test.go,line=12,title=FAIL TestErrorf::' "$T/gov.err
     fail "go -v: no file= and line=: $(grep '^::' "$T/gov.err")"
 echo "go: file= and line= of the failure, in its package's directory where go.mod says it"
 
+# ---- TAP: Test::More's failure block is the failure's text, its "at FILE line N" the place ------
+# A real prove -v run: each test's diagnostics on stderr, printed before prove prints the TAP.
+expect_status 0 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY= "$RESMON_RUN" -q -i 0 -o "$T/tap.json" -- \
+    cat "$TOP_SRCDIR/tests/fixtures/real/tap-perl/test-exception.log" >/dev/null 2>"$T/tap.err"
+grep '^::' "$T/tap.err" >"$T/tap.cmds"
+grep -qx "::error file=t/import.t,line=9,title=FAIL t/import.t/Test%3A%3AException set plan::.*%0AFailed test 'Test::Exception set plan'%0Aat t/import.t line 9.%0A       got: '0'%0A  expected: '2'%0A.*" \
+    "$T/tap.cmds" || fail "prove: no failure text, file= or line=: $(cat "$T/tap.cmds")"
+[ "$(grep -c '^::error file=t/[a-z_A-Z]*\.t,line=[0-9]*,title=FAIL ' "$T/tap.cmds")" -ge 4 ] ||
+    fail "prove: not every failure has its place: $(cat "$T/tap.cmds")"
+# Live: the block after its point (stderr merged into the TAP), before it (prove), and unnamed.
+if command -v prove >/dev/null 2>&1; then
+    mkdir -p "$T/pt/t"
+    printf '%s\n' 'use Test::More tests => 3;' 'ok(1, "x");' 'is(1 + 1, 3, "sums");' 'ok(0);' >"$T/pt/t/a.t"
+    for how in merged prove; do
+        case $how in merged) set -- sh -c 'perl t/a.t 2>&1' ;; prove) set -- prove -v t/a.t ;; esac
+        (cd "$T/pt" && expect_status 1 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY= "$RESMON_RUN" -q -i 0 \
+            -o "$T/pt-$how.json" --junit="$T/pt-$how.xml" -- "$@" >/dev/null 2>"$T/pt-$how.err")
+        grep -q "^::error file=t/a.t,line=3,title=FAIL .*sums::.*%0AFailed test 'sums'%0Aat t/a.t line 3.%0A       got: '2'%0A  expected: '3'\$" \
+            "$T/pt-$how.err" || fail "TAP ($how): the named failure: $(grep '^::' "$T/pt-$how.err")"
+        grep -q "^::error file=t/a.t,line=4,title=FAIL .*3::.*%0AFailed test at t/a.t line 4.\$" "$T/pt-$how.err" ||
+            fail "TAP ($how): the unnamed failure: $(grep '^::' "$T/pt-$how.err")"
+        grep -q "<failure message=\"FAIL: Failed test 'sums'&#10;at t/a.t line 3." "$T/pt-$how.xml" ||
+            fail "TAP ($how): no failure text in JUnit: $(cat "$T/pt-$how.xml")"
+        [ "$(grep -c '<testcase ' "$T/pt-$how.xml")" = 3 ] || fail "TAP ($how): not 3 tests: $(cat "$T/pt-$how.xml")"
+    done
+else
+    echo "SKIP: TAP live cases: no prove"
+fi
+# Node's TAP: its YAML location is where a failure happened.
+expect_status 0 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY= "$RESMON_RUN" -q -i 0 -o "$T/node.json" -- \
+    cat "$TOP_SRCDIR/tests/fixtures/real/tap-node/runner-output.log" >/dev/null 2>"$T/node.err"
+grep -q '^::error file=/tmp/real-fixtures/src/nodejs/node-v18.20.4/test/fixtures/test-runner/output/describe_it.js,line=32,title=FAIL sync throw fail::.*%0Athrown from sync throw fail%0Aat /tmp/.*/describe_it.js:32:1$' \
+    "$T/node.err" || fail "node TAP: no location: $(grep '^::' "$T/node.err")"
+echo "TAP: the failure's text and place, from Perl's diagnostics and Node's location"
+
 # The command's own output is untouched: no workflow command on stdout.
 ! grep -q '^::' "$T/gh.out" || fail "workflow commands on stdout"
 

@@ -156,6 +156,12 @@ START_TEST(test_commands_location)
     ck_assert_uint_eq(n, 10);
     ck_assert_uint_eq(line, 7);
     ck_assert(!gha_location("a b", "at noon line 3", &file, &n, &line));
+    /* a JavaScript frame's "at PATH:LINE:COL" (Node's TAP location), in a message's second line */
+    ck_assert(gha_location("t", "boom\nat /w/src/a.test.js:15:4", &file, &n, &line));
+    ck_assert_uint_eq(n, strlen("/w/src/a.test.js"));
+    ck_assert_int_eq(strncmp(file, "/w/src/a.test.js", n), 0);
+    ck_assert_uint_eq(line, 15);
+    ck_assert(!gha_location("t", "at a.js:x", &file, &n, &line));
     free(f);
 }
 END_TEST

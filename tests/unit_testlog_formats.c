@@ -717,6 +717,76 @@ START_TEST(shape_prove)
 }
 END_TEST
 
+/* Test::More's failure blocks: after their point (a late message of that test, ended by the next
+ * TAP line, "# Looks like" or the end), before it (stderr, printed before prove prints the TAP:
+ * the point of that name, in that file, carries the text), unnamed, a TODO's (no block), and a
+ * block no point claims (nothing). */
+START_TEST(shape_tap_diagnostics)
+{
+    shapes(&tl_format_tap,
+           "1..4\n"
+           "not ok 1 - sums\n"
+           "#   Failed test 'sums'\n"
+           "#   at t/a.t line 3.\n"
+           "#          got: '2'\n"
+           "#     expected: '3'\n"
+           "not ok 2\n"
+           "#   Failed test at t/a.t line 4.\n"
+           "# Looks like you failed 2 tests of 4.\n"
+           "not ok 3 - later # TODO not yet\n"
+           "#   Failed (TODO) test 'later'\n"
+           "#   at t/a.t line 5.\n"
+           "#   Failed test 'nobody'\n"
+           "#   at t/z.t line 1.\n"
+           "t/b.t .. \n"
+           "1..1\n"
+           "not ok 1 - nobody\n",
+           "1 ANCHOR id=\n"
+           "2 ANCHOR id=\n"
+           "2 TEST_END id=sums status=FAIL expected=PASS unexpected=1 dur=1.000 since=1000000\n"
+           "7 TEST_MESSAGE id=sums msg=Failed test 'sums'\\x0aat t/a.t line 3.\\x0a       got: '2'\\x0a  expected: '3'\n"
+           "7 ANCHOR id=\n"
+           "7 TEST_END id=2 status=FAIL expected=PASS unexpected=1 dur=5.000 since=2000000\n"
+           "9 TEST_MESSAGE id=2 msg=Failed test at t/a.t line 4.\n"
+           "10 ANCHOR id=\n"
+           "10 TEST_END id=later status=FAIL expected=FAIL unexpected=0 dur=3.000 since=7000000 msg=not yet\n"
+           "15 ANCHOR id=\n"
+           "16 ANCHOR id=\n"
+           "17 ANCHOR id=\n"
+           "17 TEST_END id=nobody scope=t/b.t status=FAIL expected=PASS unexpected=1 dur=1.000 since=16000000\n");
+    /* stderr first: the blocks wait for their points */
+    shapes(&tl_format_tap,
+           "#   Failed test 'sums'\n"
+           "#   at t/a.t line 3.\n"
+           "#          got: '2'\n"
+           "# Looks like you failed 1 test of 2.\n"
+           "#   Failed test 'sums'\n"
+           "#   at t/b.t line 9.\n"
+           "t/b.t .. \n"
+           "1..2\n"
+           "ok 1 - x\n"
+           "not ok 2 - sums\n"
+           "t/a.t .. \n"
+           "1..2\n"
+           "ok 1 - x\n"
+           "not ok 2 - sums\n",
+           "7 ANCHOR id=\n"
+           "8 ANCHOR id=\n"
+           "9 ANCHOR id=\n"
+           "9 TEST_END id=x scope=t/b.t status=PASS unexpected=0 dur=1.000 since=8000000\n"
+           "10 ANCHOR id=\n"
+           "10 TEST_END id=sums scope=t/b.t status=FAIL expected=PASS unexpected=1 dur=1.000 since=9000000 "
+           "msg=Failed test 'sums'\\x0aat t/b.t line 9.\n"
+           "11 ANCHOR id=\n"
+           "12 ANCHOR id=\n"
+           "13 ANCHOR id=\n"
+           "13 TEST_END id=x scope=t/a.t status=PASS unexpected=0 dur=1.000 since=12000000\n"
+           "14 ANCHOR id=\n"
+           "14 TEST_END id=sums scope=t/a.t status=FAIL expected=PASS unexpected=1 dur=1.000 since=13000000 "
+           "msg=Failed test 'sums'\\x0aat t/a.t line 3.\\x0a       got: '2'\n");
+}
+END_TEST
+
 /* Node's TAP: a name's escapes (control characters escaped before backslashes), and "not ok"
  * with "# SKIP", which Node counts as a failure. */
 START_TEST(shape_tap_node)
@@ -1400,7 +1470,7 @@ static Suite *suite(void)
         {"shape_tbpl", shape_tbpl},    {"shape_pytest", shape_pytest},
         {"shape_unittest", shape_unittest}, {"shape_libtest", shape_libtest},
         {"shape_check", shape_check},  {"shape_prove", shape_prove},
-        {"shape_tap_node", shape_tap_node}, {"shape_gtest", shape_gtest},
+        {"shape_tap_node", shape_tap_node}, {"shape_tap_diagnostics", shape_tap_diagnostics}, {"shape_gtest", shape_gtest},
         {"shape_go", shape_go},
         {"shape_ctest", shape_ctest},  {"shape_meson", shape_meson}, {"shape_meson_output", shape_meson_output},
         {"shape_teamcity", shape_teamcity}, {"shape_cmocka", shape_cmocka},

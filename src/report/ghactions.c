@@ -77,7 +77,8 @@ static bool path_char(char c)
     return c > ' ' && c != ':' && c != '"' && c != '\'' && c != '(' && c != ')' && c != '<' && c != '>';
 }
 
-/* "PATH:LINE:" at p (a path with a '.' in its last part), or Perl's "at PATH line LINE". */
+/* "PATH:LINE:" at p (a path with a '.' in its last part), Perl's "at PATH line LINE", or a
+ * JavaScript frame's "at PATH:LINE[:COL]" (Node's TAP location). */
 static bool location_at(const char *p, const char **file, size_t *len, unsigned *line)
 {
     const char *q = p;
@@ -92,9 +93,10 @@ static bool location_at(const char *p, const char **file, size_t *len, unsigned 
     if (!dot || (slash && slash > dot) || dot == q + n - 1)
         return false;
     const char *d = q + n;
-    if (perl ? strncmp(d, " line ", 6) != 0 : *d != ':')
+    bool js = perl && *d == ':';
+    if (!js && (perl ? strncmp(d, " line ", 6) != 0 : *d != ':'))
         return false;
-    d += perl ? 6 : 1;
+    d += perl && !js ? 6 : 1;
     char *end;
     unsigned long l = strtoul(d, &end, 10);
     if (end == d || l == 0 || l > 10000000 || (!perl && *end != ':'))

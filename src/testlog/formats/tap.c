@@ -31,6 +31,17 @@
  * file-level ERROR when its plan was missing or not met (a file that failed some tests but ran
  * its plan has only those failures), as TAP::Harness's own report has it.
  *
+ * Failure diagnostics: Test::More (Test::Builder, Test2) follows a failed point with a block of
+ * comments, "#   Failed test 'NAME'" (or "#   Failed test at FILE line N." when unnamed), then
+ * "#   at FILE line N." and what was got and expected. The block, less its "#" and the
+ * indentation its lines share, is the failure's text: of the failed point just before it, as a
+ * TLE_TEST_MESSAGE once the block ends (the next TAP line that is not a comment, another block,
+ * "# Looks like", the end); or, when the block comes first (the diagnostics go to stderr, which
+ * prove passes through at once while it prints the TAP later), of the next "not ok" of that
+ * name at the block's level (of that file, under prove), which carries it as its message. Up to
+ * TAP_DIAGS blocks wait so; a block no point claims is no test. Node's YAML "location:" of a
+ * failure is added to its text as "at FILE:LINE:COL" (the annotations' file and line).
+ *
  * Descriptions are unescaped: "\\" and "\#" (TAP 14), and, from a producer that writes YAML
  * blocks (Node), its escapes of control characters "\n", "\t", "\r", "\f", "\v", "\b".
  * "not ok ... # SKIP" is a failure (TAP::Harness and Node count it as one), with the reason as
@@ -45,6 +56,7 @@
 
 #include <stdio.h>
 
+#include "base/util.h"
 #include "testlog/testlog.h"
 
 #define TAP_DEPTH 16
@@ -58,7 +70,38 @@ enum tap_hold {
 };
 
 struct held_text {
-    char id[1024], scope[TAP_PATH], msg[512];
+    char id[1024], scope[TAP_PATH], msg[1024], where[TAP_PATH];
+};
+
+/* A Test::More failure block (see the top). */
+#define TAP_DIAGS 8
+#define TAP_DIAG_NAME 1024 /* a test's name, as the held ones */
+struct tap_diag {
+    bool used;
+    bool follows;        /* of the failed point before it: its text goes out as a late message */
+    unsigned indent;     /* the block's level, in spaces */
+    unsigned skip;       /* the indentation its first line had after the '#' (taken off each line) */
+    size_t name_n, file_n, text_n;
+    char name[TAP_DIAG_NAME]; /* the test it names ("" unnamed) */
+    /* one that follows its point: that test as its marker names it (late messages of this line
+     * point here, while the next point may already be the last failed one) */
+    size_t id_n, scope_n;
+    char id[TAP_DIAG_NAME], scope[TAP_PATH];
+    char file[256];           /* FILE of its "at FILE line N" */
+    char text[TESTLOG_MESSAGE_MAX];
+};
+
+/* What outlives a new TAP document (a file prove announces): the blocks waiting for their point,
+ * the one being read, and the failed point a block may follow. */
+struct tap_diags {
+    struct tap_diag d[TAP_DIAGS];
+    int cur;          /* the block being read (index + 1; 0 none) */
+    unsigned next;    /* the slot the next block takes when none is free (the oldest, in turn) */
+    bool last_failed; /* the last TAP line was a failed point, or a block after it */
+    bool last_named;  /* it had a description */
+    unsigned last_indent;
+    size_t last_id_n, last_scope_n;
+    char last_id[1024], last_scope[TAP_PATH];
 };
 
 struct tap_state {
@@ -84,6 +127,7 @@ struct tap_state {
     enum tap_hold hold;
     unsigned yaml_indent;
     bool error_block; /* the held result's "error:" is a block scalar: its text is below */
+    size_t where_n;   /* the held result's YAML "location:" (in its held texts' where) */
     struct tl_event held;
     /* Two sets, used in turn: a point that flushes the held result (an event pointing into one
      * set) and is held in its place copies into the other. */
@@ -96,6 +140,7 @@ struct tap_state {
     bool file_active, file_judged;
     long file_plan;
     unsigned long file_ran;
+    struct tap_diags diags;
 };
 
 static struct tl_str scope_of(const struct tap_state *st, unsigned level)
@@ -251,6 +296,7 @@ static void new_document(struct tap_state *st, bool keep_file)
     struct tap_state fresh = {0};
     memcpy(fresh.held_text, st->held_text, sizeof fresh.held_text);
     fresh.held_set = st->held_set;
+    fresh.diags = st->diags;
     if (keep_file && st->file_active) {
         memcpy(fresh.path, st->path, st->off[0]);
         fresh.off[0] = st->off[0];
@@ -343,6 +389,129 @@ static int prove_line(struct tap_state *st, const char *p, size_t m, uint64_t ar
     return 1;
 }
 
+/* ---- Test::More's failure blocks (see the top) ---------------------------------------------- */
+
+static struct tl_str diag_str(const char *p, size_t n) { return tl_str_make(p, n); }
+
+/* The block being read, if any, ends: the text of one that follows its failed point goes out as
+ * that test's late message (0 or 1 event); one that came first waits for its point. */
+static int end_block(struct tap_state *st, struct tl_event *ev)
+{
+    struct tap_diags *g = &st->diags;
+    if (!g->cur)
+        return 0;
+    struct tap_diag *d = &g->d[g->cur - 1];
+    g->cur = 0;
+    if (!d->follows)
+        return 0;
+    d->used = false; /* its text stays as it is until a later line starts a block */
+    g->last_failed = false;
+    if (!d->text_n)
+        return 0;
+    tl_event_init(ev, TLE_TEST_MESSAGE);
+    ev->id = diag_str(d->id, d->id_n);
+    ev->scope = diag_str(d->scope, d->scope_n);
+    ev->message = diag_str(d->text, d->text_n);
+    return 1;
+}
+
+/* "at FILE line N." in t: FILE into the block. */
+static void block_file(struct tap_diag *d, struct tl_str t)
+{
+    const char *at = memmem(t.p, t.n, "at ", 3);
+    const char *ln = at ? memmem(at + 3, t.n - (size_t)(at + 3 - t.p), " line ", 6) : NULL;
+    if (ln && !d->file_n)
+        d->file_n = tl_copy(d->file, sizeof d->file, tl_str_make(at + 3, (size_t)(ln - at - 3))).n;
+}
+
+/* A comment line ("#..." at indentation ind): part of a failure block, or its start. *took:
+ * the line was the block's; else it is read as any other comment (after the block ended). */
+static int diag_line(struct tap_state *st, const char *p, size_t m, unsigned ind, struct tl_event *ev,
+                     bool *took)
+{
+    struct tap_diags *g = &st->diags;
+    size_t sp = 1;
+    while (sp < m && p[sp] == ' ')
+        sp++;
+    struct tl_str t = tl_str_make(p + sp, m - sp);
+    bool start = TL_PREFIX(t.p, t.n, "Failed test");
+    *took = false;
+    if (g->cur && !start && ind == g->d[g->cur - 1].indent && !TL_PREFIX(t.p, t.n, "Looks like ") &&
+        !TL_PREFIX(p, m, "# Subtest")) {
+        struct tap_diag *d = &g->d[g->cur - 1];
+        size_t cut = 1 + MIN(sp - 1, d->skip);
+        if (!d->file_n && TL_PREFIX(t.p, t.n, "at "))
+            block_file(d, t);
+        tl_append_line(d->text, sizeof d->text, &d->text_n, tl_str_make(p + cut, m - cut));
+        *took = true;
+        return 0;
+    }
+    if (!start) {
+        if (TL_PREFIX(t.p, t.n, "Looks like "))
+            g->last_failed = false;
+        return end_block(st, ev);
+    }
+    /* A new block: a free slot, else the oldest's; never the one still being read, whose text
+     * a late message of this line may point at. */
+    int slot = -1;
+    for (int i = 0; i < TAP_DIAGS && slot < 0; i++)
+        if (!g->d[i].used && i != g->cur - 1)
+            slot = i;
+    if (slot < 0) {
+        slot = (int)(g->next++ % TAP_DIAGS);
+        if (slot == g->cur - 1)
+            slot = (int)(g->next++ % TAP_DIAGS);
+    }
+    int k = end_block(st, ev);
+    struct tap_diag *d = &g->d[slot];
+    d->used = true;
+    d->indent = ind;
+    d->skip = (unsigned)(sp - 1);
+    d->name_n = d->file_n = d->text_n = 0;
+    struct tl_str rest = tl_str_make(t.p + 11, t.n - 11);
+    if (rest.n >= 3 && rest.p[0] == ' ' && rest.p[1] == '\'') {
+        const char *q = memrchr(rest.p + 2, '\'', rest.n - 2);
+        if (q)
+            d->name_n = tl_copy(d->name, sizeof d->name, tl_str_make(rest.p + 2, (size_t)(q - rest.p - 2))).n;
+    } else {
+        block_file(d, rest); /* "Failed test at FILE line N." */
+    }
+    tl_append_line(d->text, sizeof d->text, &d->text_n, t);
+    /* It follows the failed point just before it when it names that test. */
+    d->follows = g->last_failed && g->last_indent == ind &&
+                 (g->last_named ? d->name_n == g->last_id_n && memcmp(d->name, g->last_id, d->name_n) == 0
+                                : d->name_n == 0);
+    if (d->follows) {
+        d->id_n = tl_copy(d->id, sizeof d->id, tl_str_make(g->last_id, g->last_id_n)).n;
+        d->scope_n = tl_copy(d->scope, sizeof d->scope, tl_str_make(g->last_scope, g->last_scope_n)).n;
+    }
+    g->cur = slot + 1;
+    *took = true;
+    return k;
+}
+
+/* A failed point: a block that came before it and names it gives it its text; a block after it
+ * may follow it. named: the point had a description (its id is not its number). */
+static void failed_point(struct tap_state *st, struct tl_event *out, unsigned ind, bool named)
+{
+    struct tap_diags *g = &st->diags;
+    struct tl_str file = st->file_active ? tl_str_make(st->path, st->off[0]) : tl_str_make(NULL, 0);
+    for (int i = 0; i < TAP_DIAGS && !out->message.n; i++) {
+        struct tap_diag *d = &g->d[i];
+        if (!d->used || d->follows || (int)i == g->cur - 1 || d->indent != ind ||
+            (named ? d->name_n != out->id.n || memcmp(d->name, out->id.p, d->name_n) != 0 : d->name_n != 0) ||
+            (d->file_n && file.n && (d->file_n != file.n || memcmp(d->file, file.p, file.n) != 0)))
+            continue;
+        d->used = false; /* its text stays as it is until a later line starts a block */
+        out->message = diag_str(d->text, d->text_n);
+    }
+    g->last_failed = true;
+    g->last_named = named;
+    g->last_indent = ind;
+    g->last_id_n = tl_copy(g->last_id, sizeof g->last_id, out->id).n; /* its marker's (a number) */
+    g->last_scope_n = tl_copy(g->last_scope, sizeof g->last_scope, out->scope).n;
+}
+
 static int test_point(struct tap_state *st, const char *p, size_t m, unsigned ind,
                       uint64_t arrival_ns, struct tl_event *out)
 {
@@ -409,6 +578,10 @@ static int test_point(struct tap_state *st, const char *p, size_t m, unsigned in
         oc = ok ? TL_UNEXPECTED_PASS : TL_KNOWN_FAIL;
     tl_set_result(out, id, scope_of(st, level), oc);
     out->message = directive ? reason : msg;
+    if (oc == TL_FAILED)
+        failed_point(st, out, ind, desc.n > 0);
+    else
+        st->diags.last_failed = false;
     if (!closes_opened && st->have_last[level] && arrival_ns >= st->last_ns[level]) {
         out->t.duration_ms = (double)(arrival_ns - st->last_ns[level]) / 1e6;
         out->t.since_ns = st->last_ns[level];
@@ -417,6 +590,25 @@ static int test_point(struct tap_state *st, const char *p, size_t m, unsigned in
     }
     touch(st, level, arrival_ns);
     return 1;
+}
+
+/* The held result as it goes out: a failure's text gains its YAML location ("at FILE:LINE:COL",
+ * where an annotation finds it). */
+static struct tl_event release_held(struct tap_state *st)
+{
+    struct tl_event ev = st->held;
+    struct held_text *h = &st->held_text[st->held_set];
+    if (st->where_n && ev.unexpected && !tl_str_eq(ev.status, "PASS")) {
+        size_t n = ev.message.n;
+        if (ev.message.p != h->msg)
+            n = tl_copy(h->msg, sizeof h->msg, ev.message).n;
+        char at[sizeof h->where + 4];
+        int l = snprintf(at, sizeof at, "at %.*s", (int)st->where_n, h->where);
+        tl_append_line(h->msg, sizeof h->msg, &n, tl_str_make(at, (size_t)MIN(l, (int)sizeof at - 1)));
+        ev.message = tl_str_make(h->msg, n);
+    }
+    st->where_n = 0;
+    return ev;
 }
 
 /* A line while a result is held (its YAML block may follow, or is being read) or right after a
@@ -428,7 +620,7 @@ static bool held_line(struct tap_state *st, const char *p, size_t m, unsigned in
     if (st->hold == HOLD_YAML || st->hold == HOLD_SKIPYAML) {
         if (ind == st->yaml_indent && m == 3 && memcmp(p, "...", 3) == 0) {
             if (st->hold == HOLD_YAML)
-                ev[(*n)++] = st->held;
+                ev[(*n)++] = release_held(st);
             st->hold = HOLD_NONE;
             return true;
         }
@@ -444,7 +636,13 @@ static bool held_line(struct tap_state *st, const char *p, size_t m, unsigned in
                 if (TL_PREFIX(p, m, "duration_ms:") &&
                     tl_parse_number(tl_trim(tl_str_make(p + 12, m - 12)), &v) && v >= 0)
                     st->held.t.duration_ms = v;
-                else if (tl_iprefix(s, "failuretype:") &&
+                else if (TL_PREFIX(p, m, "location:")) {
+                    struct tl_str loc = tl_trim(tl_str_make(p + 9, m - 9));
+                    if (loc.n >= 2 && (loc.p[0] == '\'' || loc.p[0] == '"') && loc.p[loc.n - 1] == loc.p[0])
+                        loc = tl_str_make(loc.p + 1, loc.n - 2);
+                    struct held_text *h = &st->held_text[st->held_set];
+                    st->where_n = tl_copy(h->where, sizeof h->where, loc).n;
+                } else if (tl_iprefix(s, "failuretype:") &&
                          memmem(p, m, "testTimeoutFailure", 18))
                     st->held.status = TL_LIT("TIMEOUT");
                 else if (TL_PREFIX(p, m, "error:") && !st->held.message.n) {
@@ -459,7 +657,7 @@ static bool held_line(struct tap_state *st, const char *p, size_t m, unsigned in
         }
         /* The block ended without "...". */
         if (st->hold == HOLD_YAML)
-            ev[(*n)++] = st->held;
+            ev[(*n)++] = release_held(st);
         st->hold = HOLD_NONE;
     } else if (st->hold == HOLD_WAIT) {
         if (m == 3 && ind > st->point_indent && memcmp(p, "---", 3) == 0) {
@@ -468,7 +666,7 @@ static bool held_line(struct tap_state *st, const char *p, size_t m, unsigned in
             st->yaml_indent = ind;
             return true;
         }
-        ev[(*n)++] = st->held;
+        ev[(*n)++] = release_held(st);
         st->hold = HOLD_NONE;
     } else if (after_point && m == 3 && ind > st->point_indent && memcmp(p, "---", 3) == 0) {
         st->yaml_seen = true;
@@ -561,6 +759,15 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
         return n;
     if (m < 2)
         return n;
+    if (p[0] == '#') {
+        bool took;
+        n += diag_line(st, p, m, ind, ev + n, &took);
+        if (took)
+            return n;
+    } else if (st->diags.cur || st->diags.last_failed) {
+        n += end_block(st, ev + n);
+        st->diags.last_failed = false;
+    }
     unsigned level = ind / 4;
     if (level > TAP_DEPTH)
         return n;
@@ -582,6 +789,7 @@ static int tap_parse(void *state, const char *line, size_t len, uint64_t arrival
         anchor(&ev[n++]);
         if (st->yaml_seen || st->opener_seen) {
             st->held = r;
+            st->where_n = 0;
             st->held_set ^= 1;
             struct held_text *h = &st->held_text[st->held_set];
             st->held.id = tl_copy(h->id, sizeof h->id, r.id);
@@ -625,9 +833,9 @@ static int tap_flush(void *state, struct tl_event *ev)
     struct tap_state *st = state;
     bool held = st->hold == HOLD_WAIT || st->hold == HOLD_YAML;
     if (held)
-        ev[0] = st->held;
+        ev[0] = release_held(st);
     st->hold = HOLD_NONE;
-    return held;
+    return held + end_block(st, ev + held);
 }
 
 /* Held results and YAML blocks are decided by whatever line comes next. */
