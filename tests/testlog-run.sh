@@ -207,6 +207,38 @@ case "$(markers "$P" timeout | cut -f5)" in
 *) fail "hang: the timeout marker does not name the open test: $(markers "$P" timeout)" ;;
 esac
 
+# ---- prove: the test file that hangs is the open test ----------------------------------------
+# prove holds a file's TAP back until the file ends (its output is a pipe): the output names
+# nothing of the hung file, its process does. The file says "ready" once it is where it stays.
+if command -v prove >/dev/null 2>&1; then
+    mkdir -p "$T/prove/t"
+    printf '%s\n' 'use Test::More tests => 1;' 'ok(1, "quick");' >"$T/prove/t/a.t"
+    printf '%s\n' 'use Test::More tests => 2;' 'ok(1, "first");' \
+        'open(my $f, ">>", $ENV{HELPER_EVENTS}) or die; print $f "ready prove\n"; close $f;' \
+        'sleep 300;' 'ok(1, "never");' >"$T/prove/t/hang.t"
+    P="$T/prove.json"
+    (cd "$T/prove" && alarmed "$RESMON_RUN" -i 0 -o "$P" --junit="$T/prove.xml" -- prove -v t/a.t t/hang.t)
+    st=$?
+    [ "$st" = 124 ] || fail "prove: status $st: $(cat "$T/alarmed.err")"
+    "$CHECK" "$P" || fail "prove: invalid profile"
+    expect_test "$P" t/hang.t TIMEOUT purple
+    case "$(markers "$P" timeout | cut -f5)" in
+    *'"openTests":["t/hang.t"]'*) ;;
+    *) fail "prove: the timeout marker does not name the hung file: $(markers "$P" timeout)" ;;
+    esac
+    grep -q '^  open tests   t/hang.t$' "$T/alarmed.err" || fail "prove: the summary: $(cat "$T/alarmed.err")"
+    grep -q '<testcase classname="t" name="hang.t" time="[0-9.]*">' "$T/prove.xml" ||
+        fail "prove: the JUnit file: $(cat "$T/prove.xml")"
+    # it ran from its process's start, before the stop, not from the stop
+    stop_at=$(markers "$P" timeout | cut -f2)
+    test_line "$P" t/hang.t | awk -F'\t' -v s="$stop_at" '{ exit !($2 < s - 5 && $3 > $2) }' ||
+        fail "prove: the hung file's marker does not start with its process (stop at $stop_at): $(test_line "$P" t/hang.t)"
+    # the file that ended is no open test: its TAP, printed as it ended, has its tests
+    expect_test "$P" t/a.t/quick PASS green
+else
+    echo "SKIP: prove: not installed"
+fi
+
 # ---- markers from the command ------------------------------------------------------------------
 P="$T/mark.json"
 RR="$RESMON_RUN" "$RESMON_RUN" -i 0.05 -o "$P" -- sh -c '

@@ -551,6 +551,45 @@ START_TEST(test_open_names_scoped)
 }
 END_TEST
 
+/* A TAP harness's child runs a test file (its last argument): prove run by its interpreter or
+ * directly, make test's Test::Harness; not a child of anything else, nor a child without one. At
+ * a stop it is opened from its process's start, once, and ends as the run did. */
+#define CMD(s) s, sizeof s - 1
+START_TEST(test_harness_child)
+{
+    const char *f;
+    size_t n;
+    ck_assert(testlog_harness_child(CMD("/usr/bin/perl\0/usr/bin/prove\0-v\0t\0"),
+                                    CMD("/usr/bin/perl\0-w\0t/x.t\0"), &f, &n));
+    ck_assert_int_eq((int)n, 5);
+    ck_assert_int_eq(memcmp(f, "t/x.t", 5), 0);
+    ck_assert(testlog_harness_child(CMD("prove\0-r\0"), CMD("/usr/bin/perl\0t/y.t\0"), &f, &n));
+    ck_assert(testlog_harness_child(CMD("/usr/bin/perl\0-MExtUtils::Command::MM\0-MTest::Harness\0-e\0x\0t/a.t\0"),
+                                    CMD("/usr/bin/perl\0-Iblib/lib\0t/a.t\0"), &f, &n));
+    ck_assert_int_eq(memcmp(f, "t/a.t", 5), 0);
+    ck_assert(!testlog_harness_child(CMD("make\0test\0"), CMD("/usr/bin/perl\0t/x.t\0"), &f, &n));
+    ck_assert(!testlog_harness_child(CMD("/usr/bin/perl\0/usr/bin/prove\0"), CMD("/usr/bin/perl\0"), &f, &n));
+    ck_assert(!testlog_harness_child(CMD("/usr/bin/perl\0/usr/bin/prove\0"), CMD("sh\0-c\0"), &f, &n));
+    ck_assert(!testlog_harness_child(CMD("/usr/bin/perl\0approve\0"), CMD("/usr/bin/perl\0t/x.t\0"), &f, &n));
+
+    struct cap c = {0}, open = {0};
+    struct testlog *tl = tl_make(&c, TL_FMT_ALL, false);
+    ck_assert_uint_eq(testlog_open_count(tl), 0);
+    testlog_open_running(tl, "t/x.t", 5, MS(1));
+    testlog_open_running(tl, "t/x.t", 5, MS(2)); /* open already */
+    ck_assert_uint_eq(testlog_open_count(tl), 1);
+    testlog_each_open(tl, collect, &open);
+    ck_assert_uint_eq(open.n, 1);
+    ck_assert_str_eq(open.lines[0], "t/x.t");
+    testlog_finish(tl, MS(9), true);
+    ck_assert_int_ge(cap_find(&c, "\"test\":\"t/x.t\","), 0);
+    ck_assert_int_ge(cap_find(&c, "\"status\":\"TIMEOUT\""), 0);
+    testlog_free(tl);
+    cap_free(&c);
+    cap_free(&open);
+}
+END_TEST
+
 START_TEST(test_no_formats_no_sink)
 {
     struct testlog *tl;
@@ -870,6 +909,7 @@ int main(void)
     tcase_add_test(tc, test_messages_kept);
     tcase_add_test(tc, test_short_names);
     tcase_add_test(tc, test_open_names_scoped);
+    tcase_add_test(tc, test_harness_child);
     tcase_add_test(tc, test_prefilter_changes_nothing);
     tcase_add_test(tc, test_prefilter_random_lines);
     suite_add_tcase(s, tc);

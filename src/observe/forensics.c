@@ -137,8 +137,7 @@ static size_t list_tasks(pid_t pid, pid_t *tids, size_t max, size_t *ret_total)
     return n;
 }
 
-/* /proc's start time (clock ticks since boot) on the monotonic clock. */
-static uint64_t start_of(uint64_t ticks)
+uint64_t forensics_start_ns(uint64_t ticks)
 {
     long hz = sysconf(_SC_CLK_TCK);
     struct timespec boot, mono;
@@ -160,7 +159,7 @@ static int proc_facts(pid_t pid, struct forensics_process *p, struct rq_clocks *
     p->ppid = st.ppid;
     p->state = st.state;
     p->starttime = st.starttime;
-    p->start_ns = start_of(st.starttime);
+    p->start_ns = forensics_start_ns(st.starttime);
     snprintf(p->comm, sizeof p->comm, "%s", st.comm);
     snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
     ssize_t len = read_file_at(AT_FDCWD, path, raw, sizeof raw);
@@ -188,7 +187,7 @@ static int proc_facts(pid_t pid, struct forensics_process *p, struct rq_clocks *
         t->state = st.state;
         t->idle_since_ns = idle_since(clocks, pid, tids[i], st.state, cpu);
         t->idle_ns = t->idle_since_ns ? now_ns() - t->idle_since_ns : 0;
-        t->start_ns = start_of(st.starttime);
+        t->start_ns = forensics_start_ns(st.starttime);
         long hz = sysconf(_SC_CLK_TCK);
         t->cpu_ns = hz > 0 ? (st.utime + st.stime) * (NSEC_PER_SEC / (uint64_t)hz) : 0;
         snprintf(t->comm, sizeof t->comm, "%s", st.comm);

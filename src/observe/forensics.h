@@ -155,6 +155,8 @@ struct forensics_config {
  * *ret filled (free with forensics_report_free), or -ENOMEM. Processes that are gone are left
  * out. */
 int forensics_record(const struct forensics_config *cfg, const pid_t *pids, size_t n, struct forensics_report *ret);
+/* /proc's start time of a process (clock ticks since boot) on the monotonic clock (0: unknown). */
+uint64_t forensics_start_ns(uint64_t ticks);
 void forensics_report_free(struct forensics_report *r);
 
 /* A hold on one member of the tree while it is traced or signalled: a pidfd, opened before its

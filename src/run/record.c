@@ -77,6 +77,56 @@ static void add_open_test(void *ctx, const char *id)
         l->n++;
 }
 
+/* The test files the live children of a TAP harness run (testlog_harness_child), opened as the
+ * tests still running when a stop finds none open: prove holds a file's TAP back until the file
+ * ends, so the output alone cannot name the file that hangs. In the order they started. */
+#define HARNESS_FILES_MAX 32
+void open_harness_tests(struct sv *sv)
+{
+    pid_t *pids = NULL;
+    size_t n = 0;
+    if (!sv->testlog || testlog_open_count(sv->testlog) || contain_members(sv->contain, &pids, &n) < 0)
+        return;
+    struct running {
+        uint64_t start;
+        char *file;
+        size_t len;
+    } found[HARNESS_FILES_MAX];
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < HARNESS_FILES_MAX; i++) {
+        char path[64], buf[1024], self[4096], parent[4096];
+        struct procfs_pid_stat st;
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)pids[i]);
+        ssize_t len = read_file_at(AT_FDCWD, path, buf, sizeof buf);
+        if (len <= 0 || procfs_parse_pid_stat(buf, (size_t)len, &st) < 0)
+            continue;
+        snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pids[i]);
+        ssize_t sn = read_file_at(AT_FDCWD, path, self, sizeof self);
+        snprintf(path, sizeof path, "/proc/%d/cmdline", (int)st.ppid);
+        ssize_t pn = read_file_at(AT_FDCWD, path, parent, sizeof parent);
+        const char *file;
+        size_t fl;
+        if (sn <= 0 || pn <= 0 || !testlog_harness_child(parent, (size_t)pn, self, (size_t)sn, &file, &fl))
+            continue;
+        uint64_t start = forensics_start_ns(st.starttime);
+        if (!start || !(found[k].file = strndup(file, fl)))
+            continue;
+        found[k].start = start;
+        found[k++].len = fl;
+    }
+    free(pids);
+    for (size_t i = 1; i < k; i++) /* by start: a few, sorted by insertion */
+        for (size_t j = i; j > 0 && found[j].start < found[j - 1].start; j--) {
+            struct running t = found[j];
+            found[j] = found[j - 1];
+            found[j - 1] = t;
+        }
+    for (size_t i = 0; i < k; i++) {
+        testlog_open_running(sv->testlog, found[i].file, found[i].len, found[i].start);
+        free(found[i].file);
+    }
+}
+
 /* The record of a stop: why, which signal, the tests still open and the processes still alive
  * (for the profile and the summary). */
 void emit_timeout_marker(struct sv *sv, uint64_t now)

@@ -133,6 +133,7 @@ void watch_parent(struct sv *sv);
 /* record.c: the run's own markers (runmarks.h) and the reports' facts */
 size_t live_processes(struct sv *sv, struct runmarks_process **ret, char **ret_cmds);
 void emit_timeout_marker(struct sv *sv, uint64_t now);
+void open_harness_tests(struct sv *sv);
 void emit_kill_step(struct sv *sv, int sig, unsigned targets, const char *why);
 void record_oom(struct sv *sv, const struct sampler_killed *k);
 void command_facts(struct sv *sv, struct runmarks_command *c);

@@ -428,6 +428,8 @@ static void stop(struct sv *sv, enum runmarks_reason cause, int sig)
     if (sv->testlog)
         for (int i = 0; i < 2; i++)
             linebuf_flush(sv->lb[i], i == 0 ? on_line_stdout : on_line_stderr, sv);
+    /* A TAP harness's hung test file is known by its process only (record.c). */
+    open_harness_tests(sv);
     /* Record what was going on, and finalize first: a CI that follows its TERM with a KILL must
      * still find a complete profile. Only then is any child signalled. */
     emit_timeout_marker(sv, now);

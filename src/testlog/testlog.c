@@ -648,6 +648,67 @@ void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const cha
     free(name);
 }
 
+/* The arguments of a /proc command line: the next one after *i (0: the first), or false. */
+static bool next_arg(const char *cmd, size_t n, size_t *i, const char **ret, size_t *ret_len)
+{
+    if (*i >= n)
+        return false;
+    const char *a = cmd + *i;
+    const char *z = memchr(a, '\0', n - *i);
+    *ret_len = z ? (size_t)(z - a) : n - *i;
+    *ret = a;
+    *i += *ret_len + 1;
+    return true;
+}
+
+static bool base_is(const char *a, size_t n, const char *name)
+{
+    const char *slash = memrchr(a, '/', n);
+    size_t off = slash ? (size_t)(slash - a) + 1 : 0;
+    return n - off == strlen(name) && memcmp(a + off, name, n - off) == 0;
+}
+
+bool testlog_harness_child(const char *parent, size_t parent_n, const char *self, size_t self_n,
+                           const char **ret_file, size_t *ret_len)
+{
+    /* The parent: "prove ..." or "perl .../prove ..." (the script's interpreter first), or a
+     * perl with -MTest::Harness (ExtUtils::MakeMaker's "make test"). */
+    bool harness = false;
+    const char *a;
+    size_t n, i = 0;
+    for (int k = 0; k < 2 && next_arg(parent, parent_n, &i, &a, &n); k++)
+        harness = harness || base_is(a, n, "prove");
+    for (i = 0; !harness && next_arg(parent, parent_n, &i, &a, &n);)
+        harness = n == 15 && memcmp(a, "-MTest::Harness", 15) == 0;
+    if (!harness)
+        return false;
+    /* The child: the test file is its last argument (after the interpreter's switches). */
+    const char *last = NULL;
+    size_t last_n = 0, args = 0;
+    for (i = 0; next_arg(self, self_n, &i, &a, &n); args++)
+        if (n) {
+            last = a;
+            last_n = n;
+        }
+    if (args < 2 || !last || last[0] == '-')
+        return false;
+    *ret_file = last;
+    *ret_len = last_n;
+    return true;
+}
+
+void testlog_open_running(struct testlog *tl, const char *name, size_t len, uint64_t start_ns)
+{
+    struct tl_event ev;
+    tl_event_init(&ev, TLE_TEST_START);
+    ev.id = tl_str_make(name, len);
+    if (!len || find_open(tl, ev.id, ev.scope, false) >= 0)
+        return;
+    test_start(tl, &ev, start_ns);
+}
+
+size_t testlog_open_count(const struct testlog *tl) { return tl->nopen; }
+
 const char *testlog_open_at(const struct testlog *tl, uint64_t t_ns)
 {
     for (size_t i = tl->nopen; i-- > 0;) /* ordered by start */

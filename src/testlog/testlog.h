@@ -157,6 +157,19 @@ void testlog_line_begins(struct testlog *tl, const char *head, size_t len, uint6
  * test shows only with its result), the one running is known only by what came before it: fn
  * gets "after N, NAME" (N tests ended, the last NAME). */
 void testlog_each_open(const struct testlog *tl, void (*fn)(void *ctx, const char *id), void *ctx);
+/* A test known by the process that runs it rather than by the output. prove (and Test::Harness,
+ * as "make test" runs it) runs each test file as a child process ("perl [switches] t/x.t", the
+ * file last), and, when its output is not a terminal, prints what a file said only as the file
+ * ends: at a stop, the file a live child of the harness runs is the test still running. parent
+ * and self are the two processes' /proc command lines (NUL-separated arguments); true with the
+ * file (in self) when self is such a child. */
+bool testlog_harness_child(const char *parent, size_t parent_n, const char *self, size_t self_n,
+                           const char **ret_file, size_t *ret_len);
+/* Open a test of that name, started at start_ns, as a start line would (testlog_harness_child's
+ * file at a stop: testlog_finish then ends it as the run ended); nothing when it is open already. */
+void testlog_open_running(struct testlog *tl, const char *name, size_t len, uint64_t start_ns);
+/* How many tests are open. */
+size_t testlog_open_count(const struct testlog *tl);
 /* The innermost test open now that had started by t_ns (NULL: none): the test a process started
  * at t_ns ran under. Valid until the next call into the module. */
 const char *testlog_open_at(const struct testlog *tl, uint64_t t_ns);
