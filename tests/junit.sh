@@ -347,6 +347,15 @@ expect "go deep subtest" "$(qn "$J" '//testsuite[@name="example.com/acme/widget/
 expect "go failures" "$(q "$J" /testsuites/@failures)" 5
 echo "go modules: 2 packages, 2 suites"
 
+# ---- a harness's own timeout is the harness's, not the run's (a real ctest log) ----------------
+J=$T/ctest.xml
+expect_status 0 "$RESMON_RUN" -q -i 0 -o "$T/ctest.json" --junit="$J" --otlp="$T/ctest.otlp" -- \
+    cat "$TOP_SRCDIR/tests/fixtures/real/ctest/quirks-plain.log" >/dev/null
+expect "ctest timeout type" "$(q "$J" '//testcase[@name="hangs"]/error/@type')" timeout
+expect "ctest timeout message" "$(q "$J" '//testcase[@name="hangs"]/error/@message')" TIMEOUT
+grep -q 'still running' "$J" "$T/ctest.otlp" && fail "ctest: a test ctest timed out reads as cut by the run: $(grep 'still running' "$J" "$T/ctest.otlp")"
+echo "ctest: its ***Timeout is its own"
+
 # ---- usage ---------------------------------------------------------------------------------
 # --no-profile: the report all the same, from a stream of its own that is removed at the end.
 mkdir "$T/np" "$T/np-tmp"

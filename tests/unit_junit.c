@@ -198,15 +198,21 @@ START_TEST(test_details_and_duplicates)
     ck_assert_uint_eq(st.tests, 3);
     ck_assert_uint_eq(st.open, 1);
 
-    /* The stream grows: c ends (its torn line was never read), then a timeout is said. */
+    /* The stream grows: c ends (its torn line was never read), then a timeout is said, with c
+     * still running; e, which the harness timed out before, keeps the harness's word. */
     const char more[] = ".js\"}\n"
+                        "{\"type\":\"marker\",\"name\":\"test\",\"startTime\":4.0,\"endTime\":5.0,\"data\":{\"type\":"
+                        "\"Test\",\"test\":\"d/e.js\",\"status\":\"TIMEOUT\",\"expected\":\"PASS\",\"color\":\"purple\"}}\n"
                         "{\"type\":\"marker\",\"name\":\"timeout\",\"startTime\":11.0,\"endTime\":null,\"data\":{"
-                        "\"type\":\"Timeout\",\"reason\":\"output-timeout\",\"after\":5000.0,\"signal\":\"TERM\"}}\n"
+                        "\"type\":\"Timeout\",\"reason\":\"output-timeout\",\"after\":5000.0,\"signal\":\"TERM\","
+                        "\"openTests\":[\"d/c.js\"]}}\n"
                         "{\"type\":\"marker\",\"name\":\"test\",\"startTime\":4.0,\"endTime\":12.0,\"data\":{\"type\":"
                         "\"Test\",\"test\":\"d/c.js\",\"status\":\"TIMEOUT\",\"color\":\"yellow\"}}\n";
     ck_assert_int_eq(write_all(fd, more, sizeof more - 1), 0);
     d = report(j, 20.0);
-    XQ_EQ(d, "count(//testcase)", "3");
+    XQ_EQ(d, "count(//testcase)", "4");
+    XQ_EQ(d, "//testcase[@name='e.js']/error/@type", "timeout");
+    XQ_EQ(d, "//testcase[@name='e.js']/error/@message", "TIMEOUT");
     XQ_EQ(d, "//testcase[@name='c.js']/error/@type", "timeout");
     XQ_EQ(d, "//testcase[@name='c.js']/error/@message",
           "still running when the command printed nothing for 5 s (--output-timeout)");

@@ -326,12 +326,13 @@ static void judge(const struct results *j, const struct rs_test *t, struct verdi
     } else if (results_is(st, "TIMEOUT") || results_is(st, "INCOMPLETE")) {
         v->out = OUT_ERROR;
         v->type = results_is(st, "TIMEOUT") ? "timeout" : "incomplete";
-        /* the run's own words name the timeout, where a test's message cannot */
-        char *why = j->stop_reason || !m ? results_stop_words(j, &timeout) : NULL;
+        /* the run's own words name the stop that cut it, where a test's message cannot; a
+         * timeout the harness gave is the harness's */
+        char *why = results_cut(j, t) ? results_stop_words(j, &timeout) : NULL;
         if (why)
             (void)!asprintf(&v->message, "still running when %s", why);
         else
-            v->message = strdup(m);
+            v->message = strdup(m ? m : st);
         free(why);
     } else if (results_is(st, "ERROR") || results_is(st, "CRASH")) {
         v->out = OUT_ERROR;

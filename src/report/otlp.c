@@ -252,7 +252,7 @@ static void test_span(struct jsonw *w, const struct results *r, const struct rs_
     free(suite);
     free(classname);
     bool timeout = false;
-    char *why = t->open || results_is(t->status, "TIMEOUT") ? results_stop_words(r, &timeout) : NULL;
+    char *why = results_cut(r, t) ? results_stop_words(r, &timeout) : NULL;
     const char *st = t->open ? (timeout ? "TIMEOUT" : "INCOMPLETE") : t->status;
     bool bad = t->open || t->unexpected;
     bool skip = !bad && (results_is(st, "SKIP") || results_is(st, "NOTRUN"));
@@ -269,7 +269,7 @@ static void test_span(struct jsonw *w, const struct results *r, const struct rs_
     attr_str(w, "resmon.test.message", t->message ? t->message : t->details);
     jsonw_arr_close(w);
     char msg[1024];
-    if (why && (t->open || r->stop_reason))
+    if (why)
         snprintf(msg, sizeof msg, "still running when %s", why);
     else
         snprintf(msg, sizeof msg, "%s%s%s%s%s", st ? st : "", t->expected ? ", expected " : "",

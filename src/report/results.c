@@ -737,6 +737,16 @@ bool results_is(const char *s, const char *lit)
 /* Why the tests still open at the end did not end, in words ("the run timed out after 2 s
  * (--timeout)"), and whether that was a timeout: read from the typed end (results_end), so that
  * a command that died of a signal nobody sent is its own crash, not a stop. */
+bool results_cut(const struct results *r, const struct rs_test *t)
+{
+    if (t->open || (results_is(t->status, "INCOMPLETE") && !t->message))
+        return true;
+    for (size_t i = 0; t->id && i < r->n_stop_open; i++)
+        if (!strcmp(r->stop_open[i], t->id))
+            return true;
+    return false;
+}
+
 char *results_stop_words(const struct results *j, bool *timeout)
 {
     enum runmarks_reason end;

@@ -160,6 +160,11 @@ int results_ready(const struct results *r, double *end_ms);
  * (--timeout)"), and whether that was a timeout (a timeout, an output timeout, the CPU limit).
  * malloc'ed; NULL on ENOMEM. */
 char *results_stop_words(const struct results *r, bool *timeout);
+/* Whether t was still running when the run ended or was stopped (the run ended it, and
+ * results_stop_words says why): never ended, named by the stop's open tests, or INCOMPLETE
+ * without a word of its own. A TIMEOUT the harness gave (ctest's ***Timeout, go's panic) is the
+ * harness's. */
+bool results_cut(const struct results *r, const struct rs_test *t);
 /* How the run ended, typed (runmarks.h): the stop's reason when it was stopped (the timeout
  * marker), else the command's (its marker); false while the stream says neither (still running,
  * or killed before the command ended). Each marker's word is read in its own vocabulary. */
