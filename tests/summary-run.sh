@@ -57,4 +57,15 @@ if command -v script >/dev/null 2>&1; then
     [ "$1" = "$2" ] || fail "the command's group does not own the terminal: $*"
     [ "$1" != "$3" ] || fail "the command runs in resmon-run's group: $*"
 fi
+# ---- an expected failure and an unexpected pass are said as such (real pytest and Node TAP logs) --
+expect_status 0 "$RESMON_RUN" -i 0 -o "$T/xf.json" -- cat "$TOP_SRCDIR/tests/fixtures/real/pytest/msgs.log" \
+    >/dev/null 2>"$T/xf.err"
+grep -qx '  tests        13: 3 PASS, 7 FAIL, 1 ERROR, 1 SKIP, 1 XFAIL (8 unexpected)' "$T/xf.err" ||
+    fail "xfail: $(grep '^  tests' "$T/xf.err")"
+: >"$T/xp.md"
+expect_status 0 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$T/xp.md" "$RESMON_RUN" -i 0 -o "$T/xp.json" -- \
+    cat "$TOP_SRCDIR/tests/fixtures/real/tap-node/runner-output.log" >/dev/null 2>"$T/xp.err"
+grep -q '^  tests        158: .*, 5 XPASS, 4 XFAIL (65 unexpected)$' "$T/xp.err" || fail "xpass: $(grep '^  tests' "$T/xp.err")"
+grep -q '^  unexpected   XPASS    sync pass todo$' "$T/xp.err" || fail "xpass: the unexpected list: $(cat "$T/xp.err")"
+grep -qx '| XPASS | sync pass todo | 0 ms |' "$T/xp.md" || fail "xpass: the job summary: $(cat "$T/xp.md")"
 exit 0

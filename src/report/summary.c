@@ -282,6 +282,17 @@ void summary_add_oom(struct summary_facts *f, int pid, const char *cmd, uint64_t
 
 static int status_rank(const char *status) { return testlog_status_index(status, strlen(status)); }
 
+/* A result as the summary names it: a FAIL that was expected (pytest's xfail, a TAP TODO that
+ * failed) and a pass where a failure was expected read as XFAIL and XPASS, pytest's words, rather
+ * than as a FAIL or a PASS like any other. */
+static const char *shown_status(const struct rs_test *t)
+{
+    const char *s = t->status ? t->status : "";
+    if (t->unexpected ? results_is(s, "PASS") || results_is(s, "OK") : results_is(s, "FAIL"))
+        return t->unexpected ? "XPASS" : "XFAIL";
+    return s; /* an expected ERROR, CRASH or TIMEOUT (mozlog's) keeps its name, as in JUnit */
+}
+
 int summary_add_results(struct summary_facts *f, const struct results *r)
 {
     const struct rs_test **list;
@@ -290,7 +301,7 @@ int summary_add_results(struct summary_facts *f, const struct results *r)
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
         const struct rs_test *t = list[i];
-        const char *status = t->status ? t->status : "";
+        const char *status = shown_status(t);
         uint64_t dur = results_duration_ns(t);
         summary_add_status(f, status, 1);
         if (t->unexpected)
