@@ -137,6 +137,24 @@ if [ "$follow" = cgroup ]; then
         fail "the short processes are not sampled: $("$CHECK" --threads "$T/short.json" | cut -f3 | sort | uniq -c)"
 fi
 
+# ---- bounded: past its caps (lowered in a test build) samples are dropped and processes not
+# followed, and the run says so --------------------------------------------------------------------
+if "$RESMON_RUN" --version | grep -q "test hooks"; then
+    RESMON_TEST_CPUPROF_CAPS=8,200,4 "$RESMON_RUN" -v --cpu-profile=999 -o "$T/caps.json" -- \
+        sh -c '"$0" 300; i=0; while [ $i -lt 40 ]; do /bin/true; i=$((i + 1)); done' "$BURN" >/dev/null 2>"$T/caps.err" ||
+        fail "the capped run: $(cat "$T/caps.err")"
+    profile_ok "$T/caps.json" || fail "the capped run's profile is not valid"
+    m=$(meta "$T/caps.json" cpuProfile)
+    [ "$(val "$m" samples)" = 200 ] && [ "$(val "$m" dropped)" -gt 0 ] && [ "$(val "$m" untracked)" -ge 30 ] ||
+        fail "the caps: $m"
+    grep -q "^resmon-run: cpu profile: 200 samples; [1-9][0-9]* dropped past its caps, [1-9][0-9]* processes not followed\$" "$T/caps.err" ||
+        fail "the capped run did not say so: $(cat "$T/caps.err")"
+    [ "$("$CHECK" --threads "$T/caps.json" | cut -f1 | sort -u | wc -l)" -le 8 ] ||
+        fail "more processes followed than the cap: $("$CHECK" --threads "$T/caps.json")"
+else
+    echo "SKIP: the caps: resmon-run built without --enable-test-hooks"
+fi
+
 # ---- the other way where the default is the cgroup's: inherited events ----------------------------
 if [ "$follow" = cgroup ]; then
     "$RESMON_RUN" -q --containment=subreaper --cpu-profile=999 -o "$T/inherit.json" -- "$BURN" 300 >/dev/null 2>&1 ||

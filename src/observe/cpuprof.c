@@ -20,6 +20,7 @@
 /* the user registers sampled (perf_regs.h's x86 numbering: AX..IP, R8..R15) */
 #define REGS_MASK 0xff01ffull
 #define NREGS 17
+#define SPACE_UNTRACKED UINT32_MAX /* a process begun past the cap on address spaces */
 
 struct node_key {
     uint32_t parent, space;
@@ -65,6 +66,8 @@ struct cpuprof {
     int32_t *named;
     size_t named_cap, nnamed;
     uint64_t samples, dropped, lost, unwound;
+    uint64_t untracked; /* address spaces begun past the cap (CPUPROF_MAX_SPACES) */
+    uint32_t max_spaces, max_samples, max_threads; /* the caps (test builds may lower them) */
     char error[320]; /* why sampling is unavailable ("": it is not) */
     struct uspace *us; /* by space id */
     size_t nus;
@@ -88,6 +91,19 @@ int cpuprof_new(unsigned hz, const struct marker_sink *sink, uint64_t t0_ns, str
     cp->t0 = t0_ns;
     perfring_init(&cp->pr);
     cp->next_space = 1;
+    cp->max_spaces = CPUPROF_MAX_SPACES;
+    cp->max_samples = CPUPROF_MAX_SAMPLES;
+    cp->max_threads = CPUPROF_MAX_THREADS;
+#ifdef RESMON_TEST_HOOKS
+    /* The caps lowered, so that a test can reach them: "SPACES,SAMPLES,THREADS". */
+    const char *caps = getenv("RESMON_TEST_CPUPROF_CAPS");
+    unsigned a, b, c;
+    if (caps && sscanf(caps, "%u,%u,%u", &a, &b, &c) == 3) {
+        cp->max_spaces = a;
+        cp->max_samples = b;
+        cp->max_threads = c;
+    }
+#endif
     jsonw_init(&cp->w);
     jsonw_init(&cp->batch);
     *ret = cp;
@@ -251,6 +267,12 @@ static void new_space(struct cpuprof *cp, pid_t pid, uint32_t parent, uint64_t a
     struct pidspace *s = pid_slot(cp, pid, true);
     if (!s)
         return;
+    if (cp->next_space > cp->max_spaces) {
+        /* past the cap: the process is not followed (no maps, threads or samples), counted */
+        s->space = SPACE_UNTRACKED;
+        cp->untracked++;
+        return;
+    }
     s->space = cp->next_space++;
     struct uspace *u = uspace_of(cp, s->space); /* before from: it may move the array */
     struct uspace *from = parent && parent < cp->nus ? &cp->us[parent] : NULL;
@@ -326,7 +348,8 @@ static void hex_kv(struct jsonw *w, const char *key, uint64_t v)
 static void map_line(struct cpuprof *cp, uint32_t space, uint64_t start, uint64_t end, uint64_t pgoff,
                      const char *file, const struct forensics_fileid *id, bool from_kernel)
 {
-    if (!space || file[0] != '/' || !strncmp(file, "//anon", 6) || !strncmp(file, "/memfd:", 7))
+    if (!space || space == SPACE_UNTRACKED || file[0] != '/' || !strncmp(file, "//anon", 6) ||
+        !strncmp(file, "/memfd:", 7))
         return; /* [vdso], [vsyscall], anonymous code (a JIT's: //anon): no file to name it from */
     const char *root = from_kernel && space < cp->nus ? cp->us[space].root : NULL;
     char path[4096 * 2];
@@ -372,6 +395,8 @@ static void read_proc_maps(struct cpuprof *cp, pid_t pid, uint32_t space)
 /* Remember tid as named; false when it was already. */
 static bool name_once(struct cpuprof *cp, pid_t tid)
 {
+    if (cp->nnamed >= cp->max_threads)
+        return false; /* past the cap: its samples stay, under its tid, without a name line */
     if ((cp->nnamed + 1) * 2 > cp->named_cap) {
         size_t cap = cp->named_cap ? cp->named_cap * 2 : 256;
         int32_t *n = calloc(cap, sizeof *n);
@@ -520,7 +545,7 @@ static void take_sample(struct cpuprof *cp, pid_t pid, pid_t tid, uint64_t time,
 {
     if (pid <= 0)
         return; /* the idle task: not ours */
-    if (cp->samples >= CPUPROF_MAX_SAMPLES) {
+    if (cp->samples >= cp->max_samples) {
         cp->dropped++;
         return;
     }
@@ -529,7 +554,12 @@ static void take_sample(struct cpuprof *cp, pid_t pid, pid_t tid, uint64_t time,
         /* a process started before its events (or whose fork record was lost): from /proc */
         new_space(cp, pid, 0, time);
         space = space_of(cp, pid);
-        read_proc_maps(cp, pid, space);
+        if (space && space != SPACE_UNTRACKED)
+            read_proc_maps(cp, pid, space);
+    }
+    if (!space || space == SPACE_UNTRACKED) {
+        cp->dropped++;
+        return;
     }
     if (name_once(cp, tid))
         thread_line(cp, pid, tid, NULL, time);
@@ -700,6 +730,8 @@ static void take_record(struct cpuprof *cp, const char *p, size_t len, uint64_t 
             return;
         if (h.misc & PERF_RECORD_MISC_COMM_EXEC && u[0] == u[1])
             new_space(cp, (pid_t)u[0], 0, time);
+        if (space_of(cp, (pid_t)u[0]) == SPACE_UNTRACKED)
+            break;
         name_once(cp, (pid_t)u[1]);
         thread_line(cp, (pid_t)u[0], (pid_t)u[1], comm, time);
         break;
@@ -761,8 +793,17 @@ void cpuprof_stop(struct cpuprof *cp)
     jsonw_kv_uint(&cp->w, "samples", cp->samples);
     jsonw_kv_uint(&cp->w, "dropped", cp->dropped);
     jsonw_kv_uint(&cp->w, "lost", cp->lost);
+    if (cp->untracked)
+        jsonw_kv_uint(&cp->w, "untracked", cp->untracked);
     jsonw_obj_close(&cp->w);
     state_line(cp);
+}
+
+void cpuprof_counts(const struct cpuprof *cp, uint64_t *samples, uint64_t *dropped, uint64_t *untracked)
+{
+    *samples = cp ? cp->samples : 0;
+    *dropped = cp ? cp->dropped : 0;
+    *untracked = cp ? cp->untracked : 0;
 }
 
 void cpuprof_free(struct cpuprof *cp)

@@ -52,12 +52,18 @@
  *        one per drain: the stack nodes first seen in it, numbered from N on (the first node of
  *        the run is 1; PARENT 0: the outermost frame), then the samples, each naming
  *        the innermost node of its stack. A return address is written minus one (the call).
- *   {"type":"cpuend","samples":N,"dropped":N,"lost":N}
- *        at the end: samples written, dropped past the cap, lost by the kernel (a full buffer)
+ *   {"type":"cpuend","samples":N,"dropped":N,"lost":N[,"untracked":N]}
+ *        at the end: samples written, dropped past a cap, lost by the kernel (a full buffer),
+ *        address spaces not followed past their cap
  *
- * BOUNDED: stacks are deduplicated (a node per distinct frame-in-context), and at most
- * CPUPROF_MAX_SAMPLES samples are written; past that, samples are counted as dropped (cpuend)
- * and the nodes stop growing too.
+ * BOUNDED, whatever the run's length or the number of its processes: stacks are deduplicated (a
+ * node per distinct frame-in-context, at most CPUPROF_MAX_NODES), at most CPUPROF_MAX_SAMPLES
+ * samples are written, and at most CPUPROF_MAX_SPACES address spaces (a process's, and one per
+ * exec) are followed, each a cpuspace line, its cpumap lines (a few hundred bytes a process) and
+ * a few hundred bytes of memory while it lives; a process begun past that is not followed (its
+ * samples are dropped) and counted (cpuend's untracked). At most CPUPROF_MAX_THREADS threads get
+ * a cputhread line; the samples of later ones keep their tid. Past a cap what is dropped is
+ * counted, and the profile's meta.cpuProfile says so.
  */
 #ifndef RESMON_CPUPROF_H
 #define RESMON_CPUPROF_H
@@ -71,6 +77,8 @@
 #define CPUPROF_MAX_HZ 10000
 #define CPUPROF_MAX_SAMPLES 2000000u
 #define CPUPROF_MAX_NODES 2000000u
+#define CPUPROF_MAX_SPACES 100000u
+#define CPUPROF_MAX_THREADS 250000u
 
 struct cpuprof;
 
@@ -95,6 +103,8 @@ int cpuprof_fd(const struct cpuprof *cp);
 void cpuprof_drain(struct cpuprof *cp);
 /* Drain, write the cpuend line, stop sampling (the events are closed). NULL is a no-op. */
 void cpuprof_stop(struct cpuprof *cp);
+/* What the cpuend line says: samples written, dropped past a cap, processes not followed. */
+void cpuprof_counts(const struct cpuprof *cp, uint64_t *samples, uint64_t *dropped, uint64_t *untracked);
 void cpuprof_free(struct cpuprof *cp);
 
 #endif

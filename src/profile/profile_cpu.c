@@ -72,7 +72,7 @@ struct pcpu {
     char *error;
     char *follow; /* how the tree was followed ("cgroup", "inherit"; cpuprof.h) */
     unsigned hz;
-    uint64_t samples_end, dropped, lost;
+    uint64_t samples_end, dropped, lost, untracked;
     bool ended;
     struct space *spaces; /* by id (0 unused) */
     size_t nspaces, spaces_cap;
@@ -291,6 +291,7 @@ int pcpu_add(struct pcpu **pcp, const char *line, size_t len)
         pc->samples_end = (uint64_t)num(o, "samples", 0);
         pc->dropped = (uint64_t)num(o, "dropped", 0);
         pc->lost = (uint64_t)num(o, "lost", 0);
+        pc->untracked = (uint64_t)num(o, "untracked", 0);
     } else {
         r = 0;
     }
@@ -1061,6 +1062,8 @@ void pcpu_meta(const struct pcpu *pc, struct jsonw *w)
         jsonw_kv_uint(w, "samples", pc->nsamples);
         jsonw_kv_uint(w, "dropped", pc->dropped);
         jsonw_kv_uint(w, "lost", pc->lost);
+        if (pc->untracked)
+            jsonw_kv_uint(w, "untracked", pc->untracked);
         if (pc->follow)
             jsonw_kv_str(w, "follow", pc->follow);
     }

@@ -830,6 +830,11 @@ static void end_of_run(struct sv *sv)
     if (sv->sampler)
         sampler_finish(sv->sampler, now);
     cpuprof_stop(sv->cpuprof);
+    uint64_t taken, dropped, untracked;
+    cpuprof_counts(sv->cpuprof, &taken, &dropped, &untracked);
+    if (sv->o->verbose && (dropped || untracked))
+        log_msg("cpu profile: %llu samples; %llu dropped past its caps, %llu processes not followed",
+                (unsigned long long)taken, (unsigned long long)dropped, (unsigned long long)untracked);
     check_kills(sv, true);
     emit_command_marker(sv);
     if (sv->o->verbose && !sv->o->timeout_mode) {
