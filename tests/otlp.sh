@@ -195,13 +195,13 @@ expect "large suite spans" "$(fact "$F" spans)" 20001
 [ "$(fact "$F" maxLine)" -lt $bound ] || fail "large suite: a line of $(fact "$F" maxLine) bytes"
 [ "$(fact "$F" lines)" -gt 3 ] || fail "large suite: $(fact "$F" lines) lines"
 echo "large suite: 20000 tests in $(fact "$F" lines) lines of at most $(fact "$F" maxLine) bytes"
-# A run of 1200 samples (20 minutes at the default interval of 1 s) at -i 0.01: the command ends
+# A run of 1800 samples (30 minutes at the default interval of 1 s) at -i 0.01: the command ends
 # once the stream holds them. Its metrics take more than one line.
 expect_status 0 "$RESMON_RUN" -q -i 0.01 -o "$T/long.json" --otlp="$T/long.jsonl" -- sh -c '
-    until [ "$(grep -c "^{\"type\":\"marker\",\"name\":\"Tree CPU\"" "$1")" -ge 1200 ]; do sleep 0.2; done' \
+    until [ "$(grep -c "^{\"type\":\"marker\",\"name\":\"Tree CPU\"" "$1")" -ge 1800 ]; do sleep 0.2; done' \
     sh "$T/long.json" >/dev/null
 F=$(facts "$T/long.jsonl")
-[ "$(fact "$F" points)" -ge 4800 ] || fail "long run: $(fact "$F" points) points"
+[ "$(fact "$F" points)" -ge 7200 ] || fail "long run: $(fact "$F" points) points"
 [ "$(fact "$F" lines)" -ge 3 ] || fail "long run: $(fact "$F" lines) lines (its span and more than one of metrics)"
 [ "$(fact "$F" maxLine)" -lt $bound ] || fail "long run: a line of $(fact "$F" maxLine) bytes"
 echo "long run: $(fact "$F" points) points in $(fact "$F" lines) lines of at most $(fact "$F" maxLine) bytes"
