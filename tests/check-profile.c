@@ -497,6 +497,50 @@ static int check_dumped(const cJSON *th, int ncat)
     return 0;
 }
 
+/* The markers of the hidden thread of the tracks at zero are those of marker graphs (a schema
+ * with graphs) whose every figure is zero, and the run's thread has none of those types. */
+static int check_zero_graphs(const cJSON *root, const cJSON *zth)
+{
+    const cJSON *sc, *m;
+    const char *types[16];
+    size_t ntypes = 0;
+    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(zth, "markers"), "data"))
+    {
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(m, "type");
+        const cJSON *graphs = NULL;
+        cJSON_ArrayForEach(sc, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "meta"), "markerSchema"))
+        if (cJSON_IsString(type) && !strcmp(cJSON_GetObjectItemCaseSensitive(sc, "name")->valuestring, type->valuestring))
+            graphs = cJSON_GetObjectItemCaseSensitive(sc, "graphs");
+        if (!cJSON_IsArray(graphs))
+            return fail("a marker in the thread of the tracks at zero is no marker graph's");
+        const cJSON *g;
+        cJSON_ArrayForEach(g, graphs)
+        {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, cJSON_GetObjectItemCaseSensitive(g, "key")->valuestring);
+            if (cJSON_IsNumber(v) && v->valuedouble != 0)
+                return fail("a marker graph with a figure (%s %g) in the thread of the tracks at zero",
+                            type->valuestring, v->valuedouble);
+        }
+        size_t i = 0;
+        while (i < ntypes && strcmp(types[i], type->valuestring))
+            i++;
+        if (i == ntypes && ntypes < 16)
+            types[ntypes++] = type->valuestring;
+    }
+    const cJSON *rm;
+    cJSON_ArrayForEach(rm, cJSON_GetObjectItemCaseSensitive(
+                               cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "threads"), 0),
+                                                                "markers"),
+                               "data"))
+    {
+        const cJSON *rt = cJSON_GetObjectItemCaseSensitive(rm, "type");
+        for (size_t i = 0; cJSON_IsString(rt) && i < ntypes; i++)
+            if (!strcmp(rt->valuestring, types[i]))
+                return fail("markers of %s both in the run's thread and in the hidden one", types[i]);
+    }
+    return 0;
+}
+
 static int check_full(const cJSON *root)
 {
     int r, ncat;
@@ -515,14 +559,17 @@ static int check_full(const cJSON *root)
         return r;
     /* after it, the threads of the processes dumped at a stop, shown with the run's; last, the
      * one of the counters that stayed at zero (profile_write.c, HIDDEN COUNTERS), hidden */
-    int nthreads = cJSON_GetArraySize(threads), zero = -1, k = 1;
+    int nthreads = cJSON_GetArraySize(threads), zero = -1, k = 1, zero_markers = 0;
     for (const cJSON *th = threads->child->next; th; th = th->next, k++) {
         const cJSON *pid = cJSON_GetObjectItemCaseSensitive(th, "pid");
         if (cJSON_IsString(pid) && !strcmp(pid->valuestring, "zero")) {
-            if (th->next || table_len(th, "markers") != 0 || table_len(th, "samples") != 0 ||
+            if (th->next || table_len(th, "samples") != 0 ||
                 !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(th, "isMainThread")))
-                return fail("the thread of the counters at zero is not the last, or has samples or markers");
+                return fail("the thread of the tracks at zero is not the last, or has samples");
+            if ((r = check_markers(th, ncat)) || (r = check_zero_graphs(root, th)))
+                return r;
             zero = k;
+            zero_markers = table_len(th, "markers");
         } else if ((r = check_thread_common(th, true)) || (r = check_dumped(th, ncat)))
             return r;
     }
@@ -542,7 +589,7 @@ static int check_full(const cJSON *root)
             return fail("counter %s: pid %s, thread %d (a counter at zero belongs to the hidden thread)",
                         cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring, pid, main);
     }
-    if (any_zero != (zero >= 0))
+    if ((any_zero || zero_markers > 0) != (zero >= 0))
         return fail("a thread of the counters at zero without any, or the other way round");
     const cJSON *visible = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "meta"),
                                                             "initialVisibleThreads");
@@ -662,6 +709,8 @@ static int check_stream(const char *buf, size_t len, bool allow_torn)
 
 typedef void (*marker_fn)(void *ctx, const char *name, double start, const cJSON *end, int cat, const cJSON *data);
 
+static int thread_markers(const cJSON *th, marker_fn fn, void *ctx);
+
 static int for_each_marker(const char *buf, size_t len, marker_fn fn, void *ctx, cJSON **ret_meta)
 {
     if (len >= 14 && memcmp(buf, "{\"type\":\"meta\"", 14) == 0) {
@@ -692,14 +741,32 @@ static int for_each_marker(const char *buf, size_t len, marker_fn fn, void *ctx,
     cJSON *root = cJSON_ParseWithLength(buf, len);
     if (!root)
         return fail("not JSON");
-    const cJSON *th = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "threads"), 0);
+    /* the run's thread, then the hidden one of the tracks at zero (its markers are the run's too) */
+    const cJSON *threads = cJSON_GetObjectItemCaseSensitive(root, "threads");
+    for (const cJSON *th = cJSON_GetArrayItem(threads, 0); th; th = th->next) {
+        const cJSON *pid = cJSON_GetObjectItemCaseSensitive(th, "pid");
+        if (th != threads->child && !(cJSON_IsString(pid) && !strcmp(pid->valuestring, "zero")))
+            continue;
+        int r = thread_markers(th, fn, ctx);
+        if (r) {
+            cJSON_Delete(root);
+            return r;
+        }
+    }
+    if (ret_meta)
+        *ret_meta = cJSON_DetachItemFromObjectCaseSensitive(root, "meta");
+    cJSON_Delete(root);
+    return 0;
+}
+
+/* fn for each marker of thread th's table. */
+static int thread_markers(const cJSON *th, marker_fn fn, void *ctx)
+{
     const cJSON *sa = cJSON_GetObjectItemCaseSensitive(th, "stringArray");
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(th, "markers");
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(m, "data");
-    if (!cJSON_IsArray(sa) || !cJSON_IsArray(data)) {
-        cJSON_Delete(root);
+    if (!cJSON_IsArray(sa) || !cJSON_IsArray(data))
         return fail("no markers table");
-    }
     int nstr = cJSON_GetArraySize(sa);
     const char **names = calloc((size_t)nstr + 1, sizeof *names);
     int i = 0;
@@ -714,9 +781,6 @@ static int for_each_marker(const char *buf, size_t len, marker_fn fn, void *ctx,
         fn(ctx, k >= 0 && k < nstr ? names[k] : "?", st->valuedouble, en, (int)c->valuedouble, d);
     }
     free(names);
-    if (ret_meta)
-        *ret_meta = cJSON_DetachItemFromObjectCaseSensitive(root, "meta");
-    cJSON_Delete(root);
     return 0;
 }
 

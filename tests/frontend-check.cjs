@@ -4,7 +4,8 @@
 //   * every marker's type has a schema, every data key is a field of it, and a field it lacks
 //     is one its type declares optional (the marker types of this build: check-profile --schemas);
 //   * every marker of a type with a colour field has a colour the front-end knows;
-//   * every counter has samples; one that stayed at zero is hidden, the others are shown;
+//   * every counter has samples; one that stayed at zero is hidden, the others are shown; so is
+//     a marker graph's track (IO, NetIO, Tree IO: the figures its graphs draw, read from the file);
 //   * no other top-level track has the name of the run's own;
 //   * every thread with samples has a track;
 //   * no marker shows an empty list or table field.
@@ -64,6 +65,17 @@ function validate(file) {
 
 // Holds r, the validator's result for file, to the list above: prints its facts and returns true,
 // or prints what is wrong and returns false.
+// The profile itself (plain or gzip), or null when it cannot be read.
+function readProfile(file) {
+  try {
+    let b = fs.readFileSync(file);
+    if (b[0] === 0x1f && b[1] === 0x8b) b = require('zlib').gunzipSync(b);
+    return JSON.parse(b.toString('utf8'));
+  } catch (e) {
+    return null;
+  }
+}
+
 function check(file, r) {
   const problems = [];
   if (!r.ok) problems.push(`does not load: ${r.error}`);
@@ -97,6 +109,24 @@ function check(file, r) {
       if (zero && !hidden) problems.push(`counter ${c.name} stayed at zero but its track is shown`);
       if (!zero && hidden) problems.push(`counter ${c.name} measured something but its track is hidden`);
     }
+  // Likewise a marker graph: its figures (the keys its schema's graphs draw) in the file itself.
+  const profile = readProfile(file);
+  if (profile) {
+    const graphKeys = {};
+    for (const sc of (profile.meta && profile.meta.markerSchema) || [])
+      if (sc.graphs) graphKeys[sc.name] = sc.graphs.map((g) => g.key);
+    for (const g of globals)
+      for (const l of g.local || []) {
+        if (l.type !== 'marker' || !graphKeys[l.markerSchema]) continue;
+        const th = profile.threads[l.threadIndex];
+        const data = (th && th.markers && th.markers.data) || [];
+        const ofType = data.filter((d) => d && d.type === l.markerSchema);
+        const zero = ofType.every((d) => graphKeys[l.markerSchema].every((k) => !d[k]));
+        const hidden = l.hidden || g.hidden;
+        if (zero && !hidden) problems.push(`marker graph ${l.name} stayed at zero but its track is shown`);
+        if (!zero && hidden) problems.push(`marker graph ${l.name} measured something but its track is hidden`);
+      }
+  }
   // Every thread with samples has a track: the front-end makes one thread of a pid its process's
   // track and the others local tracks, and a second main thread of the same pid gets none (its
   // stacks would be in no view).

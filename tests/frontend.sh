@@ -38,7 +38,7 @@ expect_counters() {
     done <"$T/.want"
     # (of those shown: one that stayed at zero, as the tree's CPU in a short run measured in
     # clock ticks, is hidden)
-    ranks=$(printf '%s\n' "${tracks%%|Counters that stayed at zero|*}" | tr '|' '\n' | awk '
+    ranks=$(printf '%s\n' "${tracks%%|Tracks that stayed at zero|*}" | tr '|' '\n' | awk '
         $0 == "Tree CPU" { print 1 } $0 == "Tree Memory" { print 2 }
         $0 == "Machine CPU" { print 3 } $0 == "Machine Memory" { print 4 }' | tr '\n' ' ')
     [ "$ranks" = "$(printf '%s\n' $ranks | sort -n | tr '\n' ' ')" ] || fail "$_what: the tracks are not in order: $tracks"
@@ -109,9 +109,9 @@ case "$f" in *"Ended by (reason, string)=exit"*) ;; *) fail "normal: the command
 # frontend-check holds a counter that measured something to.)
 case "$f" in *" tracks=resmon-run|"*) ;; *) fail "normal: the run's track: $f" ;; esac
 case "$f" in
-*" hidden=Counters that stayed at zero|"*"Tree Major Faults"*) ;;
+*" hidden=Tracks that stayed at zero|"*"Tree Major Faults"*) ;;
 *" hidden="*"Tree Major Faults"*) fail "normal: major faults hidden, but not with the counters that stayed at zero: $f" ;;
-*" hidden=Counters that stayed at zero|"*) echo "normal: the tree had major faults this time, and their track is shown" ;;
+*" hidden=Tracks that stayed at zero|"*) echo "normal: the tree had major faults this time, and their track is shown" ;;
 *) fail "normal: no group of the counters that stayed at zero: $f" ;;
 esac
 node -e '

@@ -132,6 +132,7 @@ static void conv_release(struct conv *c)
     for (unsigned i = 0; i < c->ncounters; i++)
         counter_release(&c->counters[i]);
     free(c->counter_of);
+    free(c->hidden);
     free(c->targets);
     sread_release(&c->rd);
     free(c->recs);

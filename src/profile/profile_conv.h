@@ -84,6 +84,7 @@ struct conv {
     struct counter counters[MAX_COUNTERS];
     unsigned ncounters, counters_written;
     uint8_t *counter_of; /* per name id: counter index + 1, 0 none */
+    uint8_t *hidden;     /* per name id: whose markers a hidden track draws (profile_write.c) */
     size_t counter_of_len;
     uint64_t dropped_routine, dropped_other; /* markers left out past the limit */
     /* Test markers a message line may still fill (LATE MESSAGES, profile.h): a hash of each one's

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jscan.h"
 #include "base/outfile.h"
 #include "base/util.h"
 #include "profile/markertypes.h"
@@ -326,10 +327,183 @@ static void out_thread_default(struct conv *c, const char *meta, size_t len)
  * out of meta.initialVisibleThreads, so that the front-end hides its track and its counters' (the
  * timeline's "hidden tracks" menu shows them). */
 #define ZERO_PID "zero"
-#define ZERO_NAME "Counters that stayed at zero"
+#define ZERO_NAME "Tracks that stayed at zero"
 
-/* The thread of ZERO_PID: no samples, no markers. */
-static void out_zero_thread(struct conv *c)
+/* HIDDEN GRAPHS. Likewise a marker graph (IO, NetIO, Tree IO: a track each, drawn from its
+ * markers' figures) whose every figure stayed at zero: its markers go to the thread of ZERO_PID,
+ * whose track hides theirs. hidden[name id] says which names' markers go there. */
+enum { NAME_UNSEEN, NAME_PLAIN, NAME_GRAPH_ZERO, NAME_GRAPH };
+
+/* Whether the figures a graph of type t draws are all zero in the payload [p, p + n). */
+static bool graph_figures_zero(const struct marker_type *t, const char *p, size_t n)
+{
+    struct js_iter it;
+    struct js_member m;
+    if (js_obj_begin(&it, p, p + n) < 0)
+        return false;
+    while (js_obj_next(&it, &m) > 0) {
+        char key[80];
+        if (m.key_len + 12 >= sizeof key)
+            continue;
+        int k = snprintf(key, sizeof key, "\"key\":\"%.*s\"", (int)m.key_len, m.key);
+        if (!memmem(t->graphs, strlen(t->graphs), key, (size_t)k))
+            continue;
+        for (size_t i = 0; i < m.val_len; i++) /* a JSON number: zero when no digit is not 0 */
+            if (m.val[i] >= '1' && m.val[i] <= '9')
+                return false;
+            else if (m.val[i] == 'e' || m.val[i] == 'E')
+                break;
+    }
+    return true;
+}
+
+/* Fill c->hidden (per name id) and return how many names' markers are hidden, or -errno. A
+ * name's first marker says its type; a graph's markers are read until one has a figure. */
+static int find_zero_graphs(struct conv *c)
+{
+    free(c->hidden);
+    if (!(c->hidden = calloc(c->names.n ? c->names.n : 1, 1)))
+        return -ENOMEM;
+    const struct marker_type **type = calloc(c->names.n ? c->names.n : 1, sizeof *type);
+    if (!type)
+        return -ENOMEM;
+    char *buf = NULL;
+    size_t cap = 0;
+    int r = 0;
+    for (size_t i = 0; i < c->nrec && r >= 0; i++) {
+        const struct rec *rc = &c->recs[i];
+        uint32_t nm = rc->name & ~REC_SIDE;
+        size_t len = rc->len_cat & REC_LEN_MASK;
+        if ((rc->name & REC_SIDE) || !len || nm >= c->names.n || c->hidden[nm] == NAME_PLAIN ||
+            c->hidden[nm] == NAME_GRAPH)
+            continue;
+        if (len > cap) {
+            char *b = realloc(buf, len);
+            if (!b) {
+                r = -ENOMEM;
+                break;
+            }
+            buf = b;
+            cap = len;
+        }
+        if ((r = conv_pread(c->in_fd, buf, len, rc->off)) < 0)
+            break;
+        if (c->hidden[nm] == NAME_UNSEEN) {
+            struct js_iter it;
+            struct js_member m;
+            const struct marker_type *t = NULL;
+            if (js_obj_begin(&it, buf, buf + len) == 0)
+                while (js_obj_next(&it, &m) > 0)
+                    if (js_key_is(&m, "type") && m.val_len >= 2 && !m.val_escaped) {
+                        t = marker_type_find(m.val + 1, m.val_len - 2);
+                        break;
+                    }
+            type[nm] = t;
+            c->hidden[nm] = t && t->graphs ? NAME_GRAPH_ZERO : NAME_PLAIN;
+            if (c->hidden[nm] == NAME_PLAIN)
+                continue;
+        }
+        if (!graph_figures_zero(type[nm], buf, len))
+            c->hidden[nm] = NAME_GRAPH;
+    }
+    free(buf);
+    free(type);
+    int n = 0;
+    for (uint32_t i = 0; r >= 0 && i < c->names.n; i++)
+        n += c->hidden[i] == NAME_GRAPH_ZERO;
+    return r < 0 ? r : n;
+}
+
+static bool rec_hidden(const struct conv *c, size_t i)
+{
+    uint32_t nm = c->recs[i].name;
+    return c->hidden && !(nm & REC_SIDE) && nm < c->names.n && c->hidden[nm] == NAME_GRAPH_ZERO;
+}
+
+/* A thread's "stringArray" and "markers": the run's thread's markers, or (hidden) those of
+ * HIDDEN GRAPHS, under the same names. */
+static int write_markers(struct conv *c, bool hidden)
+{
+    OUT_LIT(c, "\"stringArray\":[");
+    for (uint32_t i = 0; i < c->names.n; i++) {
+        if (i)
+            OUT_LIT(c, ",");
+        OUT_LIT(c, "\"");
+        out_put(c, c->names.arena + c->names.ent[i].off, c->names.ent[i].len);
+        OUT_LIT(c, "\"");
+    }
+    OUT_LIT(c, "],\"markers\":{\"data\":[");
+    uint64_t wbase = 0;
+    size_t wlen = 0, n = 0;
+    bool sep = false;
+#define EACH_REC for (size_t i = 0; i < c->nrec; i++) if (rec_hidden(c, i) == hidden)
+#define SEP() (sep ? OUT_LIT(c, ",") : (void)0, sep = true)
+    EACH_REC {
+        const struct rec *r = &c->recs[i];
+        size_t len = r->len_cat & REC_LEN_MASK;
+        SEP();
+        n++;
+        if (!len)
+            OUT_LIT(c, "null");
+        else if (r->name & REC_SIDE)
+            out_put(c, c->side.buf + r->off, len);
+        else {
+            int e = copy_input(c, r->off, len, &wbase, &wlen);
+            if (e < 0)
+                return e;
+        }
+        if (c->oerr)
+            return c->oerr;
+    }
+    OUT_LIT(c, "],\"name\":[");
+    sep = false;
+    EACH_REC {
+        SEP();
+        out_uint(c, c->recs[i].name & ~REC_SIDE);
+    }
+    OUT_LIT(c, "],\"startTime\":[");
+    sep = false;
+    EACH_REC {
+        SEP();
+        out_ms(c, c->recs[i].start);
+    }
+    OUT_LIT(c, "],\"endTime\":[");
+    sep = false;
+    EACH_REC {
+        SEP();
+        if (isnan(c->recs[i].end))
+            OUT_LIT(c, "null");
+        else
+            out_ms(c, c->recs[i].end);
+    }
+    OUT_LIT(c, "],\"phase\":[");
+    sep = false;
+    EACH_REC {
+        SEP();
+        out_put(c, isnan(c->recs[i].end) ? "0" : "1", 1);
+    }
+    OUT_LIT(c, "],\"category\":[");
+    sep = false;
+    EACH_REC {
+        SEP();
+        out_uint(c, c->recs[i].len_cat >> 24);
+    }
+    OUT_LIT(c, "],\"stack\":[");
+    sep = false;
+    EACH_REC {
+        SEP();
+        OUT_LIT(c, "null");
+    }
+#undef EACH_REC
+#undef SEP
+    OUT_LIT(c, "],\"length\":");
+    out_uint(c, n);
+    OUT_LIT(c, "}");
+    return c->oerr;
+}
+
+/* The thread of ZERO_PID: no samples; the markers of HIDDEN GRAPHS. */
+static int out_zero_thread(struct conv *c)
 {
     const char *rest = stream_thread_fields(), *tables = strstr(rest, "\"samples\":");
     OUT_LIT(c, ",{\"processType\":\"default\",\"processName\":\"" ZERO_NAME "\",\"processStartupTime\":0,"
@@ -337,8 +511,10 @@ static void out_zero_thread(struct conv *c)
                "\"showMarkersInTimeline\":false,\"name\":\"" ZERO_NAME "\",\"isMainThread\":true,"
                "\"pid\":\"" ZERO_PID "\",\"tid\":0,");
     out_put(c, tables, strlen(tables));
-    OUT_LIT(c, ",\"stringArray\":[\"(root)\"],\"markers\":{\"data\":[],\"name\":[],\"startTime\":[],"
-               "\"endTime\":[],\"phase\":[],\"category\":[],\"stack\":[],\"length\":0}}");
+    OUT_LIT(c, ",");
+    int e = write_markers(c, true);
+    OUT_LIT(c, "}");
+    return e;
 }
 
 /* The counters with samples, in the processed format of version 47: one sample group each; one
@@ -413,7 +589,10 @@ static int write_profile(struct conv *c, double end_ms)
     /* the run's thread, then one per dumped OS thread and per sampled one, then the one of HIDDEN
      * COUNTERS */
     size_t dumped = pstacks_threads(c->stacks) + pcpu_threads(c->cpu), zero_thread = 1 + dumped;
-    bool zero = counters_any_zero(c);
+    int zg = find_zero_graphs(c);
+    if (zg < 0)
+        return zg;
+    bool zero = counters_any_zero(c) || zg > 0;
     if (dumped || zero) {
         /* The front-end hides threads without samples when others have some: the run's own
          * thread (markers, counters) stays shown beside the dumped processes; the thread of the
@@ -443,73 +622,10 @@ static int write_profile(struct conv *c, double end_ms)
         out_thread_default(c, meta, c->meta_len);
         OUT_LIT(c, ",");
     }
-    OUT_LIT(c, "\"stringArray\":[");
-    for (uint32_t i = 0; i < c->names.n; i++) {
-        if (i)
-            OUT_LIT(c, ",");
-        OUT_LIT(c, "\"");
-        out_put(c, c->names.arena + c->names.ent[i].off, c->names.ent[i].len);
-        OUT_LIT(c, "\"");
-    }
-    OUT_LIT(c, "],\"markers\":{\"data\":[");
-    uint64_t wbase = 0;
-    size_t wlen = 0;
-    for (size_t i = 0; i < c->nrec; i++) {
-        const struct rec *r = &c->recs[i];
-        size_t len = r->len_cat & REC_LEN_MASK;
-        if (i)
-            OUT_LIT(c, ",");
-        if (!len)
-            OUT_LIT(c, "null");
-        else if (r->name & REC_SIDE)
-            out_put(c, c->side.buf + r->off, len);
-        else {
-            int e = copy_input(c, r->off, len, &wbase, &wlen);
-            if (e < 0)
-                return e;
-        }
-        if (c->oerr)
-            return c->oerr;
-    }
-    OUT_LIT(c, "],\"name\":[");
-    for (size_t i = 0; i < c->nrec; i++) {
-        if (i)
-            OUT_LIT(c, ",");
-        out_uint(c, c->recs[i].name & ~REC_SIDE);
-    }
-    OUT_LIT(c, "],\"startTime\":[");
-    for (size_t i = 0; i < c->nrec; i++) {
-        if (i)
-            OUT_LIT(c, ",");
-        out_ms(c, c->recs[i].start);
-    }
-    OUT_LIT(c, "],\"endTime\":[");
-    for (size_t i = 0; i < c->nrec; i++) {
-        if (i)
-            OUT_LIT(c, ",");
-        if (isnan(c->recs[i].end))
-            OUT_LIT(c, "null");
-        else
-            out_ms(c, c->recs[i].end);
-    }
-    OUT_LIT(c, "],\"phase\":[");
-    for (size_t i = 0; i < c->nrec; i++)
-    {
-        const char *p = isnan(c->recs[i].end) ? ",0" : ",1";
-        out_put(c, i ? p : p + 1, i ? 2 : 1);
-    }
-    OUT_LIT(c, "],\"category\":[");
-    for (size_t i = 0; i < c->nrec; i++) {
-        if (i)
-            OUT_LIT(c, ",");
-        out_uint(c, c->recs[i].len_cat >> 24);
-    }
-    OUT_LIT(c, "],\"stack\":[");
-    for (size_t i = 0; i < c->nrec; i++)
-        out_put(c, i ? ",null" : "null", i ? 5 : 4);
-    OUT_LIT(c, "],\"length\":");
-    out_uint(c, c->nrec);
-    OUT_LIT(c, "}}");
+    int e = write_markers(c, false);
+    if (e < 0)
+        return e;
+    OUT_LIT(c, "}");
     if (c->stacks) {
         /* the processes dumped at a stop, a thread each (profile_stacks.h) */
         jsonw_reset(&c->tmp);
@@ -529,8 +645,8 @@ static int write_profile(struct conv *c, double end_ms)
         OUT_LIT(c, ",");
         out_put(c, c->tmp.buf, c->tmp.len);
     }
-    if (zero)
-        out_zero_thread(c);
+    if (zero && (e = out_zero_thread(c)) < 0)
+        return e;
     OUT_LIT(c, "],\"counters\":[");
     int r = write_counters(c, zero_thread);
     if (r < 0)
