@@ -1,6 +1,7 @@
 /* Unit tests of the dump at a stop: a child parked in a known function, recorded with and without
  * stacks, as a member and as a stranger; nothing stays traced after. */
 #include "observe/forensics.h"
+#include "observe/unwind.h"
 
 #include <check.h>
 #include "check_run.h"
@@ -295,7 +296,7 @@ __attribute__((noinline)) static void own_sample_take(struct own_sample *o)
 /* Report this process's executable segments to u as the kernel mapped them (cpuprof reads them
  * from /proc/PID/maps), the test's own program under alias (NULL: its path). */
 struct map_own_ctx {
-    struct forensics_unwinder *u;
+    struct unwinder *u;
     const char *self;
     bool with_id; /* each mapping names its inode (as the kernel's records do) */
 };
@@ -311,10 +312,10 @@ static int map_object(struct dl_phdr_info *info, size_t size, void *arg)
             continue;
         uint64_t at = info->dlpi_addr + ph->p_vaddr, page = (uint64_t)sysconf(_SC_PAGESIZE);
         struct stat st;
-        struct forensics_fileid id = {0};
+        struct unwind_fileid id = {0};
         if (c->with_id && stat(file, &st) == 0)
-            id = (struct forensics_fileid){major(st.st_dev), minor(st.st_dev), st.st_ino};
-        forensics_unwinder_map(c->u, at & -page, at + ph->p_memsz, ph->p_offset & -page, file,
+            id = (struct unwind_fileid){major(st.st_dev), minor(st.st_dev), st.st_ino};
+        unwinder_map(c->u, at & -page, at + ph->p_memsz, ph->p_offset & -page, file,
                                c->with_id ? &id : NULL);
     }
     return 0;
@@ -322,7 +323,7 @@ static int map_object(struct dl_phdr_info *info, size_t size, void *arg)
 
 static bool map_with_id;
 
-static void map_own(struct forensics_unwinder *u, const char *alias)
+static void map_own(struct unwinder *u, const char *alias)
 {
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -333,14 +334,14 @@ static void map_own(struct forensics_unwinder *u, const char *alias)
 }
 
 /* The frames of o unwound by a new unwinder reading from files; checked against backtrace(3). */
-static size_t unwind_own(struct forensics_elfs *files, const struct own_sample *o, const char *alias,
+static size_t unwind_own(struct unwind_files *files, const struct own_sample *o, const char *alias,
                          uint64_t *pcs, size_t max)
 {
-    struct forensics_unwinder *u;
-    ck_assert_int_eq(forensics_unwinder_new(files, &u), 0);
+    struct unwinder *u;
+    ck_assert_int_eq(unwinder_new(files, &u), 0);
     map_own(u, alias);
-    size_t n = forensics_unwind(u, getpid(), (pid_t)syscall(SYS_gettid), o->regs, o->stack, o->len, pcs, max);
-    forensics_unwinder_free(u);
+    size_t n = unwinder_walk(u, getpid(), (pid_t)syscall(SYS_gettid), o->regs, o->stack, o->len, pcs, max);
+    unwinder_free(u);
     /* our first frame is own_sample_take's; then the return addresses backtrace finds, ours less
      * one (the call), from own_sample_take's (backtrace's first, or later where a sanitizer
      * wraps backtrace) to the outermost frame but one */
@@ -398,17 +399,17 @@ START_TEST(test_unwinders_share_files)
 #if defined(__x86_64__) && defined(HAVE_LIBDW)
     static struct own_sample o;
     own_sample_take(&o);
-    struct forensics_elfs *files;
-    ck_assert_int_eq(forensics_elfs_new(&files), 0);
+    struct unwind_files *files;
+    ck_assert_int_eq(unwind_files_new(&files), 0);
     static uint64_t first[128], pcs[128];
     size_t n = unwind_own(files, &o, NULL, first, ARRAY_SIZE(first));
-    size_t opened = forensics_elfs_opened(files);
+    size_t opened = unwind_files_opened(files);
     ck_assert_uint_ge(opened, 2); /* the program, libc at least */
     for (int round = 0; round < 20; round++) {
         ck_assert_uint_eq(unwind_own(files, &o, NULL, pcs, ARRAY_SIZE(pcs)), n);
         ck_assert_mem_eq(pcs, first, n * sizeof *pcs);
     }
-    ck_assert_uint_eq(forensics_elfs_opened(files), opened);
+    ck_assert_uint_eq(unwind_files_opened(files), opened);
 
     /* the program as a copy: opened once more, then again once it changed (its mtime) */
     char copy[] = "/tmp/unit_forensics.XXXXXX";
@@ -421,22 +422,22 @@ START_TEST(test_unwinders_share_files)
     close(fd);
     ck_assert_uint_eq(unwind_own(files, &o, copy, pcs, ARRAY_SIZE(pcs)), n);
     ck_assert_uint_eq(unwind_own(files, &o, copy, pcs, ARRAY_SIZE(pcs)), n);
-    ck_assert_uint_eq(forensics_elfs_opened(files), opened + 1);
+    ck_assert_uint_eq(unwind_files_opened(files), opened + 1);
     struct timespec t[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
     ck_assert_int_eq(utimensat(AT_FDCWD, copy, t, 0), 0);
     ck_assert_uint_eq(unwind_own(files, &o, copy, pcs, ARRAY_SIZE(pcs)), n);
     ck_assert_mem_eq(pcs, first, n * sizeof *pcs);
-    ck_assert_uint_eq(forensics_elfs_opened(files), opened + 2);
+    ck_assert_uint_eq(unwind_files_opened(files), opened + 2);
 
     /* mappings that name their inode: checked with stat once, then known by it; a copy renamed
      * into the path (a new inode, as a package's update installs it) is opened again */
     map_with_id = true;
     ck_assert_uint_eq(unwind_own(files, &o, copy, pcs, ARRAY_SIZE(pcs)), n);
-    size_t checked = forensics_elfs_checked(files);
+    size_t checked = unwind_files_checked(files);
     for (int round = 0; round < 5; round++)
         ck_assert_uint_eq(unwind_own(files, &o, copy, pcs, ARRAY_SIZE(pcs)), n);
-    ck_assert_uint_eq(forensics_elfs_checked(files), checked);
-    ck_assert_uint_eq(forensics_elfs_opened(files), opened + 2);
+    ck_assert_uint_eq(unwind_files_checked(files), checked);
+    ck_assert_uint_eq(unwind_files_opened(files), opened + 2);
     char other[] = "/tmp/unit_forensics.XXXXXX";
     fd = mkstemp(other);
     in = open(copy, O_RDONLY | O_CLOEXEC);
@@ -448,11 +449,11 @@ START_TEST(test_unwinders_share_files)
     ck_assert_int_eq(rename(other, copy), 0);
     ck_assert_uint_eq(unwind_own(files, &o, copy, pcs, ARRAY_SIZE(pcs)), n);
     ck_assert_mem_eq(pcs, first, n * sizeof *pcs);
-    ck_assert_uint_eq(forensics_elfs_opened(files), opened + 3);
-    ck_assert_uint_gt(forensics_elfs_checked(files), checked);
+    ck_assert_uint_eq(unwind_files_opened(files), opened + 3);
+    ck_assert_uint_gt(unwind_files_checked(files), checked);
     map_with_id = false;
     unlink(copy);
-    forensics_elfs_free(files);
+    unwind_files_free(files);
 #else
     check_skip("no CFI unwinder here (x86-64 with libdw only): skipped\n");
 #endif
@@ -473,16 +474,16 @@ START_TEST(test_unwind_past_trampoline)
     memcpy(t, code, sizeof code);
     ck_assert_int_eq(mprotect(t, page, PROT_READ | PROT_EXEC), 0);
     through_trampoline(t, called_through_trampoline);
-    struct forensics_elfs *files;
-    struct forensics_unwinder *u;
-    ck_assert_int_eq(forensics_elfs_new(&files), 0);
-    ck_assert_int_eq(forensics_unwinder_new(files, &u), 0);
+    struct unwind_files *files;
+    struct unwinder *u;
+    ck_assert_int_eq(unwind_files_new(&files), 0);
+    ck_assert_int_eq(unwinder_new(files, &u), 0);
     map_own(u, NULL);
     static uint64_t pcs[128];
     const struct own_sample *o = &trampoline_sample;
-    size_t n = forensics_unwind(u, getpid(), (pid_t)syscall(SYS_gettid), o->regs, o->stack, o->len, pcs, 128);
-    forensics_unwinder_free(u);
-    forensics_elfs_free(files);
+    size_t n = unwinder_walk(u, getpid(), (pid_t)syscall(SYS_gettid), o->regs, o->stack, o->len, pcs, 128);
+    unwinder_free(u);
+    unwind_files_free(files);
     munmap(t, page);
     size_t k = 0;
     while (k < n && !(pcs[k] >= (uintptr_t)t && pcs[k] < (uintptr_t)t + sizeof code))

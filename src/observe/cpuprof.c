@@ -12,7 +12,7 @@
 
 #include "base/jsonw.h"
 #include "base/util.h"
-#include "observe/forensics.h"
+#include "observe/unwind.h"
 #include "observe/perfring.h"
 
 #define RING_PAGES_MAX 64 /* data pages per CPU (perfring.h) */
@@ -36,12 +36,12 @@ struct pidspace {
 struct umap {
     uint64_t start, end, pgoff;
     char *file;
-    struct forensics_fileid id;
+    struct unwind_fileid id;
 };
 struct uspace {
     struct umap *maps;
     size_t n, cap;
-    struct forensics_unwinder *uw; /* made at its first sample */
+    struct unwinder *uw; /* made at its first sample */
     bool dead;                     /* its process exited: nothing more to unwind */
     char *root;                    /* its process's root directory when not / (a chroot), NULL */
 };
@@ -71,7 +71,7 @@ struct cpuprof {
     char error[320]; /* why sampling is unavailable ("": it is not) */
     struct uspace *us; /* by space id */
     size_t nus;
-    struct forensics_elfs *elfs; /* the files all the spaces' unwinders read (made at the first) */
+    struct unwind_files *elfs; /* the files all the spaces' unwinders read (made at the first) */
     struct jsonw w, batch;
     size_t batch_samples;
 };
@@ -165,7 +165,7 @@ static void read_proc_maps(struct cpuprof *cp, pid_t pid, uint32_t space);
 static struct uspace *uspace_of(struct cpuprof *cp, uint32_t space);
 static bool name_once(struct cpuprof *cp, pid_t tid);
 static void uspace_add(struct cpuprof *cp, uint32_t space, uint64_t start, uint64_t end, uint64_t pgoff,
-                       const char *file, const struct forensics_fileid *id);
+                       const char *file, const struct unwind_fileid *id);
 static void thread_line(struct cpuprof *cp, pid_t pid, pid_t tid, const char *name, uint64_t at);
 
 int cpuprof_start(struct cpuprof *cp, int cgroup_dirfd)
@@ -314,7 +314,7 @@ static struct uspace *uspace_of(struct cpuprof *cp, uint32_t space)
 }
 
 static void uspace_add(struct cpuprof *cp, uint32_t space, uint64_t start, uint64_t end, uint64_t pgoff,
-                       const char *file, const struct forensics_fileid *id)
+                       const char *file, const struct unwind_fileid *id)
 {
     struct uspace *u = uspace_of(cp, space);
     char *f = u ? strdup(file) : NULL;
@@ -323,7 +323,7 @@ static void uspace_add(struct cpuprof *cp, uint32_t space, uint64_t start, uint6
         return;
     }
     u->maps[u->n++] = (struct umap){start, end, pgoff, f, *id};
-    forensics_unwinder_map(u->uw, start, end, pgoff, f, id);
+    unwinder_map(u->uw, start, end, pgoff, f, id);
 }
 
 static void uspace_release(struct uspace *u)
@@ -331,7 +331,7 @@ static void uspace_release(struct uspace *u)
     for (size_t i = 0; i < u->n; i++)
         free(u->maps[i].file);
     free(u->maps);
-    forensics_unwinder_free(u->uw);
+    unwinder_free(u->uw);
     free(u->root);
     *u = (struct uspace){.dead = true};
 }
@@ -346,7 +346,7 @@ static void hex_kv(struct jsonw *w, const char *key, uint64_t v)
 /* An executable mapping of space; from_kernel: its path is the kernel's, as its process sees it
  * (under its root), not as /proc shows it to resmon-run. */
 static void map_line(struct cpuprof *cp, uint32_t space, uint64_t start, uint64_t end, uint64_t pgoff,
-                     const char *file, const struct forensics_fileid *id, bool from_kernel)
+                     const char *file, const struct unwind_fileid *id, bool from_kernel)
 {
     if (!space || space == SPACE_UNTRACKED || file[0] != '/' || !strncmp(file, "//anon", 6) ||
         !strncmp(file, "/memfd:", 7))
@@ -385,7 +385,7 @@ static void read_proc_maps(struct cpuprof *cp, pid_t pid, uint32_t space)
             continue;
         char *file = line + pos;
         file[strcspn(file, "\n")] = '\0';
-        map_line(cp, space, start, end, off, file, &(struct forensics_fileid){maj, min, ino}, false);
+        map_line(cp, space, start, end, off, file, &(struct unwind_fileid){maj, min, ino}, false);
     }
     fclose(f);
 }
@@ -529,15 +529,15 @@ static size_t unwind(struct cpuprof *cp, uint32_t space, pid_t pid, pid_t tid, c
     if (!u || u->dead)
         return 0;
     if (!u->uw) {
-        if (!cp->elfs && forensics_elfs_new(&cp->elfs) < 0)
+        if (!cp->elfs && unwind_files_new(&cp->elfs) < 0)
             return 0;
-        if (forensics_unwinder_new(cp->elfs, &u->uw) < 0)
+        if (unwinder_new(cp->elfs, &u->uw) < 0)
             return 0;
         for (size_t i = 0; i < u->n; i++)
-            forensics_unwinder_map(u->uw, u->maps[i].start, u->maps[i].end, u->maps[i].pgoff, u->maps[i].file,
+            unwinder_map(u->uw, u->maps[i].start, u->maps[i].end, u->maps[i].pgoff, u->maps[i].file,
                                    &u->maps[i].id);
     }
-    return forensics_unwind(u->uw, pid, tid, st->regs, st->stack, st->len, pcs, max);
+    return unwinder_walk(u->uw, pid, tid, st->regs, st->stack, st->len, pcs, max);
 }
 
 static void take_sample(struct cpuprof *cp, pid_t pid, pid_t tid, uint64_t time, const uint64_t *ips, uint64_t n,
@@ -697,7 +697,7 @@ static void take_record(struct cpuprof *cp, const char *p, size_t len, uint64_t 
         if (!memchr(file, '\0', n - (size_t)(file - b)))
             return;
         /* the inode, unless the record carries a build id in its place */
-        struct forensics_fileid id = {0};
+        struct unwind_fileid id = {0};
 #ifdef PERF_RECORD_MISC_MMAP_BUILD_ID
         if (!(h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
 #endif
@@ -718,7 +718,7 @@ static void take_record(struct cpuprof *cp, const char *p, size_t len, uint64_t 
         const char *file = b + 32;
         if (!memchr(file, '\0', n - 32))
             return;
-        map_line(cp, space_of(cp, (pid_t)u[0]), v[0], v[0] + v[1], v[2], file, &(struct forensics_fileid){0}, true);
+        map_line(cp, space_of(cp, (pid_t)u[0]), v[0], v[0] + v[1], v[2], file, &(struct unwind_fileid){0}, true);
         break;
     }
     case PERF_RECORD_COMM: {
@@ -818,7 +818,7 @@ void cpuprof_free(struct cpuprof *cp)
     for (size_t i = 0; i < cp->nus; i++)
         uspace_release(&cp->us[i]);
     free(cp->us);
-    forensics_elfs_free(cp->elfs);
+    unwind_files_free(cp->elfs);
     jsonw_release(&cp->w);
     jsonw_release(&cp->batch);
     free(cp);

@@ -19,7 +19,7 @@
  *
  * STACKS are the user-space callchains the kernel walks along frame pointers; with each sample the
  * kernel also copies the user registers and the top STACK_COPY bytes of the user stack, which
- * libdwfl's CFI unwinder walks (forensics_unwind: one unwinder per address space, its files
+ * libdwfl's CFI unwinder walks (unwind.h: one unwinder per address space, its files
  * reported as they are mapped, freed when its process exits) — code built without frame
  * pointers, most distributions' packages, still unwinds up to main. The longer of the two walks
  * is kept. Where the kernel allows it (perf_event_paranoid <= 1, or root) samples taken in the
