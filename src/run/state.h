@@ -125,8 +125,15 @@ static inline void emit(struct sv *sv, const char *name, uint64_t start, uint64_
         marker_emit(sv->sink, name, start, end, cat, w->buf, w->len);
 }
 
-/* supervise.c */
+/* checkpoint.c: write the stream and rename a complete profile over it, and the reports with it
+ * (before any child is signalled on a stop, after a dump, at the very end); let the converter and
+ * the reports read what the stream gained (every FOLLOW_LINES lines, any: whatever it gained); the
+ * status of the tests still open at the end (TIMEOUT after a timeout or the CPU limit) */
 void profile_checkpoint(struct sv *sv, const char *why);
+void follow_stream(struct sv *sv, bool any);
+bool open_status_timeout(const struct sv *sv);
+
+/* supervise.c */
 int setup_signals(struct sv *sv, sigset_t *ret_orig_mask, bool *ret_chld_ignored, bool *ret_xfsz_ignored);
 void watch_parent(struct sv *sv);
 
