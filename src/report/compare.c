@@ -127,7 +127,8 @@ static int thread_lines(const struct marker_cols *c, struct jsonw *w, struct jso
 /* A full profile's markers written back as the stream lines they were converted from (meta,
  * then one marker line each), into a memory file the reader reads like a stream. The markers are
  * the first thread's (the run's: its command, samples and tests), then those of every other
- * thread that holds tests, thread after thread: a profile may carry tests on several threads
+ * thread that holds tests or the run's marker graphs that stayed at zero (the hidden thread of
+ * pid "zero"), thread after thread: a profile may carry tests on several threads
  * (each process's or worker's), and a thread of stacks alone (a dumped process) says nothing
  * about results. */
 static int profile_as_stream(const char *text, size_t len, int *ret_fd)
@@ -168,7 +169,9 @@ static int profile_as_stream(const char *text, size_t len, int *ret_fd)
     cJSON_ArrayForEach(t, threads)
     {
         struct marker_cols c;
-        if (r == 0 && marker_cols(t, &c) && (is_first || holds_tests(&c)))
+        const cJSON *pid = cJSON_GetObjectItemCaseSensitive(t, "pid");
+        bool zero = cJSON_IsString(pid) && !strcmp(pid->valuestring, "zero"); /* the run's graphs at zero */
+        if (r == 0 && marker_cols(t, &c) && (is_first || zero || holds_tests(&c)))
             r = thread_lines(&c, &w, &buf, fd);
         is_first = false;
     }

@@ -2,6 +2,7 @@
  * converter must never crash, and whatever it accepts must come out as one valid JSON document
  * (checked here with cJSON, which the input never reaches directly). */
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,11 +33,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         cJSON *root = cJSON_ParseWithLength(buf, (size_t)n);
         if (!root || !cJSON_IsObject(root))
             abort();
-        const cJSON *th = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "threads"), 0);
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(th, "markers");
-        const cJSON *len = cJSON_GetObjectItemCaseSensitive(m, "length");
-        if (!cJSON_IsNumber(len) || (uint64_t)len->valuedouble != st.markers ||
-            cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(m, "data")) != (int)st.markers)
+        /* the markers: the run's thread's, and those of marker graphs that stayed at zero in the
+         * hidden thread of pid "zero" */
+        uint64_t total = 0;
+        const cJSON *th;
+        int k = 0;
+        cJSON_ArrayForEach(th, cJSON_GetObjectItemCaseSensitive(root, "threads"))
+        {
+            const cJSON *pid = cJSON_GetObjectItemCaseSensitive(th, "pid");
+            bool zero = cJSON_IsString(pid) && !strcmp(pid->valuestring, "zero");
+            if (k++ && !zero) /* not the run's thread, nor the hidden one */
+                continue;
+            const cJSON *m = cJSON_GetObjectItemCaseSensitive(th, "markers");
+            const cJSON *len = cJSON_GetObjectItemCaseSensitive(m, "length");
+            if (!cJSON_IsNumber(len) ||
+                cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(m, "data")) != (int)len->valuedouble)
+                abort();
+            total += (uint64_t)len->valuedouble;
+        }
+        if (total != st.markers)
             abort();
         cJSON_Delete(root);
         free(buf);
