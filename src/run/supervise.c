@@ -3,8 +3,9 @@
  * up and takes it down; record.c gathers what the run records of itself; checkpoint.c is what a
  * checkpoint does (the profile, then every report: sinks.h). The dump at a stop is stopdump.h's.
  *
- * THE RUN'S STATE MACHINE (one place: advance()). Events are handled as they come (a child
- * reaped, a signal, a deadline, output, a sample); advance() then moves the phase on:
+ * THE RUN'S STATE MACHINE (one place: advance(); its deadlines one table, THE DEADLINES). Events
+ * are handled as they come (a child reaped, a signal, a deadline, output, a sample); advance()
+ * then moves the phase on:
  *
  *   RUNNING ──(stop: timeout, output timeout, a limit, stop request, parent death)──► DUMPING
  *                                                          with --dump, else STOPPING
@@ -531,32 +532,106 @@ static void advance(struct sv *sv)
         sv->phase = PH_DONE;
 }
 
-static uint64_t next_deadline(struct sv *sv)
+/* THE DEADLINES, one table: when each falls due in the state the run is in (NS_INFINITY: not
+ * armed in it), and what it does then (NULL: it only wakes the loop, whose pass does the rest:
+ * a step of the dump, a look at the leftovers without a descriptor to wait on). The poll waits
+ * for the earliest armed one; after it, each one armed and due fires, in this order (a fire may
+ * change the phase: the ones after it are asked again). */
+struct deadline {
+    uint64_t (*at)(const struct sv *sv);
+    void (*fire)(struct sv *sv, uint64_t now);
+};
+
+static uint64_t running(const struct sv *sv, uint64_t t) { return sv->phase == PH_RUNNING ? t : NS_INFINITY; }
+static uint64_t at_timeout(const struct sv *sv) { return running(sv, sv->deadline_timeout); }
+static uint64_t at_output(const struct sv *sv) { return running(sv, sv->deadline_output); }
+static uint64_t at_cpu(const struct sv *sv) { return running(sv, sv->deadline_cpu); }
+static uint64_t at_dump(const struct sv *sv)
 {
-    uint64_t next = NS_INFINITY;
-    if (sv->phase == PH_RUNNING) {
-        next = MIN(next, sv->deadline_timeout);
-        next = MIN(next, sv->deadline_output);
-        next = MIN(next, sv->deadline_cpu);
-    }
-    if (sv->phase == PH_DUMPING)
-        next = MIN(next, stopdump_deadline(sv->dump));
-    if (sv->phase == PH_STOPPING)
-        next = MIN(next, sv->deadline_kill);
-    if (sv->phase == PH_LEFTOVERS && !sv->sweeping)
-        next = MIN(next, sv->deadline_grace);
-    if (sv->sweeping) {
-        next = MIN(next, sv->sweep_give_up);
-        if (!sv->watch_complete)
-            next = MIN(next, sat_add_u64(now_ns(), WATCH_FALLBACK));
-    } else if (sv->phase == PH_LEFTOVERS && !sv->watch_complete)
-        next = MIN(next, sat_add_u64(now_ns(), WATCH_FALLBACK));
-    return next;
+    return sv->phase == PH_DUMPING ? stopdump_deadline(sv->dump) : NS_INFINITY;
 }
+static uint64_t at_kill(const struct sv *sv) { return sv->phase == PH_STOPPING ? sv->deadline_kill : NS_INFINITY; }
+static uint64_t at_grace(const struct sv *sv)
+{
+    return sv->phase == PH_LEFTOVERS && !sv->sweeping ? sv->deadline_grace : NS_INFINITY;
+}
+static uint64_t at_give_up(const struct sv *sv) { return sv->sweeping ? sv->sweep_give_up : NS_INFINITY; }
+static uint64_t at_watch(const struct sv *sv)
+{
+    return (sv->sweeping || sv->phase == PH_LEFTOVERS) && !sv->watch_complete ? sat_add_u64(now_ns(), WATCH_FALLBACK)
+                                                                              : NS_INFINITY;
+}
+
+static void fire_timeout(struct sv *sv, uint64_t now)
+{
+    (void)now;
+    stop(sv, RUN_TIMEOUT, sv->o->signal);
+}
+
+static void fire_output(struct sv *sv, uint64_t now)
+{
+    (void)now;
+    /* Silence is decided on what the command wrote, not on when we last looked. */
+    if (output_waiting(sv)) {
+        sv->deadline_output = sat_add_u64(now_ns(), sv->o->output_timeout_ns);
+        return;
+    }
+    if (sv->o->verbose)
+        log_msg("no output from '%s' for the output timeout", sv->o->argv[0]);
+    stop(sv, RUN_OUTPUT_TIMEOUT, sv->o->signal);
+}
+
+static void fire_cpu(struct sv *sv, uint64_t now)
+{
+    /* The earliest the tree could have used its CPU limit: read it fresh, then wait again for the
+     * earliest it could with what is left. */
+    sampler_rescan(sv->sampler, now);
+    uint64_t cpu = sampler_tree_cpu_ns(sv->sampler);
+    sv->deadline_cpu = limits_cpu_deadline(sv->limits, now, cpu, sv->ncpu);
+    check_limits(sv, cpu, false);
+}
+
+static void fire_kill(struct sv *sv, uint64_t now)
+{
+    (void)now;
+    sv->deadline_kill = NS_INFINITY;
+    /* A timeout's KILL goes where its signal went (GNU); a stop request's end is near (the caller
+     * will kill us soon): the whole tree. */
+    if (sv->timed_out || sv->o->foreground)
+        signal_command(sv, SIGKILL, sv->o->kill_after_ns ? "kill-after" : "grace");
+    else
+        sweep_start(sv, sv->o->kill_after_ns ? "kill-after" : "grace");
+}
+
+static void fire_grace(struct sv *sv, uint64_t now)
+{
+    (void)now;
+    sv->deadline_grace = NS_INFINITY;
+    sweep_start(sv, "leftovers");
+}
+
+static void fire_give_up(struct sv *sv, uint64_t now)
+{
+    (void)now;
+    sweep_again(sv);
+}
+
+static const struct deadline deadlines[] = {
+    {at_timeout, fire_timeout}, /* RUNNING: --timeout */
+    {at_output, fire_output},   /* RUNNING: --output-timeout */
+    {at_cpu, fire_cpu},         /* RUNNING: the earliest the CPU limit can be reached */
+    {at_dump, NULL},            /* DUMPING: the dump's budget, a runtime's quiet time */
+    {at_kill, fire_kill},       /* STOPPING: --kill-after, or --grace after a stop request */
+    {at_grace, fire_grace},     /* LEFTOVERS: --grace before the sweep */
+    {at_give_up, fire_give_up}, /* a sweep's next KILL pass, until KILL_GIVE_UP */
+    {at_watch, NULL},           /* leftovers without a descriptor: looked at again */
+};
 
 static int poll_timeout_ms(struct sv *sv)
 {
-    uint64_t next = next_deadline(sv);
+    uint64_t next = NS_INFINITY;
+    for (size_t i = 0; i < ARRAY_SIZE(deadlines); i++)
+        next = MIN(next, deadlines[i].at(sv));
     if (next == NS_INFINITY)
         return -1;
     uint64_t now = now_ns();
@@ -569,41 +644,9 @@ static int poll_timeout_ms(struct sv *sv)
 static void check_deadlines(struct sv *sv)
 {
     uint64_t now = now_ns();
-    if (sv->phase == PH_RUNNING && now >= sv->deadline_timeout)
-        stop(sv, RUN_TIMEOUT, sv->o->signal);
-    if (sv->phase == PH_RUNNING && now >= sv->deadline_output) {
-        /* Silence is decided on what the command wrote, not on when we last looked. */
-        if (output_waiting(sv))
-            sv->deadline_output = sat_add_u64(now_ns(), sv->o->output_timeout_ns);
-        else {
-            if (sv->o->verbose)
-                log_msg("no output from '%s' for the output timeout", sv->o->argv[0]);
-            stop(sv, RUN_OUTPUT_TIMEOUT, sv->o->signal);
-        }
-    }
-    if (sv->phase == PH_RUNNING && now >= sv->deadline_cpu) {
-        /* The earliest the tree could have used its CPU limit: read it fresh, then wait again
-         * for the earliest it could with what is left. */
-        sampler_rescan(sv->sampler, now);
-        uint64_t cpu = sampler_tree_cpu_ns(sv->sampler);
-        sv->deadline_cpu = limits_cpu_deadline(sv->limits, now, cpu, sv->ncpu);
-        check_limits(sv, cpu, false);
-    }
-    if (sv->phase == PH_STOPPING && now >= sv->deadline_kill) {
-        sv->deadline_kill = NS_INFINITY;
-        /* A timeout's KILL goes where its signal went (GNU); a stop request's end is near
-         * (the caller will kill us soon): the whole tree. */
-        if (sv->timed_out || sv->o->foreground)
-            signal_command(sv, SIGKILL, sv->o->kill_after_ns ? "kill-after" : "grace");
-        else
-            sweep_start(sv, sv->o->kill_after_ns ? "kill-after" : "grace");
-    }
-    if (sv->phase == PH_LEFTOVERS && !sv->sweeping && now >= sv->deadline_grace) {
-        sv->deadline_grace = NS_INFINITY;
-        sweep_start(sv, "leftovers");
-    }
-    if (sv->sweeping && now >= sv->sweep_give_up)
-        sweep_again(sv);
+    for (size_t i = 0; i < ARRAY_SIZE(deadlines); i++)
+        if (deadlines[i].fire && now >= deadlines[i].at(sv))
+            deadlines[i].fire(sv, now);
 }
 
 /* ---- signals ---------------------------------------------------------------------------------- */
