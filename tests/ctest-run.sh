@@ -57,6 +57,21 @@ expect_test "$P" missing ERROR red PASS
 listed=$(sed -n '/The following tests FAILED:/,/^Errors/p' "$T/ctest.out" | sed -n 's/^\t *[0-9]* - \(.*\) ([^)]*)$/\1/p' | sort | tr '\n' ,)
 [ "$listed" = "fails,missing,segfaults," ] || fail "ctest's list: $listed"
 
+# -V and -VV (each test's output prefixed by its number, -VV's debug lines), serial and -j2:
+# the same tests, the same statuses
+for v in -V -VV "-VV -j2"; do
+    P2=$T/ctest$(printf '%s' "$v" | tr -d ' ').json
+    "$RESMON_RUN" -q -i 0 -o "$P2" -- ctest --test-dir "$T/proj/build" $v >"$T/v.out" 2>&1 && fail "ctest $v passed"
+    expect_test "$P2" passes PASS green
+    expect_test "$P2" "with spaces.and dots" PASS green
+    expect_test "$P2" fails FAIL orange PASS
+    expect_test "$P2" skips SKIP yellow
+    expect_test "$P2" segfaults CRASH red PASS
+    expect_test "$P2" missing ERROR red PASS
+    [ "$(count "$P2" test)" = 6 ] || fail "ctest $v: $(count "$P2" test) test markers, ctest ran 6"
+done
+echo "ctest -V, -VV, -VV -j2: the same 6 tests"
+
 if frontend_available; then
     out=$(FFCHECK_LABELS=Test FFPROF_SAMPLES=10 frontend "$P") || fail "the front-end refuses the profile"
     for t in passes fails skips segfaults missing "with spaces.and dots"; do
