@@ -430,12 +430,14 @@ static int diag_line(struct tap_state *st, const char *p, size_t m, unsigned ind
                      bool *took)
 {
     struct tap_diags *g = &st->diags;
+    *took = false;
+    if (p[1] != ' ')
+        return 0; /* "#x": no comment of Test::More's (nor a line the prefilter passes) */
     size_t sp = 1;
     while (sp < m && p[sp] == ' ')
         sp++;
     struct tl_str t = tl_str_make(p + sp, m - sp);
     bool start = TL_PREFIX(t.p, t.n, "Failed test");
-    *took = false;
     if (g->cur && !start && ind == g->d[g->cur - 1].indent && !TL_PREFIX(t.p, t.n, "Looks like ") &&
         !TL_PREFIX(p, m, "# Subtest")) {
         struct tap_diag *d = &g->d[g->cur - 1];
@@ -838,11 +840,12 @@ static int tap_flush(void *state, struct tl_event *ev)
     return held + end_block(st, ev + held);
 }
 
-/* Held results and YAML blocks are decided by whatever line comes next. */
+/* Held results and YAML blocks are decided by whatever line comes next, and so is the end of a
+ * failure block (or of a failed point's chance of one). */
 static bool tap_busy(const void *state)
 {
     const struct tap_state *st = state;
-    return st->hold != HOLD_NONE || st->after_point;
+    return st->hold != HOLD_NONE || st->after_point || st->diags.cur || st->diags.last_failed;
 }
 
 const struct tl_format tl_format_tap = {
