@@ -109,7 +109,7 @@ mkdir -p "$T/repo/widget"
 cp "$TOP_SRCDIR/tests/fixtures/real/go/module-src/go.mod" "$T/repo/widget/"
 (cd "$T/repo/widget" && expect_status 0 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY= GITHUB_WORKSPACE="$T/repo" \
     "$RESMON_RUN" -q -i 0 -o "$T/go.json" -- cat "$TOP_SRCDIR/tests/fixtures/real/go/module.json.log" \
-    >/dev/null 2>"$T/go.err")
+    >/dev/null 2>"$T/go.err") || fail "go: $(cat "$T/go.err")"
 grep '^::' "$T/go.err" >"$T/go.cmds"
 cat "$T/go.cmds"
 grep -qx '::error file=widget/calc/calc_test.go,line=13,title=FAIL example.com/acme/widget/calc/TestAdd/wrong::.*%0Acalc_test.go:13: Add(2, 2) = 4, want 5' \
@@ -137,9 +137,14 @@ if command -v prove >/dev/null 2>&1; then
     mkdir -p "$T/pt/t"
     printf '%s\n' 'use Test::More tests => 3;' 'ok(1, "x");' 'is(1 + 1, 3, "sums");' 'ok(0);' >"$T/pt/t/a.t"
     for how in merged prove; do
-        case $how in merged) set -- sh -c 'perl t/a.t 2>&1' ;; prove) set -- prove -v t/a.t ;; esac
-        (cd "$T/pt" && expect_status 1 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY= "$RESMON_RUN" -q -i 0 \
+        # Test::More exits with the number of failures, prove with 1
+        case $how in merged) set -- 2 sh -c 'perl t/a.t 2>&1' ;; prove) set -- 1 prove -v t/a.t ;; esac
+        want=$1
+        shift
+        (cd "$T/pt" && env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY= "$RESMON_RUN" -q -i 0 \
             -o "$T/pt-$how.json" --junit="$T/pt-$how.xml" -- "$@" >/dev/null 2>"$T/pt-$how.err")
+        st=$?
+        [ "$st" = "$want" ] || fail "TAP ($how): status $st, expected $want: $(cat "$T/pt-$how.err")"
         grep -q "^::error file=t/a.t,line=3,title=FAIL .*sums::.*%0AFailed test 'sums'%0Aat t/a.t line 3.%0A       got: '2'%0A  expected: '3'\$" \
             "$T/pt-$how.err" || fail "TAP ($how): the named failure: $(grep '^::' "$T/pt-$how.err")"
         grep -q "^::error file=t/a.t,line=4,title=FAIL .*3::.*%0AFailed test at t/a.t line 4.\$" "$T/pt-$how.err" ||

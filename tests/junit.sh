@@ -360,7 +360,7 @@ echo "ctest: its ***Timeout is its own"
 # --no-profile: the report all the same, from a stream of its own that is removed at the end.
 mkdir "$T/np" "$T/np-tmp"
 (cd "$T/np" && expect_status 0 env TMPDIR="$T/np-tmp" "$RESMON_RUN" -q --no-profile --junit="$T/np.xml" -- \
-    cat "$TOP_SRCDIR/tests/fixtures/real/pytest/msgs.log" >/dev/null)
+    cat "$TOP_SRCDIR/tests/fixtures/real/pytest/msgs.log" >/dev/null) || fail "--no-profile: the run"
 junit_valid "$T/np.xml" || fail "--no-profile: not valid JUnit"
 expect "--no-profile report" "$(q "$T/np.xml" '//testcase[@name="test_assert_eq"]/failure/@message')" \
     "FAIL: assert (1 + 1) == 3"

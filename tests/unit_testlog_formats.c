@@ -784,6 +784,29 @@ START_TEST(shape_tap_diagnostics)
            "14 ANCHOR id=\n"
            "14 TEST_END id=sums scope=t/a.t status=FAIL expected=PASS unexpected=1 dur=1.000 since=13000000 "
            "msg=Failed test 'sums'\\x0aat t/a.t line 3.\\x0a       got: '2'\n");
+    /* the TAP first, the blocks after other lines (stdout read before stderr): each is the late
+     * text of the failed point it names, in its file */
+    shapes(&tl_format_tap,
+           "t/a.t .. \n"
+           "1..3\n"
+           "ok 1 - x\n"
+           "not ok 2 - sums\n"
+           "not ok 3\n"
+           "Failed 2/3 subtests \n"
+           "#   Failed test 'sums'\n"
+           "#   at t/a.t line 3.\n"
+           "#   Failed test at t/a.t line 4.\n"
+           "# Looks like you failed 2 tests of 3.\n",
+           "1 ANCHOR id=\n"
+           "2 ANCHOR id=\n"
+           "3 ANCHOR id=\n"
+           "3 TEST_END id=x scope=t/a.t status=PASS unexpected=0 dur=1.000 since=2000000\n"
+           "4 ANCHOR id=\n"
+           "4 TEST_END id=sums scope=t/a.t status=FAIL expected=PASS unexpected=1 dur=1.000 since=3000000\n"
+           "5 ANCHOR id=\n"
+           "5 TEST_END id=3 scope=t/a.t status=FAIL expected=PASS unexpected=1 dur=1.000 since=4000000\n"
+           "9 TEST_MESSAGE id=sums scope=t/a.t msg=Failed test 'sums'\\x0aat t/a.t line 3.\n"
+           "10 TEST_MESSAGE id=3 scope=t/a.t msg=Failed test at t/a.t line 4.\n");
 }
 END_TEST
 

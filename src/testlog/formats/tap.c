@@ -36,10 +36,12 @@
  * "#   at FILE line N." and what was got and expected. The block, less its "#" and the
  * indentation its lines share, is the failure's text: of the failed point just before it, as a
  * TLE_TEST_MESSAGE once the block ends (the next TAP line that is not a comment, another block,
- * "# Looks like", the end); or, when the block comes first (the diagnostics go to stderr, which
- * prove passes through at once while it prints the TAP later), of the next "not ok" of that
- * name at the block's level (of that file, under prove), which carries it as its message. Up to
- * TAP_DIAGS blocks wait so; a block no point claims is no test. Node's YAML "location:" of a
+ * "# Looks like", the end), or of one of the last TAP_RECENT failed points without a text that it
+ * names (the point on stdout, its block on stderr: two pipes, read in either order); or, when the
+ * block comes first (the diagnostics go to stderr, which prove passes through at once while it
+ * prints the TAP later), of the next "not ok" of that name at the block's level (of that file,
+ * under prove), which carries it as its message. Up to TAP_DIAGS blocks wait so; a block no point
+ * claims is no test. Node's YAML "location:" of a
  * failure is added to its text as "at FILE:LINE:COL" (the annotations' file and line).
  *
  * Descriptions are unescaped: "\\" and "\#" (TAP 14), and, from a producer that writes YAML
@@ -93,8 +95,20 @@ struct tap_diag {
 
 /* What outlives a new TAP document (a file prove announces): the blocks waiting for their point,
  * the one being read, and the failed point a block may follow. */
+/* A failed point that got no text: a block of its name may still come (after other lines: the
+ * point came on stdout, its block on stderr, and the two pipes are read in either order). */
+#define TAP_RECENT 8
+struct tap_failed {
+    bool used, named;
+    unsigned indent;
+    size_t id_n, scope_n;
+    char id[512], scope[TAP_PATH];
+};
+
 struct tap_diags {
     struct tap_diag d[TAP_DIAGS];
+    struct tap_failed recent[TAP_RECENT];
+    unsigned recent_next;
     int cur;          /* the block being read (index + 1; 0 none) */
     unsigned next;    /* the slot the next block takes when none is free (the oldest, in turn) */
     bool last_failed; /* the last TAP line was a failed point, or a block after it */
@@ -393,6 +407,8 @@ static int prove_line(struct tap_state *st, const char *p, size_t m, uint64_t ar
 
 static struct tl_str diag_str(const char *p, size_t n) { return tl_str_make(p, n); }
 
+static bool follows_recent(struct tap_diags *g, struct tap_diag *d);
+
 /* The block being read, if any, ends: the text of one that follows its failed point goes out as
  * that test's late message (0 or 1 event); one that came first waits for its point. */
 static int end_block(struct tap_state *st, struct tl_event *ev)
@@ -402,8 +418,8 @@ static int end_block(struct tap_state *st, struct tl_event *ev)
         return 0;
     struct tap_diag *d = &g->d[g->cur - 1];
     g->cur = 0;
-    if (!d->follows)
-        return 0;
+    if (!d->follows && !follows_recent(g, d))
+        return 0; /* it waits for its point */
     d->used = false; /* its text stays as it is until a later line starts a block */
     g->last_failed = false;
     if (!d->text_n)
@@ -413,6 +429,36 @@ static int end_block(struct tap_state *st, struct tl_event *ev)
     ev->scope = diag_str(d->scope, d->scope_n);
     ev->message = diag_str(d->text, d->text_n);
     return 1;
+}
+
+/* A block that names a failed point of the recent ones (at its level, in its file) follows it:
+ * that point's test is the block's (d->id, d->scope), and the point is no longer waiting. */
+static bool follows_recent(struct tap_diags *g, struct tap_diag *d)
+{
+    for (unsigned k = 0; k < TAP_RECENT; k++) {
+        struct tap_failed *f = &g->recent[(g->recent_next - 1 - k) % TAP_RECENT]; /* newest first */
+        if (!f->used || f->indent != d->indent || f->named != (d->name_n > 0) ||
+            (f->named && (f->id_n != d->name_n || memcmp(f->id, d->name, d->name_n) != 0)) ||
+            (d->file_n && f->scope_n && (f->scope_n != d->file_n || memcmp(f->scope, d->file, d->file_n) != 0)))
+            continue;
+        f->used = false;
+        d->follows = true;
+        d->id_n = tl_copy(d->id, sizeof d->id, tl_str_make(f->id, f->id_n)).n;
+        d->scope_n = tl_copy(d->scope, sizeof d->scope, tl_str_make(f->scope, f->scope_n)).n;
+        return true;
+    }
+    return false;
+}
+
+/* The failed point just before a block that follows it is no longer waiting for one. */
+static void forget_recent(struct tap_diags *g)
+{
+    for (unsigned k = 0; k < TAP_RECENT; k++) {
+        struct tap_failed *f = &g->recent[k];
+        if (f->used && f->id_n == g->last_id_n && !memcmp(f->id, g->last_id, f->id_n) &&
+            f->scope_n == g->last_scope_n && !memcmp(f->scope, g->last_scope, f->scope_n))
+            f->used = false;
+    }
 }
 
 /* "at FILE line N." in t: FILE into the block. */
@@ -484,6 +530,7 @@ static int diag_line(struct tap_state *st, const char *p, size_t m, unsigned ind
                  (g->last_named ? d->name_n == g->last_id_n && memcmp(d->name, g->last_id, d->name_n) == 0
                                 : d->name_n == 0);
     if (d->follows) {
+        forget_recent(g);
         d->id_n = tl_copy(d->id, sizeof d->id, tl_str_make(g->last_id, g->last_id_n)).n;
         d->scope_n = tl_copy(d->scope, sizeof d->scope, tl_str_make(g->last_scope, g->last_scope_n)).n;
     }
@@ -506,6 +553,14 @@ static void failed_point(struct tap_state *st, struct tl_event *out, unsigned in
             continue;
         d->used = false; /* its text stays as it is until a later line starts a block */
         out->message = diag_str(d->text, d->text_n);
+    }
+    if (!out->message.n && out->id.n <= sizeof g->recent[0].id) {
+        struct tap_failed *f = &g->recent[g->recent_next++ % TAP_RECENT];
+        f->used = true;
+        f->named = named;
+        f->indent = ind;
+        f->id_n = tl_copy(f->id, sizeof f->id, out->id).n;
+        f->scope_n = tl_copy(f->scope, sizeof f->scope, out->scope).n;
     }
     g->last_failed = true;
     g->last_named = named;
