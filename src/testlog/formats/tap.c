@@ -41,8 +41,8 @@
  * block comes first (the diagnostics go to stderr, which prove passes through at once while it
  * prints the TAP later), of the next "not ok" of that name at the block's level (of that file,
  * under prove), which carries it as its message. Up to TAP_DIAGS blocks wait so; a block no point
- * claims is no test. Node's YAML "location:" of a
- * failure is added to its text as "at FILE:LINE:COL" (the annotations' file and line).
+ * claims is no test. Node's YAML "location:" of a failure is added to its text as
+ * "at FILE:LINE:COL" (the annotations' file and line).
  *
  * Descriptions are unescaped: "\\" and "\#" (TAP 14), and, from a producer that writes YAML
  * blocks (Node), its escapes of control characters "\n", "\t", "\r", "\f", "\v", "\b".
@@ -93,8 +93,6 @@ struct tap_diag {
     char text[TESTLOG_MESSAGE_MAX];
 };
 
-/* What outlives a new TAP document (a file prove announces): the blocks waiting for their point,
- * the one being read, and the failed point a block may follow. */
 /* A failed point that got no text: a block of its name may still come (after other lines: the
  * point came on stdout, its block on stderr, and the two pipes are read in either order). */
 #define TAP_RECENT 8
@@ -105,6 +103,9 @@ struct tap_failed {
     char id[512], scope[TAP_PATH];
 };
 
+/* What outlives a new TAP document (a file prove announces): the blocks waiting for their point,
+ * the one being read, the failed points waiting for their block, and the failed point a block
+ * may follow at once. */
 struct tap_diags {
     struct tap_diag d[TAP_DIAGS];
     struct tap_failed recent[TAP_RECENT];
@@ -547,7 +548,7 @@ static void failed_point(struct tap_state *st, struct tl_event *out, unsigned in
     struct tl_str file = st->file_active ? tl_str_make(st->path, st->off[0]) : tl_str_make(NULL, 0);
     for (int i = 0; i < TAP_DIAGS && !out->message.n; i++) {
         struct tap_diag *d = &g->d[i];
-        if (!d->used || d->follows || (int)i == g->cur - 1 || d->indent != ind ||
+        if (!d->used || d->follows || i == g->cur - 1 || d->indent != ind ||
             (named ? d->name_n != out->id.n || memcmp(d->name, out->id.p, d->name_n) != 0 : d->name_n != 0) ||
             (d->file_n && file.n && (d->file_n != file.n || memcmp(d->file, file.p, file.n) != 0)))
             continue;
