@@ -406,8 +406,6 @@ static int prove_line(struct tap_state *st, const char *p, size_t m, uint64_t ar
 
 /* ---- Test::More's failure blocks (see the top) ---------------------------------------------- */
 
-static struct tl_str diag_str(const char *p, size_t n) { return tl_str_make(p, n); }
-
 static bool follows_recent(struct tap_diags *g, struct tap_diag *d);
 
 /* The block being read, if any, ends: the text of one that follows its failed point goes out as
@@ -426,9 +424,9 @@ static int end_block(struct tap_state *st, struct tl_event *ev)
     if (!d->text_n)
         return 0;
     tl_event_init(ev, TLE_TEST_MESSAGE);
-    ev->id = diag_str(d->id, d->id_n);
-    ev->scope = diag_str(d->scope, d->scope_n);
-    ev->message = diag_str(d->text, d->text_n);
+    ev->id = tl_str_make(d->id, d->id_n);
+    ev->scope = tl_str_make(d->scope, d->scope_n);
+    ev->message = tl_str_make(d->text, d->text_n);
     return 1;
 }
 
@@ -553,7 +551,7 @@ static void failed_point(struct tap_state *st, struct tl_event *out, unsigned in
             (d->file_n && file.n && (d->file_n != file.n || memcmp(d->file, file.p, file.n) != 0)))
             continue;
         d->used = false; /* its text stays as it is until a later line starts a block */
-        out->message = diag_str(d->text, d->text_n);
+        out->message = tl_str_make(d->text, d->text_n);
     }
     if (!out->message.n && out->id.n <= sizeof g->recent[0].id) {
         struct tap_failed *f = &g->recent[g->recent_next++ % TAP_RECENT];
