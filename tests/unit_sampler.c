@@ -818,6 +818,72 @@ START_TEST(test_exit_statuses)
 }
 END_TEST
 
+/* A child killed and reaped by its parent between the event reading and the scan: the scan
+ * finds it gone before its exit event is read (as when the parent reaps before the kernel sends
+ * the event). It must still end with its exit, and count as a death by SIGKILL (what an OOM kill
+ * is told by). */
+static void child_killed_reaped(struct run *r)
+{
+    pid_t a = fork();
+    if (a == 0) {
+        char b = 'r';
+        if (write(r->ready[1], &b, 1) != 1)
+            _exit(98);
+        for (;;)
+            pause();
+    }
+    child_sync(r); /* the test sampled A */
+    kill(a, SIGKILL);
+    waitpid(a, NULL, 0);
+    if (write(r->ready[1], &a, sizeof a) != (ssize_t)sizeof a)
+        _exit(98);
+    child_sync(r);
+}
+
+START_TEST(test_exit_after_scan)
+{
+    struct run r;
+    setup_events_after_scan = true;
+    bool ok_setup = setup(&r, CONTAIN_MODE_SUBREAPER, true, child_killed_reaped);
+    setup_events_after_scan = false;
+    ck_assert(ok_setup);
+    wait_ready(&r); /* A runs */
+    wait_ready(&r); /* the root too */
+    sampler_sample(r.s, now_ns(), 1, false);
+    struct sampler_totals t;
+    sampler_get_totals(r.s, &t);
+    if (!t.proc_events) {
+        check_skip("no process events: skipped\n");
+        go(&r);
+        go(&r);
+        run_until_done(&r);
+        teardown(&r);
+        return;
+    }
+    go(&r); /* the root kills A and reaps it */
+    pid_t a;
+    ck_assert_int_eq(read(r.ready[0], &a, sizeof a), (ssize_t)sizeof a);
+    wait_ready(&r);
+    sampler_sample(r.s, now_ns(), 1, false); /* A gone from the scan; its exit read after */
+    struct sampler_killed k[4];
+    size_t nk = sampler_take_killed(r.s, k, 4);
+    ck_assert_msg(nk == 1 && k[0].pid == a, "%zu deaths by SIGKILL taken after the sample, first %d; A is %d", nk,
+                  nk ? (int)k[0].pid : 0, (int)a);
+    go(&r);
+    run_until_done(&r);
+    char pat[48];
+    snprintf(pat, sizeof pat, "\"pid\":%d,", (int)a);
+    size_t found = 0;
+    for (size_t i = 0; i < r.cap.n; i++)
+        if (strcmp(r.cap.v[i].name, "process") == 0 && strstr(r.cap.v[i].data, pat)) {
+            found++;
+            ck_assert_msg(strstr(r.cap.v[i].data, "\"exit\":\"signal KILL\""), "A's marker: %s", r.cap.v[i].data);
+        }
+    ck_assert_uint_eq(found, 1);
+    teardown(&r);
+}
+END_TEST
+
 /* A child read between its fork and its exec, without process events: the command line it
  * inherited from its parent must give way to its own once a sample sees its new name. */
 static void child_exec_late(struct run *r)
@@ -1048,6 +1114,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_filter_window_closes);
     tcase_add_test(tc, test_filter_open_window);
     tcase_add_test(tc, test_exit_statuses);
+    tcase_add_test(tc, test_exit_after_scan);
     tcase_add_test(tc, test_pid_reuse);
     tcase_add_test(tc, test_pid_reuse_events_late);
     tcase_add_test(tc, test_exec_after_scan);

@@ -689,7 +689,7 @@ size_t sampler_started_since(const struct sampler *s, uint64_t since_ns, struct 
     size_t n = 0;
     for (size_t i = 0; i < s->nents; i++) {
         const struct pent *p = &s->ents[i];
-        if ((p->flags & (P_ENDED | P_EXIT_KNOWN)) || p->start_ns < since_ns || p->pid == s->self)
+        if ((p->flags & (P_ENDED | P_EXIT_KNOWN | P_GONE)) || p->start_ns < since_ns || p->pid == s->self)
             continue;
         if (n < max)
             out[n] = (struct sampler_proc){p->pid, p->starttime, p->cmd, p->comm};
@@ -849,8 +849,10 @@ void sampler_finish(struct sampler *s, uint64_t now_ns)
     if (!s)
         return;
     sampler_handle_events(s, now_ns);
-    while (s->nents > 0)
-        pent_end(s, &s->ents[s->nents - 1], now_ns, true);
+    while (s->nents > 0) {
+        struct pent *p = &s->ents[s->nents - 1];
+        pent_end(s, p, (p->flags & P_GONE) ? p->gone_ns : now_ns, true);
+    }
     if (s->tot.processes_unnamed) {
         char msg[512];
         size_t n = (size_t)snprintf(msg, sizeof msg,

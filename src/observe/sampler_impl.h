@@ -47,6 +47,7 @@ enum pent_flags {
     P_FILTERED = 1u << 11,  /* the attached event filter passes its events (in its set or open window) */
     P_EXEC_WATCHED = 1u << 12, /* forked into the filter's window: an exec of it would have passed */
     P_EXEC_OURS = 1u << 13, /* its next exec is resmon-run's of the command line given */
+    P_GONE = 1u << 14,      /* a scan found it reaped before its exit event came (gone_ns) */
 };
 
 struct pent {
@@ -56,6 +57,7 @@ struct pent {
     uint64_t starttime; /* ticks after boot (identity, with pid) */
     uint64_t start_ns, end_ns;
     uint64_t alive_ns;  /* a scan read it running, not a zombie nor exiting, after this instant */
+    uint64_t gone_ns;   /* P_GONE: when a scan found it gone */
     int fd_stat, fd_io, fd_status;
     int wstatus;
     /* Last figures read (ticks / bytes); the live sums hold exactly these contributions. */

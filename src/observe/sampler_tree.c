@@ -291,7 +291,7 @@ void tree_scan(struct sampler *s, uint64_t now_ns, struct tree_now *t)
             s->pids_cap = s->nents * 2;
         }
         for (size_t k = 0; k < s->nents; k++)
-            if (!(s->ents[k].flags & P_ENDED))
+            if (!(s->ents[k].flags & (P_ENDED | P_GONE)))
                 s->pids[n++] = s->ents[k].pid;
     }
     s->gen++;
@@ -306,6 +306,10 @@ void tree_scan(struct sampler *s, uint64_t now_ns, struct tree_now *t)
             continue;
         bool reused = false;
         int r = pent_refresh(s, p, &reused);
+        /* Listed from the table: with every fork heard, its pid has no other holder; it is gone
+         * (the unseen ones below). */
+        if (r <= 0 && !full)
+            continue;
         if (r <= 0 && reused) {
             /* The process read last time is gone; another may hold its pid now. */
             pent_end(s, p, now_ns, true);
@@ -336,9 +340,9 @@ void tree_scan(struct sampler *s, uint64_t now_ns, struct tree_now *t)
             read_pss(s, p, t);
     }
     free(pids); /* NULL when listed from the table */
-    /* A process that left the listing ended; its exit event is queued by then (the kernel sends
-     * it before the process can be reaped): read it first, so its end says how it died (an OOM
-     * kill is told by its SIGKILL) and when. */
+    /* A process that left the listing ended; its exit event is usually queued by then: read it
+     * first, so its end says how it died (an OOM kill is told by its SIGKILL) and when. One not
+     * sent yet is waited for (below). */
     if ((s->nl_fd >= 0 || s->names_task) && !s->cfg.events_after_scan)
         for (size_t k = 0; k < s->nents; k++)
             if (s->ents[k].seen_gen != s->gen && !(s->ents[k].flags & P_ENDED)) {
@@ -357,8 +361,19 @@ void tree_scan(struct sampler *s, uint64_t now_ns, struct tree_now *t)
                 k++;
                 continue;
             }
+            /* Reaped, and its exit event not here yet: the kernel sends it after it wakes the
+             * parent, which may reap first (do_exit: exit_notify, then the connector). How it
+             * died (an OOM kill is told by its SIGKILL) comes in that event: wait for it until the
+             * next scan (its pid stays in the event filter's set meanwhile). */
+            if (s->nl_fd >= 0 && !(p->flags & (P_ENDED | P_EXIT_KNOWN | P_GONE))) {
+                pent_unlive(s, p);
+                p->flags |= P_GONE;
+                p->gone_ns = now_ns;
+                k++;
+                continue;
+            }
             size_t before = s->nents;
-            pent_end(s, p, now_ns, true);
+            pent_end(s, p, (p->flags & P_GONE) ? p->gone_ns : now_ns, true);
             if (s->nents < before)
                 continue; /* slot k now holds another entry */
         }
