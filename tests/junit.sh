@@ -316,8 +316,9 @@ echo "teardown errors: one test after a pass, two after a failure, as pytest's r
 
 # ---- TeamCity messages of two shards whose flows interleave (a real mocha-teamcity-reporter log) -
 # Both shards run a test "adds" and a test "fails on purpose" at the same time: each flow's
-# result is its own (no test of one flow ends the other's, none is left INCOMPLETE), and a failed
-# hook, a testFailed of no started test, is a failure of its own.
+# result is its own (no test of one flow ends the other's, none is left INCOMPLETE), in its own
+# suite (the classname: the reporter names a test by its title alone), and a failed hook, a
+# testFailed of no started test, is a failure of its own.
 L=$TOP_SRCDIR/tests/fixtures/real/teamcity/mocha-shards.log
 expect_status 0 "$RESMON_RUN" -i 0 -o "$T/tc.json" --junit="$T/tc.xml" -- cat "$L" >/dev/null 2>"$T/tc.err"
 J=$T/tc.xml
@@ -325,6 +326,9 @@ junit_valid "$J" || fail "teamcity: not valid JUnit"
 expect "teamcity: the tests" "$(qn "$J" '//testcase')" 10
 expect "teamcity: two passes of one name" "$(qn "$J" '//testcase[@name="adds"][not(*[self::failure or self::error])]')" 2
 expect "teamcity: two failures of one name" "$(qn "$J" '//testcase[@name="fails on purpose"]/failure')" 2
+for s in "Shard A" "Shard B"; do
+    expect "teamcity: $s's adds" "$(qn "$J" "//testsuite[@name='$s']/testcase[@classname='$s'][@name='adds']")" 1
+done
 expect "teamcity: the hook" \
     "$(qn "$J" '//testcase[contains(@name,"before all")]/failure[starts-with(@message,"FAIL: hook broke")]')" 1
 expect "the summary's count" "$(sed -n 's/^  tests  *//p' "$T/tc.err")" "10: 4 PASS, 4 FAIL, 2 SKIP (4 unexpected)"

@@ -997,34 +997,60 @@ START_TEST(shape_meson_output)
 }
 END_TEST
 
-/* TeamCity: two flows interleaved, each test's failure kept for its own testFinished (the second
- * flow's test of a running name is not opened: the core would take it for the first's end);
- * escapes in names and texts; an ignored test; message and details on lines of their own; a
- * failure outside any test (a hook's, in a flow of its own) is a result at once. */
+/* TeamCity: two flows interleaved, each with its suites, each test's failure kept for its own
+ * testFinished (the second flow's test of a running full name is not opened: the core would take
+ * it for the first's end; one of that name in another suite is); a test scoped by its flow's
+ * suites, nested (a '/' in a suite's name is only a character); escapes in names and texts; an
+ * ignored test; message and details on lines of their own; a failure outside any test (a hook's,
+ * in a flow of its own) is a result at once. */
 START_TEST(shape_teamcity)
 {
     shapes(&tl_format_teamcity,
            "##teamcity[testSuiteStarted name='suite' flowId='1']\n"
+           "##teamcity[testSuiteStarted name='suite' flowId='2']\n"
            "##teamcity[testStarted name='a |'quoted|' |[x|]' flowId='1']\n"
            "##teamcity[testStarted name='a |'quoted|' |[x|]' flowId='2']\n"
            "##teamcity[testFailed name='a |'quoted|' |[x|]' flowId='2' message='line one|nline two' details='at x.c:3 |0x00e9']\n"
            "##teamcity[testFinished name='a |'quoted|' |[x|]' flowId='1' duration='12']\n"
            "##teamcity[testFinished name='a |'quoted|' |[x|]' flowId='2' duration='7']\n"
+           "##teamcity[testSuiteStarted name='in/ner' flowId='1']\n"
            "##teamcity[testStarted name='skipped' flowId='1']\n"
            "##teamcity[testIgnored name='skipped' flowId='1' message='not on this OS']\n"
            "##teamcity[testFinished name='skipped' flowId='1']\n"
+           "##teamcity[testSuiteFinished name='in/ner' flowId='1']\n"
+           "##teamcity[testSuiteFinished name='suite' flowId='2']\n"
+           "##teamcity[testSuiteStarted name='other' flowId='2']\n"
+           "##teamcity[testStarted name='x' flowId='1']\n"
+           "##teamcity[testStarted name='x' flowId='2']\n"
+           "##teamcity[testFinished name='x' flowId='2']\n"
+           "##teamcity[testFinished name='x' flowId='1']\n"
+           "##teamcity[testSuiteFinished name='other' flowId='2']\n"
            "##teamcity[testFailed name='hook' flowId='1_hook' message='before all broke']\n"
            "##teamcity[message text='hello' status='NORMAL']\n"
            "##teamcity[progressMessage 'compiling']\n"
-           "##teamcity[testSuiteFinished name='suite' flowId='1']\n",
+           "##teamcity[testSuiteFinished name='suite' flowId='1']\n"
+           "##teamcity[testStarted name='after' flowId='1']\n"
+           "##teamcity[testFinished name='after' flowId='1']\n",
            "1 SUITE_START id=suite\n"
-           "2 TEST_START id=a 'quoted' [x]\n"
-           "5 TEST_END id=a 'quoted' [x] status=PASS unexpected=0 dur=12.000\n"
-           "6 TEST_END id=a 'quoted' [x] status=FAIL expected=PASS unexpected=1 dur=7.000 msg=line one\\x0aline two\\x0aat x.c:3 \\xc3\\xa9\n"
-           "7 TEST_START id=skipped\n"
-           "9 TEST_END id=skipped status=SKIP unexpected=0 msg=not on this OS\n"
-           "10 TEST_END id=hook status=FAIL expected=PASS unexpected=1 msg=before all broke\n"
-           "13 SUITE_END id=suite\n");
+           "2 SUITE_START id=suite\n"
+           "3 TEST_START id=a 'quoted' [x] scope=suite\n"
+           "6 TEST_END id=a 'quoted' [x] scope=suite status=PASS unexpected=0 dur=12.000\n"
+           "7 TEST_END id=a 'quoted' [x] scope=suite status=FAIL expected=PASS unexpected=1 dur=7.000 msg=line one\\x0aline two\\x0aat x.c:3 \\xc3\\xa9\n"
+           "8 SUITE_START id=in/ner\n"
+           "9 TEST_START id=skipped scope=suite/in/ner\n"
+           "11 TEST_END id=skipped scope=suite/in/ner status=SKIP unexpected=0 msg=not on this OS\n"
+           "12 SUITE_END id=in/ner\n"
+           "13 SUITE_END id=suite\n"
+           "14 SUITE_START id=other\n"
+           "15 TEST_START id=x scope=suite\n"
+           "16 TEST_START id=x scope=other\n"
+           "17 TEST_END id=x scope=other status=PASS unexpected=0\n"
+           "18 TEST_END id=x scope=suite status=PASS unexpected=0\n"
+           "19 SUITE_END id=other\n"
+           "20 TEST_END id=hook status=FAIL expected=PASS unexpected=1 msg=before all broke\n"
+           "23 SUITE_END id=suite\n"
+           "24 TEST_START id=after\n"
+           "25 TEST_END id=after status=PASS unexpected=0\n");
 }
 END_TEST
 

@@ -86,6 +86,7 @@
  *   jest: id = describe titles and the test's joined by " › ", scope = the test file.
  *   vitest: id = describe titles and the test's joined by " > ", scope = the test file.
  *   rspec: id = the example's full description, scope empty.
+ *   teamcity: id = the test's name, scope = the suites open in its flow, joined with '/'.
  */
 #ifndef RESMON_TESTLOG_FORMATS_H
 #define RESMON_TESTLOG_FORMATS_H

@@ -14,16 +14,21 @@
  *     has neither testStarted nor testFinished): TLE_TEST_END FAIL at once, as mocha's own report
  *     lists it among its failures
  *
+ * A test is named by its name, scoped by the suites open in its flow (their names joined with '/';
+ * the core then calls it "Suite/Inner/name"): mocha's and jest's reporters name a test by its own
+ * title alone, and two describe blocks may each hold a test of one name. Catch2's one suite is the
+ * test binary.
+ *
  * Attribute values are escaped with '|': |' |n |r || |[ |] and |0xNNNN (a UTF-16 code unit,
  * written as UTF-8; surrogates become U+FFFD). A message may also be the single-value form
  * "##teamcity[name 'value']", which names no test and is left alone. flowId keeps apart the
- * messages of tests that run at the same time (parallel runs interleave them): a test that
- * started is known by (flowId, name) until its testFinished, with its failure or skip. The core
- * knows a running test by its name alone, and takes a second start of a name for the end of the
- * first (which never finished): a test that starts while another flow's test of the same name
- * runs (two shards of one suite) is not opened, and its result comes as a test without a start,
- * timed by the reporter's duration. A message begins its line (after the CI prefixes the core
- * strips).
+ * messages of tests that run at the same time (parallel runs interleave them), and each flow has
+ * its own suites: a test that started is known by (flowId, name) until its testFinished, with its
+ * failure or skip. The core knows a running test by its full name, and takes a second start of a
+ * name for the end of the first (which never finished): a test that starts while another flow's
+ * test of the same full name runs (two shards of one suite) is not opened, and its result comes
+ * as a test without a start, timed by the reporter's duration. A message begins its line (after
+ * the CI prefixes the core strips).
  */
 #include "testlog/formats.h"
 
@@ -32,17 +37,30 @@
 #define TC_PENDING 64 /* tests started, failed or ignored, their testFinished still to come */
 #define TC_NAME 512
 #define TC_FLOW 64
+#define TC_FLOWS 16 /* flows with suites open at once; a seventeenth takes the oldest's place */
+#define TC_DEPTH 32 /* suites nested deeper still count, and add nothing to the scope */
 
 struct tc_pending {
     bool used, skipped, failed; /* failed: a testFailed came (its text may be empty) */
     bool opened;                /* its testStarted went to the core as a TLE_TEST_START */
-    size_t name_n, flow_n, msg_n;
+    size_t name_n, flow_n, msg_n, scope_n;
     char name[TC_NAME], flow[TC_FLOW], msg[TESTLOG_MESSAGE_MAX];
+    char scope[TC_NAME]; /* its flow's suites when it started */
+};
+
+/* A flow's open suites: their names joined with '/', and where each level's name begins. */
+struct tc_flow {
+    bool used;
+    unsigned depth;
+    size_t flow_n, scope_n;
+    size_t at[TC_DEPTH]; /* scope_n before level d's name was added */
+    char flow[TC_FLOW], scope[TC_NAME];
 };
 
 struct tc_state {
     struct tc_pending pend[TC_PENDING];
-    unsigned next; /* which slot a full table gives up */
+    struct tc_flow flows[TC_FLOWS];
+    unsigned next, next_flow; /* which slot a full table gives up */
     size_t name_n, msg_n;
     char name[TC_NAME], msg[TESTLOG_MESSAGE_MAX]; /* the current line's, unescaped */
 };
@@ -122,6 +140,71 @@ static bool attr(struct tl_str body, const char *key, struct tl_str *ret)
     return false;
 }
 
+/* The flow's suites (NULL: none open, and create is false). */
+static struct tc_flow *flow_get(struct tc_state *st, struct tl_str flow, bool create)
+{
+    struct tc_flow *free_slot = NULL;
+    for (size_t i = 0; i < TC_FLOWS; i++) {
+        struct tc_flow *f = &st->flows[i];
+        if (f->used && f->flow_n == flow.n && !memcmp(f->flow, flow.p, flow.n))
+            return f;
+        if (!free_slot && (!f->used || !f->depth))
+            free_slot = f;
+    }
+    if (!create)
+        return NULL;
+    struct tc_flow *f = free_slot ? free_slot : &st->flows[st->next_flow++ % TC_FLOWS];
+    f->used = true;
+    f->depth = 0;
+    f->scope_n = 0;
+    f->flow_n = tl_copy(f->flow, sizeof f->flow, flow).n;
+    return f;
+}
+
+/* The flow's scope: its open suites' names joined with '/' ("" when none). */
+static struct tl_str flow_scope(struct tc_state *st, struct tl_str flow)
+{
+    const struct tc_flow *f = flow_get(st, flow, false);
+    return f ? tl_str_make(f->scope, f->scope_n) : tl_str_make(NULL, 0);
+}
+
+static void suite_start(struct tc_state *st, struct tl_str flow, struct tl_str name)
+{
+    struct tc_flow *f = flow_get(st, flow, true);
+    if (f->depth < TC_DEPTH) {
+        f->at[f->depth] = f->scope_n;
+        size_t sep = f->scope_n ? 1 : 0;
+        if (f->scope_n + sep + name.n <= sizeof f->scope) { /* else the level adds nothing */
+            if (sep)
+                f->scope[f->scope_n++] = '/';
+            memcpy(f->scope + f->scope_n, name.p, name.n);
+            f->scope_n += name.n;
+        }
+    }
+    f->depth++;
+}
+
+/* The end of the innermost suite of that name (and of any left open inside it); a name that
+ * is not open ends nothing. */
+static void suite_end(struct tc_state *st, struct tl_str flow, struct tl_str name)
+{
+    struct tc_flow *f = flow_get(st, flow, false);
+    if (!f || !f->depth)
+        return;
+    if (f->depth > TC_DEPTH) {
+        f->depth--;
+        return;
+    }
+    for (unsigned d = f->depth; d-- > 0;) {
+        size_t b = f->at[d] + (f->at[d] ? 1 : 0), e = d + 1 < f->depth ? f->at[d + 1] : f->scope_n;
+        if (e >= b && e - b == name.n && !memcmp(f->scope + b, name.p, name.n)) {
+            f->depth = d;
+            f->scope_n = f->at[d];
+            return;
+        }
+    }
+}
+
 static struct tc_pending *find(struct tc_state *st, struct tl_str flow, struct tl_str name)
 {
     for (size_t i = 0; i < TC_PENDING; i++) {
@@ -148,6 +231,8 @@ static struct tc_pending *add(struct tc_state *st, struct tl_str flow, struct tl
     p->msg_n = 0;
     p->name_n = tl_copy(p->name, sizeof p->name, name).n;
     p->flow_n = tl_copy(p->flow, sizeof p->flow, flow).n;
+    struct tl_str scope = flow_scope(st, flow);
+    p->scope_n = tl_copy(p->scope, sizeof p->scope, scope).n;
     return p;
 }
 
@@ -181,17 +266,24 @@ static int tc_parse(void *state, const char *line, size_t len, uint64_t arrival_
         struct tc_pending *p = add(st, flow, name);
         for (size_t i = 0; i < TC_PENDING; i++) {
             const struct tc_pending *o = &st->pend[i];
-            if (o != p && o->used && o->opened && o->name_n == name.n && !memcmp(o->name, name.p, name.n))
-                return 0; /* another flow's test of that name runs (see the top) */
+            if (o != p && o->used && o->opened && o->name_n == name.n && !memcmp(o->name, name.p, name.n) &&
+                o->scope_n == p->scope_n && !memcmp(o->scope, p->scope, p->scope_n))
+                return 0; /* another flow's test of that full name runs (see the top) */
         }
         p->opened = true;
         tl_event_init(ev, TLE_TEST_START);
         ev->id = name;
+        ev->scope = tl_str_make(p->scope, p->scope_n);
         return 1;
     }
     if (tl_str_eq(kind, "testSuiteStarted") || tl_str_eq(kind, "testSuiteFinished")) {
-        tl_event_init(ev, kind.p[9] == 'S' ? TLE_SUITE_START : TLE_SUITE_END);
+        bool start = kind.p[9] == 'S';
+        tl_event_init(ev, start ? TLE_SUITE_START : TLE_SUITE_END);
         ev->id = name;
+        if (start)
+            suite_start(st, flow, name);
+        else
+            suite_end(st, flow, name);
         return 1;
     }
     if (tl_str_eq(kind, "testFailed") || tl_str_eq(kind, "testIgnored")) {
@@ -207,15 +299,15 @@ static int tc_parse(void *state, const char *line, size_t len, uint64_t arrival_
         if (!failed || started)
             return 0; /* the result comes with testFinished */
         p->used = false; /* a failure outside any test: no testFinished follows */
-        tl_set_result(ev, name, tl_str_make(NULL, 0), TL_FAILED);
+        tl_set_result(ev, name, tl_str_make(p->scope, p->scope_n), TL_FAILED);
         ev->message = tl_str_make(p->msg, p->msg_n);
         return 1;
     }
     if (!tl_str_eq(kind, "testFinished"))
         return 0;
     struct tc_pending *p = find(st, flow, name);
-    tl_set_result(ev, name, tl_str_make(NULL, 0), !p || (!p->skipped && !p->failed) ? TL_PASSED
-                                                  : p->skipped ? TL_SKIPPED : TL_FAILED);
+    tl_set_result(ev, name, p ? tl_str_make(p->scope, p->scope_n) : flow_scope(st, flow),
+                  !p || (!p->skipped && !p->failed) ? TL_PASSED : p->skipped ? TL_SKIPPED : TL_FAILED);
     double ms;
     if (attr(body, "duration", &v) && tl_parse_number(v, &ms) && ms >= 0)
         ev->t.duration_ms = ms;
