@@ -199,7 +199,9 @@ if frontend_available; then
 fi
 
 # ---- an output timeout: the helper is silent after its "ready" line ---------------------------
-"$RESMON_RUN" --output-timeout=0.2 -i 0 -o "$T/o.json" -- "$STUCK" >"$T/out" 2>"$T/err"
+# (a second of silence: the helper says nothing until its threads are stuck, which a loaded
+# machine may take a while to reach)
+"$RESMON_RUN" --output-timeout=1 -i 0 -o "$T/o.json" -- "$STUCK" >"$T/out" 2>"$T/err"
 [ $? -eq 124 ] || fail "output timeout: status"
 stack_of "$T/o.json" "$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/out")" stuck_in_mutex >/dev/null ||
     fail "output timeout: no stacks"
@@ -291,6 +293,7 @@ mkfifo "$T/pass" "$T/go"
 cat >"$T/suite.sh" <<EOS
 "$STUCK" &
 first=\$!
+echo "first helper \$first"
 st=\$(sed 's/.*) //' /proc/\$first/stat | cut -d' ' -f20)
 until [ "\$(awk '{ printf "%d", \$1 * 100 }' /proc/uptime)" -gt \$((st + 2)) ]; do :; done
 echo '{"action":"suite_start","source":"s"}'
@@ -306,8 +309,9 @@ reader=$!
 STOPPED_OUT="$T/pass" stopped 2 ALRM "$RESMON_RUN" --timeout=1h -i 0 -o "$T/m.json" -- sh "$T/suite.sh"
 [ $? -eq 124 ] || fail "test attribution: status"
 wait $reader
-before=$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/passed" | head -n 1)
-during=$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/passed" | tail -n 1)
+# (by pid: the two may say "ready" in either order)
+before=$(sed -n 's/^first helper \([0-9]*\)$/\1/p' "$T/passed")
+during=$(sed -n 's/^ready stuck \([0-9]*\)$/\1/p' "$T/passed" | grep -vx "$before" | tail -n 1)
 [ -n "$before" ] && [ "$before" != "$during" ] || fail "test attribution: pids: $(cat "$T/passed")"
 markers "$T/m.json" "process dump" | grep "\"pid\":$during," | grep -q '"test":"dir/hangs.js"' ||
     fail "the test's process lacks its test: $(markers "$T/m.json" "process dump")"

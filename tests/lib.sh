@@ -20,6 +20,8 @@ fi
 _events_n=0
 new_events() {
     _events_n=$((_events_n + 1))
+    # (one made in a subshell did not count here)
+    while [ -e "$T/events.$_events_n" ]; do _events_n=$((_events_n + 1)); done
     HELPER_EVENTS="$T/events.$_events_n"
     export HELPER_EVENTS
     mkfifo "$HELPER_EVENTS"

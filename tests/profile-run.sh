@@ -82,7 +82,7 @@ for how in TERM INT HUP QUIT timeout parent; do
         ;;
     esac
     hpid=$(wait_event "ready *" | cut -d' ' -f2)
-    "$CHECK" --stream "$P" || fail "$how: not a valid stream while the command runs"
+    "$CHECK" --stream --allow-torn "$P" || fail "$how: not a valid stream while the command runs"
     t0=$(now_ns)
     case $how in
     timeout) kill -ALRM $sup ;;

@@ -29,9 +29,16 @@ for tier in $tiers; do
 
     # Nested supervisors: the outer timeout's signal reaches the inner supervisor, not its command
     # (GNU timeout signals its command's process group; the inner run's command has its own).
+    # The outer one times out once the command is ready (ALRM is its timer, as GNU timeout's).
     new_events
-    expect_status 124 "$TIMEOUT_LINK" --containment=$tier -s ALRM 0.3 \
-        "$TIMEOUT_LINK" --containment=$tier -s USR1 25 "$HELPER" all-signals 30
+    "$TIMEOUT_LINK" --containment=$tier -s ALRM 25 \
+        "$TIMEOUT_LINK" --containment=$tier -s USR1 25 "$HELPER" all-signals 30 &
+    sup=$!
+    wait_event "ready *" >/dev/null
+    kill -ALRM $sup
+    st=0
+    wait $sup || st=$?
+    [ $st = 124 ] || fail "$tier: nested: exit $st, not 124"
     ev=$(wait_event "signal *")
     [ "$ev" = "signal 10" ] || fail "$tier: nested: the command got '$ev', not the inner USR1"
 
@@ -46,8 +53,10 @@ for tier in $tiers; do
     # TERM handler runs to its end; nothing is killed.
     if command -v timeout >/dev/null 2>&1; then
         new_events
-        timeout -s TERM -k 60 0.5 $R -o "$T/gnu-$tier.json" -- "$HELPER" slow-term 300 &
+        timeout -s TERM -k 60 60 $R -o "$T/gnu-$tier.json" -- "$HELPER" slow-term 300 &
         sup=$!
+        wait_event "ready *" >/dev/null
+        kill -ALRM $sup # GNU timeout's timer (its own SIGALRM)
         wait_event "term" >/dev/null
         wait_event "cleaned up" >/dev/null
         wait $sup

@@ -54,7 +54,10 @@ tiers=subreaper
 cgroup_available && tiers="$tiers cgroup"
 for tier in $tiers; do
     R="$RESMON_RUN -q --containment=$tier --grace=0.3 -o $T/profile-$tier.json"
-    expect_status 137 $R -t 0.3 -k 0.3 -- "$HELPER" ignore-term 30
+    # the deadline once the command ignores TERM (ALRM is resmon-run's timer, as GNU timeout's)
+    st=0
+    alarmed $R -t 60 -k 0.3 -- "$HELPER" ignore-term 30 || st=$?
+    [ $st = 137 ] || fail "$tier: TERM ignored: exit $st, not 137: $(cat "$T/alarmed.err")"
     new_events
     expect_status 0 $R -- "$HELPER" daemon 60
     pid=$(wait_event "daemon *" | cut -d' ' -f2)

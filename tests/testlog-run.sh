@@ -267,7 +267,9 @@ cpu=$(val "$pd" cpuTime)
 # The phase holds the burner (its 300 ms, and its start-up and exit: more in a sanitizer build),
 # and at most the two resmon-run --mark processes that bound it (the end of the first, the start
 # of the second). Their process markers say what each cost (in clock ticks when they were not
-# resmon-run's own children, hence the 30 ms of slack).
+# resmon-run's own children, hence the 30 ms of slack). At least 80 % of the burn: the phase's
+# first reading is taken when resmon-run reads the datagram, which a loaded machine may delay
+# past the burner's start, and ticks round.
 pcpu() {
     markers "$P" process | grep -F -e "\"cmd\":\"$1" | cut -f5 |
         sed -n 's/.*"cpuTime":\([0-9.]*\).*/\1/p' | awk '{ s += $1 } END { printf "%.3f\n", s }'
@@ -284,7 +286,7 @@ alone() {
 one=$(RESMON_FD=1 alone "$RESMON_RUN" --mark event x)
 burn1=$(alone "$HELPER" burn 0.3)
 echo "phase 'build' around a 300 ms burn: cpuTime $cpu ms (the burner: $burner ms, alone $burn1 ms; the --mark processes: $marks ms, one alone: $one ms), cpuPercent $(val "$pd" cpuPercent)"
-ge "$cpu" 290 && ge "$(awk -v m="$marks" -v o="$one" -v b="$burner" -v b1="$burn1" 'BEGIN {
+ge "$cpu" 240 && ge "$(awk -v m="$marks" -v o="$one" -v b="$burner" -v b1="$burn1" 'BEGIN {
     if (2 * o > m) m = 2 * o; if (b1 > b) b = b1; if (b < 300) b = 300; print b * 1.05 + m + 30 }')" "$cpu" ||
     fail "--mark phase cpuTime $cpu ms; the burner took $burner ms, the --mark processes $marks ms"
 has_key "$pd" cpuPercent || fail "--mark phase: no cpuPercent in the full profile: $pd"
@@ -297,7 +299,7 @@ RR="$RESMON_RUN" "$RESMON_RUN" -i 0.05 -o "$P" -- sh -c '
     "$0" wait-file "$1" "\"type\":\"marker\",\"name\":\"Phase\"" && exec "$0" sleep 30' "$HELPER" "$P" &
 sup=$!
 wait_event "found *" >/dev/null
-"$CHECK" --stream "$P" || fail "--mark: invalid stream"
+"$CHECK" --stream --allow-torn "$P" || fail "--mark: invalid stream"
 has_key "$(markers "$P" Phase | cut -f5)" cpuTime || fail "--mark: the streamed phase has no cpuTime: $(markers "$P" Phase)"
 kill -TERM $sup
 wait $sup

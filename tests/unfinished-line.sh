@@ -74,12 +74,12 @@ fi
 # stream opens it once.
 S="$T/chunks.json"
 new_events
+mkfifo "$T/go2"
 "$RESMON_RUN" -i 0.05 -o "$S" -- sh -c '
     printf "tests/a.py::test_x "; "$0" wait-file "$1" "\"key\":\"tests/a.py::test_x\"" || exit 3
     printf "dot"; echo mark1 >"$HELPER_EVENTS"; read x <"$2"
     printf "dotPASSED [ 50%%]\n"' "$HELPER" "$S" "$T/go2" >"$T/chunks.out" 2>"$T/chunks.err" &
 sup=$!
-mkfifo "$T/go2"
 wait_event "mark1" >/dev/null
 cp "$S" "$T/chunks.stream"
 echo go >"$T/go2"
