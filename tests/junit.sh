@@ -334,6 +334,14 @@ expect "teamcity: the hook" \
 expect "the summary's count" "$(sed -n 's/^  tests  *//p' "$T/tc.err")" "10: 4 PASS, 4 FAIL, 2 SKIP (4 unexpected)"
 profile_ok "$T/tc.json" || fail "teamcity: the profile"
 echo "teamcity: two flows interleaved, each test its own result"
+# jest-teamcity: three tests "adds" in three describe blocks, each in its suite's path
+L=$TOP_SRCDIR/tests/fixtures/real/teamcity/jest.log
+expect_status 0 "$RESMON_RUN" -i 0 --no-profile --junit="$T/tcj.xml" -- cat "$L" >/dev/null 2>&1
+junit_valid "$T/tcj.xml" || fail "jest-teamcity: not valid JUnit"
+expect "jest-teamcity: three adds" "$(qn "$T/tcj.xml" '//testcase[@name="adds"]')" 3
+for c in __tests__/cart.test.js/Cart/total __tests__/cart.test.js/Cart/items __tests__/stock.test.js/Stock; do
+    expect "jest-teamcity: adds in $c" "$(qn "$T/tcj.xml" "//testcase[@classname='$c'][@name='adds']")" 1
+done
 
 # ---- go modules: the package is the suite (a real go test -json run) ---------------------------
 # Module paths have dots ("example.com/acme/widget/calc"): the suite and classname are the

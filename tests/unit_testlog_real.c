@@ -218,6 +218,8 @@ static const struct corpus {
      * shards whose flows interleave, tests of one name running in both at once */
     {"teamcity/mocha-parallel", ID_SAME},
     {"teamcity/mocha-shards", ID_SAME},
+    /* jest-teamcity: a suite per file and per describe block; three tests "adds" in three */
+    {"teamcity/jest", ID_SAME},
     /* Catch2's console names failed test cases only, unless -s */
     {"catch2/default", ID_SAME, .flags = C_FAILED_ONLY},
     {"catch2/s", ID_SAME},
