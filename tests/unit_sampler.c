@@ -256,6 +256,16 @@ static bool setup(struct run *r, enum contain_mode mode, bool events, child_fn f
     return true;
 }
 
+/* setup in the subreaper tier, the process events read after each scan (as when the events
+ * come late). */
+static bool setup_events_late(struct run *r, child_fn fn)
+{
+    setup_events_after_scan = true;
+    bool ok = setup(r, CONTAIN_MODE_SUBREAPER, true, fn);
+    setup_events_after_scan = false;
+    return ok;
+}
+
 /* Child side: tell the parent we are ready, wait for its go. */
 static void child_sync(struct run *r)
 {
@@ -843,10 +853,7 @@ static void child_killed_reaped(struct run *r)
 START_TEST(test_exit_after_scan)
 {
     struct run r;
-    setup_events_after_scan = true;
-    bool ok_setup = setup(&r, CONTAIN_MODE_SUBREAPER, true, child_killed_reaped);
-    setup_events_after_scan = false;
-    ck_assert(ok_setup);
+    ck_assert(setup_events_late(&r, child_killed_reaped));
     wait_ready(&r); /* A runs */
     wait_ready(&r); /* the root too */
     sampler_sample(r.s, now_ns(), 1, false);
@@ -1052,10 +1059,7 @@ END_TEST
 START_TEST(test_pid_reuse_events_late)
 {
     struct run r;
-    setup_events_after_scan = true;
-    bool ok_setup = setup(&r, CONTAIN_MODE_SUBREAPER, true, child_reuse);
-    setup_events_after_scan = false;
-    ck_assert(ok_setup);
+    ck_assert(setup_events_late(&r, child_reuse));
     wait_ready(&r);
     wait_ready(&r);
     sampler_sample(r.s, now_ns(), 1, false);

@@ -1054,6 +1054,37 @@ START_TEST(shape_teamcity)
 }
 END_TEST
 
+/* TeamCity suites nested past what a scope holds (512 bytes): the suite that does not fit adds
+ * nothing to its tests' scope, and the outer suite stays open after its end. */
+START_TEST(shape_teamcity_deep_suites)
+{
+    char a[301], b[301], in[4096], want[4096], ad[160], bd[160];
+    memset(a, 'a', 300), a[300] = '\0';
+    memset(b, 'b', 300), b[300] = '\0';
+    snprintf(ad, sizeof ad, "%.120s...(300)", a); /* as describe() shows them */
+    snprintf(bd, sizeof bd, "%.120s...(300)", b);
+    snprintf(in, sizeof in,
+             "##teamcity[testSuiteStarted name='%s']\n"
+             "##teamcity[testSuiteStarted name='%s']\n"
+             "##teamcity[testStarted name='t']\n"
+             "##teamcity[testFinished name='t']\n"
+             "##teamcity[testSuiteFinished name='%s']\n"
+             "##teamcity[testStarted name='u']\n"
+             "##teamcity[testFinished name='u']\n"
+             "##teamcity[testSuiteFinished name='%s']\n"
+             "##teamcity[testStarted name='v']\n"
+             "##teamcity[testFinished name='v']\n",
+             a, b, b, a);
+    snprintf(want, sizeof want,
+             "1 SUITE_START id=%s\n2 SUITE_START id=%s\n3 TEST_START id=t scope=%s\n"
+             "4 TEST_END id=t scope=%s status=PASS unexpected=0\n5 SUITE_END id=%s\n"
+             "6 TEST_START id=u scope=%s\n7 TEST_END id=u scope=%s status=PASS unexpected=0\n"
+             "8 SUITE_END id=%s\n9 TEST_START id=v\n10 TEST_END id=v status=PASS unexpected=0\n",
+             ad, bd, ad, ad, bd, ad, ad, ad);
+    shapes(&tl_format_teamcity, in, want);
+}
+END_TEST
+
 /* cmocka: a bracketed line the test prints that names another test is its output; the failure
  * text from the ERROR/LINE lines and the lines between; a caught signal; a failed setup; the
  * summary lists are no results; GoogleTest's parser takes none of it. */
@@ -1522,7 +1553,8 @@ static Suite *suite(void)
         {"shape_tap_node", shape_tap_node}, {"shape_tap_diagnostics", shape_tap_diagnostics}, {"shape_gtest", shape_gtest},
         {"shape_go", shape_go},
         {"shape_ctest", shape_ctest},  {"shape_meson", shape_meson}, {"shape_meson_output", shape_meson_output},
-        {"shape_teamcity", shape_teamcity}, {"shape_cmocka", shape_cmocka},
+        {"shape_teamcity", shape_teamcity}, {"shape_teamcity_deep_suites", shape_teamcity_deep_suites},
+        {"shape_cmocka", shape_cmocka},
         {"foreign_lines", foreign_lines}, {"shape_catch2", shape_catch2},
         {"shape_doctest", shape_doctest}, {"shape_mocha", shape_mocha},
         {"shape_jest", shape_jest},    {"shape_vitest", shape_vitest},

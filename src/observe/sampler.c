@@ -385,6 +385,9 @@ static bool runs_program(const char *cmd, const char *comm)
  * or drop it (remove = true). */
 void pent_end(struct sampler *s, struct pent *p, uint64_t end_ns, bool remove)
 {
+    /* found reaped before anything told its end (tree_scan): it ended by then */
+    if ((p->flags & P_GONE) && p->gone_ns < end_ns)
+        end_ns = p->gone_ns;
     if (!(p->flags & P_ENDED)) {
         uint64_t start = p->start_ns ? p->start_ns : MAX(s->t0_ns, s->last_ns);
         if (end_ns < start)
@@ -849,10 +852,8 @@ void sampler_finish(struct sampler *s, uint64_t now_ns)
     if (!s)
         return;
     sampler_handle_events(s, now_ns);
-    while (s->nents > 0) {
-        struct pent *p = &s->ents[s->nents - 1];
-        pent_end(s, p, (p->flags & P_GONE) ? p->gone_ns : now_ns, true);
-    }
+    while (s->nents > 0)
+        pent_end(s, &s->ents[s->nents - 1], now_ns, true);
     if (s->tot.processes_unnamed) {
         char msg[512];
         size_t n = (size_t)snprintf(msg, sizeof msg,

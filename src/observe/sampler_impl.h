@@ -57,7 +57,7 @@ struct pent {
     uint64_t starttime; /* ticks after boot (identity, with pid) */
     uint64_t start_ns, end_ns;
     uint64_t alive_ns;  /* a scan read it running, not a zombie nor exiting, after this instant */
-    uint64_t gone_ns;   /* P_GONE: when a scan found it gone */
+    uint64_t gone_ns;   /* P_GONE: when a scan found it gone (its end: pent_end) */
     int fd_stat, fd_io, fd_status;
     int wstatus;
     /* Last figures read (ticks / bytes); the live sums hold exactly these contributions. */

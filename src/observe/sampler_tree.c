@@ -373,7 +373,7 @@ void tree_scan(struct sampler *s, uint64_t now_ns, struct tree_now *t)
                 continue;
             }
             size_t before = s->nents;
-            pent_end(s, p, (p->flags & P_GONE) ? p->gone_ns : now_ns, true);
+            pent_end(s, p, now_ns, true);
             if (s->nents < before)
                 continue; /* slot k now holds another entry */
         }

@@ -185,7 +185,8 @@ static void suite_start(struct tc_state *st, struct tl_str flow, struct tl_str n
 }
 
 /* The end of the innermost suite of that name (and of any left open inside it); a name that
- * is not open ends nothing. */
+ * is not open ends nothing (one that did not fit in the scope stays counted until its parent
+ * ends: it adds nothing meanwhile). */
 static void suite_end(struct tc_state *st, struct tl_str flow, struct tl_str name)
 {
     struct tc_flow *f = flow_get(st, flow, false);
