@@ -69,7 +69,9 @@ for tier in $tiers; do
     # (named by its program when it died before its command line could be read: the OOM
     # killer may act within milliseconds of its exec, with resmon-run slowed by the same reclaim)
     case "$o" in *"alloc 256 30"* | *'helper (command line not read)'* | *'/helper"'*) ;;
-    *) cleanup_cg; fail "$tier: no OOM kill marker for the child: $o" ;; esac
+    *) cleanup_cg; fail "$tier: no OOM kill marker for the child: $o; its processes:
+$(markers "$T/child-$tier.json" process | cut -f5)
+resmon-run said: $(cat "$T/child.err")" ;; esac
     grep -q "OOM killer killed process" "$T/child.err" || { cleanup_cg; fail "$tier: no warning at the kill"; }
 
     # a SIGKILL that is not the OOM killer's is not taken for one

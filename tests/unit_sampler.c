@@ -219,6 +219,7 @@ typedef void (*child_fn)(struct run *r);
 #define FILTER_WINDOW_TEST 16
 
 static bool setup_events_after_scan; /* the sampler reads process events after its scans */
+static bool setup_events_held;       /* ... and with it, only the test reads them */
 static bool setup_no_event_filter;   /* the kernel passes every process event (procfilter.h) */
 static bool setup_reopen_now;        /* the filter's window reopens at the first new process after
                                         an outsider's event shut it */
@@ -234,7 +235,8 @@ static bool setup(struct run *r, enum contain_mode mode, bool events, child_fn f
     sampler_config_init(&cfg);
     cfg.interval_ns = 50 * NSEC_PER_MSEC;
     cfg.proc_events = events;
-    cfg.events_after_scan = setup_events_after_scan;
+    cfg.events_after_scan = setup_events_after_scan || setup_events_held;
+    cfg.events_polled = setup_events_held;
     cfg.event_filter = !setup_no_event_filter;
     if (setup_reopen_now)
         cfg.filter_reopen_ns = 0;
@@ -899,6 +901,77 @@ START_TEST(test_exit_after_scan)
 }
 END_TEST
 
+/* As test_exit_after_scan, with the exit event read only after two scans back to back (a
+ * cgroup's membership change starts a scan at once): the second must not end A without its
+ * exit. A scan past the wait (SAMPLER_GONE_WAIT_NS) gives up on the event. */
+static void exit_held(bool give_up)
+{
+    struct run r;
+    setup_events_held = true;
+    bool ok = setup(&r, CONTAIN_MODE_SUBREAPER, true, child_killed_reaped);
+    setup_events_held = false;
+    ck_assert(ok);
+    wait_ready(&r);
+    wait_ready(&r);
+    sampler_handle_events(r.s, now_ns());
+    sampler_sample(r.s, now_ns(), 1, false);
+    struct sampler_totals t;
+    sampler_get_totals(r.s, &t);
+    if (!t.proc_events) {
+        check_skip("no process events: skipped\n");
+        go(&r);
+        go(&r);
+        run_until_done(&r);
+        teardown(&r);
+        return;
+    }
+    go(&r); /* the root kills A and reaps it */
+    pid_t a;
+    ck_assert_int_eq(read(r.ready[0], &a, sizeof a), (ssize_t)sizeof a);
+    wait_ready(&r);
+    uint64_t gone = now_ns();
+    sampler_sample(r.s, gone, 1, false); /* A found gone */
+    char pat[48];
+    snprintf(pat, sizeof pat, "\"pid\":%d,", (int)a);
+    size_t before = r.cap.n;
+    sampler_sample(r.s, give_up ? gone + SAMPLER_GONE_WAIT_NS : now_ns(), 1, false);
+    struct sampler_killed k[4];
+    size_t nk = sampler_take_killed(r.s, k, 4);
+    size_t ended = 0;
+    for (size_t i = before; i < r.cap.n; i++)
+        if (strcmp(r.cap.v[i].name, "process") == 0 && strstr(r.cap.v[i].data, pat)) {
+            ended++;
+            ck_assert_msg(!strstr(r.cap.v[i].data, "\"exit\""), "an exit not read yet: %s", r.cap.v[i].data);
+        }
+    if (!give_up) {
+        ck_assert_msg(!ended && !nk, "A ended by the second scan: %zu markers, %zu deaths by SIGKILL", ended, nk);
+        sampler_handle_events(r.s, now_ns()); /* its exit event, at last */
+        nk = sampler_take_killed(r.s, k, 4);
+        ck_assert_msg(nk == 1 && k[0].pid == a, "%zu deaths by SIGKILL once its event was read; A is %d", nk,
+                      (int)a);
+    } else
+        ck_assert_msg(ended == 1 && !nk, "a scan past the wait: %zu markers for A, %zu deaths by SIGKILL", ended,
+                      nk);
+    go(&r);
+    run_until_done(&r);
+    size_t found = 0;
+    for (size_t i = 0; i < r.cap.n; i++)
+        if (strcmp(r.cap.v[i].name, "process") == 0 && strstr(r.cap.v[i].data, pat)) {
+            found++;
+            if (!give_up)
+                ck_assert_msg(strstr(r.cap.v[i].data, "\"exit\":\"signal KILL\""), "A's marker: %s",
+                              r.cap.v[i].data);
+        }
+    ck_assert_uint_eq(found, 1);
+    teardown(&r);
+}
+
+START_TEST(test_exit_after_two_scans) { exit_held(false); }
+END_TEST
+
+START_TEST(test_exit_never_told) { exit_held(true); }
+END_TEST
+
 /* A child read between its fork and its exec, without process events: the command line it
  * inherited from its parent must give way to its own once a sample sees its new name. */
 static void child_exec_late(struct run *r)
@@ -1127,6 +1200,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_filter_open_window);
     tcase_add_test(tc, test_exit_statuses);
     tcase_add_test(tc, test_exit_after_scan);
+    tcase_add_test(tc, test_exit_after_two_scans);
+    tcase_add_test(tc, test_exit_never_told);
     tcase_add_test(tc, test_pid_reuse);
     tcase_add_test(tc, test_pid_reuse_events_late);
     tcase_add_test(tc, test_exec_after_scan);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -631,7 +632,7 @@ int sampler_sample(struct sampler *s, uint64_t now_ns, uint64_t ticks, bool fina
         tree_emit(s, &t, start, now_ns);
     }
     pressure_sample(s->psi, now_ns, final);
-    if (s->cfg.events_after_scan)
+    if (s->cfg.events_after_scan && !s->cfg.events_polled)
         sampler_handle_events(s, now_ns);
     if (s->cfg.system) {
         struct jsonw *w = &s->w;
@@ -847,11 +848,35 @@ void sampler_track(struct sampler *s, pid_t pid, uint64_t now_ns, const char *cm
     jsonw_release(&data);
 }
 
+/* Processes found reaped whose exit event is still to come (tree_scan): wait for those events
+ * a little at the end too, since the command's own exit may follow its child's at once (its
+ * OOM kill would be lost). Each waits until SAMPLER_GONE_FINISH_NS after it was found gone. */
+static void await_gone(struct sampler *s)
+{
+    for (;;) {
+        uint64_t until = 0;
+        for (size_t k = 0; k < s->nents; k++)
+            if ((s->ents[k].flags & (P_GONE | P_ENDED)) == P_GONE)
+                until = MAX(until, sat_add_u64(s->ents[k].gone_ns, SAMPLER_GONE_FINISH_NS));
+        uint64_t now = now_ns();
+        if (!until || now >= until || s->nl_fd < 0)
+            return;
+        struct pollfd pfd = {.fd = s->nl_fd, .events = POLLIN};
+        int ms = (int)((until - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
+        int r = poll(&pfd, 1, ms);
+        if (r < 0 && errno != EINTR)
+            return;
+        if (r > 0)
+            sampler_handle_events(s, now_ns());
+    }
+}
+
 void sampler_finish(struct sampler *s, uint64_t now_ns)
 {
     if (!s)
         return;
     sampler_handle_events(s, now_ns);
+    await_gone(s);
     while (s->nents > 0)
         pent_end(s, &s->ents[s->nents - 1], now_ns, true);
     if (s->tot.processes_unnamed) {

@@ -102,10 +102,20 @@ struct sampler_config {
     bool events_polled;   /* the caller reads the events whenever sampler_event_fd is readable
                            * (a sample then skips its own read, which would find none) */
     bool events_after_scan; /* tests: sampler_sample scans before it reads pending process events,
-                               as when a fork races the scan */
+                               as when a fork races the scan; with events_polled, neither its
+                               scans nor it read them (as when they come later still) */
     uint64_t filter_reopen_ns; /* how long the event filter's window stays shut after an outsider's
                                   event passed (sampler_events.c; default 1 s) */
 };
+
+/* A process a scan finds reaped before its exit event came (its parent reaped it first: the
+ * kernel sends the event after waking the parent, and a busy machine can hold the exiting task
+ * in between for tens of milliseconds) waits for that event, which says how it died (an OOM kill
+ * is told by its SIGKILL): up to SAMPLER_GONE_WAIT_NS in the run, and up to
+ * SAMPLER_GONE_FINISH_NS from when it was found gone in sampler_finish. Its process marker ends
+ * when it was found gone at the latest. */
+#define SAMPLER_GONE_WAIT_NS UINT64_C(1000000000)
+#define SAMPLER_GONE_FINISH_NS UINT64_C(250000000)
 
 /* Defaults: interval 1 s, no PSS, system, tree, proc_events, event_filter and proc_names on, real
  * /proc. */

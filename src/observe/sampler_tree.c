@@ -356,16 +356,22 @@ void tree_scan(struct sampler *s, uint64_t now_ns, struct tree_now *t)
              * waiting for its parent (its CPU not yet in anyone's cutime): keep it while its
              * /proc entry stands. Otherwise it is gone without an exit we heard of. */
             bool reused = false;
-            if (pent_refresh(s, p, &reused) > 0 && !reused) {
+            if (p->flags & P_GONE) {
+                if (now_ns - p->gone_ns < SAMPLER_GONE_WAIT_NS) {
+                    k++;
+                    continue;
+                }
+            } else if (pent_refresh(s, p, &reused) > 0 && !reused) {
                 p->seen_gen = s->gen;
                 k++;
                 continue;
-            }
-            /* Reaped, and its exit event not here yet: the kernel sends it after it wakes the
-             * parent, which may reap first (do_exit: exit_notify, then the connector). How it
-             * died (an OOM kill is told by its SIGKILL) comes in that event: wait for it until the
-             * next scan (its pid stays in the event filter's set meanwhile). */
-            if (s->nl_fd >= 0 && !(p->flags & (P_ENDED | P_EXIT_KNOWN | P_GONE))) {
+            } else if (s->nl_fd >= 0 && !(p->flags & (P_ENDED | P_EXIT_KNOWN))) {
+                /* Reaped, and its exit event not here yet: the kernel sends it after it wakes the
+                 * parent, which may reap first (do_exit: exit_notify, then the connector), and
+                 * the exiting task can be preempted in between for as long as the machine is
+                 * busy. How it died (an OOM kill is told by its SIGKILL) comes in that event:
+                 * wait for it (its pid stays in the event filter's set meanwhile). Not one
+                 * scan: a cgroup's membership change starts the next scan at once. */
                 pent_unlive(s, p);
                 p->flags |= P_GONE;
                 p->gone_ns = now_ns;
