@@ -852,27 +852,38 @@ static void child_killed_reaped(struct run *r)
     child_sync(r);
 }
 
+/* The test's side of child_killed_reaped: A sampled, then killed and reaped by the root; A's
+ * pid, or 0 when the test was skipped (no process events here: r torn down). */
+static pid_t killed_reaped(struct run *r)
+{
+    wait_ready(r); /* A runs */
+    wait_ready(r); /* the root too */
+    sampler_handle_events(r->s, now_ns()); /* A's fork */
+    sampler_sample(r->s, now_ns(), 1, false);
+    struct sampler_totals t;
+    sampler_get_totals(r->s, &t);
+    if (!t.proc_events) {
+        check_skip("no process events: skipped\n");
+        go(r);
+        go(r);
+        run_until_done(r);
+        teardown(r);
+        return 0;
+    }
+    go(r); /* the root kills A and reaps it */
+    pid_t a;
+    ck_assert_int_eq(read(r->ready[0], &a, sizeof a), (ssize_t)sizeof a);
+    wait_ready(r);
+    return a;
+}
+
 START_TEST(test_exit_after_scan)
 {
     struct run r;
     ck_assert(setup_events_late(&r, child_killed_reaped));
-    wait_ready(&r); /* A runs */
-    wait_ready(&r); /* the root too */
-    sampler_sample(r.s, now_ns(), 1, false);
-    struct sampler_totals t;
-    sampler_get_totals(r.s, &t);
-    if (!t.proc_events) {
-        check_skip("no process events: skipped\n");
-        go(&r);
-        go(&r);
-        run_until_done(&r);
-        teardown(&r);
+    pid_t a = killed_reaped(&r);
+    if (!a)
         return;
-    }
-    go(&r); /* the root kills A and reaps it */
-    pid_t a;
-    ck_assert_int_eq(read(r.ready[0], &a, sizeof a), (ssize_t)sizeof a);
-    wait_ready(&r);
     sampler_sample(r.s, now_ns(), 1, false); /* A gone from the scan; its exit read after */
     /* The kernel sends the exit event after waking the parent: it may come later still (A
      * preempted in its exit), and must still end A, waiting since the scan. */
@@ -911,24 +922,9 @@ static void exit_held(bool give_up)
     bool ok = setup(&r, CONTAIN_MODE_SUBREAPER, true, child_killed_reaped);
     setup_events_held = false;
     ck_assert(ok);
-    wait_ready(&r);
-    wait_ready(&r);
-    sampler_handle_events(r.s, now_ns());
-    sampler_sample(r.s, now_ns(), 1, false);
-    struct sampler_totals t;
-    sampler_get_totals(r.s, &t);
-    if (!t.proc_events) {
-        check_skip("no process events: skipped\n");
-        go(&r);
-        go(&r);
-        run_until_done(&r);
-        teardown(&r);
+    pid_t a = killed_reaped(&r);
+    if (!a)
         return;
-    }
-    go(&r); /* the root kills A and reaps it */
-    pid_t a;
-    ck_assert_int_eq(read(r.ready[0], &a, sizeof a), (ssize_t)sizeof a);
-    wait_ready(&r);
     uint64_t gone = now_ns();
     sampler_sample(r.s, gone, 1, false); /* A found gone */
     char pat[48];
