@@ -83,6 +83,24 @@ m=$(message_of "__tests__/calc.test.js/Calculator › add › fails on purpose")
 echo "jest/default: the $_n failed tests"
 if frontend_available; then frontend "$P" || fail "the front-end does not load $P"; fi
 
+# ---- the harness's own count: jest's "Tests:" line counts the tests the default reporter does
+# not name; the profile's "Test totals" marker and the summary say what the harness's own report
+# says (NAME.totals: total, passed, failed, skipped). The log on stdout, the summary on stderr.
+printf 'cat "%s"\n' "$R/jest/default.log" >"$T/totals.sh"
+"$RESMON_RUN" -i 0.05 -o "$T/totals.json" -- sh "$T/totals.sh" >"$T/totals.out" 2>"$T/totals.err" ||
+    fail "jest totals: run failed: $(cat "$T/totals.err")"
+cmp -s "$T/totals.out" "$R/jest/default.log" || fail "jest totals: stdout is not the log byte for byte"
+read -r _total _passed _failed _skipped <"$R/jest/default.totals"
+t=$(markers "$T/totals.json" "Test totals" | cut -f5)
+[ "$(val "$t" harness)" = jest ] && [ "$(val "$t" total)" = "$_total" ] && [ "$(val "$t" passed)" = "$_passed" ] &&
+    [ "$(val "$t" failed)" = "$_failed" ] && [ "$(val "$t" skipped)" = "$_skipped" ] ||
+    fail "jest totals: the marker says $t; jest's report: $_total $_passed $_failed $_skipped"
+grep -q "^  tests        6: 5 FAIL, 1 ERROR (6 unexpected)$" "$T/totals.err" &&
+    grep -q "^               jest's own count: 5 failed, 1 skipped, 1 todo, 8 passed, 15 total$" "$T/totals.err" ||
+    fail "jest totals: the summary: $(cat "$T/totals.err")"
+echo "jest/default: its own count, $_total tests, in the profile and the summary"
+if frontend_available; then frontend "$T/totals.json" || fail "the front-end does not load $T/totals.json"; fi
+
 # ---- vitest --reporter=verbose (its results on stdout) --------------------------------------
 replay vitest/verbose 1
 expect_all vitest/verbose

@@ -23,6 +23,15 @@ static char *fmt(const struct summary_facts *f, bool colour, bool utf8)
     return text;
 }
 
+static char *fmt_md(const struct summary_facts *f)
+{
+    char *md = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(summary_format_markdown(f, &md, &len), 0);
+    ck_assert_uint_eq(len, strlen(md));
+    return md;
+}
+
 static void facts_timeout(struct summary_facts *f)
 {
     memset(f, 0, sizeof *f);
@@ -54,6 +63,49 @@ static void facts_timeout(struct summary_facts *f)
     f->profile_path = "demo-profile.json";
 }
 
+/* A harness's own count of its tests: shown where it says another number than the results
+ * (a reporter naming only the failures: with the hint that makes it name them all), and in
+ * place of "no test line recognised" when no test was named; not shown where it agrees. */
+START_TEST(test_harness_totals)
+{
+    const char *js[] = {"npx", "jest", NULL};
+    struct summary_facts f = {.end = RUN_EXIT, .exit_code = 1, .exit_status = 1, .wall_ns = SEC, .tests_parsed = true,
+                              .argv = js};
+    summary_add_test(&f, "a.test.js/adds", 14, "FAIL", true, 0);
+    summary_add_totals(&f, "jest", "1 failed, 7 passed, 8 total", 8);
+    char *text = fmt(&f, false, true);
+    ck_assert_msg(strstr(text, "  tests        1: 1 FAIL (1 unexpected)\n"
+                               "               jest's own count: 1 failed, 7 passed, 8 total\n"
+                               "               (jest names the tests that pass only with --verbose)\n"),
+                  "%s", text);
+    free(text);
+    char *md = fmt_md(&f);
+    ck_assert_msg(strstr(md, "| jest's own count | 1 failed, 7 passed, 8 total |\n"), "%s", md);
+    free(md);
+
+    /* as many as the results: nothing more said */
+    struct summary_facts g = {.end = RUN_EXIT, .wall_ns = SEC, .tests_parsed = true, .argv = js};
+    summary_add_test(&g, "a.test.js/adds", 14, "PASS", false, 0);
+    summary_add_totals(&g, "jest", "1 passed, 1 total", 1);
+    text = fmt(&g, false, true);
+    ck_assert_ptr_null(strstr(text, "own count"));
+    free(text);
+
+    /* no test named: the count instead of "no test line recognised", with the hint; a hostile
+     * summary cannot reach the terminal */
+    const char *py[] = {"pytest", NULL};
+    struct summary_facts h = {.end = RUN_EXIT, .wall_ns = SEC, .tests_parsed = true, .argv = py};
+    summary_add_totals(&h, "pytest", "3 passed in 0.01s\033[2J", 3);
+    text = fmt(&h, false, true);
+    ck_assert_msg(strstr(text, "  tests        pytest's own count: 3 passed in 0.01s"), "%s", text);
+    ck_assert_msg(strstr(text, "               no test named in the output: pytest prints a line per test only with -v\n"),
+                  "%s", text);
+    ck_assert_ptr_null(strstr(text, "recognised"));
+    ck_assert_ptr_null(strchr(text, '\033'));
+    free(text);
+}
+END_TEST
+
 /* The tree's CPU counted past the command's end (leftovers ran on until the figure was read) is
  * averaged over the span it was counted in, not over the command's wall time alone: a 2-CPU
  * machine never shows more than 2 cores. */
@@ -70,9 +122,7 @@ START_TEST(test_cores_same_span)
     char *t = fmt(&f, false, true);
     ck_assert_msg(strstr(t, "  wall time    100 ms\n  tree CPU     219 ms (1.82 cores on average)\n"), "%s", t);
     free(t);
-    char *md = NULL;
-    size_t len = 0;
-    ck_assert_int_eq(summary_format_markdown(&f, &md, &len), 0);
+    char *md = fmt_md(&f);
     ck_assert_msg(strstr(md, "219 ms (1.82 cores on average)"), "%s", md);
     free(md);
     /* read at the command's end: the wall time is the span */
@@ -138,6 +188,14 @@ START_TEST(test_no_test_hint)
     ck_assert_ptr_null(summary_harness_hint(rd));
     ck_assert_ptr_null(summary_harness_hint(mk));
     ck_assert_ptr_null(summary_harness_hint(dd));
+    const char *js[] = {"npx", "jest", "--ci", NULL};
+    const char *jv[] = {"node_modules/.bin/jest", "--verbose", NULL};
+    const char *vs[] = {"npx", "vitest", "run", "--reporter=dot", NULL};
+    const char *vv[] = {"npx", "vitest", "run", "--reporter", "verbose", NULL};
+    ck_assert_str_eq(summary_harness_hint(js), "jest names the tests that pass only with --verbose");
+    ck_assert_ptr_null(summary_harness_hint(jv));
+    ck_assert_str_eq(summary_harness_hint(vs), "vitest names the tests that pass only with --reporter=verbose");
+    ck_assert_ptr_null(summary_harness_hint(vv));
     ck_assert_ptr_null(summary_harness_hint(NULL));
 
     /* Said once, in the tests row, when the output was parsed and held no test; not at a stop
@@ -595,6 +653,7 @@ int main(void)
     tcase_add_test(tc, test_write_fd);
     tcase_add_test(tc, test_dump_and_leaks_text);
     tcase_add_test(tc, test_no_test_hint);
+    tcase_add_test(tc, test_harness_totals);
     tcase_add_test(tc, test_cores_same_span);
     suite_add_tcase(s, tc);
     return check_run(s);

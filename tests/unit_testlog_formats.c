@@ -29,6 +29,7 @@ static const char *kind_names[] = {
     [TLE_LEAK] = "LEAK",               [TLE_OUTPUT] = "OUTPUT",
     [TLE_BAIL_OUT] = "BAIL_OUT",       [TLE_ANCHOR] = "ANCHOR",
     [TLE_TEST_RESUME] = "TEST_RESUME", [TLE_TEST_MESSAGE] = "TEST_MESSAGE",
+    [TLE_TOTALS] = "TOTALS",
 };
 
 struct buf {
@@ -107,6 +108,11 @@ static void describe(struct buf *b, size_t lineno, const struct tl_event *e)
         buf_str(b, "process", e->process);
     if (e->message.n)
         buf_str(b, "msg", e->message);
+    if (e->kind == TLE_TOTALS) {
+        buf_str(b, "harness", e->name);
+        buf_printf(b, " total=%lld passed=%lld failed=%lld skipped=%lld", (long long)e->counts.total,
+                   (long long)e->counts.passed, (long long)e->counts.failed, (long long)e->counts.skipped);
+    }
     buf_add(b, "\n", 1);
 }
 
@@ -594,6 +600,23 @@ START_TEST(shape_pytest)
            "5 TEST_START id=dateutil/test/test_isoparser.py::test_isoparser_invalid_sep[  ]\n"
            "5 TEST_END id=dateutil/test/test_isoparser.py::test_isoparser_invalid_sep[  ] status=PASS "
            "unexpected=0 at_line_end\n");
+}
+END_TEST
+
+/* pytest's last rule: its counts (xfailed and errors are tests, warnings and deselected not; a
+ * duration after the time), with or without -v; other rules are not counts. */
+START_TEST(shape_pytest_totals)
+{
+    shapes(&tl_format_pytest,
+           "tests/test_a.py ..Fx                                       [100%]\n"
+           "======= 1 failed, 2 passed, 1 xfailed, 1 error, 3 warnings, 2 deselected in 0.12s (0:00:00) =======\n"
+           "==== 5 passed in 1.23s ====\n"
+           "==== no tests ran in 0.01s ====\n"
+           "==== 2 workers [10 items] ====\n"
+           "==== 2 failed in the end ====\n",
+           "2 TOTALS id= msg=1 failed, 2 passed, 1 xfailed, 1 error, 3 warnings, 2 deselected in 0.12s (0:00:00) "
+           "harness=pytest total=5 passed=2 failed=1 skipped=-1\n"
+           "3 TOTALS id= msg=5 passed in 1.23s harness=pytest total=5 passed=5 failed=-1 skipped=-1\n");
 }
 END_TEST
 
@@ -1343,7 +1366,8 @@ START_TEST(shape_rspec_documentation)
            "14 ANCHOR id=\n"
            "15 ANCHOR id=\n"
            "18 TEST_MESSAGE id=Cart#total with a discount takes ten percent msg=expected: 9.5\n"
-           "20 ANCHOR id=\n");
+           "20 ANCHOR id=\n"
+           "20 TOTALS id= msg=7 examples, 1 failure, 1 pending harness=rspec total=7 passed=5 failed=1 skipped=1\n");
     /* passes only: held to the totals (a line the prefilter never offers it, between, changes
      * nothing) */
     shapes(&tl_format_rspec,
@@ -1355,6 +1379,7 @@ START_TEST(shape_rspec_documentation)
            "# not RSpec's\n"
            "2 examples, 0 failures\n",
            "7 ANCHOR id=\n"
+           "7 TOTALS id= msg=2 examples, 0 failures harness=rspec total=2 passed=2 failed=0 skipped=-1\n"
            "7 TEST_END id=Stock counts status=PASS unexpected=0 dur=1.000 at=2000000 since=1000000\n"
            "7 TEST_END id=Stock when restocked adds status=PASS unexpected=0 dur=1.000 at=4000000 since=3000000\n");
     /* no evidence: no result (a traceback, an indented listing, mocha's spec reporter) */
@@ -1495,7 +1520,8 @@ START_TEST(shape_jest)
            "20 OUTPUT id= msg=      PASS fake.test.js\n"
            "21 OUTPUT id= msg=      at Object.error (b.test.js:2:3)\n"
            "22 TEST_END id=Outer \\xe2\\x80\\xba fails too scope=b.test.js status=FAIL expected=PASS unexpected=1\n"
-           "24 TEST_MESSAGE id=Outer \\xe2\\x80\\xba fails too scope=b.test.js msg=thrown: boom\n");
+           "24 TEST_MESSAGE id=Outer \\xe2\\x80\\xba fails too scope=b.test.js msg=thrown: boom\n"
+           "24 TOTALS id= msg=2 failed, 1 passed, 3 total harness=jest total=3 passed=1 failed=2 skipped=-1\n");
 }
 END_TEST
 
@@ -1518,7 +1544,9 @@ START_TEST(shape_vitest)
            "     \xe2\x86\x92 boom\n"
            " \xe2\x9c\x93 t/c.test.js (2 tests) 4ms\n"
            "   \xe2\x9c\x93 not listed by vitest here 1ms\n"
-           " Test Files  1 failed | 2 passed (3)\n",
+           " Test Files  1 failed | 2 passed (3)\n"
+           "      Tests  2 failed | 3 passed | 1 skipped | 1 todo (7)\n"
+           "      Tests  many failed (7)\n",
            "1 TEST_END id=Outer > adds scope=t/a.test.js status=PASS unexpected=0 dur=1.000\n"
            "2 TEST_END id=Outer > fails scope=t/a.test.js status=FAIL expected=PASS unexpected=1 dur=1500.000\n"
            "3 ANCHOR id=\n"
@@ -1531,7 +1559,9 @@ START_TEST(shape_vitest)
            "9 TEST_END id=root scope=t/b.test.js status=PASS unexpected=0 dur=0.000\n"
            "10 TEST_END id=In > broken scope=t/b.test.js status=FAIL expected=PASS unexpected=1 dur=3.000\n"
            "11 ANCHOR id=\n"
-           "12 TEST_MESSAGE id=In > broken scope=t/b.test.js msg=boom\n");
+           "12 TEST_MESSAGE id=In > broken scope=t/b.test.js msg=boom\n"
+           "15 TOTALS id= msg=2 failed | 3 passed | 1 skipped | 1 todo (7) harness=vitest total=7 passed=3 "
+           "failed=2 skipped=2\n");
 }
 END_TEST
 
@@ -1557,7 +1587,7 @@ static Suite *suite(void)
         {"shape_cmocka", shape_cmocka},
         {"foreign_lines", foreign_lines}, {"shape_catch2", shape_catch2},
         {"shape_doctest", shape_doctest}, {"shape_mocha", shape_mocha},
-        {"shape_jest", shape_jest},    {"shape_vitest", shape_vitest},
+        {"shape_pytest_totals", shape_pytest_totals}, {"shape_jest", shape_jest},    {"shape_vitest", shape_vitest},
         {"shape_mocha_json_stream", shape_mocha_json_stream}, {"shape_rspec", shape_rspec}, {"shape_rspec_documentation", shape_rspec_documentation}, {"rspec_held_bounded", rspec_held_bounded},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

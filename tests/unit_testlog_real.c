@@ -250,6 +250,9 @@ struct got {
     unsigned flags; /* the corpus's */
     size_t nested; /* prove: points of nested subtests, left out */
     size_t parents; /* node: tests with subtests, left out */
+    long long totals[4];  /* the last "Test totals" marker's total, passed, failed, skipped (-1
+                             not given) */
+    size_t ntotals;       /* how many such markers */
 };
 
 static const char *json_s(const cJSON *o, const char *key)
@@ -308,6 +311,18 @@ static void got_marker(void *ctx, const char *name, uint64_t s, uint64_t e, int 
 {
     (void)s, (void)e, (void)cat;
     struct got *g = ctx;
+    if (!strcmp(name, "Test totals")) {
+        cJSON *o = cJSON_ParseWithLength(data, len);
+        ck_assert_msg(o != NULL, "payload is JSON: %.*s", (int)len, data);
+        static const char *const keys[] = {"total", "passed", "failed", "skipped"};
+        for (size_t i = 0; i < 4; i++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, keys[i]);
+            g->totals[i] = cJSON_IsNumber(v) ? (long long)v->valuedouble : -1;
+        }
+        g->ntotals++;
+        cJSON_Delete(o);
+        return;
+    }
     if (strcmp(name, "test") != 0)
         return;
     cJSON *o = cJSON_ParseWithLength(data, len);
@@ -651,6 +666,23 @@ START_TEST(test_corpus)
     double ms = feed_log(tl, log, len, 0);
     testlog_finish(tl, MS(ms + 10), false);
     free(log);
+
+    /* The harness's own counts (NAME.totals: "total passed failed skipped" from its report):
+     * the run's last "Test totals" marker says them; a count the summary line leaves out (it
+     * prints no "0 pending") is one the report has as 0. */
+    snprintf(path, sizeof path, "%s/tests/fixtures/real/%s.totals", fixture_dir(), c->name);
+    FILE *tf = fopen(path, "r");
+    if (tf) {
+        long long want_t[4];
+        ck_assert_int_eq(fscanf(tf, "%lld %lld %lld %lld", &want_t[0], &want_t[1], &want_t[2], &want_t[3]), 4);
+        fclose(tf);
+        ck_assert_msg(g.ntotals >= 1, "%s: no \"Test totals\" marker", c->name);
+        for (size_t i = 0; i < 4; i++)
+            ck_assert_msg(g.totals[i] == want_t[i] || (g.totals[i] == -1 && want_t[i] == 0 && i),
+                          "%s: totals: got %lld %lld %lld %lld, the harness's report says %lld %lld %lld %lld",
+                          c->name, g.totals[0], g.totals[1], g.totals[2], g.totals[3], want_t[0], want_t[1],
+                          want_t[2], want_t[3]);
+    }
 
     char msgs_report[4096] = "";
     size_t msgs_bad = 0, msgs_checked = 0, msgs_inter = 0;

@@ -33,6 +33,7 @@ static const struct marker_type *const types[] = {
     &pressure_type,
     &limits_oom_type,
     &testlog_logprocess_type,
+    &testlog_totals_type,
     &runmarks_command_type,
     &runmarks_timeout_type,
     &runmarks_killstep_type,

@@ -90,6 +90,10 @@ void results_free(struct results *j)
         free(j->series[i].p);
     for (size_t i = 0; i < j->nphases; i++)
         free(j->phases[i].name);
+    for (size_t i = 0; i < j->ntotals; i++) {
+        free(j->totals[i].harness);
+        free(j->totals[i].summary);
+    }
     free(j->phases);
     free(j);
 }
@@ -528,6 +532,7 @@ enum line_kind {
     L_CLOSE_TEST,
     L_STATUS,       /* a TestStatus marker */
     L_CRASH,        /* a Crash marker */
+    L_TOTALS,       /* a TestTotals marker */
     L_PHASE,        /* a Phase marker (RESULTS_SAMPLES) */
     L_MESSAGE,
     L_SAMPLE,       /* a sample marker (RESULTS_SAMPLES): L_SAMPLE + its first series */
@@ -578,6 +583,8 @@ static enum line_kind marker_kind(const struct results *j, const struct sline_ma
         return payload_color_bad(f->data) ? L_STATUS : L_NONE;
     if (payload_is(f->data, "Crash"))
         return L_CRASH;
+    if (payload_is(f->data, "TestTotals"))
+        return L_TOTALS;
     return L_NONE;
 }
 
@@ -628,6 +635,32 @@ static void on_meta(struct results *j, const cJSON *o)
         replace(&j->meta[i], dup_str(o, keys[i]));
 }
 
+static void on_totals(struct results *j, const cJSON *data)
+{
+    char *harness = dup_str(data, "harness"), *summary = dup_str(data, "summary");
+    double total = get_num(data, "total", NAN);
+    if (!harness || !summary || !(total >= 0 && total < 9e15)) {
+        free(harness);
+        free(summary);
+        return;
+    }
+    if (j->ntotals == RESULTS_MAX_TOTALS) {
+        free(j->totals[0].harness);
+        free(j->totals[0].summary);
+        memmove(&j->totals[0], &j->totals[1], (RESULTS_MAX_TOTALS - 1) * sizeof j->totals[0]);
+        j->ntotals--;
+    }
+    struct rs_totals *t = &j->totals[j->ntotals++];
+    *t = (struct rs_totals){harness, summary, (int64_t)total, -1, -1, -1};
+    static const char *const keys[] = {"passed", "failed", "skipped"};
+    int64_t *to[] = {&t->passed, &t->failed, &t->skipped};
+    for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+        double v = get_num(data, keys[i], NAN);
+        if (v >= 0 && v < 9e15)
+            *to[i] = (int64_t)v;
+    }
+}
+
 static void on_line(struct results *j, const char *p, size_t n)
 {
     enum line_kind what;
@@ -671,6 +704,7 @@ static void on_line(struct results *j, const char *p, size_t n)
     case L_STATUS:
     case L_CRASH: on_status_marker(j, o, what == L_CRASH); break;
     case L_PHASE: on_phase(j, o, data); break;
+    case L_TOTALS: on_totals(j, data); break;
     case L_MESSAGE: on_message(j, o); break;
     default: on_sample(j, (enum rs_series)(what - L_SAMPLE), o, data); break;
     }

@@ -10,7 +10,7 @@
  * maxRSS, leaked), the tests' open and close state lines (a test still open is one that never
  * ended), the message lines that give an unexpected result without a message its failure text
  * and where it failed (testlog.h), unexpected TestStatus markers and Crash markers naming a test
- * (its details), the "timeout" marker (why the run was stopped: reason, limit, after; the tests
+ * (its details), the harnesses' own counts ("Test totals" markers), the "timeout" marker (why the run was stopped: reason, limit, after; the tests
  * running then), the command's marker or open line (cmd, exit, reason), and with
  * RESULTS_SAMPLES the tree's and the machine's samples (Tree CPU, Tree Memory, Tree IO, CPU Use,
  * Memory, IO) and the phases the command marked (Phase markers: name, span; at most RESULTS_MAX_PHASES).
@@ -101,6 +101,14 @@ struct rs_phase {
     double start_ms, end_ms;
 };
 
+/* A harness's own count of the run's tests (a "Test totals" marker, testlog.h): the last
+ * RESULTS_MAX_TOTALS of them, in order; -1 where the harness gave no figure. */
+#define RESULTS_MAX_TOTALS 8
+struct rs_totals {
+    char *harness, *summary;
+    int64_t total, passed, failed, skipped;
+};
+
 struct rs_pending {
     char *id, *text;
 };
@@ -137,6 +145,8 @@ struct results {
     struct rs_seriesbuf series[RS_NSERIES];
     struct rs_phase *phases; /* RESULTS_SAMPLES: the phases that ended, in order */
     size_t nphases, phases_cap;
+    struct rs_totals totals[RESULTS_MAX_TOTALS]; /* the harnesses' counts, in order */
+    size_t ntotals;
 };
 
 /* The mean of series k over [from_ms, to_ms), each sample weighted by its overlap with it; NAN

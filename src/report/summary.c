@@ -87,8 +87,19 @@ static bool has_flag(const char *const *argv, size_t i, const char *const *flags
     return false;
 }
 
+/* vitest's "--reporter=verbose" or "--reporter verbose" among the words from argv[i]. */
+static bool reporter_verbose(const char *const *argv, size_t i)
+{
+    for (; argv[i] && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--reporter=verbose") ||
+            (!strcmp(argv[i], "--reporter") && argv[i + 1] && !strcmp(argv[i + 1], "verbose")))
+            return true;
+    return false;
+}
+
 const char *summary_harness_hint(const char *const *argv)
 {
+    static const char *const jest_v[] = {"--verbose", NULL};
     static const char *const pytest_v[] = {"--verbose", NULL};
     static const char *const go_v[] = {"-v", "-json", "--json", NULL};
     static const char *const prove_v[] = {"--verbose", NULL};
@@ -110,6 +121,11 @@ const char *summary_harness_hint(const char *const *argv)
         if (!strcmp(w, "rspec"))
             return has_flag(argv, i + 1, rspec_doc, false) ? NULL
                                                            : "RSpec prints a line per test only with --format documentation";
+        if (!strcmp(w, "jest"))
+            return has_flag(argv, i + 1, jest_v, false) ? NULL : "jest names the tests that pass only with --verbose";
+        if (!strcmp(w, "vitest"))
+            return reporter_verbose(argv, i + 1) ? NULL
+                                                 : "vitest names the tests that pass only with --reporter=verbose";
     }
     return NULL;
 }
@@ -293,8 +309,32 @@ static const char *shown_status(const struct rs_test *t)
     return s; /* an expected ERROR, CRASH or TIMEOUT (mozlog's) keeps its name, as in JUnit */
 }
 
+void summary_add_totals(struct summary_facts *f, const char *harness, const char *text, int64_t total)
+{
+    if (f->n_totals == SUMMARY_MAX_TOTALS) {
+        memmove(&f->totals[0], &f->totals[1], (SUMMARY_MAX_TOTALS - 1) * sizeof f->totals[0]);
+        f->n_totals--;
+    }
+    struct summary_totals *t = &f->totals[f->n_totals++];
+    copy_text(t->harness, sizeof t->harness, harness, strlen(harness));
+    copy_text(t->text, sizeof t->text, text, strlen(text));
+    t->total = total;
+}
+
+/* Whether the harnesses' counts say another number of tests than the results recognised (then
+ * the summary shows them). */
+static bool totals_differ(const struct summary_facts *f)
+{
+    int64_t sum = 0;
+    for (size_t i = 0; i < f->n_totals; i++)
+        sum += f->totals[i].total;
+    return f->n_totals && (uint64_t)sum != f->tests;
+}
+
 int summary_add_results(struct summary_facts *f, const struct results *r)
 {
+    for (size_t i = r->ntotals > SUMMARY_MAX_TOTALS ? r->ntotals - SUMMARY_MAX_TOTALS : 0; i < r->ntotals; i++)
+        summary_add_totals(f, r->totals[i].harness, r->totals[i].summary, r->totals[i].total);
     const struct rs_test **list;
     size_t n = results_ended(r, &list);
     if (!n && r->ntests > r->nopen)
@@ -608,8 +648,31 @@ static void tests_rows(struct buf *b, const struct summary_facts *f, const struc
         if (f->unexpected_total)
             buf_printf(b, " (%llu unexpected)", (unsigned long long)f->unexpected_total);
         buf_puts(b, "\n");
+        if (totals_differ(f)) {
+            for (size_t i = 0; i < f->n_totals; i++) {
+                continuation(b);
+                buf_printf(b, "%s's own count: %s\n", f->totals[i].harness, f->totals[i].text);
+            }
+            const char *hint = summary_harness_hint(f->argv);
+            if (hint) {
+                continuation(b);
+                buf_printf(b, "(%s)\n", hint);
+            }
+        }
         test_list(b, st, "unexpected", f->unexpected, f->n_unexpected, f->unexpected_total, true, false);
         test_list(b, st, "slowest", f->slowest, f->n_slowest, f->n_slowest, false, true);
+    } else if (f->n_totals) {
+        /* the harness counted tests its reporter did not name */
+        const char *hint = summary_harness_hint(f->argv);
+        for (size_t i = 0; i < f->n_totals; i++) {
+            if (i)
+                continuation(b);
+            else
+                label(b, st, "tests");
+            buf_printf(b, "%s's own count: %s\n", f->totals[i].harness, f->totals[i].text);
+        }
+        continuation(b);
+        buf_printf(b, "no test named in the output%s%s\n", hint ? ": " : "", hint ? hint : "");
     } else if (f->tests_parsed && !f->at_stop && !f->open_total) {
         const char *hint = summary_harness_hint(f->argv);
         label(b, st, "tests");
@@ -766,13 +829,19 @@ static void md_text(struct buf *b, const char *s)
     sanitize(SANITIZE_MARKDOWN, s, s ? strlen(s) : 0, md_put, b);
 }
 
+/* The rest of a table row whose name was written: its value. */
+static void md_row_value(struct buf *b, const char *value)
+{
+    buf_puts(b, " | ");
+    md_text(b, value);
+    buf_puts(b, " |\n");
+}
+
 static void md_row(struct buf *b, const char *name, const char *value)
 {
     buf_puts(b, "| ");
     buf_puts(b, name);
-    buf_puts(b, " | ");
-    md_text(b, value);
-    buf_puts(b, " |\n");
+    md_row_value(b, value);
 }
 
 static void md_more(struct buf *b, uint64_t total, size_t n)
@@ -862,6 +931,13 @@ int summary_format_markdown(const struct summary_facts *f, char **ret_text, size
         b.failed |= t.failed;
         free(t.p);
     }
+    if (f->n_totals && (!f->tests_known || totals_differ(f)))
+        for (size_t i = 0; i < f->n_totals; i++) {
+            buf_puts(&b, "| ");
+            md_text(&b, f->totals[i].harness);
+            buf_puts(&b, "'s own count");
+            md_row_value(&b, f->totals[i].text);
+        }
     if (f->n_hot && f->hot_total) {
         struct buf t = {0};
         hot_text(&t, f);

@@ -28,6 +28,7 @@
 
 #define SUMMARY_MAX_LIST 8       /* entries kept per list (unexpected, slowest, open, alive) */
 #define SUMMARY_TEXT_MAX 160     /* bytes kept of a test id or a command line */
+#define SUMMARY_MAX_TOTALS 4     /* harnesses' counts kept (the last ones) */
 #define SUMMARY_MAX_STATUSES 12  /* distinct test statuses counted */
 #define SUMMARY_SERIES_POINTS 60 /* buckets of a sparkline series */
 #define SUMMARY_MAX_HOT 3        /* hottest functions shown */
@@ -108,6 +109,16 @@ struct summary_facts {
     size_t n_slowest;
     size_t max_slowest;  /* how many to keep (0: 5), at most SUMMARY_MAX_LIST */
 
+    /* The harnesses' own counts of the run's tests (results.h rs_totals), the last
+     * SUMMARY_MAX_TOTALS: shown where they add up to another number than the results (a
+     * reporter that names only the failures, pytest without -v). */
+    struct summary_totals {
+        char harness[32];
+        char text[SUMMARY_TEXT_MAX]; /* its own words */
+        int64_t total;
+    } totals[SUMMARY_MAX_TOTALS];
+    size_t n_totals;
+
     /* After a stop (timeout, output timeout, stop request): what was still going. */
     struct summary_test open[SUMMARY_MAX_LIST];
     size_t n_open, open_total;
@@ -183,11 +194,14 @@ void summary_add_test(struct summary_facts *f, const char *id, size_t id_len, co
 void summary_add_status(struct summary_facts *f, const char *status, uint64_t n);
 void summary_add_unexpected(struct summary_facts *f, const char *id, size_t id_len, const char *status,
                             const char *message, uint64_t duration_ns);
+/* A harness's own count of the run's tests: its name, its summary's words, the tests it
+ * counted (the last SUMMARY_MAX_TOTALS kept). */
+void summary_add_totals(struct summary_facts *f, const char *harness, const char *text, int64_t total);
 /* The tests' facts from the results model (results.h), the one the JUnit, OTLP and Perfherder
  * files are written from, so that the summary cannot say otherwise of a test: the results by
  * status (in testlog.h's order of the statuses), the unexpected ones in the order they came with
- * their messages, the slowest, the processes tests left running, and the tests the stop's marker
- * says were running. Call it once on facts that hold no test yet. 0 or -ENOMEM. */
+ * their messages, the slowest, the processes tests left running, the tests the stop's marker
+ * says were running, and the harnesses' own counts. Call it once on facts that hold no test yet. 0 or -ENOMEM. */
 struct results;
 int summary_add_results(struct summary_facts *f, const struct results *r);
 /* One of the hottest functions of the sampled stacks (the hottest first), with its samples of

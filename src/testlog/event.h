@@ -48,7 +48,10 @@ enum tl_kind {
                           failed ("tests/test_x.py:12: AssertionError"), the message line's
                           "where" (an annotation's file and line); status: the status of the result
                           it explains when the harness says (pytest's FAILED or ERROR: a test that
-                          failed and then errored at teardown has two results); the last kind */
+                          failed and then errored at teardown has two results) */
+    TLE_TOTALS,        /* name = the harness (the format's name), message = its own summary of
+                          the run's tests ("5 failed, 1 skipped, 8 passed, 14 total"), counts: the
+                          figures it gave (-1 where it gave none); the last kind */
 };
 
 struct tl_str {
@@ -86,6 +89,11 @@ struct tl_timing {
                            than the time since the test's start, it ended duration_ms after it */
 };
 
+/* TLE_TOTALS: a harness's own count of the run's tests; -1 where it did not say. */
+struct tl_counts {
+    int64_t total, passed, failed, skipped;
+};
+
 struct tl_event {
     enum tl_kind kind;
     struct tl_timing t;
@@ -101,6 +109,7 @@ struct tl_event {
      * completes (pytest prints a teardown's error as a second result of the test, ERROR after its
      * PASSED): the test counts once, with this result, and its marker names the result amended */
     struct tl_str amends;
+    struct tl_counts counts; /* TLE_TOTALS */
 };
 
 struct tl_format {

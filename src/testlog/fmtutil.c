@@ -267,3 +267,56 @@ size_t tl_fmt_ms3(char *buf, bool neg, uint64_t ns)
     memcpy(buf, tmp + k, len);
     return len;
 }
+
+bool tl_totals(struct tl_event *ev, const char *harness, struct tl_str s, const char *sep,
+               const char *const *words)
+{
+    struct tl_counts c = {-1, -1, -1, -1};
+    int64_t sum = 0;
+    size_t seplen = strlen(sep), i = 0, items = 0;
+    while (i < s.n) {
+        size_t e = i;
+        while (e < s.n && !(e + seplen <= s.n && !memcmp(s.p + e, sep, seplen)))
+            e++;
+        struct tl_str item = tl_trim(tl_str_make(s.p + i, e - i));
+        int64_t n = 0;
+        size_t d = 0;
+        while (d < item.n && item.p[d] >= '0' && item.p[d] <= '9' && n < INT64_MAX / 10 - 10)
+            n = n * 10 + (item.p[d++] - '0');
+        if (!d || d + 1 >= item.n || item.p[d] != ' ')
+            return false;
+        struct tl_str word = tl_str_make(item.p + d + 1, item.n - d - 1);
+        size_t w = 0;
+        while (w < word.n && word.p[w] != ' ')
+            w++;
+        word.n = w;
+        const char *const *k = words;
+        while (*k && !tl_str_eq(word, k[0]))
+            k += 2;
+        if (!*k)
+            return false;
+        int64_t *to = NULL;
+        switch (k[1][0]) {
+        case 'p': to = &c.passed; break;
+        case 'f': to = &c.failed; break;
+        case 's': to = &c.skipped; break;
+        case 't': to = &c.total; break;
+        default: break;
+        }
+        if (to)
+            *to = (*to < 0 ? 0 : *to) + n;
+        if (k[1][0] != 't' && k[1][0] != '-')
+            sum += n;
+        items++;
+        i = e + (e < s.n ? seplen : 0);
+    }
+    if (!items)
+        return false;
+    if (c.total < 0)
+        c.total = sum;
+    tl_event_init(ev, TLE_TOTALS);
+    ev->name = tl_str_make(harness, strlen(harness));
+    ev->message = s;
+    ev->counts = c;
+    return true;
+}

@@ -87,6 +87,10 @@
  *   vitest: id = describe titles and the test's joined by " > ", scope = the test file.
  *   rspec: id = the example's full description, scope empty.
  *   teamcity: id = the test's name, scope = the suites open in its flow, joined with '/'.
+ *
+ * Counts — a harness's own summary of the run's tests is TLE_TOTALS (tl_totals parses its "N
+ * word" lists): jest's "Tests:" line, vitest's "Tests" line, pytest's last rule, RSpec's "N
+ * examples" line. Each count is what the harness printed, no more: a figure it left out is -1.
  */
 #ifndef RESMON_TESTLOG_FORMATS_H
 #define RESMON_TESTLOG_FORMATS_H
@@ -140,6 +144,15 @@ bool tl_parse_number(struct tl_str s, double *ret);
 bool tl_parse_rfc3339(struct tl_str s, double *ret_ms);
 /* Case-insensitive prefix test of s against lowercase lit. */
 bool tl_iprefix(struct tl_str s, const char *lit);
+
+/* A harness's summary of the run's tests as a list of "N word" items separated by sep (", ",
+ * " | "): each item's word (its first word after the number) is looked up in words (NULL-
+ * terminated pairs of a word and where its number adds: 'p' passed, 'f' failed, 's' skipped, 't'
+ * the total, 'o' another kind of test, '-' not a test) and the numbers add into a TLE_TOTALS
+ * event of harness's name, whose message is s. A total not given is the sum of the tests
+ * counted. False (ev untouched) unless every item is "N word" with a word listed. */
+bool tl_totals(struct tl_event *ev, const char *harness, struct tl_str s, const char *sep,
+               const char *const *words);
 
 /* A test case that a console reporter (Catch2, doctest) names only in a header it prints before
  * what it reports of it: it starts at its first header (when the header began: the header is

@@ -34,9 +34,10 @@
 
 /* The marker types this module owns (markers.h): Test ("test" markers), TestStatus (subtest
  * results and log lines at a level), TestResult (an "unexpected result" instant at the end of each
- * test with one), Crash, LogProcess (processes the harness reports). */
+ * test with one), Crash, LogProcess (processes the harness reports), TestTotals (the harness's own
+ * count of the run's tests, from its summary line: "Test totals" markers). */
 extern const struct marker_type testlog_test_type, testlog_status_type, testlog_result_type, testlog_crash_type,
-    testlog_logprocess_type;
+    testlog_logprocess_type, testlog_totals_type;
 
 /* Formats (testlog/registry.h), as bits for --parse=LIST: TL_FMT_MOZLOG, TL_FMT_TAP, ... */
 enum testlog_format_index {

@@ -1,7 +1,7 @@
 /* testlog_events.c — the events other than a test's start and end (testlog_impl.h): status
  * instants, subtests, log lines, crashes, suites and groups, the processes a harness reports,
  * leaks and assertions, bail-outs; and handle(), which sends each event of a parser where it
- * goes. Owns the TestStatus, Crash and LogProcess marker types. */
+ * goes. Owns the TestStatus, Crash, LogProcess and TestTotals marker types. */
 #include "testlog/testlog.h"
 
 #include <errno.h>
@@ -80,6 +80,30 @@ const struct marker_type testlog_logprocess_type = {
     .nfields = ARRAY_SIZE(logprocess_fields),
 };
 
+/* A harness's own count of the run's tests (TLE_TOTALS): what its summary line said, for the
+ * tests its reporter does not name one by one (jest's and vitest's default reporters, pytest
+ * without -v, RSpec's progress). */
+enum { TOTALS_HARNESS, TOTALS_SUMMARY, TOTALS_TOTAL, TOTALS_PASSED, TOTALS_FAILED, TOTALS_SKIPPED, TOTALS_COLOR };
+static const struct marker_field totals_fields[] = {
+    [TOTALS_HARNESS] = MARKER_FIELD("harness", "Harness", "string", 0),
+    [TOTALS_SUMMARY] = MARKER_FIELD("summary", "Its summary", "string", 0),
+    [TOTALS_TOTAL] = MARKER_FIELD("total", "Tests", "integer", 0),
+    [TOTALS_PASSED] = MARKER_FIELD("passed", "Passed", "integer", MF_OPTIONAL),
+    [TOTALS_FAILED] = MARKER_FIELD("failed", "Failed", "integer", MF_OPTIONAL),
+    [TOTALS_SKIPPED] = MARKER_FIELD("skipped", "Skipped", "integer", MF_OPTIONAL),
+    [TOTALS_COLOR] = MARKER_FIELD("color", NULL, NULL, MF_HIDDEN),
+};
+const struct marker_type testlog_totals_type = {
+    .name = "TestTotals",
+    .tooltip_label = "{marker.data.harness}: {marker.data.summary}",
+    .table_label = "{marker.data.harness}: {marker.data.summary}",
+    .chart_label = "{marker.data.total} tests",
+    .display = "[\"marker-chart\",\"marker-table\"]",
+    .color_field = "color",
+    .description = "The test harness's own count of the run's tests, from its summary line",
+    .fields = totals_fields,
+    .nfields = ARRAY_SIZE(totals_fields),
+};
 
 /* ---- other events ---- */
 
@@ -197,6 +221,29 @@ static void crash(struct testlog *tl, const struct tl_event *ev, uint64_t t)
     mpay_end(&p);
     if (!jsonw_failed(w))
         marker_emit(&tl->sink, "CRASH", t, MARKER_INSTANT, CAT_OTHER, w->buf, w->len);
+}
+
+static void totals(struct testlog *tl, const struct tl_event *ev, uint64_t t)
+{
+    const struct tl_counts *c = &ev->counts;
+    if (!ev->name.n || c->total < 0)
+        return;
+    struct jsonw *w = &tl->w;
+    struct mpay p;
+    mpay_begin(&p, w, &testlog_totals_type);
+    mpay_strn(&p, TOTALS_HARNESS, ev->name.p, ev->name.n);
+    mpay_strn(&p, TOTALS_SUMMARY, ev->message.p, ev->message.n);
+    mpay_int(&p, TOTALS_TOTAL, c->total);
+    if (c->passed >= 0)
+        mpay_int(&p, TOTALS_PASSED, c->passed);
+    if (c->failed >= 0)
+        mpay_int(&p, TOTALS_FAILED, c->failed);
+    if (c->skipped >= 0)
+        mpay_int(&p, TOTALS_SKIPPED, c->skipped);
+    mpay_str(&p, TOTALS_COLOR, c->failed > 0 ? "orange" : "green");
+    mpay_end(&p);
+    if (!jsonw_failed(w))
+        marker_emit(&tl->sink, "Test totals", t, MARKER_INSTANT, CAT_OTHER, w->buf, w->len);
 }
 
 static void nest_start(struct testlog *tl, const struct tl_event *ev, bool group, uint64_t t)
@@ -403,6 +450,9 @@ void handle(struct testlog *tl, const struct tl_event *ev, uint64_t arrival)
         break;
     case TLE_TEST_MESSAGE:
         test_message(tl, ev);
+        break;
+    case TLE_TOTALS:
+        totals(tl, ev, t);
         break;
     }
 }

@@ -13,7 +13,7 @@
  *       thrown: "Exceeded timeout..."    joined by " › ", the message (indented 4), the code
  *       > 18 |   test('times out', ...   frame, the stack ("at ...")
  *           at test (__tests__/calc.test.js:18:3)
- *   Tests:       5 failed, 1 skipped, 1 todo, 8 passed, 15 total
+ *   Tests:       5 failed, 1 skipped, 1 todo, 8 passed, 15 total   the run's counts (TLE_TOTALS)
  *
  * A test's scope is its file, its id the describe titles and its own joined by " › ", as jest's
  * failure blocks name it. Without --verbose the reporter names only the failed tests (one FAIL
@@ -47,6 +47,7 @@
 struct jest_state {
     char file[JE_PATH];
     size_t file_n;         /* 0: no file's results are being printed */
+    bool files;            /* a file's result line came since the last "Tests:" line */
     bool verbose;          /* the current file's tests were listed (--verbose) */
     char path[JE_PATH];    /* describe titles, joined by " › " */
     size_t off[JE_DEPTH + 1];
@@ -247,15 +248,20 @@ static int jest_parse(void *state, const char *line, size_t len, uint64_t arriva
         if (f.n) {
             int n = emit_message(st, ev);
             st->file_n = tl_copy(st->file, sizeof st->file, f).n;
+            st->files = true;
             st->verbose = st->in_block = false;
             st->depth = 0;
             tl_event_init(&ev[n], TLE_ANCHOR);
             return n + 1;
         }
-        if (st->file_n && TL_PREFIX(line, len, "Tests: ")) {
+        if (st->files && TL_PREFIX(line, len, "Tests: ")) {
+            static const char *const words[] = {"passed", "p", "failed", "f", "skipped", "s", "todo", "s",
+                                                "total", "t", NULL};
             int n = emit_message(st, ev);
             st->file_n = 0;
-            st->in_block = false;
+            st->files = st->in_block = false;
+            if (tl_totals(&ev[n], "jest", tl_trim(tl_str_make(line + 7, len - 7)), ", ", words))
+                n++;
             return n;
         }
         return 0;

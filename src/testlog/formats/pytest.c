@@ -22,6 +22,9 @@
  * (--pyargs: "::TestRot90::test_basic"); it ends at its first space, unless a parameter list "[" is open there: then at the "]" that closes it
  * before a space or the end (parametrised ids may hold spaces: "test_sep[ -2014-01-01]").
  *
+ * The run's last rule gives pytest's counts ("==== 2 failed, 5 passed in 0.12s ====", without -v
+ * too): TLE_TOTALS, whose total is the tests it counted (an error at a test's teardown is counted
+ * besides the test's own result; collection errors are not tests but count too).
  * Failure texts come after every result, in sections ("==== FAILURES ====", "==== ERRORS ====",
  * "==== short test summary info ===="); inside them no line is a result:
  *   ___________ TestC.test_x[p] ___________    a failure's report, named by its head line (the
@@ -440,6 +443,26 @@ static int summary_line(struct pytest_state *st, const char *line, size_t len, s
     return ev->message.n ? 1 : 0;
 }
 
+/* The run's last rule, "==== 2 failed, 5 passed, 1 skipped in 0.12s ====" (a duration in
+ * parentheses may follow): its counts as TLE_TOTALS. */
+static bool totals_rule(struct tl_str t, struct tl_event *ev)
+{
+    static const char *const words[] = {"passed", "p", "failed", "f", "skipped", "s", "xfailed", "o", "xpassed", "o",
+                                        "error", "o", "errors", "o", "deselected", "-", "warning", "-",
+                                        "warnings", "-", "rerun", "-", NULL};
+    if (!t.n || t.p[0] < '0' || t.p[0] > '9')
+        return false;
+    const char *in = NULL;
+    for (const char *p = t.p; (p = memmem(p, (size_t)(t.p + t.n - p), " in ", 4)) != NULL; p += 4)
+        in = p;
+    if (!in || in + 4 >= t.p + t.n || in[4] < '0' || in[4] > '9')
+        return false;
+    if (!tl_totals(ev, "pytest", tl_str_make(t.p, (size_t)(in - t.p)), ", ", words))
+        return false;
+    ev->message = t;
+    return true;
+}
+
 /* The sections after the results; false: the line is not one of theirs. */
 static bool section_line(struct pytest_state *st, const char *line, size_t len, struct tl_event *ev,
                          int *ret)
@@ -449,6 +472,10 @@ static bool section_line(struct pytest_state *st, const char *line, size_t len, 
     if (t.n) {
         end_report(st);
         st->section = PY_RESULTS;
+        if (totals_rule(t, ev)) {
+            *ret = 1;
+            return true;
+        }
         if (tl_str_eq(t, "FAILURES") || tl_str_eq(t, "ERRORS")) {
             st->section = PY_REPORTS_SECTION;
             st->errors = t.p[0] == 'E';

@@ -352,6 +352,16 @@ static int rspec_parse(void *state, const char *line, size_t len, uint64_t arriv
         st->trusted = st->ended = true;
         tl_event_init(&ev[n], TLE_ANCHOR);
         n++;
+        /* its counts: "N examples, M failures, K pending" (and "E errors occurred outside of
+         * examples", which are not examples); RSpec does not print the passed */
+        static const char *const words[] = {"examples", "t", "example", "t", "failures", "f", "failure", "f",
+                                            "pending", "s", "errors", "-", "error", "-", NULL};
+        struct tl_counts *c = &ev[n].counts;
+        if (n < TL_MAX_EVENTS && tl_totals(&ev[n], "rspec", tl_str_make(line, len), ", ", words)) {
+            if (c->total >= 0)
+                c->passed = c->total - (c->failed > 0 ? c->failed : 0) - (c->skipped > 0 ? c->skipped : 0);
+            n++;
+        }
         return n;
     }
     if (!st->section) {

@@ -202,6 +202,22 @@ static int vitest_parse(void *state, const char *line, size_t len, uint64_t arri
     }
     if (ind == 1 && TL_PREFIX(c.p, c.n, "Test Files "))
         st->file_n = 0;
+    /* "      Tests  5 failed | 8 passed | 1 skipped | 1 todo (15)": the run's counts */
+    if (TL_PREFIX(c.p, c.n, "Tests  ") && c.n > 9 && c.p[c.n - 1] == ')') {
+        static const char *const words[] = {"passed", "p", "failed", "f", "skipped", "s", "todo", "s", NULL};
+        struct tl_str list = tl_trim(tl_str_make(c.p + 7, c.n - 7));
+        const char *open = memrchr(list.p, '(', list.n);
+        if (!open)
+            return 0;
+        struct tl_str counts = tl_trim(tl_str_make(list.p, (size_t)(open - list.p)));
+        double total;
+        if (!tl_parse_number(tl_str_make(open + 1, (size_t)(list.p + list.n - open - 2)), &total) ||
+            !tl_totals(ev, "vitest", counts, " | ", words))
+            return 0;
+        ev->message = list;
+        ev->counts.total = (int64_t)total;
+        return 1;
+    }
     return 0;
 }
 
