@@ -604,7 +604,7 @@ START_TEST(shape_pytest)
 END_TEST
 
 /* pytest's last rule: its counts (xfailed and errors are tests, warnings and deselected not; a
- * duration after the time), with or without -v; other rules are not counts. */
+ * duration after the time), with or without -v; other rules are not counts. unittest's too. */
 START_TEST(shape_pytest_totals)
 {
     shapes(&tl_format_pytest,
@@ -617,6 +617,20 @@ START_TEST(shape_pytest_totals)
            "2 TOTALS id= msg=1 failed, 2 passed, 1 xfailed, 1 error, 3 warnings, 2 deselected in 0.12s (0:00:00) "
            "harness=pytest total=5 passed=2 failed=1 skipped=-1\n"
            "3 TOTALS id= msg=5 passed in 1.23s harness=pytest total=5 passed=5 failed=-1 skipped=-1\n");
+    /* unittest's "Ran N tests" and its verdict after a blank line; a verdict that is not one,
+     * or one without its "Ran" line, is nothing */
+    shapes(&tl_format_unittest,
+           "Ran 3 tests in 0.001s\n"
+           "\n"
+           "OK (skipped=1)\n"
+           "Ran 1 test in 0.001s\n"
+           "\n"
+           "OK\n"
+           "Ran 2 tests in 0.001s\n"
+           "FAILED (oops)\n"
+           "OK\n",
+           "3 TOTALS id= msg=Ran 3 tests: OK (skipped=1) harness=unittest total=3 passed=2 failed=0 skipped=1\n"
+           "6 TOTALS id= msg=Ran 1 test: OK harness=unittest total=1 passed=1 failed=0 skipped=0\n");
 }
 END_TEST
 

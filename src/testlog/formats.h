@@ -90,7 +90,8 @@
  *
  * Counts — a harness's own summary of the run's tests is TLE_TOTALS (tl_totals parses its "N
  * word" lists): jest's "Tests:" line, vitest's "Tests" line, pytest's last rule, RSpec's "N
- * examples" line. Each count is what the harness printed, no more: a figure it left out is -1.
+ * examples" line, unittest's "Ran N tests" and its verdict. Each count is what the harness
+ * printed, no more: a figure it left out is -1.
  */
 #ifndef RESMON_TESTLOG_FORMATS_H
 #define RESMON_TESTLOG_FORMATS_H

@@ -54,8 +54,11 @@ static void fuzz_events(const struct tl_event *ev, int k, uint64_t t)
     if (k < 0 || k > TL_MAX_EVENTS)
         abort();
     for (int i = 0; i < k; i++) {
-        if ((unsigned)ev[i].kind > TLE_TEST_MESSAGE || ev[i].t.since_ns > t)
+        if ((unsigned)ev[i].kind > TLE_TOTALS || ev[i].t.since_ns > t)
             abort(); /* a kind out of range; a start after the line that ends the test */
+        if (ev[i].kind == TLE_TOTALS && (!ev[i].name.n || ev[i].counts.total < 0 || ev[i].counts.passed < -1 ||
+                                         ev[i].counts.failed < -1 || ev[i].counts.skipped < -1))
+            abort(); /* counts are given (>= 0) or not (-1), and a total always */
         const struct tl_str *f[] = {&ev[i].id, &ev[i].scope, &ev[i].name, &ev[i].status,
                                     &ev[i].expected, &ev[i].message, &ev[i].subtest,
                                     &ev[i].level, &ev[i].signature, &ev[i].reason,

@@ -29,8 +29,14 @@
  * A chained exception ("During handling of the above exception ...") prints a traceback per
  * exception: the last one's exception is the message, as it is the error's. The block's end is
  * a TLE_TEST_MESSAGE for the test its header names.
+ *
+ * The run's counts close it, with or without -v: "Ran 7 tests in 0.003s", a blank line, then
+ * "OK", "OK (skipped=1)" or "FAILED (failures=2, errors=1, skipped=1, expected failures=1,
+ * unexpected successes=1)": TLE_TOTALS (failed: failures, errors and unexpected successes).
  */
 #include "testlog/formats.h"
+
+#include <stdio.h>
 
 #include "testlog/testlog.h"
 
@@ -53,6 +59,9 @@ struct unittest_state {
     size_t bid_len;
     char msg[TESTLOG_MESSAGE_MAX];
     size_t msg_n;
+    bool after_ran;  /* "Ran N tests in ..." came: its OK or FAILED line is to come */
+    int64_t ran;     /* its N */
+    char words[192]; /* the counts' words, for TLE_TOTALS */
 };
 
 static bool ident_char(char c)
@@ -259,10 +268,89 @@ static int after_desc(struct unittest_state *st, const char *p, size_t n, struct
     return 1;
 }
 
+/* "Ran 7 tests in 0.003s": 7 (-1: not that line). */
+static int64_t ran_line(const char *line, size_t len)
+{
+    if (!TL_PREFIX(line, len, "Ran "))
+        return -1;
+    int64_t n = 0;
+    size_t i = 4;
+    while (i < len && line[i] >= '0' && line[i] <= '9' && n < INT64_MAX / 10 - 10)
+        n = n * 10 + (line[i++] - '0');
+    if (i == 4 || !(TL_PREFIX(line + i, len - i, " tests in ") || TL_PREFIX(line + i, len - i, " test in ")))
+        return -1;
+    return n;
+}
+
+/* The line after "Ran N tests" (a blank one between): "OK", "OK (skipped=1)", "FAILED
+ * (failures=2, errors=1, skipped=1, expected failures=1, unexpected successes=1)": the run's
+ * counts. Failures, errors and unexpected successes fail the run (failed); the passed are the
+ * rest. False: not that line. */
+static bool verdict_line(struct unittest_state *st, const char *line, size_t len, struct tl_event *ev)
+{
+    struct tl_str rest;
+    if (len == 2 && !memcmp(line, "OK", 2))
+        rest = tl_str_make(line + 2, 0);
+    else if (TL_PREFIX(line, len, "OK (") && line[len - 1] == ')')
+        rest = tl_str_make(line + 4, len - 5);
+    else if (TL_PREFIX(line, len, "FAILED (") && line[len - 1] == ')')
+        rest = tl_str_make(line + 8, len - 9);
+    else
+        return false;
+    int64_t failed = 0, skipped = 0, other = 0;
+    for (size_t i = 0; i < rest.n;) {
+        size_t e = i;
+        while (e < rest.n && !(e + 2 <= rest.n && !memcmp(rest.p + e, ", ", 2)))
+            e++;
+        const char *eq = memchr(rest.p + i, '=', e - i);
+        if (!eq)
+            return false;
+        struct tl_str key = tl_str_make(rest.p + i, (size_t)(eq - rest.p - i));
+        int64_t v = 0;
+        const char *d = eq + 1;
+        if (d == rest.p + e)
+            return false;
+        for (; d < rest.p + e; d++) {
+            if (*d < '0' || *d > '9' || v > INT64_MAX / 10 - 10)
+                return false;
+            v = v * 10 + (*d - '0');
+        }
+        if (tl_str_eq(key, "failures") || tl_str_eq(key, "errors") || tl_str_eq(key, "unexpected successes"))
+            failed += v;
+        else if (tl_str_eq(key, "skipped"))
+            skipped += v;
+        else if (tl_str_eq(key, "expected failures"))
+            other += v;
+        else
+            return false;
+        i = e + (e < rest.n ? 2 : 0);
+    }
+    int n = snprintf(st->words, sizeof st->words, "Ran %lld test%s: %.*s", (long long)st->ran,
+                     st->ran == 1 ? "" : "s", (int)(len < 160 ? len : 160), line);
+    tl_event_init(ev, TLE_TOTALS);
+    ev->name = tl_str_make("unittest", 8);
+    ev->message = tl_str_make(st->words, n > 0 && (size_t)n < sizeof st->words ? (size_t)n : sizeof st->words - 1);
+    int64_t passed = st->ran - failed - skipped - other;
+    ev->counts = (struct tl_counts){st->ran, passed >= 0 ? passed : -1, failed, skipped};
+    return true;
+}
+
 static int unittest_parse(void *state, const char *line, size_t len, uint64_t arrival_ns,
                           struct tl_event *ev)
 {
     struct unittest_state *st = state;
+    if (st->after_ran) {
+        /* after "Ran N tests": a blank line, then its verdict */
+        if (!len)
+            return 0;
+        st->after_ran = false;
+        if (verdict_line(st, line, len, ev))
+            return 1;
+    }
+    if (st->block == UT_NONE && !st->pending && (st->ran = ran_line(line, len)) >= 0) {
+        st->after_ran = true;
+        return 0;
+    }
     if (st->block != UT_NONE || (len && line[0] == '='))
         return block_line(st, line, len, ev);
     bool candidate = st->candidate;
@@ -318,7 +406,7 @@ static int unittest_flush(void *state, struct tl_event *ev)
 static bool unittest_busy(const void *state)
 {
     const struct unittest_state *st = state;
-    return st->pending || st->candidate || st->block != UT_NONE;
+    return st->pending || st->candidate || st->block != UT_NONE || st->after_ran;
 }
 
 /* What a test prints between its description and its result is its output, as is a failure's
