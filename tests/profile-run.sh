@@ -82,6 +82,7 @@ for how in TERM INT HUP QUIT timeout parent; do
         ;;
     esac
     hpid=$(wait_event "ready *" | cut -d' ' -f2)
+    [ -n "$hpid" ] || fail "$how: the command did not start; resmon-run said: $(cat "$T/stop.err")"
     "$CHECK" --stream --allow-torn "$P" || fail "$how: not a valid stream while the command runs"
     t0=$(now_ns)
     case $how in
