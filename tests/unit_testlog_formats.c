@@ -615,7 +615,7 @@ START_TEST(shape_pytest_totals)
            "==== 2 workers [10 items] ====\n"
            "==== 2 failed in the end ====\n",
            "2 TOTALS id= msg=1 failed, 2 passed, 1 xfailed, 1 error, 3 warnings, 2 deselected in 0.12s (0:00:00) "
-           "harness=pytest total=5 passed=2 failed=1 skipped=-1\n"
+           "harness=pytest total=5 passed=2 failed=2 skipped=-1\n"
            "3 TOTALS id= msg=5 passed in 1.23s harness=pytest total=5 passed=5 failed=-1 skipped=-1\n");
     /* unittest's "Ran N tests" and its verdict after a blank line; a verdict that is not one,
      * or one without its "Ran" line, is nothing */
@@ -628,9 +628,36 @@ START_TEST(shape_pytest_totals)
            "OK\n"
            "Ran 2 tests in 0.001s\n"
            "FAILED (oops)\n"
-           "OK\n",
+           "OK\n"
+           "Ran 0 tests in 0.0s\n"
+           "FAILED (failures=9000000000000000000, skipped=9000000000000000000)\n"
+           "test_x (mod.C.test_x)\n"
+           "Ran 2 tests in a row ... ok\n",
            "3 TOTALS id= msg=Ran 3 tests: OK (skipped=1) harness=unittest total=3 passed=2 failed=0 skipped=1\n"
-           "6 TOTALS id= msg=Ran 1 test: OK harness=unittest total=1 passed=1 failed=0 skipped=0\n");
+           "6 TOTALS id= msg=Ran 1 test: OK harness=unittest total=1 passed=1 failed=0 skipped=0\n"
+           "13 TEST_START id=mod.C.test_x\n"
+           "13 TEST_END id=mod.C.test_x status=PASS unexpected=0 at_line_end\n");
+    /* an error at the teardown of a test that passed: one test, as the results count it */
+    shapes(&tl_format_pytest,
+           "test_a.py::test_x PASSED\n"
+           "test_a.py::test_x ERROR\n"
+           "==== 1 passed, 1 error in 0.10s ====\n",
+           "1 TEST_START id=test_a.py::test_x\n"
+           "1 TEST_END id=test_a.py::test_x status=PASS unexpected=0 at_line_end\n"
+           "2 TEST_START id=test_a.py::test_x\n"
+           "2 TEST_END id=test_a.py::test_x status=ERROR expected=PASS amends=PASS unexpected=1 at_line_end\n"
+           "3 TOTALS id= msg=1 passed, 1 error in 0.10s harness=pytest total=1 passed=0 failed=1 skipped=-1\n");
+    /* numbers no harness prints: not counts */
+    shapes(&tl_format_jest,
+           "PASS a.test.js\n"
+           "Tests:       9000000000000000000 passed, 9000000000000000000 failed, 9 total\n",
+           "1 ANCHOR id=\n");
+    shapes(&tl_format_vitest,
+           "      Tests  1 passed (1e30)\n"
+           "      Tests  1 passed (2.7)\n"
+           "      Tests  1 passed (-3)\n"
+           "      Tests  1 passed ()\n",
+           "");
 }
 END_TEST
 

@@ -652,6 +652,8 @@ static void on_totals(struct results *j, const cJSON *data)
     }
     struct rs_totals *t = &j->totals[j->ntotals++];
     *t = (struct rs_totals){harness, summary, (int64_t)total, -1, -1, -1};
+    if (j->totals_sum <= INT64_MAX - t->total)
+        j->totals_sum += t->total;
     static const char *const keys[] = {"passed", "failed", "skipped"};
     int64_t *to[] = {&t->passed, &t->failed, &t->skipped};
     for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {

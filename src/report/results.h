@@ -145,8 +145,9 @@ struct results {
     struct rs_seriesbuf series[RS_NSERIES];
     struct rs_phase *phases; /* RESULTS_SAMPLES: the phases that ended, in order */
     size_t nphases, phases_cap;
-    struct rs_totals totals[RESULTS_MAX_TOTALS]; /* the harnesses' counts, in order */
+    struct rs_totals totals[RESULTS_MAX_TOTALS]; /* the harnesses' counts, the last ones, in order */
     size_t ntotals;
+    int64_t totals_sum; /* the total of every count read, also of those no longer kept */
 };
 
 /* The mean of series k over [from_ms, to_ms), each sample weighted by its overlap with it; NAN

@@ -319,22 +319,22 @@ void summary_add_totals(struct summary_facts *f, const char *harness, const char
     copy_text(t->harness, sizeof t->harness, harness, strlen(harness));
     copy_text(t->text, sizeof t->text, text, strlen(text));
     t->total = total;
+    if (total > 0 && f->totals_sum <= INT64_MAX - total)
+        f->totals_sum += total;
 }
 
 /* Whether the harnesses' counts say another number of tests than the results recognised (then
  * the summary shows them). */
 static bool totals_differ(const struct summary_facts *f)
 {
-    int64_t sum = 0;
-    for (size_t i = 0; i < f->n_totals; i++)
-        sum += f->totals[i].total;
-    return f->n_totals && (uint64_t)sum != f->tests;
+    return f->n_totals && (uint64_t)f->totals_sum != f->tests;
 }
 
 int summary_add_results(struct summary_facts *f, const struct results *r)
 {
-    for (size_t i = r->ntotals > SUMMARY_MAX_TOTALS ? r->ntotals - SUMMARY_MAX_TOTALS : 0; i < r->ntotals; i++)
+    for (size_t i = 0; i < r->ntotals; i++)
         summary_add_totals(f, r->totals[i].harness, r->totals[i].summary, r->totals[i].total);
+    f->totals_sum = r->totals_sum; /* (results keeps the last counts only) */
     const struct rs_test **list;
     size_t n = results_ended(r, &list);
     if (!n && r->ntests > r->nopen)

@@ -118,6 +118,7 @@ struct summary_facts {
         int64_t total;
     } totals[SUMMARY_MAX_TOTALS];
     size_t n_totals;
+    int64_t totals_sum; /* every count's total, also of those no longer kept */
 
     /* After a stop (timeout, output timeout, stop request): what was still going. */
     struct summary_test open[SUMMARY_MAX_LIST];

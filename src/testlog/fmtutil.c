@@ -281,9 +281,9 @@ bool tl_totals(struct tl_event *ev, const char *harness, struct tl_str s, const 
         struct tl_str item = tl_trim(tl_str_make(s.p + i, e - i));
         int64_t n = 0;
         size_t d = 0;
-        while (d < item.n && item.p[d] >= '0' && item.p[d] <= '9' && n < INT64_MAX / 10 - 10)
+        while (d < item.n && item.p[d] >= '0' && item.p[d] <= '9' && n <= TL_COUNT_MAX)
             n = n * 10 + (item.p[d++] - '0');
-        if (!d || d + 1 >= item.n || item.p[d] != ' ')
+        if (!d || n > TL_COUNT_MAX || d + 1 >= item.n || item.p[d] != ' ')
             return false;
         struct tl_str word = tl_str_make(item.p + d + 1, item.n - d - 1);
         size_t w = 0;
@@ -307,6 +307,8 @@ bool tl_totals(struct tl_event *ev, const char *harness, struct tl_str s, const 
             *to = (*to < 0 ? 0 : *to) + n;
         if (k[1][0] != 't' && k[1][0] != '-')
             sum += n;
+        if (sum > TL_COUNT_MAX || (to && *to > TL_COUNT_MAX))
+            return false; /* no harness counts so many: not a count */
         items++;
         i = e + (e < s.n ? seplen : 0);
     }

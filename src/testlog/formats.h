@@ -151,9 +151,13 @@ bool tl_iprefix(struct tl_str s, const char *lit);
  * terminated pairs of a word and where its number adds: 'p' passed, 'f' failed, 's' skipped, 't'
  * the total, 'o' another kind of test, '-' not a test) and the numbers add into a TLE_TOTALS
  * event of harness's name, whose message is s. A total not given is the sum of the tests
- * counted. False (ev untouched) unless every item is "N word" with a word listed. */
+ * counted. False (ev untouched) unless every item is "N word" with a word listed, and no number
+ * or sum is past TL_COUNT_MAX. */
 bool tl_totals(struct tl_event *ev, const char *harness, struct tl_str s, const char *sep,
                const char *const *words);
+/* The largest count a harness's summary is taken with (a number or a sum past it: not a count;
+ * far from int64's limits, so that counts add and subtract without overflow). */
+#define TL_COUNT_MAX INT64_C(1000000000000000)
 
 /* A test case that a console reporter (Catch2, doctest) names only in a header it prints before
  * what it reports of it: it starts at its first header (when the header began: the header is

@@ -23,8 +23,9 @@
  * before a space or the end (parametrised ids may hold spaces: "test_sep[ -2014-01-01]").
  *
  * The run's last rule gives pytest's counts ("==== 2 failed, 5 passed in 0.12s ====", without -v
- * too): TLE_TOTALS, whose total is the tests it counted (an error at a test's teardown is counted
- * besides the test's own result; collection errors are not tests but count too).
+ * too): TLE_TOTALS; errors count as failed (collection errors too, which are not tests). An
+ * error at teardown that amended a pass, skip or xfail seen here is one test, not two as pytest
+ * counts it (its JUnit report has one).
  * Failure texts come after every result, in sections ("==== FAILURES ====", "==== ERRORS ====",
  * "==== short test summary info ===="); inside them no line is a result:
  *   ___________ TestC.test_x[p] ___________    a failure's report, named by its head line (the
@@ -111,6 +112,7 @@ struct pytest_state {
     unsigned next_cut_skip;
     struct pytest_recent recent[PY_RECENT];
     unsigned next_recent;
+    int64_t amended[3]; /* errors at teardown that amended a pass, a skip, an expected failure */
 };
 
 /* A skip whose reason is cut: remember it for the summary's whole reason. */
@@ -139,6 +141,7 @@ static void note_result(struct pytest_state *st, struct tl_event *ev, enum tl_ou
             struct pytest_recent *r = &st->recent[k];
             if (r->status && r->id == h) {
                 ev->amends = tl_str_make(r->status, strlen(r->status));
+                st->amended[!strcmp(r->status, "PASS") ? 0 : !strcmp(r->status, "SKIP") ? 1 : 2]++;
                 r->status = NULL;
                 break;
             }
@@ -445,10 +448,10 @@ static int summary_line(struct pytest_state *st, const char *line, size_t len, s
 
 /* The run's last rule, "==== 2 failed, 5 passed, 1 skipped in 0.12s ====" (a duration in
  * parentheses may follow): its counts as TLE_TOTALS. */
-static bool totals_rule(struct tl_str t, struct tl_event *ev)
+static bool totals_rule(struct pytest_state *st, struct tl_str t, struct tl_event *ev)
 {
     static const char *const words[] = {"passed", "p", "failed", "f", "skipped", "s", "xfailed", "o", "xpassed", "o",
-                                        "error", "o", "errors", "o", "deselected", "-", "warning", "-",
+                                        "error", "f", "errors", "f", "deselected", "-", "warning", "-",
                                         "warnings", "-", "rerun", "-", NULL};
     if (!t.n || t.p[0] < '0' || t.p[0] > '9')
         return false;
@@ -460,6 +463,18 @@ static bool totals_rule(struct tl_str t, struct tl_event *ev)
     if (!tl_totals(ev, "pytest", tl_str_make(t.p, (size_t)(in - t.p)), ", ", words))
         return false;
     ev->message = t;
+    /* a test that passed (skipped, xfailed) and then errored at teardown: pytest counts the two
+     * reports, the results one test (its ERROR amended the other, as pytest's JUnit report
+     * has it) */
+    struct tl_counts *c = &ev->counts;
+    int64_t amended = st->amended[0] + st->amended[1] + st->amended[2];
+    if (c->total >= amended)
+        c->total -= amended;
+    if (c->passed >= st->amended[0])
+        c->passed -= st->amended[0];
+    if (c->skipped >= st->amended[1])
+        c->skipped -= st->amended[1];
+    memset(st->amended, 0, sizeof st->amended); /* the session is over: another may follow */
     return true;
 }
 
@@ -472,7 +487,7 @@ static bool section_line(struct pytest_state *st, const char *line, size_t len, 
     if (t.n) {
         end_report(st);
         st->section = PY_RESULTS;
-        if (totals_rule(t, ev)) {
+        if (totals_rule(st, t, ev)) {
             *ret = 1;
             return true;
         }

@@ -275,9 +275,9 @@ static int64_t ran_line(const char *line, size_t len)
         return -1;
     int64_t n = 0;
     size_t i = 4;
-    while (i < len && line[i] >= '0' && line[i] <= '9' && n < INT64_MAX / 10 - 10)
+    while (i < len && line[i] >= '0' && line[i] <= '9' && n <= TL_COUNT_MAX)
         n = n * 10 + (line[i++] - '0');
-    if (i == 4 || !(TL_PREFIX(line + i, len - i, " tests in ") || TL_PREFIX(line + i, len - i, " test in ")))
+    if (i == 4 || n > TL_COUNT_MAX || !(TL_PREFIX(line + i, len - i, " tests in ") || TL_PREFIX(line + i, len - i, " test in ")))
         return -1;
     return n;
 }
@@ -311,10 +311,12 @@ static bool verdict_line(struct unittest_state *st, const char *line, size_t len
         if (d == rest.p + e)
             return false;
         for (; d < rest.p + e; d++) {
-            if (*d < '0' || *d > '9' || v > INT64_MAX / 10 - 10)
+            if (*d < '0' || *d > '9' || v > TL_COUNT_MAX)
                 return false;
             v = v * 10 + (*d - '0');
         }
+        if (v > TL_COUNT_MAX)
+            return false;
         if (tl_str_eq(key, "failures") || tl_str_eq(key, "errors") || tl_str_eq(key, "unexpected successes"))
             failed += v;
         else if (tl_str_eq(key, "skipped"))
@@ -322,6 +324,8 @@ static bool verdict_line(struct unittest_state *st, const char *line, size_t len
         else if (tl_str_eq(key, "expected failures"))
             other += v;
         else
+            return false;
+        if (failed > TL_COUNT_MAX || skipped > TL_COUNT_MAX || other > TL_COUNT_MAX)
             return false;
         i = e + (e < rest.n ? 2 : 0);
     }
@@ -347,7 +351,7 @@ static int unittest_parse(void *state, const char *line, size_t len, uint64_t ar
         if (verdict_line(st, line, len, ev))
             return 1;
     }
-    if (st->block == UT_NONE && !st->pending && (st->ran = ran_line(line, len)) >= 0) {
+    if (st->block == UT_NONE && !st->pending && !st->candidate && (st->ran = ran_line(line, len)) >= 0) {
         st->after_ran = true;
         return 0;
     }

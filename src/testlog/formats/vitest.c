@@ -210,12 +210,14 @@ static int vitest_parse(void *state, const char *line, size_t len, uint64_t arri
         if (!open)
             return 0;
         struct tl_str counts = tl_trim(tl_str_make(list.p, (size_t)(open - list.p)));
-        double total;
-        if (!tl_parse_number(tl_str_make(open + 1, (size_t)(list.p + list.n - open - 2)), &total) ||
-            !tl_totals(ev, "vitest", counts, " | ", words))
+        int64_t total = 0;
+        const char *d = open + 1, *end = list.p + list.n - 1;
+        for (; d < end && *d >= '0' && *d <= '9' && total <= TL_COUNT_MAX; d++)
+            total = total * 10 + (*d - '0');
+        if (d == open + 1 || d != end || total > TL_COUNT_MAX || !tl_totals(ev, "vitest", counts, " | ", words))
             return 0;
         ev->message = list;
-        ev->counts.total = (int64_t)total;
+        ev->counts.total = total;
         return 1;
     }
     return 0;
