@@ -117,7 +117,7 @@ EOG
     [ "$(markers "$T/go.json" test | grep -c '"name":"TestMeets"')" -eq 2 ] || fail "go test: not two tests: $(cat "$T/go.out")"
     # the other package's test binary ran beside the first test (what would be taken for its leftover)
     { markers "$T/go.json" test; markers "$T/go.json" process | grep '\.test -test\.'; } >"$T/go.markers"
-    awk -F'\t' '$1 == "test" { s[n] = $2; e[n++] = $3 } $1 == "process" { ps[m] = $2; pe[m++] = $3 }
+    awk -F'\t' 'BEGIN { n = m = 0 } $1 == "test" { s[n] = $2 + 0; e[n++] = $3 + 0 } $1 == "process" { ps[m] = $2 + 0; pe[m++] = $3 + 0 }
         END { for (i = 0; i < n; i++) for (j = 0; j < m; j++) if (ps[j] > s[i] && ps[j] < e[i] && pe[j] > e[i]) exit 0; exit 1 }' \
         "$T/go.markers" || fail "go test: no test binary ran beside a test: $(cat "$T/go.markers")"
     ! markers "$T/go.json" test | grep -q '"leaked' || fail "go test: the go tool's processes taken for leftovers: $(markers "$T/go.json" test)"
