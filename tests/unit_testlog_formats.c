@@ -647,6 +647,12 @@ START_TEST(shape_pytest_totals)
            "2 TEST_START id=test_a.py::test_x\n"
            "2 TEST_END id=test_a.py::test_x status=ERROR expected=PASS amends=PASS unexpected=1 at_line_end\n"
            "3 TOTALS id= msg=1 passed, 1 error in 0.10s harness=pytest total=1 passed=0 failed=1 skipped=-1\n");
+    /* RSpec's passed are the rest: none when the rest is less than none */
+    shapes(&tl_format_rspec,
+           "Finished in 0.01 seconds (files took 0.3 seconds to load)\n"
+           "1 example, 3 failures, 3 pending\n",
+           "2 ANCHOR id=\n"
+           "2 TOTALS id= msg=1 example, 3 failures, 3 pending harness=rspec total=1 passed=-1 failed=3 skipped=3\n");
     /* numbers no harness prints: not counts */
     shapes(&tl_format_jest,
            "PASS a.test.js\n"

@@ -358,8 +358,8 @@ static int rspec_parse(void *state, const char *line, size_t len, uint64_t arriv
                                             "pending", "s", "errors", "-", "error", "-", NULL};
         struct tl_counts *c = &ev[n].counts;
         if (n < TL_MAX_EVENTS && tl_totals(&ev[n], "rspec", tl_str_make(line, len), ", ", words)) {
-            if (c->total >= 0)
-                c->passed = c->total - (c->failed > 0 ? c->failed : 0) - (c->skipped > 0 ? c->skipped : 0);
+            int64_t passed = c->total - (c->failed > 0 ? c->failed : 0) - (c->skipped > 0 ? c->skipped : 0);
+            c->passed = passed >= 0 ? passed : -1; /* (a line that does not add up says none) */
             n++;
         }
         return n;
