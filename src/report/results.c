@@ -651,16 +651,9 @@ static void on_totals(struct results *j, const cJSON *data)
         j->ntotals--;
     }
     struct rs_totals *t = &j->totals[j->ntotals++];
-    *t = (struct rs_totals){harness, summary, (int64_t)total, -1, -1, -1};
+    *t = (struct rs_totals){harness, summary, (int64_t)total};
     if (j->totals_sum <= INT64_MAX - t->total)
         j->totals_sum += t->total;
-    static const char *const keys[] = {"passed", "failed", "skipped"};
-    int64_t *to[] = {&t->passed, &t->failed, &t->skipped};
-    for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-        double v = get_num(data, keys[i], NAN);
-        if (v >= 0 && v < 9e15)
-            *to[i] = (int64_t)v;
-    }
 }
 
 static void on_line(struct results *j, const char *p, size_t n)

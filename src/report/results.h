@@ -102,11 +102,12 @@ struct rs_phase {
 };
 
 /* A harness's own count of the run's tests (a "Test totals" marker, testlog.h): the last
- * RESULTS_MAX_TOTALS of them, in order; -1 where the harness gave no figure. */
+ * RESULTS_MAX_TOTALS of them, in order: the harness, its words and the tests it counted (what
+ * the summary shows; the marker's passed, failed and skipped stay in the profile). */
 #define RESULTS_MAX_TOTALS 8
 struct rs_totals {
     char *harness, *summary;
-    int64_t total, passed, failed, skipped;
+    int64_t total;
 };
 
 struct rs_pending {
